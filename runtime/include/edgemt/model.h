@@ -1,0 +1,132 @@
+// Model: a verified, read-only view of an edgemt model file (.emt).
+//
+// Loading mmaps the file and checks it once, fully: the FlatBuffers Verifier,
+// the file identifier and format version, then the semantics (config values in
+// range, every tensor the config implies present with the right shape and
+// dtype, offsets inside the weight segment and 64-byte aligned, special token
+// ids inside the vocabulary). After a successful load nothing trusts the file
+// blindly and nothing re-checks it.
+//
+// Ownership and lifetime: a Model owns its mapping (or borrows the caller's
+// buffer for from_buffer) and is immutable; TensorView data pointers and all
+// strings stay valid while the Model lives. A Model may be shared read-only
+// by any number of threads and Translators.
+//
+// This header does not include the generated FlatBuffers code: the schema is
+// an implementation detail of runtime/format/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "edgemt/status.h"
+
+namespace edgemt {
+
+// The model file format version this runtime reads.
+inline constexpr uint32_t kFormatVersion = 1;
+
+enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
+enum class Activation : uint8_t { kRelu = 0, kGelu = 1, kSwish = 2 };
+enum class NormPlacement : uint8_t { kPostNorm = 0, kPreNorm = 1 };
+
+const char* dtype_name(DType dtype);            // "f32", "f16", "i8"
+size_t dtype_size(DType dtype);                 // bytes per element
+const char* activation_name(Activation act);    // "relu", "gelu", "swish"
+const char* norm_placement_name(NormPlacement placement);  // "post-norm", "pre-norm"
+
+// Hyper-parameters of an encoder-decoder Transformer (see schema/edgemt.fbs).
+struct TransformerConfig {
+  uint32_t encoder_layers = 0;
+  uint32_t decoder_layers = 0;
+  uint32_t d_model = 0;
+  uint32_t heads = 0;
+  uint32_t ffn_dim = 0;
+  Activation activation = Activation::kRelu;
+  NormPlacement norm_placement = NormPlacement::kPostNorm;
+  float layer_norm_eps = 1e-5f;
+  bool encoder_final_norm = false;
+  bool decoder_final_norm = false;
+  float embedding_scale = 1.0f;
+  bool tied_output = false;
+  bool output_bias = false;
+  bool shared_embeddings = false;
+  uint32_t vocab_size = 0;
+  uint32_t max_positions = 0;  // rows of position.table
+};
+
+struct SpecialTokens {
+  int32_t pad = 0;
+  int32_t unk = 0;
+  int32_t bos = 0;
+  int32_t eos = 0;
+  int32_t decoder_start = 0;
+};
+
+struct Provenance {
+  const char* source_format = "";
+  const char* source_checkpoint = "";
+  const char* source_sha256 = "";
+  const char* converter_version = "";
+  const char* created_utc = "";
+};
+
+inline constexpr uint32_t kMaxTensorRank = 4;
+
+// One entry of the tensor table, pointing into the mapped weight segment.
+struct TensorView {
+  const char* name = "";
+  DType dtype = DType::kF32;
+  uint32_t rank = 0;
+  uint32_t shape[kMaxTensorRank] = {0, 0, 0, 0};
+  uint64_t offset = 0;  // from the start of the weight segment
+  uint64_t size_bytes = 0;
+  const void* data = nullptr;  // 64-byte aligned
+  uint64_t element_count() const;
+};
+
+class Model {
+ public:
+  // Maps and verifies the file at `path`. On success *out holds the model.
+  // Errors: kNotFound, kIoError, kInvalidModel, kUnsupportedVersion, kUnsupported.
+  [[nodiscard]] static Status load(const char* path, std::unique_ptr<Model>* out);
+
+  // Verifies a model already in memory (firmware: flash or a caller buffer).
+  // The buffer is borrowed: it must outlive the Model and be 64-byte aligned.
+  [[nodiscard]] static Status from_buffer(const void* data, size_t size,
+                                          std::unique_ptr<Model>* out);
+
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  uint32_t format_version() const;
+  const TransformerConfig& config() const;
+  const SpecialTokens& special_tokens() const;
+  DType weight_dtype() const;  // storage type of matrices and embeddings
+  const char* source_language() const;
+  const char* target_language() const;
+  const Provenance& provenance() const;
+
+  // The SentencePiece model bytes (size 0 if the file has none).
+  const uint8_t* tokenizer_model(size_t* size) const;
+  bool append_eos_to_source() const;
+
+  uint64_t file_size() const;
+  uint64_t weights_size() const;
+
+  size_t tensor_count() const;
+  const TensorView& tensor(size_t index) const;  // index < tensor_count()
+  // Finds a tensor by name; nullptr when absent (a verified model has every
+  // tensor its config implies).
+  const TensorView* find_tensor(const char* name) const;
+
+  struct Impl;
+
+ private:
+  explicit Model(Impl* impl);
+  Impl* impl_;
+};
+
+}  // namespace edgemt

@@ -1,0 +1,41 @@
+// Scaled dot-product attention for one (sequence, head) pair:
+//
+//   scores = (q * scale) · kᵀ           [query_len, key_len]
+//   scores[i, j] = -inf  where key j is masked for query i
+//   probs  = softmax(scores)             per row
+//   out    = probs · v                   [query_len, head_dim]
+//
+// Masks: keys j >= key_len do not exist (padding is expressed by passing the
+// sequence's real key_len); with `causal`, query i sits at position
+// query_offset + i of the key sequence and sees keys j <= query_offset + i.
+// A query that sees no key gets an all-zero output.
+//
+// q, k, v and out are row-major with the given strides (in floats), so a head
+// can be read straight out of a fused [T, 3·d_model] QKV buffer or a K/V cache
+// without copies. `probs` is caller scratch of query_len * key_len floats and
+// holds the attention probabilities on return (for alignment / heat maps).
+// No allocation; the caller parallelizes over sequences and heads.
+#pragma once
+
+#include <cstddef>
+
+namespace edgemt::kernels {
+
+struct AttentionShape {
+  size_t query_len = 0;
+  size_t key_len = 0;
+  size_t head_dim = 0;
+  size_t q_stride = 0;    // floats between consecutive query rows
+  size_t k_stride = 0;    // floats between consecutive key rows
+  size_t v_stride = 0;    // floats between consecutive value rows
+  size_t out_stride = 0;  // floats between consecutive output rows
+  float scale = 1.0f;     // usually 1 / sqrt(head_dim)
+  bool causal = false;
+  size_t query_offset = 0;  // position of query row 0 among the keys (causal)
+};
+
+void scaled_dot_product_attention(const AttentionShape& shape, const float* q,
+                                  const float* k, const float* v, float* probs,
+                                  float* out);
+
+}  // namespace edgemt::kernels

@@ -1,0 +1,22 @@
+// LayerNorm kernels (own: XNNPACK 2022 has none).
+//
+//   y[r, :] = (x[r, :] - mean_r) / sqrt(var_r + eps) * gamma + beta
+//
+// with the biased variance, as torch.nn.LayerNorm. Rows are contiguous with
+// `dim` floats each. Run-phase safe: no allocation, no state.
+#pragma once
+
+#include <cstddef>
+
+namespace edgemt::kernels {
+
+// x, y: [rows, dim]; gamma, beta: [dim]. y may alias x.
+void layer_norm(const float* x, const float* gamma, const float* beta, size_t rows,
+                size_t dim, float eps, float* y);
+
+// Post-norm residual step fused: y = LayerNorm(x + residual).
+// x, residual, y: [rows, dim]; y may alias x or residual.
+void add_layer_norm(const float* x, const float* residual, const float* gamma,
+                    const float* beta, size_t rows, size_t dim, float eps, float* y);
+
+}  // namespace edgemt::kernels

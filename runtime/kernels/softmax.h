@@ -1,0 +1,15 @@
+// Numerically stable softmax over one row, in place (max subtracted first).
+// Entries equal to -infinity get probability 0; a row of only -infinity is
+// left as all zeros rather than NaN.
+#pragma once
+
+#include <cstddef>
+
+namespace edgemt::kernels {
+
+void softmax(float* x, size_t n);
+
+// log_softmax over one row: x[i] - max - log(sum(exp(x - max))). In place.
+void log_softmax(float* x, size_t n);
+
+}  // namespace edgemt::kernels
