@@ -1,0 +1,58 @@
+#include "core/xnnpack_runtime.h"
+
+#include <xnnpack.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+
+namespace edgemt {
+namespace {
+
+// Constant-initialized (no global constructors): atomics with constexpr
+// constructors and a plain struct of function pointers.
+std::atomic<uint64_t> g_allocations{0};
+std::atomic<bool> g_initialized{false};
+
+void* counting_allocate(void*, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size);
+}
+void* counting_reallocate(void*, void* pointer, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::realloc(pointer, size);
+}
+void counting_deallocate(void*, void* pointer) { std::free(pointer); }
+void* counting_aligned_allocate(void*, size_t alignment, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  // aligned_alloc wants size to be a multiple of alignment.
+  const size_t rounded = (size + alignment - 1) / alignment * alignment;
+  return std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+}
+void counting_aligned_deallocate(void*, void* pointer) { std::free(pointer); }
+
+const xnn_allocator kCountingAllocator = {
+    nullptr,           counting_allocate,         counting_reallocate,
+    counting_deallocate, counting_aligned_allocate, counting_aligned_deallocate,
+};
+
+}  // namespace
+
+Status ensure_xnnpack_initialized() {
+  if (g_initialized.load(std::memory_order_acquire)) return Status::ok();
+  static std::mutex mutex;  // function-local: constructed on first use
+  std::lock_guard<std::mutex> lock(mutex);
+  if (g_initialized.load(std::memory_order_relaxed)) return Status::ok();
+  const xnn_status status = xnn_initialize(&kCountingAllocator);
+  if (status != xnn_status_success) {
+    return Status::error(StatusCode::kBackendError,
+                         "XNNPACK initialization failed (status %d): this CPU may be unsupported",
+                         static_cast<int>(status));
+  }
+  g_initialized.store(true, std::memory_order_release);
+  return Status::ok();
+}
+
+uint64_t xnnpack_allocation_count() { return g_allocations.load(std::memory_order_relaxed); }
+
+}  // namespace edgemt

@@ -1,0 +1,44 @@
+// Tokenizer: text <-> token ids with the SentencePiece model stored in the
+// model file. Part of the edgemt_text library, above the core: it allocates
+// (std::string, std::vector) and is not for the allocation-free path.
+// Firmware that tokenizes elsewhere links edgemt_core alone.
+//
+// Thread-safety: encode/decode are const and may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edgemt/model.h"
+#include "edgemt/status.h"
+
+namespace edgemt {
+
+class Tokenizer {
+ public:
+  // Errors: kInvalidModel (no or unreadable SentencePiece model).
+  [[nodiscard]] static Status create(const Model& model, std::unique_ptr<Tokenizer>* out);
+  ~Tokenizer();
+
+  // Source ids for `text` (EOS appended when the model wants it). Errors:
+  // kInvalidArgument for text that is not valid UTF-8.
+  [[nodiscard]] Status encode(std::string_view text, std::vector<int32_t>* ids) const;
+
+  // Text of target ids; special tokens (pad, bos, eos) are skipped.
+  [[nodiscard]] Status decode(const int32_t* ids, size_t count, std::string* text) const;
+
+  struct Impl;
+
+ private:
+  explicit Tokenizer(Impl* impl);
+  Impl* impl_;
+};
+
+// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code
+// points above U+10FFFF). On failure *error_offset is the first bad byte.
+bool is_valid_utf8(std::string_view text, size_t* error_offset);
+
+}  // namespace edgemt

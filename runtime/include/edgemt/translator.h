@@ -1,0 +1,112 @@
+// Translator: token ids in, token ids out, without heap allocation per call.
+//
+// Phases (as TFLite Micro and XNNPACK):
+//   1. create()   load phase: resolves the model's tensors, widens f16
+//                 weights to f32 where the CPU computes in f32, creates the
+//                 XNNPACK operators (they pack their own weight copies), and
+//                 starts the thread pool. Allocates.
+//   2. prepare()  sizes one arena for the largest request the caller will
+//                 make (Limits) and takes it from the heap or the caller.
+//   3. translate() the run phase: XNNPACK setup+run and own kernels on arena
+//                 memory. No malloc/new, no exceptions, no XNNPACK allocation.
+//
+// Arena layout (prepare() computes it with a measuring pass first):
+//   ┌ encoder activations [max_batch·max_source_len, ·] ┐
+//   ├ cross-attention K/V per decoder layer              ┤
+//   ├ self-attention K/V cache ×2 (reorder double buffer)┤
+//   ├ decoder activations, logits [max_rows, vocab]      ┤
+//   └ search state, per-thread attention scratch         ┘
+//
+// Threading: a Translator is used by one thread at a time; it runs its own
+// pthreadpool of `threads` workers inside translate(). Output is identical
+// for every thread count. The Model must outlive the Translator.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "edgemt/model.h"
+#include "edgemt/status.h"
+
+namespace edgemt {
+
+struct TranslatorOptions {
+  size_t threads = 1;  // workers in translate(); 1 = the calling thread only
+};
+
+// The largest request translate() will accept after prepare().
+struct Limits {
+  size_t max_batch = 16;        // sentences per translate() call
+  size_t max_source_len = 256;  // source tokens, counting EOS; <= max_positions
+  size_t max_beam = 4;
+  size_t max_target_len = 256;  // generated tokens, counting EOS; <= max_positions
+};
+
+struct DecodeOptions {
+  size_t beam_size = 1;         // 1 = greedy
+  float length_penalty = 1.0f;  // beam: score / generated_len^length_penalty
+  // Generated tokens (counting EOS) are at most floor(a·source_len + b),
+  // source_len counting EOS, and at most Limits::max_target_len.
+  float max_len_a = 2.0f;
+  float max_len_b = 10.0f;
+};
+
+struct TokenSpan {
+  const int32_t* ids = nullptr;
+  size_t length = 0;
+};
+
+// One output; `tokens` is caller memory of `capacity` ids (capacity >=
+// Limits::max_target_len never truncates). EOS, BOS and pad are not included.
+struct Translation {
+  int32_t* tokens = nullptr;
+  size_t capacity = 0;
+  size_t length = 0;
+  float score = 0.0f;  // log-probability (beam: length-normalized)
+};
+
+class Translator {
+ public:
+  // Errors: kUnsupported (model family/dtype), kBackendError, kOutOfMemory.
+  [[nodiscard]] static Status create(const Model& model, const TranslatorOptions& options,
+                                     std::unique_ptr<Translator>* out);
+  ~Translator();
+  Translator(const Translator&) = delete;
+  Translator& operator=(const Translator&) = delete;
+
+  // Bytes of arena prepare() needs for `limits` (kInvalidArgument if the
+  // limits exceed the model, e.g. max_source_len > max_positions).
+  [[nodiscard]] Status arena_bytes(const Limits& limits, size_t* bytes) const;
+  // Allocates the arena (load-time allocation).
+  [[nodiscard]] Status prepare(const Limits& limits);
+  // Uses caller memory (64-byte aligned, at least arena_bytes(limits)).
+  [[nodiscard]] Status prepare(const Limits& limits, void* arena, size_t arena_size);
+  const Limits& limits() const;
+
+  // Translates `count` sentences of source ids (each ending with EOS if the
+  // model expects it; see Model::append_eos_to_source). Errors:
+  // kFailedPrecondition (not prepared), kInvalidArgument (count or beam over
+  // the limits, id outside the vocabulary, empty source), kOutOfRange (a
+  // source longer than Limits::max_source_len).
+  [[nodiscard]] Status translate(const TokenSpan* sources, size_t count,
+                                 const DecodeOptions& options, Translation* results);
+
+  // Teacher-forced decoding of one sentence, for scoring and for testing
+  // against a reference: feeds the decoder start token, then target[0..n-1),
+  // and writes the logits of each of the n = target.length steps to
+  // `logits` [n, vocab]. Same errors as translate(); n <= max_target_len.
+  [[nodiscard]] Status force_decode(const TokenSpan& source, const TokenSpan& target,
+                                    float* logits);
+
+  // How matrices are computed, e.g. "f32 (f16 weights widened at load)".
+  const char* compute_path() const;
+
+  struct Impl;
+
+ private:
+  explicit Translator(Impl* impl);
+  Impl* impl_;
+};
+
+}  // namespace edgemt

@@ -1,0 +1,138 @@
+// Elementary functions for the kernels, written out in plain float/double
+// arithmetic (internal header; kernels only).
+//
+// Why not <cmath>: libm's expf/erff/log are not guaranteed to give the same
+// bits on x86-64 and AArch64 (glibc builds them with FMA on ARM), and a call
+// to libm in a loop stops GCC from vectorizing it. These versions use only
+// +, -, *, /, comparisons and integer bit operations in a fixed order, so
+// they give identical results on every IEEE-754 target — provided the build
+// does not contract a*b+c into FMA (-ffp-contract=off; see the kernels note
+// in runtime/CMakeLists.txt) and the FPU is in its default mode (round to
+// nearest, no flush-to-zero). They are branch-free so that loops calling
+// them vectorize at -O3.
+//
+// Accuracy (measured by the kernel tests against double precision):
+//   exp_f32            <= 2 ulp on [-87, 88]; 0 below -104, +inf above 89
+//   normal_cdf_f32     <= ~1e-6 relative (the GELU gate Phi(x))
+//   log_f64            ~1 ulp of double (used once per softmax row)
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace edgemt::kernels::math {
+
+inline uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+inline float bits_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// e^x in float. Cody-Waite reduction x = n·ln2 + r with |r| <= ln2/2, a
+// degree-6 polynomial for e^r, then scaling by 2^n in two steps
+// (2^(n/2) · 2^(n - n/2)) so that results in the subnormal range and the
+// overflow boundary come out right without special cases.
+inline float exp_f32(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693359375f;      // 9 significant bits: n·kLn2Hi is exact
+  constexpr float kLn2Lo = -2.12194440e-4f;   // ln2 - kLn2Hi
+  constexpr float kShifter = 12582912.0f;     // 1.5·2^23: adding it rounds to an integer
+  constexpr float kMinX = -104.0f;            // e^-104 < 2^-150: rounds to 0
+  constexpr float kMaxX = 89.0f;              // e^89 > FLT_MAX: overflows to inf
+
+  // Clamp so that n stays in [-150, 129]; a NaN passes through both selects.
+  float xc = x < kMinX ? kMinX : x;
+  xc = xc > kMaxX ? kMaxX : xc;
+
+  const float t = xc * kLog2e + kShifter;
+  const float n = t - kShifter;  // round-to-nearest(x·log2e), exact
+  // The integer n sits in the low mantissa bits of t (two's complement
+  // around the shifter's bit pattern).
+  const int32_t ni = static_cast<int32_t>(float_bits(t) - float_bits(kShifter));
+
+  float r = xc - n * kLn2Hi;
+  r = r - n * kLn2Lo;
+
+  // e^r = 1 + r + r²·P(r), P fitted on |r| <= ln2/2 (Taylor-like, minimax-adjusted).
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r;
+  p = p + 1.0f;
+
+  // 2^n = 2^n1 · 2^n2 with n1, n2 in [-75, 65]: both normal floats.
+  const int32_t n1 = ni / 2;
+  const int32_t n2 = ni - n1;
+  const float s1 = bits_float(static_cast<uint32_t>(n1 + 127) << 23);
+  const float s2 = bits_float(static_cast<uint32_t>(n2 + 127) << 23);
+  float y = (p * s1) * s2;
+  y = x < kMinX ? 0.0f : y;  // exactly 0 for -inf and far below
+  return y;
+}
+
+// Phi(x) = P(N(0,1) <= x) = 0.5·erfc(-x/sqrt(2)), the gate of exact GELU.
+//
+// For a = |x|: 0.5·erfc(a/sqrt2) = t·P(t)·e^(-a²/2) with t = 1/(1 + 0.3a);
+// P is our degree-9 least-squares fit in relative error on a in [0, 14.5]
+// (max 4e-9 in exact arithmetic, ~4e-7 evaluated in float). Computing the
+// tail directly (not as 1 - erf) keeps Phi relatively accurate for very
+// negative x, where GELU is tiny. e^(-a²/2) is evaluated as
+// e^(-ah²/2)·e^(-al(a+ah)/2) with ah = a with 12 mantissa bits, so that ah²
+// is exact: otherwise the rounding of a² alone costs ~a²·6e-8 relative.
+inline float normal_cdf_f32(float x) {
+  const float a = x < 0.0f ? -x : x;
+  const float t = 1.0f / (1.0f + 0.3f * a);
+  float p = -0.020861368626356125f;
+  p = p * t + 0.113714799284935f;
+  p = p * t + -0.23118485510349274f;
+  p = p * t + 0.19568747282028198f;
+  p = p * t + -0.0826098844408989f;
+  p = p * t + 0.09782875329256058f;
+  p = p * t + 0.07782744616270065f;
+  p = p * t + 0.11035193502902985f;
+  p = p * t + 0.11955834180116653f;
+  p = p * t + 0.11968734860420227f;
+  p = p * t;
+
+  const float ah = bits_float(float_bits(a) & 0xFFFFF000u);
+  const float al = a - ah;
+  const float e = exp_f32(-0.5f * (ah * ah)) * exp_f32(-0.5f * (al * (a + ah)));
+  const float tail = p * e;  // 0.5·erfc(a/sqrt2)
+  return x < 0.0f ? tail : 1.0f - tail;
+}
+
+// Natural log in double for x > 0 finite (one call per softmax row, so
+// scalar is fine). x = m·2^e with m in [sqrt(1/2), sqrt2); ln m via the
+// atanh series 2(s + s³/3 + ...) with s = (m-1)/(m+1), |s| <= 0.172, summed
+// to s^23 (remainder < 1e-18).
+inline double log_f64(double x) {
+  uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  int32_t e = static_cast<int32_t>((u >> 52) & 0x7FF) - 1023;
+  u = (u & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;  // m in [1, 2)
+  double m;
+  std::memcpy(&m, &u, sizeof m);
+  if (m > 1.4142135623730951) {
+    m *= 0.5;
+    e += 1;
+  }
+  const double s = (m - 1.0) / (m + 1.0);
+  const double s2 = s * s;
+  double sum = 1.0 / 23.0;
+  for (int k = 21; k >= 1; k -= 2) sum = sum * s2 + 1.0 / k;
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // exact times any int32 e
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  const double de = static_cast<double>(e);
+  return (de * kLn2Hi + 2.0 * s * sum) + de * kLn2Lo;
+}
+
+}  // namespace edgemt::kernels::math

@@ -1,0 +1,40 @@
+// Encoder: the source side, run once per batch.
+//
+// Sources are packed without padding: sequence s occupies rows
+// [offsets[s], offsets[s+1]) of every [Ns, ·] buffer, so GEMMs never compute
+// pad rows. Self-attention of a sequence only sees its own rows; the padding
+// mask of a padded layout becomes each sequence's key length here.
+#pragma once
+
+#include <pthreadpool.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgemt/model.h"
+#include "edgemt/status.h"
+#include "layers/transformer_weights.h"
+#include "layers/workspace.h"
+
+namespace edgemt {
+
+struct PackedSequences {
+  size_t count = 0;
+  const size_t* offsets = nullptr;  // [count + 1]; offsets[count] = total rows
+};
+
+struct RunContext {
+  const TransformerConfig* config = nullptr;
+  const TransformerWeights* weights = nullptr;
+  Workspace* workspace = nullptr;
+  pthreadpool_t pool = nullptr;
+  size_t workers = 1;
+};
+
+// ids: packed source ids [rows]. On return workspace->enc_x holds the encoder
+// output [rows, d] and workspace->memory_kv[l] the cross-attention K|V of
+// every decoder layer [rows, 2d].
+[[nodiscard]] Status run_encoder(const RunContext& context, const int32_t* ids,
+                                 const PackedSequences& sequences);
+
+}  // namespace edgemt

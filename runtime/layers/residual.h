@@ -1,0 +1,23 @@
+// The residual + LayerNorm step shared by every sub-layer, for both norm
+// placements:
+//   post-norm: x = LN(x + sublayer_out)
+//   pre-norm:  x = x + sublayer_out        (the LN ran on the sub-layer input)
+#pragma once
+
+#include <cstddef>
+
+#include "edgemt/model.h"
+#include "layers/transformer_weights.h"
+
+namespace edgemt {
+
+// x, sublayer_out: [rows, dim]; x is updated in place.
+void residual_step(NormPlacement placement, const NormWeights& norm, float eps,
+                   const float* sublayer_out, size_t rows, size_t dim, float* x);
+
+// The input a sub-layer reads: LN(x) into `scratch` for pre-norm (returns
+// scratch), x itself for post-norm.
+const float* sublayer_input(NormPlacement placement, const NormWeights& norm, float eps,
+                            const float* x, size_t rows, size_t dim, float* scratch);
+
+}  // namespace edgemt

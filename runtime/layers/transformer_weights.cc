@@ -1,0 +1,148 @@
+#include "layers/transformer_weights.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "kernels/fp16.h"
+
+namespace edgemt {
+namespace {
+
+// Finds a tensor by printf-formatted name. A verified model has every tensor
+// its config implies, so a miss here is a verifier/loader mismatch.
+__attribute__((format(printf, 3, 4))) Status find(const Model& model, const TensorView** out,
+                                                  const char* format, ...) {
+  char name[128];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(name, sizeof(name), format, args);
+  va_end(args);
+  *out = model.find_tensor(name);
+  if (*out == nullptr) {
+    return Status::error(StatusCode::kInvalidModel, "model has no tensor '%s'", name);
+  }
+  return Status::ok();
+}
+
+Status to_f32(const TensorView& tensor, F32Table* table) {
+  const size_t count = tensor.element_count();
+  switch (tensor.dtype) {
+    case DType::kF32:
+      table->data = static_cast<const float*>(tensor.data);
+      return Status::ok();
+    case DType::kF16: {
+      table->owned.reset(new (std::nothrow) float[count]);
+      if (!table->owned) {
+        return Status::error(StatusCode::kOutOfMemory, "cannot widen tensor '%s' (%zu values)",
+                             tensor.name, count);
+      }
+      kernels::f16_to_f32_array(static_cast<const uint16_t*>(tensor.data), table->owned.get(),
+                                count);
+      table->data = table->owned.get();
+      return Status::ok();
+    }
+    case DType::kI8:
+      break;
+  }
+  return Status::error(StatusCode::kUnsupported, "tensor '%s' has dtype %s, which this build cannot run",
+                       tensor.name, dtype_name(tensor.dtype));
+}
+
+Status vector(const Model& model, const float** out, const char* name) {
+  const TensorView* tensor = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find(model, &tensor, "%s", name));
+  if (tensor->dtype != DType::kF32) {
+    return Status::error(StatusCode::kInvalidModel, "tensor '%s' must be f32", name);
+  }
+  *out = static_cast<const float*>(tensor->data);
+  return Status::ok();
+}
+
+Status norm(const Model& model, NormWeights* out, const char* prefix) {
+  char name[128];
+  std::snprintf(name, sizeof(name), "%s.weight", prefix);
+  EDGEMT_RETURN_IF_ERROR(vector(model, &out->weight, name));
+  std::snprintf(name, sizeof(name), "%s.bias", prefix);
+  return vector(model, &out->bias, name);
+}
+
+// Creates `linear` from `<prefix>.weight` [out, in] and `<prefix>.bias`.
+Status linear(const Model& model, Linear* out, const char* prefix, bool relu, bool has_bias,
+              size_t* matrix_bytes) {
+  const TensorView* weight = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find(model, &weight, "%s.weight", prefix));
+  const float* bias = nullptr;
+  if (has_bias) {
+    char name[128];
+    std::snprintf(name, sizeof(name), "%s.bias", prefix);
+    EDGEMT_RETURN_IF_ERROR(vector(model, &bias, name));
+  }
+  F32Table widened;  // freed on return: XNNPACK keeps its own packed copy
+  EDGEMT_RETURN_IF_ERROR(to_f32(*weight, &widened));
+  *matrix_bytes += weight->element_count() * sizeof(float);
+  return out->create(widened.data, bias, weight->shape[1], weight->shape[0], relu);
+}
+
+}  // namespace
+
+Status load_transformer_weights(const Model& model, TransformerWeights* w) {
+  const TransformerConfig& config = model.config();
+  if (config.encoder_layers > kMaxLayers || config.decoder_layers > kMaxLayers) {
+    return Status::error(StatusCode::kUnsupported, "models with more than %zu layers per stack are not supported",
+                         kMaxLayers);
+  }
+  const bool relu = config.activation == Activation::kRelu;
+  size_t* bytes = &w->matrix_bytes_f32;
+
+  const TensorView* tensor = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find(model, &tensor, "embedding.source"));
+  EDGEMT_RETURN_IF_ERROR(to_f32(*tensor, &w->source_embedding));
+  const TensorView* target = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find(model, &target, "embedding.target"));
+  if (target->offset == tensor->offset) {
+    w->target_embedding.data = w->source_embedding.data;  // shared: widen once
+  } else {
+    EDGEMT_RETURN_IF_ERROR(to_f32(*target, &w->target_embedding));
+  }
+  EDGEMT_RETURN_IF_ERROR(vector(model, &w->positions, "position.table"));
+  EDGEMT_RETURN_IF_ERROR(linear(model, &w->output, "output", false, config.output_bias, bytes));
+  if (config.encoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->encoder_final_norm, "encoder.final_norm"));
+  if (config.decoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->decoder_final_norm, "decoder.final_norm"));
+
+  char prefix[96];
+  for (uint32_t i = 0; i < config.encoder_layers; ++i) {
+    EncoderLayerWeights& layer = w->encoder[i];
+    auto name = [&](const char* part) {
+      std::snprintf(prefix, sizeof(prefix), "encoder.layers.%u.%s", i, part);
+      return prefix;
+    };
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
+  }
+  for (uint32_t i = 0; i < config.decoder_layers; ++i) {
+    DecoderLayerWeights& layer = w->decoder[i];
+    auto name = [&](const char* part) {
+      std::snprintf(prefix, sizeof(prefix), "decoder.layers.%u.%s", i, part);
+      return prefix;
+    };
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_q, name("cross_attn.q"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_kv, name("cross_attn.kv"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_out, name("cross_attn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.cross_norm, name("cross_attn_norm")));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
+  }
+  return Status::ok();
+}
+
+}  // namespace edgemt

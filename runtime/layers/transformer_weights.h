@@ -1,0 +1,70 @@
+// TransformerWeights: everything the encoder and decoder read, resolved once
+// at load from the Model's tensor table (names as in schema/TENSORS.md).
+//
+// Matrices become XNNPACK Linear operators (which pack their own copies, so
+// f16 matrices are widened into a temporary buffer that is freed right
+// after). Vectors (biases, LayerNorm) are f32 in every file and are read in
+// place from the mapping. Embedding tables are kept as f32: in place for f32
+// files, widened once at load for f16 files.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "edgemt/model.h"
+#include "edgemt/status.h"
+#include "layers/linear.h"
+
+namespace edgemt {
+
+inline constexpr size_t kMaxLayers = 64;
+
+struct NormWeights {
+  const float* weight = nullptr;  // [d]
+  const float* bias = nullptr;    // [d]
+};
+
+struct EncoderLayerWeights {
+  Linear self_qkv;  // d -> 3d
+  Linear self_out;  // d -> d
+  NormWeights self_norm;
+  Linear ffn_in;    // d -> f (ReLU fused when the activation is ReLU)
+  Linear ffn_out;   // f -> d
+  NormWeights ffn_norm;
+};
+
+struct DecoderLayerWeights {
+  Linear self_qkv;   // d -> 3d
+  Linear self_out;   // d -> d
+  NormWeights self_norm;
+  Linear cross_q;    // d -> d
+  Linear cross_kv;   // d -> 2d (run once per source, on the encoder output)
+  Linear cross_out;  // d -> d
+  NormWeights cross_norm;
+  Linear ffn_in;
+  Linear ffn_out;
+  NormWeights ffn_norm;
+};
+
+// An f32 view that may own its storage (widened from f16).
+struct F32Table {
+  const float* data = nullptr;
+  std::unique_ptr<float[]> owned;
+};
+
+struct TransformerWeights {
+  F32Table source_embedding;  // [V, d]
+  F32Table target_embedding;  // [V, d] (shares storage with source when the model does)
+  const float* positions = nullptr;  // [max_positions, d]
+  Linear output;                     // d -> V (+ output bias)
+  NormWeights encoder_final_norm;    // weight == nullptr when absent
+  NormWeights decoder_final_norm;
+  EncoderLayerWeights encoder[kMaxLayers];
+  DecoderLayerWeights decoder[kMaxLayers];
+  size_t matrix_bytes_f32 = 0;  // bytes of f32 matrices handed to XNNPACK
+};
+
+// Errors: kUnsupported (int8, too many layers), kOutOfMemory, kBackendError.
+[[nodiscard]] Status load_transformer_weights(const Model& model, TransformerWeights* weights);
+
+}  // namespace edgemt

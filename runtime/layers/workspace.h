@@ -1,0 +1,61 @@
+// Workspace: the run-phase buffers of the encoder and decoder, carved from
+// the Translator's arena by plan_workspace() (see core/arena.h).
+//
+// Shapes (Ns = max_batch·max_source_len packed source rows, R = max_batch·
+// max_beam hypothesis rows, T = max_target_len, d = d_model, f = ffn_dim,
+// V = vocab):
+#pragma once
+
+#include <cstddef>
+
+#include "core/arena.h"
+#include "layers/transformer_weights.h"
+
+namespace edgemt {
+
+struct WorkspaceShape {
+  size_t source_rows = 0;     // Ns
+  size_t max_source_len = 0;  // longest single source
+  size_t rows = 0;            // R
+  size_t max_target_len = 0;  // T
+  size_t d_model = 0;
+  size_t ffn_dim = 0;
+  size_t vocab = 0;
+  size_t encoder_layers = 0;
+  size_t decoder_layers = 0;
+  size_t workers = 1;
+};
+
+struct Workspace {
+  // Encoder.
+  float* enc_x = nullptr;     // [Ns, d]  activations; the encoder output at the end
+  float* enc_qkv = nullptr;   // [Ns, 3d]
+  float* enc_ctx = nullptr;   // [Ns, d]  attention context (heads side by side)
+  float* enc_out = nullptr;   // [Ns, d]  sub-layer output
+  float* enc_norm = nullptr;  // [Ns, d]  pre-norm sub-layer input
+  float* enc_ffn = nullptr;   // [Ns, f]
+  float* memory_kv[kMaxLayers] = {};  // [Ns, 2d] cross-attention K | V per decoder layer
+
+  // Decoder self-attention cache, double-buffered so that beam reordering is
+  // one gather per step: cache[c][layer] is [R, T, d].
+  float* k_cache[2][kMaxLayers] = {};
+  float* v_cache[2][kMaxLayers] = {};
+  float* dec_x = nullptr;     // [R, d]
+  float* dec_qkv = nullptr;   // [R, 3d]
+  float* dec_q = nullptr;     // [R, d]
+  float* dec_ctx = nullptr;   // [R, d]
+  float* dec_out = nullptr;   // [R, d]
+  float* dec_norm = nullptr;  // [R, d]
+  float* dec_ffn = nullptr;   // [R, f]
+  float* logits = nullptr;    // [R, V]
+
+  // Attention probabilities, one slice per worker (parallel_for slot).
+  float* attention_scratch = nullptr;  // [workers, scratch_stride]
+  size_t max_target_len = 0;  // T: positions per cache row
+  size_t scratch_stride = 0;
+};
+
+// Lays the workspace out in `arena` (measuring or real).
+void plan_workspace(const WorkspaceShape& shape, Arena* arena, Workspace* workspace);
+
+}  // namespace edgemt

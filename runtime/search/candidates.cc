@@ -1,0 +1,45 @@
+#include "search/candidates.h"
+
+#include <cmath>
+
+namespace edgemt {
+
+void TopK::push(float score, size_t index) {
+  if (capacity_ == 0 || std::isinf(score) || std::isnan(score)) return;
+  if (size_ == capacity_ && !(score > scores_[size_ - 1])) return;
+  // Insert after every kept entry with score >= this one (stable for ties).
+  size_t at = size_ < capacity_ ? size_ : capacity_ - 1;
+  while (at > 0 && scores_[at - 1] < score) {
+    scores_[at] = scores_[at - 1];
+    indices_[at] = indices_[at - 1];
+    --at;
+  }
+  scores_[at] = score;
+  indices_[at] = index;
+  if (size_ < capacity_) ++size_;
+}
+
+size_t argmax_excluding(const float* x, size_t n, const int32_t* banned, size_t banned_count) {
+  size_t best = n;
+  float best_value = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    if (best != n && !(x[i] > best_value)) continue;
+    bool is_banned = false;
+    for (size_t b = 0; b < banned_count; ++b) is_banned |= static_cast<size_t>(banned[b]) == i;
+    if (is_banned || std::isnan(x[i])) continue;
+    best = i;
+    best_value = x[i];
+  }
+  return best;
+}
+
+float log_sum_exp(const float* x, size_t n) {
+  float max_value = -INFINITY;
+  for (size_t i = 0; i < n; ++i) max_value = x[i] > max_value ? x[i] : max_value;
+  if (std::isinf(max_value)) return max_value;
+  float sum = 0.0f;
+  for (size_t i = 0; i < n; ++i) sum += std::exp(x[i] - max_value);
+  return max_value + std::log(sum);
+}
+
+}  // namespace edgemt

@@ -1,0 +1,37 @@
+// Top-k selection and arg-max over score rows, the search's inner loops.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace edgemt {
+
+// Keeps the `capacity` best (score, index) pairs fed to it, best first.
+// Order: higher score first; equal scores keep the lower index first (feed
+// indices in increasing order). -inf scores are never kept. Memory is the
+// caller's (arena).
+class TopK {
+ public:
+  TopK(float* scores, size_t* indices, size_t capacity)
+      : scores_(scores), indices_(indices), capacity_(capacity) {}
+
+  void push(float score, size_t index);
+  size_t size() const { return size_; }
+  float score(size_t rank) const { return scores_[rank]; }
+  size_t index(size_t rank) const { return indices_[rank]; }
+
+ private:
+  float* scores_;
+  size_t* indices_;
+  size_t capacity_;
+  size_t size_ = 0;
+};
+
+// Index of the largest of x[0..n) whose index is not banned (ties: lowest
+// index). banned: `banned_count` token ids.
+size_t argmax_excluding(const float* x, size_t n, const int32_t* banned, size_t banned_count);
+
+// log(sum(exp(x))) computed stably.
+float log_sum_exp(const float* x, size_t n);
+
+}  // namespace edgemt

@@ -1,0 +1,223 @@
+#include "search/search.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/softmax.h"
+#include "layers/decoder.h"
+#include "search/candidates.h"
+
+namespace edgemt {
+
+void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
+  const size_t rows = shape.max_batch * shape.max_beam;
+  const size_t finished = shape.max_batch * 2 * shape.max_beam;
+  for (size_t i = 0; i < 2; ++i) {
+    b->row_source[i] = arena->allocate<size_t>(rows);
+    b->row_score[i] = arena->allocate<float>(rows);
+    b->history[i] = arena->allocate<int32_t>(rows * shape.max_target_len);
+  }
+  b->row_token = arena->allocate<int32_t>(rows);
+  b->parent = arena->allocate<size_t>(rows);
+  b->live_begin = arena->allocate<size_t>(shape.max_batch);
+  b->live_count = arena->allocate<size_t>(shape.max_batch);
+  b->max_len = arena->allocate<size_t>(shape.max_batch);
+  b->finished_count = arena->allocate<size_t>(shape.max_batch);
+  b->finished_tokens = arena->allocate<int32_t>(finished * shape.max_target_len);
+  b->finished_len = arena->allocate<size_t>(finished);
+  b->finished_score = arena->allocate<float>(finished);
+  b->finished_raw = arena->allocate<float>(finished);
+  b->candidate_score = arena->allocate<float>(2 * shape.max_beam);
+  b->candidate_index = arena->allocate<size_t>(2 * shape.max_beam);
+  b->shape = shape;
+}
+
+namespace {
+
+// One search over a batch; `cur` indexes the row buffers of this step,
+// `next` those being built for the following step.
+class BatchSearch {
+ public:
+  BatchSearch(const RunContext& context, const SearchRequest& request, SearchBuffers* buffers)
+      : c_(context), req_(request), b_(*buffers), T_(buffers->shape.max_target_len),
+        K_(request.options->beam_size), V_(request.vocab) {
+    banned_[0] = request.special->pad;
+    banned_[1] = request.special->bos;
+  }
+
+  Status run(Translation* results);
+
+ private:
+  void select_greedy(size_t s, size_t step);
+  void select_beam(size_t s, size_t step);
+  // Row `r` (current buffers) extended by `token` (-1: none, i.e. EOS).
+  void finish(size_t s, size_t r, size_t step, int32_t token, float score);
+  void add_live(size_t s, size_t r, size_t step, int32_t token, float score);
+  void write_result(size_t s, Translation* result) const;
+
+  const RunContext& c_;
+  const SearchRequest& req_;
+  SearchBuffers& b_;
+  const size_t T_;
+  const size_t K_;
+  const size_t V_;
+  int32_t banned_[2];
+  size_t cur_ = 0;
+  size_t new_rows_ = 0;
+};
+
+void BatchSearch::finish(size_t s, size_t r, size_t step, int32_t token, float score) {
+  const size_t slot = s * 2 * K_ + b_.finished_count[s]++;
+  int32_t* tokens = b_.finished_tokens + slot * T_;
+  std::memcpy(tokens, b_.history[cur_] + r * T_, step * sizeof(int32_t));
+  size_t length = step;
+  if (token >= 0) tokens[length++] = token;
+  b_.finished_len[slot] = length;
+  b_.finished_raw[slot] = score;
+  // Generated length counts the EOS (or the final token at max_len).
+  const float generated = static_cast<float>(step + 1);
+  b_.finished_score[slot] =
+      K_ == 1 ? score : score / std::pow(generated, req_.options->length_penalty);
+}
+
+void BatchSearch::add_live(size_t s, size_t r, size_t step, int32_t token, float score) {
+  const size_t next = 1 - cur_;
+  const size_t i = new_rows_++;
+  b_.parent[i] = r;
+  b_.row_source[next][i] = s;
+  b_.row_score[next][i] = score;
+  b_.row_token[i] = token;
+  int32_t* history = b_.history[next] + i * T_;
+  std::memcpy(history, b_.history[cur_] + r * T_, step * sizeof(int32_t));
+  history[step] = token;
+}
+
+void BatchSearch::select_greedy(size_t s, size_t step) {
+  const size_t r = b_.live_begin[s];
+  const float* logits = c_.workspace->logits + r * V_;
+  const size_t token = argmax_excluding(logits, V_, banned_, 2);
+  const float score = b_.row_score[cur_][r] + (logits[token] - log_sum_exp(logits, V_));
+  const int32_t id = static_cast<int32_t>(token);
+  if (id == req_.special->eos) {
+    finish(s, r, step, -1, score);
+  } else if (step + 1 >= b_.max_len[s]) {
+    finish(s, r, step, id, score);
+  } else {
+    add_live(s, r, step, id, score);
+  }
+}
+
+void BatchSearch::select_beam(size_t s, size_t step) {
+  const size_t begin = b_.live_begin[s];
+  const size_t count = b_.live_count[s];
+  float* logits = c_.workspace->logits;
+  TopK top(b_.candidate_score, b_.candidate_index, 2 * K_);
+  for (size_t j = 0; j < count; ++j) {
+    float* row = logits + (begin + j) * V_;
+    kernels::log_softmax(row, V_);
+    for (int32_t banned : banned_) row[banned] = -INFINITY;
+    const float base = b_.row_score[cur_][begin + j];
+    for (size_t v = 0; v < V_; ++v) top.push(base + row[v], j * V_ + v);
+  }
+  const size_t first_new = new_rows_;
+  size_t live = 0;
+  for (size_t rank = 0; rank < top.size() && live < K_; ++rank) {
+    const size_t r = begin + top.index(rank) / V_;
+    const int32_t token = static_cast<int32_t>(top.index(rank) % V_);
+    if (token == req_.special->eos) {
+      if (rank < K_) finish(s, r, step, -1, top.score(rank));
+    } else {
+      add_live(s, r, step, token, top.score(rank));
+      ++live;
+    }
+  }
+  if (b_.finished_count[s] >= K_) {
+    new_rows_ = first_new;  // done: drop the live ones
+  } else if (step + 1 >= b_.max_len[s]) {
+    // Out of length: every live hypothesis competes as it is.
+    const size_t next = 1 - cur_;
+    for (size_t i = first_new; i < new_rows_; ++i) {
+      const size_t slot = s * 2 * K_ + b_.finished_count[s]++;
+      std::memcpy(b_.finished_tokens + slot * T_, b_.history[next] + i * T_,
+                  (step + 1) * sizeof(int32_t));
+      b_.finished_len[slot] = step + 1;
+      b_.finished_raw[slot] = b_.row_score[next][i];
+      b_.finished_score[slot] = b_.row_score[next][i] /
+                                std::pow(static_cast<float>(step + 1), req_.options->length_penalty);
+    }
+    new_rows_ = first_new;
+  }
+}
+
+void BatchSearch::write_result(size_t s, Translation* result) const {
+  size_t best = 0;
+  const size_t first = s * 2 * K_;
+  for (size_t i = 1; i < b_.finished_count[s]; ++i) {
+    if (b_.finished_score[first + i] > b_.finished_score[first + best]) best = i;
+  }
+  const size_t slot = first + best;
+  const size_t length = b_.finished_len[slot];
+  std::memcpy(result->tokens, b_.finished_tokens + slot * T_, length * sizeof(int32_t));
+  result->length = length;
+  result->score = b_.finished_score[slot];
+}
+
+Status BatchSearch::run(Translation* results) {
+  const size_t batch = req_.sources->count;
+  for (size_t s = 0; s < batch; ++s) {
+    b_.live_begin[s] = s;
+    b_.live_count[s] = 1;
+    b_.finished_count[s] = 0;
+    b_.max_len[s] = req_.max_len[s];
+    b_.row_source[0][s] = s;
+    b_.row_score[0][s] = 0.0f;
+    b_.row_token[s] = req_.special->decoder_start;
+  }
+  size_t rows = batch;
+  size_t cache = 0;
+  for (size_t step = 0; rows > 0; ++step) {
+    DecoderStep decoder_step;
+    decoder_step.rows = rows;
+    decoder_step.step = step;
+    decoder_step.cache = cache;
+    decoder_step.tokens = b_.row_token;
+    decoder_step.row_source = b_.row_source[cur_];
+    EDGEMT_RETURN_IF_ERROR(run_decoder_step(c_, *req_.sources, decoder_step));
+
+    new_rows_ = 0;
+    for (size_t s = 0; s < batch; ++s) {
+      if (b_.live_count[s] == 0) continue;
+      const size_t first_new = new_rows_;
+      if (K_ == 1) {
+        select_greedy(s, step);
+      } else {
+        select_beam(s, step);
+      }
+      b_.live_begin[s] = first_new;
+      b_.live_count[s] = new_rows_ - first_new;
+      if (b_.live_count[s] == 0) write_result(s, &results[s]);
+    }
+
+    // The K/V cache follows the surviving hypotheses; skip the copy when
+    // every row kept its place (greedy with nobody finished).
+    bool identity = new_rows_ == rows;
+    for (size_t i = 0; identity && i < new_rows_; ++i) identity = b_.parent[i] == i;
+    if (!identity && new_rows_ > 0) {
+      gather_cache(c_, cache, 1 - cache, b_.parent, new_rows_, step + 1);
+      cache = 1 - cache;
+    }
+    cur_ = 1 - cur_;
+    rows = new_rows_;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status run_search(const RunContext& context, const SearchRequest& request, SearchBuffers* buffers,
+                  Translation* results) {
+  BatchSearch search(context, request, buffers);
+  return search.run(results);
+}
+
+}  // namespace edgemt

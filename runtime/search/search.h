@@ -1,0 +1,71 @@
+// Search: drives decoder steps for a batch and picks the output tokens.
+//
+// Greedy (beam_size 1) and beam search follow tools/edgemt_tools/SEARCH.md
+// literally, so the PyTorch reference and edgemt agree token for token:
+//   - pad and bos are never emitted; EOS ends a hypothesis;
+//   - at most max_len generated tokens (counting EOS) per sentence;
+//   - beam: per sentence, the top 2K of (hypothesis score + log_softmax) over
+//     its live hypotheses × vocab, best first (ties: lower flat index); an EOS
+//     candidate of rank < K finishes with score / len^length_penalty; others
+//     become live until K are; done when K have finished or max_len is
+//     reached (live ones are then finalized too); the best normalized score
+//     wins (ties: earliest finished).
+//
+// Live hypotheses of a sentence occupy consecutive decoder rows; after each
+// step rows are compacted and reordered with one gather of the K/V cache and
+// of the token history (double buffers).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/arena.h"
+#include "edgemt/model.h"
+#include "edgemt/translator.h"
+#include "layers/encoder.h"
+
+namespace edgemt {
+
+struct SearchShape {
+  size_t max_batch = 0;
+  size_t max_beam = 0;
+  size_t max_target_len = 0;
+};
+
+struct SearchBuffers {
+  size_t* row_source[2] = {};  // [R]
+  float* row_score[2] = {};    // [R] sum of log-probabilities
+  int32_t* history[2] = {};    // [R, T] generated tokens
+  int32_t* row_token = nullptr;  // [R] decoder input of the next step
+  size_t* parent = nullptr;    // [R]
+  // Per sentence.
+  size_t* live_begin = nullptr;  // [B]
+  size_t* live_count = nullptr;  // [B]
+  size_t* max_len = nullptr;     // [B]
+  size_t* finished_count = nullptr;  // [B]
+  // Finished hypotheses: up to 2K per sentence.
+  int32_t* finished_tokens = nullptr;  // [B, 2K, T]
+  size_t* finished_len = nullptr;      // [B, 2K]
+  float* finished_score = nullptr;     // [B, 2K] normalized
+  float* finished_raw = nullptr;       // [B, 2K] un-normalized log-probability
+  // Candidate scratch (one sentence at a time).
+  float* candidate_score = nullptr;   // [2K]
+  size_t* candidate_index = nullptr;  // [2K]
+  SearchShape shape;
+};
+
+void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* buffers);
+
+struct SearchRequest {
+  const PackedSequences* sources = nullptr;
+  const DecodeOptions* options = nullptr;
+  const SpecialTokens* special = nullptr;
+  size_t vocab = 0;
+  const size_t* max_len = nullptr;  // [count] per sentence
+};
+
+// Runs the decoder until every sentence is done and writes `results`.
+[[nodiscard]] Status run_search(const RunContext& context, const SearchRequest& request,
+                                SearchBuffers* buffers, Translation* results);
+
+}  // namespace edgemt

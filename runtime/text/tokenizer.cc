@@ -1,0 +1,78 @@
+#include "edgemt/tokenizer.h"
+
+#include <sentencepiece_processor.h>
+
+namespace edgemt {
+
+struct Tokenizer::Impl {
+  sentencepiece::SentencePieceProcessor processor;
+  SpecialTokens special;
+  bool append_eos = true;
+  int vocab = 0;
+};
+
+Tokenizer::Tokenizer(Impl* impl) : impl_(impl) {}
+Tokenizer::~Tokenizer() { delete impl_; }
+
+Status Tokenizer::create(const Model& model, std::unique_ptr<Tokenizer>* out) {
+  size_t size = 0;
+  const uint8_t* bytes = model.tokenizer_model(&size);
+  if (bytes == nullptr || size == 0) {
+    return Status::error(StatusCode::kInvalidModel, "the model file has no SentencePiece model");
+  }
+  std::unique_ptr<Impl> impl(new Impl);
+  const auto status = impl->processor.LoadFromSerializedProto(
+      std::string_view(reinterpret_cast<const char*>(bytes), size));
+  if (!status.ok()) {
+    return Status::error(StatusCode::kInvalidModel, "cannot read the SentencePiece model: %s",
+                         status.ToString().c_str());
+  }
+  impl->vocab = impl->processor.GetPieceSize();
+  if (static_cast<uint32_t>(impl->vocab) > model.config().vocab_size) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "SentencePiece model has %d pieces but the model vocabulary is %u",
+                         impl->vocab, model.config().vocab_size);
+  }
+  impl->special = model.special_tokens();
+  impl->append_eos = model.append_eos_to_source();
+  out->reset(new Tokenizer(impl.release()));
+  return Status::ok();
+}
+
+Status Tokenizer::encode(std::string_view text, std::vector<int32_t>* ids) const {
+  size_t bad = 0;
+  if (!is_valid_utf8(text, &bad)) {
+    return Status::error(StatusCode::kInvalidArgument, "input is not valid UTF-8 (byte %zu)", bad);
+  }
+  std::vector<int> pieces;
+  const auto status = impl_->processor.Encode(text, &pieces);
+  if (!status.ok()) {
+    return Status::error(StatusCode::kInvalidArgument, "tokenization failed: %s",
+                         status.ToString().c_str());
+  }
+  ids->assign(pieces.begin(), pieces.end());
+  if (impl_->append_eos) ids->push_back(impl_->special.eos);
+  return Status::ok();
+}
+
+Status Tokenizer::decode(const int32_t* ids, size_t count, std::string* text) const {
+  std::vector<int> pieces;
+  pieces.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const int32_t id = ids[i];
+    if (id == impl_->special.pad || id == impl_->special.bos || id == impl_->special.eos) continue;
+    if (id < 0 || id >= impl_->vocab) {
+      return Status::error(StatusCode::kInvalidArgument, "token id %d is outside the tokenizer's %d pieces",
+                           id, impl_->vocab);
+    }
+    pieces.push_back(id);
+  }
+  const auto status = impl_->processor.Decode(pieces, text);
+  if (!status.ok()) {
+    return Status::error(StatusCode::kInvalidArgument, "detokenization failed: %s",
+                         status.ToString().c_str());
+  }
+  return Status::ok();
+}
+
+}  // namespace edgemt

@@ -1,0 +1,301 @@
+#include "edgemt/translator.h"
+
+#include <pthreadpool.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "core/arena.h"
+#include "core/xnnpack_runtime.h"
+#include "layers/decoder.h"
+#include "layers/encoder.h"
+#include "layers/transformer_weights.h"
+#include "layers/workspace.h"
+#include "search/search.h"
+
+namespace edgemt {
+
+struct Translator::Impl {
+  const Model* model = nullptr;
+  TransformerWeights weights;
+  pthreadpool_t pool = nullptr;
+  size_t workers = 1;
+  const char* compute_path = "f32";
+
+  // Prepared state.
+  bool prepared = false;
+  Limits limits;
+  void* owned_arena = nullptr;
+  Workspace workspace;
+  SearchBuffers search;
+  int32_t* packed_ids = nullptr;  // [max_batch * max_source_len]
+  size_t* offsets = nullptr;      // [max_batch + 1]
+  size_t* max_len = nullptr;      // [max_batch]
+
+  ~Impl() {
+    if (pool != nullptr) pthreadpool_destroy(pool);
+    std::free(owned_arena);
+  }
+
+  RunContext context() {
+    RunContext c;
+    c.config = &model->config();
+    c.weights = &weights;
+    c.workspace = &workspace;
+    c.pool = pool;
+    c.workers = workers;
+    return c;
+  }
+
+  // Lays out every run-phase buffer; measuring when arena has no base.
+  void plan(const Limits& l, Arena* arena) {
+    const TransformerConfig& config = model->config();
+    WorkspaceShape shape;
+    shape.source_rows = l.max_batch * l.max_source_len;
+    shape.max_source_len = l.max_source_len;
+    shape.rows = l.max_batch * l.max_beam;
+    shape.max_target_len = l.max_target_len;
+    shape.d_model = config.d_model;
+    shape.ffn_dim = config.ffn_dim;
+    shape.vocab = config.vocab_size;
+    shape.encoder_layers = config.encoder_layers;
+    shape.decoder_layers = config.decoder_layers;
+    shape.workers = workers;
+    plan_workspace(shape, arena, &workspace);
+    SearchShape search_shape;
+    search_shape.max_batch = l.max_batch;
+    search_shape.max_beam = l.max_beam;
+    search_shape.max_target_len = l.max_target_len;
+    plan_search(search_shape, arena, &search);
+    packed_ids = arena->allocate<int32_t>(l.max_batch * l.max_source_len);
+    offsets = arena->allocate<size_t>(l.max_batch + 1);
+    max_len = arena->allocate<size_t>(l.max_batch);
+  }
+
+  Status check_limits(const Limits& l) const {
+    const TransformerConfig& config = model->config();
+    if (l.max_batch == 0 || l.max_beam == 0 || l.max_source_len == 0 || l.max_target_len == 0) {
+      return Status::error(StatusCode::kInvalidArgument, "limits must all be at least 1");
+    }
+    if (l.max_source_len > config.max_positions || l.max_target_len > config.max_positions) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "limits exceed the model's position table (%u positions): source %zu, target %zu",
+                           config.max_positions, l.max_source_len, l.max_target_len);
+    }
+    return Status::ok();
+  }
+
+  // Validates the sources and packs them into packed_ids/offsets.
+  Status pack_sources(const TokenSpan* sources, size_t count) {
+    const uint32_t vocab = model->config().vocab_size;
+    offsets[0] = 0;
+    for (size_t s = 0; s < count; ++s) {
+      const TokenSpan& source = sources[s];
+      if (source.length == 0 || source.ids == nullptr) {
+        return Status::error(StatusCode::kInvalidArgument, "source %zu is empty", s);
+      }
+      if (source.length > limits.max_source_len) {
+        return Status::error(StatusCode::kOutOfRange,
+                             "source %zu has %zu tokens; the limit is %zu (the model has %u positions)",
+                             s, source.length, limits.max_source_len, model->config().max_positions);
+      }
+      for (size_t i = 0; i < source.length; ++i) {
+        if (source.ids[i] < 0 || static_cast<uint32_t>(source.ids[i]) >= vocab) {
+          return Status::error(StatusCode::kInvalidArgument,
+                               "source %zu token %zu has id %d, outside the vocabulary [0, %u)", s,
+                               i, source.ids[i], vocab);
+        }
+      }
+      std::memcpy(packed_ids + offsets[s], source.ids, source.length * sizeof(int32_t));
+      offsets[s + 1] = offsets[s] + source.length;
+    }
+    return Status::ok();
+  }
+};
+
+Translator::Translator(Impl* impl) : impl_(impl) {}
+Translator::~Translator() { delete impl_; }
+
+Status Translator::create(const Model& model, const TranslatorOptions& options,
+                          std::unique_ptr<Translator>* out) {
+  if (model.weight_dtype() == DType::kI8) {
+    return Status::error(StatusCode::kUnsupported, "int8 models are not supported by this build yet");
+  }
+  if (options.threads == 0 || options.threads > 256) {
+    return Status::error(StatusCode::kInvalidArgument, "threads must be in [1, 256], got %zu",
+                         options.threads);
+  }
+  EDGEMT_RETURN_IF_ERROR(ensure_xnnpack_initialized());
+  Impl* impl = new (std::nothrow) Impl;
+  if (impl == nullptr) return Status::error(StatusCode::kOutOfMemory, "cannot allocate translator");
+  std::unique_ptr<Translator> translator(new (std::nothrow) Translator(impl));
+  if (!translator) {
+    delete impl;
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate translator");
+  }
+  impl->model = &model;
+  impl->workers = options.threads;
+  if (options.threads > 1) {
+    impl->pool = pthreadpool_create(options.threads);
+    if (impl->pool == nullptr) {
+      return Status::error(StatusCode::kBackendError, "cannot start a pool of %zu threads",
+                           options.threads);
+    }
+  }
+  EDGEMT_RETURN_IF_ERROR(load_transformer_weights(model, &impl->weights));
+  impl->compute_path = model.weight_dtype() == DType::kF16
+                           ? "f32 (f16 weights widened to f32 at load: XNNPACK f16 GEMM is slower on this CPU)"
+                           : "f32";
+  *out = std::move(translator);
+  return Status::ok();
+}
+
+Status Translator::arena_bytes(const Limits& limits, size_t* bytes) const {
+  EDGEMT_RETURN_IF_ERROR(impl_->check_limits(limits));
+  Arena measuring;
+  impl_->plan(limits, &measuring);
+  *bytes = measuring.used();
+  return Status::ok();
+}
+
+Status Translator::prepare(const Limits& limits) {
+  size_t bytes = 0;
+  EDGEMT_RETURN_IF_ERROR(arena_bytes(limits, &bytes));
+  const size_t rounded = (bytes + Arena::kAlignment - 1) / Arena::kAlignment * Arena::kAlignment;
+  void* arena = std::aligned_alloc(Arena::kAlignment, rounded);
+  if (arena == nullptr) {
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate a %zu-byte arena", rounded);
+  }
+  const Status status = prepare(limits, arena, rounded);
+  if (!status.is_ok()) {
+    std::free(arena);
+    return status;
+  }
+  std::free(impl_->owned_arena);
+  impl_->owned_arena = arena;
+  return Status::ok();
+}
+
+Status Translator::prepare(const Limits& limits, void* arena_base, size_t arena_size) {
+  size_t bytes = 0;
+  EDGEMT_RETURN_IF_ERROR(arena_bytes(limits, &bytes));
+  if (arena_base == nullptr || reinterpret_cast<uintptr_t>(arena_base) % Arena::kAlignment != 0) {
+    return Status::error(StatusCode::kInvalidArgument, "arena must be %zu-byte aligned",
+                         Arena::kAlignment);
+  }
+  if (arena_size < bytes) {
+    return Status::error(StatusCode::kOutOfMemory, "arena of %zu bytes is too small: %zu needed",
+                         arena_size, bytes);
+  }
+  Arena arena(arena_base, arena_size);
+  impl_->plan(limits, &arena);
+  if (arena.overflowed()) {
+    return Status::error(StatusCode::kOutOfMemory, "arena layout overflowed (internal error)");
+  }
+  impl_->limits = limits;
+  impl_->prepared = true;
+  if (impl_->owned_arena != nullptr && impl_->owned_arena != arena_base) {
+    std::free(impl_->owned_arena);
+    impl_->owned_arena = nullptr;
+  }
+  return Status::ok();
+}
+
+const Limits& Translator::limits() const { return impl_->limits; }
+const char* Translator::compute_path() const { return impl_->compute_path; }
+
+Status Translator::translate(const TokenSpan* sources, size_t count, const DecodeOptions& options,
+                             Translation* results) {
+  Impl& impl = *impl_;
+  if (!impl.prepared) {
+    return Status::error(StatusCode::kFailedPrecondition, "translate() called before prepare()");
+  }
+  if (count == 0) return Status::ok();
+  if (sources == nullptr || results == nullptr) {
+    return Status::error(StatusCode::kInvalidArgument, "sources and results must not be null");
+  }
+  if (count > impl.limits.max_batch) {
+    return Status::error(StatusCode::kInvalidArgument, "batch of %zu sentences exceeds the prepared limit %zu",
+                         count, impl.limits.max_batch);
+  }
+  if (options.beam_size == 0 || options.beam_size > impl.limits.max_beam) {
+    return Status::error(StatusCode::kInvalidArgument, "beam size %zu is outside [1, %zu]",
+                         options.beam_size, impl.limits.max_beam);
+  }
+  if (!std::isfinite(options.length_penalty) || !std::isfinite(options.max_len_a) ||
+      !std::isfinite(options.max_len_b) || options.max_len_a < 0.0f) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "length_penalty, max_len_a and max_len_b must be finite (a >= 0)");
+  }
+  EDGEMT_RETURN_IF_ERROR(impl.pack_sources(sources, count));
+  for (size_t s = 0; s < count; ++s) {
+    const float wanted = std::floor(options.max_len_a * static_cast<float>(sources[s].length) +
+                                    options.max_len_b);
+    size_t max_len = impl.limits.max_target_len;
+    if (wanted < static_cast<float>(max_len)) max_len = wanted < 1.0f ? 1 : static_cast<size_t>(wanted);
+    if (results[s].tokens == nullptr || results[s].capacity < max_len) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "result %zu has room for %zu tokens; up to %zu may be generated", s,
+                           results[s].capacity, max_len);
+    }
+    impl.max_len[s] = max_len;
+    results[s].length = 0;
+  }
+
+  PackedSequences packed;
+  packed.count = count;
+  packed.offsets = impl.offsets;
+  const RunContext context = impl.context();
+  EDGEMT_RETURN_IF_ERROR(run_encoder(context, impl.packed_ids, packed));
+
+  SearchRequest request;
+  request.sources = &packed;
+  request.options = &options;
+  request.special = &impl.model->special_tokens();
+  request.vocab = impl.model->config().vocab_size;
+  request.max_len = impl.max_len;
+  return run_search(context, request, &impl.search, results);
+}
+
+Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target, float* logits) {
+  Impl& impl = *impl_;
+  if (!impl.prepared) {
+    return Status::error(StatusCode::kFailedPrecondition, "force_decode() called before prepare()");
+  }
+  if (target.length > impl.limits.max_target_len || (target.length > 0 && target.ids == nullptr)) {
+    return Status::error(StatusCode::kOutOfRange, "target of %zu tokens exceeds the limit %zu",
+                         target.length, impl.limits.max_target_len);
+  }
+  const uint32_t vocab = impl.model->config().vocab_size;
+  for (size_t i = 0; i < target.length; ++i) {
+    if (target.ids[i] < 0 || static_cast<uint32_t>(target.ids[i]) >= vocab) {
+      return Status::error(StatusCode::kInvalidArgument, "target token %zu has id %d, outside the vocabulary", i,
+                           target.ids[i]);
+    }
+  }
+  EDGEMT_RETURN_IF_ERROR(impl.pack_sources(&source, 1));
+  PackedSequences packed;
+  packed.count = 1;
+  packed.offsets = impl.offsets;
+  const RunContext context = impl.context();
+  EDGEMT_RETURN_IF_ERROR(run_encoder(context, impl.packed_ids, packed));
+
+  size_t row_source = 0;
+  int32_t* token = impl.search.row_token;
+  for (size_t step = 0; step < target.length; ++step) {
+    token[0] = step == 0 ? impl.model->special_tokens().decoder_start : target.ids[step - 1];
+    DecoderStep decoder_step;
+    decoder_step.rows = 1;
+    decoder_step.step = step;
+    decoder_step.cache = 0;
+    decoder_step.tokens = token;
+    decoder_step.row_source = &row_source;
+    EDGEMT_RETURN_IF_ERROR(run_decoder_step(context, packed, decoder_step));
+    std::memcpy(logits + step * vocab, impl.workspace.logits, vocab * sizeof(float));
+  }
+  return Status::ok();
+}
+
+}  // namespace edgemt

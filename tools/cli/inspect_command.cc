@@ -1,0 +1,124 @@
+// edgemt inspect: what is inside a model file.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "cli/arguments.h"
+#include "cli/commands.h"
+#include "edgemt/model.h"
+#include "edgemt/translator.h"
+
+namespace edgemt::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: edgemt inspect MODEL\n"
+    "\n"
+    "Verifies MODEL and prints its format version, languages, provenance,\n"
+    "config, special tokens, the compute path this machine would use, the\n"
+    "tensor table (name, dtype, shape, bytes) and totals.\n"
+    "\n"
+    "exit status: 0 ok, 1 the file is missing or invalid, 2 bad usage\n";
+
+std::string shape_text(const TensorView& tensor) {
+  std::string text = "[";
+  for (uint32_t i = 0; i < tensor.rank; ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(tensor.shape[i]);
+  }
+  return text + "]";
+}
+
+void print_config(const Model& model) {
+  const TransformerConfig& c = model.config();
+  const SpecialTokens& t = model.special_tokens();
+  const Provenance& p = model.provenance();
+  std::printf("format version     %u\n", model.format_version());
+  std::printf("languages          %s -> %s\n", model.source_language(), model.target_language());
+  std::printf("source             %s checkpoint '%s' (sha256 %s)\n", p.source_format,
+              p.source_checkpoint, p.source_sha256);
+  std::printf("converter          edgemt-convert %s, created %s\n", p.converter_version,
+              p.created_utc);
+  std::printf("weight dtype       %s\n", dtype_name(model.weight_dtype()));
+  std::printf("\nconfig\n");
+  std::printf("  layers           %u encoder, %u decoder\n", c.encoder_layers, c.decoder_layers);
+  std::printf("  d_model          %u\n", c.d_model);
+  std::printf("  heads            %u (head dim %u)\n", c.heads, c.heads ? c.d_model / c.heads : 0);
+  std::printf("  ffn              %u, %s\n", c.ffn_dim, activation_name(c.activation));
+  std::printf("  norm             %s, eps %g, final norm: encoder %s, decoder %s\n",
+              norm_placement_name(c.norm_placement), static_cast<double>(c.layer_norm_eps),
+              c.encoder_final_norm ? "yes" : "no", c.decoder_final_norm ? "yes" : "no");
+  std::printf("  embeddings       scale %g, %s source/target, output %s, output bias %s\n",
+              static_cast<double>(c.embedding_scale), c.shared_embeddings ? "shared" : "separate",
+              c.tied_output ? "tied" : "untied", c.output_bias ? "yes" : "no");
+  std::printf("  vocab            %u\n", c.vocab_size);
+  std::printf("  positions        %u (longest source or target, in tokens)\n", c.max_positions);
+  std::printf("  special tokens   pad %d, unk %d, bos %d, eos %d, decoder start %d\n", t.pad, t.unk,
+              t.bos, t.eos, t.decoder_start);
+  size_t spm_size = 0;
+  (void)model.tokenizer_model(&spm_size);
+  std::printf("  tokenizer        SentencePiece, %zu bytes%s\n", spm_size,
+              model.append_eos_to_source() ? ", EOS appended to the source" : "");
+}
+
+}  // namespace
+
+int run_inspect(int argc, char** argv) {
+  Arguments args;
+  std::string error;
+  if (!args.parse(argc, argv, 2, {{"help", 'h', false}}, &error)) {
+    std::fprintf(stderr, "edgemt inspect: %s\n(run 'edgemt inspect --help')\n", error.c_str());
+    return kExitUsage;
+  }
+  if (args.has("help")) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  if (args.positional().size() != 1) {
+    std::fprintf(stderr, "edgemt inspect: expected one model file\n(run 'edgemt inspect --help')\n");
+    return kExitUsage;
+  }
+  const std::string& path = args.positional()[0];
+  std::unique_ptr<Model> model;
+  Status status = Model::load(path.c_str(), &model);
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "edgemt: cannot load model '%s': %s\n", path.c_str(), status.message());
+    return kExitFailure;
+  }
+  print_config(*model);
+
+  std::unique_ptr<Translator> translator;
+  status = Translator::create(*model, TranslatorOptions(), &translator);
+  std::printf("  compute path     %s\n",
+              status.is_ok() ? translator->compute_path() : status.message());
+
+  std::printf("\ntensors\n  %-48s %-5s %-14s %12s\n", "name", "dtype", "shape", "bytes");
+  uint64_t parameters = 0;
+  uint64_t stored_bytes = 0;
+  uint64_t bytes_by_dtype[3] = {0, 0, 0};
+  for (size_t i = 0; i < model->tensor_count(); ++i) {
+    const TensorView& tensor = model->tensor(i);
+    bool alias = false;
+    for (size_t j = 0; j < i; ++j) {
+      alias |= model->tensor(j).offset == tensor.offset && model->tensor(j).size_bytes > 0;
+    }
+    std::printf("  %-48s %-5s %-14s %12" PRIu64 "%s\n", tensor.name, dtype_name(tensor.dtype),
+                shape_text(tensor).c_str(), tensor.size_bytes, alias ? "  (alias)" : "");
+    if (alias) continue;
+    parameters += tensor.element_count();
+    stored_bytes += tensor.size_bytes;
+    bytes_by_dtype[static_cast<size_t>(tensor.dtype)] += tensor.size_bytes;
+  }
+  std::printf("\ntotals\n");
+  std::printf("  tensors          %zu entries (aliases share bytes and count once)\n",
+              model->tensor_count());
+  std::printf("  parameters       %" PRIu64 "\n", parameters);
+  std::printf("  weight bytes     %" PRIu64 " (f32 %" PRIu64 ", f16 %" PRIu64 ", i8 %" PRIu64 ")\n",
+              stored_bytes, bytes_by_dtype[0], bytes_by_dtype[1], bytes_by_dtype[2]);
+  std::printf("  file size        %" PRIu64 " bytes\n", model->file_size());
+  return kExitOk;
+}
+
+}  // namespace edgemt::cli

@@ -1,0 +1,33 @@
+// edgemt: command-line front end of the runtime.
+#include <cstdio>
+#include <cstring>
+
+#include "cli/commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: edgemt <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  translate -m MODEL [options]   translate lines of text (stdin or -i FILE)\n"
+    "  inspect MODEL                  print a model file's config, tensors and totals\n"
+    "\n"
+    "Run 'edgemt <command> --help' for a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? edgemt::cli::kExitUsage : edgemt::cli::kExitOk;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::puts("edgemt 0.1.0 (model format 1)");
+    return edgemt::cli::kExitOk;
+  }
+  if (std::strcmp(argv[1], "translate") == 0) return edgemt::cli::run_translate(argc, argv);
+  if (std::strcmp(argv[1], "inspect") == 0) return edgemt::cli::run_inspect(argc, argv);
+  std::fprintf(stderr, "edgemt: unknown command '%s'\n\n%s", argv[1], kUsage);
+  return edgemt::cli::kExitUsage;
+}

@@ -1,0 +1,241 @@
+// edgemt translate: lines in, one translation per line out, in order.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/arguments.h"
+#include "cli/commands.h"
+#include "edgemt/model.h"
+#include "edgemt/tokenizer.h"
+#include "edgemt/translator.h"
+
+namespace edgemt::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: edgemt translate -m MODEL [options]\n"
+    "\n"
+    "Reads one sentence per line and writes one translation per line, in the\n"
+    "same order. Lines are translated in batches; an empty (or blank) line\n"
+    "gives an empty line.\n"
+    "\n"
+    "options:\n"
+    "  -m, --model FILE        model file (.emt)                     [required]\n"
+    "  -i, --input FILE        read from FILE                        [stdin]\n"
+    "  -o, --output FILE       write to FILE                         [stdout]\n"
+    "      --beam N            beam size, 1 = greedy (1..16)         [1]\n"
+    "      --length-penalty A  beam score = logprob / length^A       [1.0]\n"
+    "      --max-len N         at most N generated tokens            [the model's positions]\n"
+    "      --max-len-a A       at most floor(A * source tokens + B)  [2.0]\n"
+    "      --max-len-b B       generated tokens (with --max-len-a)   [10]\n"
+    "      --threads N         worker threads (1..256)               [1]\n"
+    "      --batch N           sentences per batch (1..256)          [16; 1 on a terminal]\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "A line whose source is longer than the model's position table (in\n"
+    "tokens, counting EOS) or that is not valid UTF-8 is not translated: an\n"
+    "error naming the line goes to stderr, an empty line to the output, and\n"
+    "edgemt exits with status 1 after the other lines are done.\n"
+    "\n"
+    "exit status: 0 ok, 1 model or input error, 2 bad usage\n";
+
+struct Settings {
+  std::string model_path;
+  std::string input_path;
+  std::string output_path;
+  DecodeOptions decode;
+  size_t max_len = 0;
+  size_t threads = 1;
+  size_t batch = 16;
+};
+
+bool read_settings(int argc, char** argv, Settings* settings, std::string* error) {
+  const std::vector<FlagSpec> specs = {
+      {"model", 'm', true},     {"input", 'i', true},     {"output", 'o', true},
+      {"beam", '\0', true},     {"length-penalty", '\0', true},
+      {"max-len", '\0', true},  {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
+      {"threads", '\0', true},  {"batch", '\0', true},    {"help", 'h', false},
+  };
+  Arguments args;
+  if (!args.parse(argc, argv, 2, specs, error)) return false;
+  if (args.has("help")) return true;
+  if (!args.positional().empty()) {
+    *error = "unexpected argument '" + args.positional()[0] + "'";
+    return false;
+  }
+  settings->model_path = args.get("model", "");
+  if (settings->model_path.empty()) {
+    *error = "a model is required (-m MODEL)";
+    return false;
+  }
+  settings->input_path = args.get("input", "");
+  settings->output_path = args.get("output", "");
+  const size_t default_batch = isatty(STDIN_FILENO) && settings->input_path.empty() ? 1 : 16;
+  return args.get_size("beam", 1, 1, 16, &settings->decode.beam_size, error) &&
+         args.get_float("length-penalty", 1.0f, &settings->decode.length_penalty, error) &&
+         args.get_size("max-len", 0, 1, 1u << 20, &settings->max_len, error) &&
+         args.get_float("max-len-a", 2.0f, &settings->decode.max_len_a, error) &&
+         args.get_float("max-len-b", 10.0f, &settings->decode.max_len_b, error) &&
+         args.get_size("threads", 1, 1, 256, &settings->threads, error) &&
+         args.get_size("batch", default_batch, 1, 256, &settings->batch, error) &&
+         (settings->decode.max_len_a >= 0.0f ||
+          (*error = "option '--max-len-a' must not be negative", false));
+}
+
+bool is_blank(const std::string& line) {
+  return std::all_of(line.begin(), line.end(),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; });
+}
+
+// Translates one batch of lines; failed lines get an empty output and an
+// error on stderr. Returns false if any line failed.
+bool translate_batch(const std::vector<std::string>& lines, size_t first_line_number,
+                     const Tokenizer& tokenizer, Translator& translator,
+                     const DecodeOptions& decode, std::ostream& out) {
+  const Limits& limits = translator.limits();
+  bool all_ok = true;
+  std::vector<std::string> outputs(lines.size());
+  std::vector<std::vector<int32_t>> sources(lines.size());
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (is_blank(lines[i])) continue;
+    const Status status = tokenizer.encode(lines[i], &sources[i]);
+    if (!status.is_ok()) {
+      std::fprintf(stderr, "edgemt: line %zu: %s; line left empty\n", first_line_number + i,
+                   status.message());
+      all_ok = false;
+    } else if (sources[i].size() > limits.max_source_len) {
+      std::fprintf(stderr,
+                   "edgemt: line %zu: source has %zu tokens, more than the %zu the model takes; "
+                   "line left empty\n",
+                   first_line_number + i, sources[i].size(), limits.max_source_len);
+      all_ok = false;
+    } else {
+      todo.push_back(i);
+    }
+  }
+  if (!todo.empty()) {
+    std::vector<TokenSpan> spans(todo.size());
+    std::vector<std::vector<int32_t>> buffers(todo.size(), std::vector<int32_t>(limits.max_target_len));
+    std::vector<Translation> results(todo.size());
+    for (size_t k = 0; k < todo.size(); ++k) {
+      spans[k].ids = sources[todo[k]].data();
+      spans[k].length = sources[todo[k]].size();
+      results[k].tokens = buffers[k].data();
+      results[k].capacity = buffers[k].size();
+    }
+    const Status status = translator.translate(spans.data(), spans.size(), decode, results.data());
+    if (!status.is_ok()) {
+      std::fprintf(stderr, "edgemt: lines %zu-%zu: %s; lines left empty\n", first_line_number,
+                   first_line_number + lines.size() - 1, status.message());
+      all_ok = false;
+    } else {
+      for (size_t k = 0; k < todo.size(); ++k) {
+        const Status decoded =
+            tokenizer.decode(results[k].tokens, results[k].length, &outputs[todo[k]]);
+        if (!decoded.is_ok()) {
+          std::fprintf(stderr, "edgemt: line %zu: %s\n", first_line_number + todo[k], decoded.message());
+          all_ok = false;
+        }
+      }
+    }
+  }
+  for (const std::string& text : outputs) out << text << '\n';
+  out.flush();
+  return all_ok;
+}
+
+}  // namespace
+
+int run_translate(int argc, char** argv) {
+  Settings settings;
+  std::string error;
+  if (!read_settings(argc, argv, &settings, &error)) {
+    std::fprintf(stderr, "edgemt translate: %s\n(run 'edgemt translate --help')\n", error.c_str());
+    return kExitUsage;
+  }
+  if (settings.model_path.empty()) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+
+  std::unique_ptr<Model> model;
+  Status status = Model::load(settings.model_path.c_str(), &model);
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "edgemt: cannot load model '%s': %s\n", settings.model_path.c_str(),
+                 status.message());
+    return kExitFailure;
+  }
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Translator> translator;
+  TranslatorOptions options;
+  options.threads = settings.threads;
+  status = Tokenizer::create(*model, &tokenizer);
+  if (status.is_ok()) status = Translator::create(*model, options, &translator);
+  if (status.is_ok()) {
+    const size_t positions = model->config().max_positions;
+    Limits limits;
+    limits.max_batch = settings.batch;
+    limits.max_beam = settings.decode.beam_size;
+    limits.max_source_len = positions;
+    limits.max_target_len = settings.max_len == 0 ? positions : std::min(settings.max_len, positions);
+    status = translator->prepare(limits);
+  }
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "edgemt: %s\n", status.message());
+    return kExitFailure;
+  }
+
+  std::ifstream input_file;
+  if (!settings.input_path.empty()) {
+    input_file.open(settings.input_path);
+    if (!input_file) {
+      std::fprintf(stderr, "edgemt: cannot open input '%s'\n", settings.input_path.c_str());
+      return kExitFailure;
+    }
+  }
+  std::ofstream output_file;
+  if (!settings.output_path.empty()) {
+    output_file.open(settings.output_path);
+    if (!output_file) {
+      std::fprintf(stderr, "edgemt: cannot open output '%s'\n", settings.output_path.c_str());
+      return kExitFailure;
+    }
+  }
+  std::istream& in = settings.input_path.empty() ? std::cin : input_file;
+  std::ostream& out = settings.output_path.empty() ? std::cout : output_file;
+
+  bool all_ok = true;
+  size_t line_number = 1;
+  std::vector<std::string> batch;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    batch.push_back(line);
+    if (batch.size() == settings.batch) {
+      all_ok &= translate_batch(batch, line_number, *tokenizer, *translator, settings.decode, out);
+      line_number += batch.size();
+      batch.clear();
+    }
+  }
+  if (!batch.empty()) {
+    all_ok &= translate_batch(batch, line_number, *tokenizer, *translator, settings.decode, out);
+  }
+  if (in.bad()) {
+    std::fprintf(stderr, "edgemt: error reading the input\n");
+    return kExitFailure;
+  }
+  if (!out) {
+    std::fprintf(stderr, "edgemt: error writing the output\n");
+    return kExitFailure;
+  }
+  return all_ok ? kExitOk : kExitFailure;
+}
+
+}  // namespace edgemt::cli
