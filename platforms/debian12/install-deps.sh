@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what edgemt needs on Debian 12 (run as root). Idempotent.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  libxnnpack-dev libpthreadpool-dev          # GEMMs (libxnnpack-dev omits pthreadpool's header)
+  libflatbuffers-dev flatbuffers-compiler python3-flatbuffers
+  doctest-dev
+  libsentencepiece-dev python3-sentencepiece
+  python3-torch python3-numpy                # converter and PyTorch reference
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi

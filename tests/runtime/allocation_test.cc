@@ -1,0 +1,185 @@
+// Proof that the run phase allocates nothing.
+//
+// This executable replaces the global allocation functions (malloc, calloc,
+// realloc, aligned_alloc, posix_memalign, memalign and every operator new)
+// with counting wrappers, and reads the XNNPACK allocator's counter. A batch
+// of real sentences from the bundled model's reference set is translated
+// through the token-id API, greedy and beam 4, with 1 and 2 threads; between
+// translate()'s entry and return both counters must not move.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "core/xnnpack_runtime.h"
+#include "edgemt/model.h"
+#include "edgemt/tokenizer.h"
+#include "edgemt/translator.h"
+
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* pointer, size_t size);
+void* __libc_memalign(size_t alignment, size_t size);
+}
+
+namespace {
+
+std::atomic<bool> g_counting{false};
+std::atomic<uint64_t> g_allocations{0};
+
+void count() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+}
+
+}  // namespace
+
+extern "C" {
+void* malloc(size_t size) {
+  count();
+  return __libc_malloc(size);
+}
+void* calloc(size_t n, size_t size) {
+  count();
+  return __libc_calloc(n, size);
+}
+void* realloc(void* pointer, size_t size) {
+  count();
+  return __libc_realloc(pointer, size);
+}
+void* memalign(size_t alignment, size_t size) {
+  count();
+  return __libc_memalign(alignment, size);
+}
+void* aligned_alloc(size_t alignment, size_t size) {
+  count();
+  return __libc_memalign(alignment, size);
+}
+int posix_memalign(void** out, size_t alignment, size_t size) {
+  count();
+  *out = __libc_memalign(alignment, size);
+  return *out == nullptr ? 12 /* ENOMEM */ : 0;
+}
+}
+
+void* operator new(size_t size) {
+  count();
+  void* p = __libc_malloc(size == 0 ? 1 : size);
+  if (p == nullptr) std::abort();
+  return p;
+}
+void* operator new[](size_t size) { return operator new(size); }
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+  count();
+  return __libc_malloc(size == 0 ? 1 : size);
+}
+void* operator new[](size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
+void* operator new(size_t size, std::align_val_t alignment) {
+  count();
+  void* p = __libc_memalign(static_cast<size_t>(alignment), size == 0 ? 1 : size);
+  if (p == nullptr) std::abort();
+  return p;
+}
+void* operator new[](size_t size, std::align_val_t alignment) { return operator new(size, alignment); }
+void operator delete(void* p) noexcept { free(p); }
+void operator delete[](void* p) noexcept { free(p); }
+void operator delete(void* p, size_t) noexcept { free(p); }
+void operator delete[](void* p, size_t) noexcept { free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { free(p); }
+
+namespace {
+
+struct Counts {
+  uint64_t heap = 0;
+  uint64_t xnnpack = 0;
+};
+
+// Runs `f` with counting on; returns the allocations it made.
+template <typename F>
+Counts count_allocations(F&& f) {
+  const uint64_t heap_before = g_allocations.load();
+  const uint64_t xnn_before = edgemt::xnnpack_allocation_count();
+  g_counting.store(true);
+  f();
+  g_counting.store(false);
+  return {g_allocations.load() - heap_before, edgemt::xnnpack_allocation_count() - xnn_before};
+}
+
+std::vector<std::string> reference_sentences(size_t count) {
+  std::vector<std::string> lines;
+  std::ifstream in(EDGEMT_SOURCE_DIR "/models/reference/test_2016_flickr.en");
+  std::string line;
+  while (lines.size() < count && std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("the allocation counters see allocations") {
+  const Counts counts = count_allocations([] {
+    void* volatile p = std::malloc(16);
+    std::free(p);
+    int* volatile q = new int(3);
+    delete q;
+  });
+  CHECK(counts.heap == 2);
+}
+
+TEST_CASE("translate() makes no heap or XNNPACK allocation") {
+  std::unique_ptr<edgemt::Model> model;
+  REQUIRE_MESSAGE(edgemt::Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok(),
+                  "bundled model missing: " EDGEMT_BUNDLED_MODEL);
+  std::unique_ptr<edgemt::Tokenizer> tokenizer;
+  REQUIRE(edgemt::Tokenizer::create(*model, &tokenizer).is_ok());
+
+  const std::vector<std::string> lines = reference_sentences(12);
+  REQUIRE(lines.size() == 12);
+  std::vector<std::vector<int32_t>> ids(lines.size());
+  std::vector<edgemt::TokenSpan> spans(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    REQUIRE(tokenizer->encode(lines[i], &ids[i]).is_ok());
+    spans[i] = {ids[i].data(), ids[i].size()};
+  }
+
+  for (size_t threads : {size_t{1}, size_t{2}}) {
+    edgemt::TranslatorOptions options;
+    options.threads = threads;
+    std::unique_ptr<edgemt::Translator> translator;
+    REQUIRE(edgemt::Translator::create(*model, options, &translator).is_ok());
+    edgemt::Limits limits;
+    limits.max_batch = lines.size();
+    limits.max_beam = 4;
+    limits.max_source_len = 128;
+    limits.max_target_len = 128;
+    REQUIRE(translator->prepare(limits).is_ok());
+
+    std::vector<std::vector<int32_t>> buffers(lines.size(), std::vector<int32_t>(128));
+    std::vector<edgemt::Translation> results(lines.size());
+    for (size_t i = 0; i < lines.size(); ++i) {
+      results[i].tokens = buffers[i].data();
+      results[i].capacity = buffers[i].size();
+    }
+    for (size_t beam : {size_t{1}, size_t{4}}) {
+      CAPTURE(threads);
+      CAPTURE(beam);
+      edgemt::DecodeOptions decode;
+      decode.beam_size = beam;
+      bool ok = false;
+      const Counts counts = count_allocations([&] {
+        ok = translator->translate(spans.data(), spans.size(), decode, results.data()).is_ok();
+      });
+      REQUIRE(ok);
+      CHECK(counts.heap == 0);
+      CHECK(counts.xnnpack == 0);
+      for (const edgemt::Translation& result : results) CHECK(result.length > 0);
+    }
+  }
+}
