@@ -6,9 +6,9 @@
 // to libm in a loop stops GCC from vectorizing it. These versions use only
 // +, -, *, /, comparisons and integer bit operations in a fixed order, so
 // they give identical results on every IEEE-754 target — provided the build
-// does not contract a*b+c into FMA (-ffp-contract=off; see the kernels note
-// in runtime/CMakeLists.txt) and the FPU is in its default mode (round to
-// nearest, no flush-to-zero). They are branch-free so that loops calling
+// does not contract a*b+c into FMA (build with -ffp-contract=off: GCC
+// contracts by default even in ISO C++ mode, and AArch64 always has FMA) and
+// the FPU is in its default mode (round to nearest, no flush-to-zero). They are branch-free so that loops calling
 // them vectorize at -O3.
 //
 // Accuracy (measured by the kernel tests against double precision):
@@ -34,6 +34,15 @@ inline float bits_float(uint32_t u) {
   return f;
 }
 
+// c ? a : b as a bit blend. A float `?:` lets GCC fold constants into the two
+// arms and turn it back into a branch, and with -ftrapping-math (the default)
+// it will not if-convert arithmetic in branches, so the loop would not
+// vectorize; the integer blend always vectorizes.
+inline float select(bool c, float a, float b) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(c);
+  return bits_float((float_bits(a) & mask) | (float_bits(b) & ~mask));
+}
+
 // e^x in float. Cody-Waite reduction x = n·ln2 + r with |r| <= ln2/2, a
 // degree-6 polynomial for e^r, then scaling by 2^n in two steps
 // (2^(n/2) · 2^(n - n/2)) so that results in the subnormal range and the
@@ -47,8 +56,8 @@ inline float exp_f32(float x) {
   constexpr float kMaxX = 89.0f;              // e^89 > FLT_MAX: overflows to inf
 
   // Clamp so that n stays in [-150, 129]; a NaN passes through both selects.
-  float xc = x < kMinX ? kMinX : x;
-  xc = xc > kMaxX ? kMaxX : xc;
+  float xc = select(x < kMinX, kMinX, x);
+  xc = select(xc > kMaxX, kMaxX, xc);
 
   const float t = xc * kLog2e + kShifter;
   const float n = t - kShifter;  // round-to-nearest(x·log2e), exact
@@ -75,7 +84,7 @@ inline float exp_f32(float x) {
   const float s1 = bits_float(static_cast<uint32_t>(n1 + 127) << 23);
   const float s2 = bits_float(static_cast<uint32_t>(n2 + 127) << 23);
   float y = (p * s1) * s2;
-  y = x < kMinX ? 0.0f : y;  // exactly 0 for -inf and far below
+  y = select(x < kMinX, 0.0f, y);  // exactly 0 for -inf and far below
   return y;
 }
 
@@ -89,7 +98,10 @@ inline float exp_f32(float x) {
 // e^(-ah²/2)·e^(-al(a+ah)/2) with ah = a with 12 mantissa bits, so that ah²
 // is exact: otherwise the rounding of a² alone costs ~a²·6e-8 relative.
 inline float normal_cdf_f32(float x) {
-  const float a = x < 0.0f ? -x : x;
+  // a = min(|x|, 20): Phi(-20) ~ 3e-89 is 0 in float, and the clamp keeps
+  // ah - a finite for |x| = inf. A NaN x stays NaN.
+  const float abs_x = bits_float(float_bits(x) & 0x7FFFFFFFu);
+  const float a = select(abs_x > 20.0f, 20.0f, abs_x);
   const float t = 1.0f / (1.0f + 0.3f * a);
   float p = -0.020861368626356125f;
   p = p * t + 0.113714799284935f;
@@ -107,7 +119,8 @@ inline float normal_cdf_f32(float x) {
   const float al = a - ah;
   const float e = exp_f32(-0.5f * (ah * ah)) * exp_f32(-0.5f * (al * (a + ah)));
   const float tail = p * e;  // 0.5·erfc(a/sqrt2)
-  return x < 0.0f ? tail : 1.0f - tail;
+  const float upper = 1.0f - tail;
+  return select(x < 0.0f, tail, upper);
 }
 
 // Natural log in double for x > 0 finite (one call per softmax row, so

@@ -1,0 +1,72 @@
+// exp_f32 / normal_cdf_f32 / log_f64 (kernels/portable_math.h) against libm
+// in double.
+#include "kernels/portable_math.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <initializer_list>
+
+namespace edgemt::kernels::math {
+namespace {
+
+TEST_CASE("kernels/portable_math: exp_f32 within 2 ulp on [-87 - 88] - exact limits") {
+  double worst = 0.0, worst_x = 0.0;
+  for (int i = -8700000; i <= 8800000; ++i) {
+    const float x = static_cast<float>(i) * 1e-5f;
+    const double ref = std::exp(static_cast<double>(x));
+    const double ulp = std::ldexp(1.0, std::ilogb(ref) - 23);  // float ulp at ref
+    const double e = std::fabs(static_cast<double>(exp_f32(x)) - ref) / ulp;
+    if (!(e <= worst)) {
+      worst = e;
+      worst_x = static_cast<double>(x);
+    }
+  }
+  CAPTURE(worst_x);
+  CHECK(worst <= 2.0);
+  CHECK(exp_f32(0.0f) == 1.0f);
+  CHECK(exp_f32(-INFINITY) == 0.0f);
+  CHECK(exp_f32(-200.0f) == 0.0f);
+  CHECK(exp_f32(INFINITY) == INFINITY);
+  CHECK(exp_f32(89.0f) == INFINITY);
+  CHECK(std::isnan(exp_f32(NAN)));
+  // Subnormal results are produced, not flushed.
+  const float tiny = exp_f32(-100.0f);
+  CHECK(tiny > 0.0f);
+  CHECK(std::fabs(static_cast<double>(tiny) - std::exp(-100.0)) <= 1.5e-45);
+}
+
+TEST_CASE("kernels/portable_math: normal_cdf_f32 within 1e-6 relative") {
+  double worst = 0.0, worst_x = 0.0;
+  for (int i = -1400000; i <= 1400000; ++i) {
+    const float x = static_cast<float>(i) * 1e-5f;
+    const double ref = 0.5 * std::erfc(-static_cast<double>(x) / std::sqrt(2.0));
+    // Relative above FLT_MIN; in the subnormal range (x < -13.1) absolute.
+    const double e = std::fabs(static_cast<double>(normal_cdf_f32(x)) - ref) /
+                     (ref > 1.2e-38 ? ref : 1.2e-38);
+    if (!(e <= worst)) {
+      worst = e;
+      worst_x = static_cast<double>(x);
+    }
+  }
+  CAPTURE(worst_x);
+  CHECK(worst <= 1e-6);
+  CHECK(normal_cdf_f32(0.0f) == 0.5f);
+  CHECK(normal_cdf_f32(INFINITY) == 1.0f);
+  CHECK(normal_cdf_f32(-INFINITY) == 0.0f);
+}
+
+TEST_CASE("kernels/portable_math: log_f64 within 2 ulp of double") {
+  double worst = 0.0;
+  for (double x : {1.0, 1.0000001, 1.5, 2.0, 2.718281828459045, 3.0, 17.0, 255.5, 1e4, 32000.0,
+                   1e30, 1.4142135623730951, 1.4142135623730954, 0.75, 1e-10}) {
+    const double ref = std::log(x);
+    const double e = std::fabs(log_f64(x) - ref) / (std::fabs(ref) > 1e-300 ? std::fabs(ref) : 1.0);
+    worst = e > worst ? e : worst;
+  }
+  CHECK(worst <= 4.5e-16);
+  CHECK(log_f64(1.0) == 0.0);
+}
+
+}  // namespace
+}  // namespace edgemt::kernels::math

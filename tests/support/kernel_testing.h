@@ -1,0 +1,50 @@
+// Helpers for the kernel tests: deterministic random data and float bits.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace edgemt::testing {
+
+// Fixed seed per test: failures reproduce exactly.
+class Random {
+ public:
+  explicit Random(uint32_t seed) : engine_(seed) {}
+  float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(engine_); }
+  float normal(float mean, float stddev) {
+    return std::normal_distribution<float>(mean, stddev)(engine_);
+  }
+  size_t index(size_t lo, size_t hi) {  // inclusive
+    return std::uniform_int_distribution<size_t>(lo, hi)(engine_);
+  }
+  uint32_t bits() { return static_cast<uint32_t>(engine_()); }
+  std::vector<float> normal_vector(size_t n, float mean, float stddev) {
+    std::vector<float> v(n);
+    for (float& x : v) x = normal(mean, stddev);
+    return v;
+  }
+
+ private:
+  std::mt19937 engine_;
+};
+
+inline uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+inline float float_of(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Bitwise equality of two float arrays (NaN == NaN with the same bits).
+inline bool same_bits(const float* a, const float* b, size_t n) {
+  return std::memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+}  // namespace edgemt::testing

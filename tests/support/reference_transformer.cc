@@ -1,0 +1,258 @@
+#include "support/reference_transformer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "kernels/fp16.h"
+
+namespace edgemt::testing {
+namespace {
+
+using Matrix = std::vector<double>;
+
+// y [rows, out] = x [rows, in] · Wᵀ + b, W [out, in].
+Matrix linear(const Matrix& x, size_t rows, const Matrix& w, const Matrix* b, size_t in,
+              size_t out) {
+  Matrix y(rows * out, 0.0);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t o = 0; o < out; ++o) {
+      double sum = b != nullptr ? (*b)[o] : 0.0;
+      for (size_t i = 0; i < in; ++i) sum += x[r * in + i] * w[o * in + i];
+      y[r * out + o] = sum;
+    }
+  }
+  return y;
+}
+
+void layer_norm(Matrix* x, size_t rows, size_t d, const Matrix& g, const Matrix& b, double eps) {
+  for (size_t r = 0; r < rows; ++r) {
+    double mean = 0.0;
+    for (size_t i = 0; i < d; ++i) mean += (*x)[r * d + i];
+    mean /= static_cast<double>(d);
+    double var = 0.0;
+    for (size_t i = 0; i < d; ++i) var += ((*x)[r * d + i] - mean) * ((*x)[r * d + i] - mean);
+    var /= static_cast<double>(d);
+    for (size_t i = 0; i < d; ++i) {
+      (*x)[r * d + i] = ((*x)[r * d + i] - mean) / std::sqrt(var + eps) * g[i] + b[i];
+    }
+  }
+}
+
+// Multi-head attention: q [tq, d], k, v [tk, d]; causal masks keys j > i.
+Matrix attention(const Matrix& q, const Matrix& k, const Matrix& v, size_t tq, size_t tk,
+                 size_t d, size_t heads, bool causal) {
+  const size_t hd = d / heads;
+  Matrix out(tq * d, 0.0);
+  std::vector<double> p(tk);
+  for (size_t h = 0; h < heads; ++h) {
+    for (size_t i = 0; i < tq; ++i) {
+      double max_score = -INFINITY;
+      for (size_t j = 0; j < tk; ++j) {
+        double s = 0.0;
+        for (size_t c = 0; c < hd; ++c) s += q[i * d + h * hd + c] * k[j * d + h * hd + c];
+        s /= std::sqrt(static_cast<double>(hd));
+        if (causal && j > i) s = -INFINITY;
+        p[j] = s;
+        max_score = std::max(max_score, s);
+      }
+      double sum = 0.0;
+      for (size_t j = 0; j < tk; ++j) {
+        p[j] = std::isinf(p[j]) ? 0.0 : std::exp(p[j] - max_score);
+        sum += p[j];
+      }
+      for (size_t j = 0; j < tk; ++j) {
+        for (size_t c = 0; c < hd; ++c) out[i * d + h * hd + c] += p[j] / sum * v[j * d + h * hd + c];
+      }
+    }
+  }
+  return out;
+}
+
+void activate(Matrix* x, Activation activation) {
+  for (double& value : *x) {
+    switch (activation) {
+      case Activation::kRelu: value = value > 0.0 ? value : 0.0; break;
+      case Activation::kGelu: value = 0.5 * value * (1.0 + std::erf(value / std::sqrt(2.0))); break;
+      case Activation::kSwish: value = value / (1.0 + std::exp(-value)); break;
+    }
+  }
+}
+
+}  // namespace
+
+ReferenceTransformer::ReferenceTransformer(const Model& model) : model_(model) {}
+
+Matrix ReferenceTransformer::tensor(const char* name) const {
+  const TensorView* t = model_.find_tensor(name);
+  if (t == nullptr) {
+    std::fprintf(stderr, "reference: missing tensor %s\n", name);
+    std::abort();
+  }
+  const size_t n = t->element_count();
+  Matrix m(n);
+  for (size_t i = 0; i < n; ++i) {
+    m[i] = t->dtype == DType::kF16
+               ? static_cast<double>(kernels::f16_to_f32(static_cast<const uint16_t*>(t->data)[i]))
+               : static_cast<double>(static_cast<const float*>(t->data)[i]);
+  }
+  return m;
+}
+
+namespace {
+
+std::string layer_name(const char* stack, size_t i, const char* part) {
+  return std::string(stack) + ".layers." + std::to_string(i) + "." + part;
+}
+
+}  // namespace
+
+Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
+  const TransformerConfig& c = model_.config();
+  const size_t d = c.d_model, t = source.size();
+  const bool pre = c.norm_placement == NormPlacement::kPreNorm;
+  const double eps = static_cast<double>(c.layer_norm_eps);
+  const Matrix emb = tensor("embedding.source"), pos = tensor("position.table");
+  Matrix x(t * d);
+  for (size_t i = 0; i < t; ++i) {
+    for (size_t k = 0; k < d; ++k) {
+      x[i * d + k] = emb[static_cast<size_t>(source[i]) * d + k] * static_cast<double>(c.embedding_scale) + pos[i * d + k];
+    }
+  }
+  for (size_t l = 0; l < c.encoder_layers; ++l) {
+    auto T = [&](const char* part) { return tensor(layer_name("encoder", l, part).c_str()); };
+    // Self-attention.
+    Matrix h = x;
+    if (pre) layer_norm(&h, t, d, T("self_attn_norm.weight"), T("self_attn_norm.bias"), eps);
+    const Matrix wqkv = T("self_attn.qkv.weight"), bqkv = T("self_attn.qkv.bias");
+    const Matrix qkv = linear(h, t, wqkv, &bqkv, d, 3 * d);
+    Matrix q(t * d), k(t * d), v(t * d);
+    for (size_t i = 0; i < t; ++i) {
+      for (size_t c2 = 0; c2 < d; ++c2) {
+        q[i * d + c2] = qkv[i * 3 * d + c2];
+        k[i * d + c2] = qkv[i * 3 * d + d + c2];
+        v[i * d + c2] = qkv[i * 3 * d + 2 * d + c2];
+      }
+    }
+    const Matrix wo = T("self_attn.out.weight"), bo = T("self_attn.out.bias");
+    Matrix a = linear(attention(q, k, v, t, t, d, c.heads, false), t, wo, &bo, d, d);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
+    if (!pre) layer_norm(&x, t, d, T("self_attn_norm.weight"), T("self_attn_norm.bias"), eps);
+    // Feed-forward.
+    h = x;
+    if (pre) layer_norm(&h, t, d, T("ffn_norm.weight"), T("ffn_norm.bias"), eps);
+    const Matrix w1 = T("ffn.in.weight"), b1 = T("ffn.in.bias"), w2 = T("ffn.out.weight"),
+                 b2 = T("ffn.out.bias");
+    Matrix f = linear(h, t, w1, &b1, d, c.ffn_dim);
+    activate(&f, c.activation);
+    a = linear(f, t, w2, &b2, c.ffn_dim, d);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
+    if (!pre) layer_norm(&x, t, d, T("ffn_norm.weight"), T("ffn_norm.bias"), eps);
+  }
+  if (c.encoder_final_norm) {
+    layer_norm(&x, t, d, tensor("encoder.final_norm.weight"), tensor("encoder.final_norm.bias"), eps);
+  }
+  return x;
+}
+
+std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& source,
+                                                 const std::vector<int32_t>& target_in) const {
+  const TransformerConfig& c = model_.config();
+  const size_t d = c.d_model, t = target_in.size(), s = source.size();
+  const bool pre = c.norm_placement == NormPlacement::kPreNorm;
+  const double eps = static_cast<double>(c.layer_norm_eps);
+  const Matrix memory = encode(source);
+  const Matrix emb = tensor("embedding.target"), pos = tensor("position.table");
+  Matrix x(t * d);
+  for (size_t i = 0; i < t; ++i) {
+    for (size_t k = 0; k < d; ++k) {
+      x[i * d + k] = emb[static_cast<size_t>(target_in[i]) * d + k] * static_cast<double>(c.embedding_scale) + pos[i * d + k];
+    }
+  }
+  for (size_t l = 0; l < c.decoder_layers; ++l) {
+    auto T = [&](const char* part) { return tensor(layer_name("decoder", l, part).c_str()); };
+    auto residual = [&](const Matrix& a, const char* norm) {
+      for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
+      if (!pre) {
+        layer_norm(&x, t, d, T((std::string(norm) + ".weight").c_str()),
+                   T((std::string(norm) + ".bias").c_str()), eps);
+      }
+    };
+    auto input = [&](const char* norm) {
+      Matrix h = x;
+      if (pre) {
+        layer_norm(&h, t, d, T((std::string(norm) + ".weight").c_str()),
+                   T((std::string(norm) + ".bias").c_str()), eps);
+      }
+      return h;
+    };
+    // Masked self-attention.
+    Matrix h = input("self_attn_norm");
+    const Matrix wqkv = T("self_attn.qkv.weight"), bqkv = T("self_attn.qkv.bias");
+    const Matrix qkv = linear(h, t, wqkv, &bqkv, d, 3 * d);
+    Matrix q(t * d), k(t * d), v(t * d);
+    for (size_t i = 0; i < t; ++i) {
+      for (size_t c2 = 0; c2 < d; ++c2) {
+        q[i * d + c2] = qkv[i * 3 * d + c2];
+        k[i * d + c2] = qkv[i * 3 * d + d + c2];
+        v[i * d + c2] = qkv[i * 3 * d + 2 * d + c2];
+      }
+    }
+    const Matrix wo = T("self_attn.out.weight"), bo = T("self_attn.out.bias");
+    residual(linear(attention(q, k, v, t, t, d, c.heads, true), t, wo, &bo, d, d), "self_attn_norm");
+    // Cross-attention.
+    h = input("cross_attn_norm");
+    const Matrix wq = T("cross_attn.q.weight"), bq = T("cross_attn.q.bias");
+    const Matrix wkv = T("cross_attn.kv.weight"), bkv = T("cross_attn.kv.bias");
+    q = linear(h, t, wq, &bq, d, d);
+    const Matrix kv = linear(memory, s, wkv, &bkv, d, 2 * d);
+    Matrix mk(s * d), mv(s * d);
+    for (size_t j = 0; j < s; ++j) {
+      for (size_t c2 = 0; c2 < d; ++c2) {
+        mk[j * d + c2] = kv[j * 2 * d + c2];
+        mv[j * d + c2] = kv[j * 2 * d + d + c2];
+      }
+    }
+    const Matrix wco = T("cross_attn.out.weight"), bco = T("cross_attn.out.bias");
+    residual(linear(attention(q, mk, mv, t, s, d, c.heads, false), t, wco, &bco, d, d),
+             "cross_attn_norm");
+    // Feed-forward.
+    h = input("ffn_norm");
+    const Matrix w1 = T("ffn.in.weight"), b1 = T("ffn.in.bias"), w2 = T("ffn.out.weight"),
+                 b2 = T("ffn.out.bias");
+    Matrix f = linear(h, t, w1, &b1, d, c.ffn_dim);
+    activate(&f, c.activation);
+    residual(linear(f, t, w2, &b2, c.ffn_dim, d), "ffn_norm");
+  }
+  if (c.decoder_final_norm) {
+    layer_norm(&x, t, d, tensor("decoder.final_norm.weight"), tensor("decoder.final_norm.bias"), eps);
+  }
+  const Matrix wout = tensor("output.weight");
+  Matrix bout;
+  if (c.output_bias) bout = tensor("output.bias");
+  return linear(x, t, wout, c.output_bias ? &bout : nullptr, d, c.vocab_size);
+}
+
+std::vector<int32_t> ReferenceTransformer::greedy(const std::vector<int32_t>& source,
+                                                  size_t max_len) const {
+  const SpecialTokens& special = model_.special_tokens();
+  const size_t vocab = model_.config().vocab_size;
+  std::vector<int32_t> inputs = {special.decoder_start};
+  std::vector<int32_t> output;
+  while (output.size() < max_len) {
+    const std::vector<double> all = logits(source, inputs);
+    const double* last = all.data() + (inputs.size() - 1) * vocab;
+    size_t best = vocab;
+    for (size_t v = 0; v < vocab; ++v) {
+      if (static_cast<int32_t>(v) == special.pad || static_cast<int32_t>(v) == special.bos) continue;
+      if (best == vocab || last[v] > last[best]) best = v;
+    }
+    const int32_t token = static_cast<int32_t>(best);
+    if (token == special.eos) break;
+    output.push_back(token);
+    inputs.push_back(token);
+  }
+  return output;
+}
+
+}  // namespace edgemt::testing

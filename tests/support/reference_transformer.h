@@ -1,0 +1,37 @@
+// A naive, obviously-correct encoder-decoder Transformer in double precision,
+// reading the same Model the runtime reads. The runtime's incremental,
+// packed, multi-threaded implementation is tested against it.
+//
+// It recomputes everything per call (full causal decoder over the prefix), as
+// the textbook describes, with no caches and no shortcuts.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "edgemt/model.h"
+
+namespace edgemt::testing {
+
+class ReferenceTransformer {
+ public:
+  explicit ReferenceTransformer(const Model& model);
+
+  // Logits [target_in.size(), vocab] for decoder inputs target_in (starting
+  // with the decoder start token), teacher-forced.
+  std::vector<double> logits(const std::vector<int32_t>& source,
+                             const std::vector<int32_t>& target_in) const;
+
+  // Greedy decoding with the runtime's rules (pad/bos banned, ties to the
+  // lowest id, at most max_len tokens counting EOS); EOS not included.
+  std::vector<int32_t> greedy(const std::vector<int32_t>& source, size_t max_len) const;
+
+ private:
+  using Matrix = std::vector<double>;  // row-major
+  Matrix tensor(const char* name) const;
+  Matrix encode(const std::vector<int32_t>& source) const;
+
+  const Model& model_;
+};
+
+}  // namespace edgemt::testing
