@@ -1,0 +1,53 @@
+// MappedFile: a whole file mapped read-only into memory (POSIX mmap), RAII.
+//
+// The model loader maps the .emt file so that weights are read in place: no
+// copy, and pages the process never touches are never read from disk.
+//
+// Ownership and lifetime: a MappedFile owns its mapping and unmaps it on
+// destruction; it is move-only. data() stays valid (and unchanged: the
+// mapping is private and read-only) until the MappedFile is destroyed or
+// reset. Concurrent reads from any number of threads are fine.
+//
+// Like every mapping, it assumes nobody truncates the file while it is mapped
+// (that would turn reads into SIGBUS); model files are replaced atomically by
+// the tools (rename), which keeps the old inode alive for existing mappings.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgemt/status.h"
+
+namespace edgemt {
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  // Maps the file at `path`, replacing whatever *out held.
+  // Errors:
+  //   kNotFound      the file does not exist
+  //                  ("cannot open model file 'x': No such file or directory")
+  //   kIoError       open, fstat or mmap failed, or `path` is not a regular
+  //                  file (message carries strerror)
+  //   kInvalidModel  the file is empty (nothing to map)
+  [[nodiscard]] static Status open(const char* path, MappedFile* out);
+
+  const uint8_t* data() const { return data_; }  // page aligned; nullptr when empty
+  size_t size() const { return size_; }
+  bool is_mapped() const { return data_ != nullptr; }
+
+  // Unmaps now (the destructor does the same).
+  void reset();
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace edgemt

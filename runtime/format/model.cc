@@ -1,0 +1,144 @@
+// edgemt::Model: a MappedFile (or a borrowed buffer) plus the VerifiedModel
+// the verifier extracted from it. All checks live in model_verifier.cc; this
+// file only owns memory and answers accessors.
+#include "edgemt/model.h"
+
+#include <cassert>
+#include <cstdint>
+#include <new>
+#include <utility>
+
+#include "format/mapped_file.h"
+#include "format/model_verifier.h"
+
+namespace edgemt {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "f32";
+    case DType::kF16: return "f16";
+    case DType::kI8: return "i8";
+  }
+  return "unknown";
+}
+
+size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return 4;
+    case DType::kF16: return 2;
+    case DType::kI8: return 1;
+  }
+  return 0;
+}
+
+const char* activation_name(Activation act) {
+  switch (act) {
+    case Activation::kRelu: return "relu";
+    case Activation::kGelu: return "gelu";
+    case Activation::kSwish: return "swish";
+  }
+  return "unknown";
+}
+
+const char* norm_placement_name(NormPlacement placement) {
+  switch (placement) {
+    case NormPlacement::kPostNorm: return "post-norm";
+    case NormPlacement::kPreNorm: return "pre-norm";
+  }
+  return "unknown";
+}
+
+uint64_t TensorView::element_count() const {
+  uint64_t count = 1;
+  for (uint32_t i = 0; i < rank && i < kMaxTensorRank; ++i) count *= shape[i];
+  return count;
+}
+
+struct Model::Impl {
+  MappedFile file;        // unmapped when the buffer is borrowed (from_buffer)
+  uint64_t file_size = 0;
+  VerifiedModel model;
+};
+
+namespace {
+
+// Verifies `data` and wraps it, with `file` (possibly empty) moved into the Impl.
+Status make_model(const uint8_t* data, size_t size, MappedFile file,
+                  std::unique_ptr<Model::Impl>* impl) {
+  impl->reset(new (std::nothrow) Model::Impl);
+  if (!*impl) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model");
+  (*impl)->file = std::move(file);
+  (*impl)->file_size = size;
+  return verify_model(data, size, &(*impl)->model);
+}
+
+}  // namespace
+
+Model::Model(Impl* impl) : impl_(impl) {}
+
+Model::~Model() { delete impl_; }
+
+Status Model::load(const char* path, std::unique_ptr<Model>* out) {
+  if (path == nullptr || out == nullptr) {
+    return Status::error(StatusCode::kInvalidArgument, "Model::load: null argument");
+  }
+  out->reset();
+  MappedFile file;
+  EDGEMT_RETURN_IF_ERROR(MappedFile::open(path, &file));
+  const uint8_t* data = file.data();
+  const size_t size = file.size();
+  std::unique_ptr<Impl> impl;
+  EDGEMT_RETURN_IF_ERROR(make_model(data, size, std::move(file), &impl));
+  out->reset(new (std::nothrow) Model(impl.get()));
+  if (!*out) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model");
+  impl.release();
+  return Status::ok();
+}
+
+Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>* out) {
+  if (data == nullptr || out == nullptr) {
+    return Status::error(StatusCode::kInvalidArgument, "Model::from_buffer: null argument");
+  }
+  out->reset();
+  if (reinterpret_cast<uintptr_t>(data) % kWeightAlignment != 0) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "Model::from_buffer: the buffer must be %llu-byte aligned",
+                         static_cast<unsigned long long>(kWeightAlignment));
+  }
+  std::unique_ptr<Impl> impl;
+  EDGEMT_RETURN_IF_ERROR(
+      make_model(static_cast<const uint8_t*>(data), size, MappedFile(), &impl));
+  out->reset(new (std::nothrow) Model(impl.get()));
+  if (!*out) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model");
+  impl.release();
+  return Status::ok();
+}
+
+uint32_t Model::format_version() const { return impl_->model.format_version; }
+const TransformerConfig& Model::config() const { return impl_->model.config; }
+const SpecialTokens& Model::special_tokens() const { return impl_->model.special_tokens; }
+DType Model::weight_dtype() const { return impl_->model.weight_dtype; }
+const char* Model::source_language() const { return impl_->model.source_language; }
+const char* Model::target_language() const { return impl_->model.target_language; }
+const Provenance& Model::provenance() const { return impl_->model.provenance; }
+
+const uint8_t* Model::tokenizer_model(size_t* size) const {
+  if (size != nullptr) *size = impl_->model.tokenizer_model_size;
+  return impl_->model.tokenizer_model;
+}
+
+bool Model::append_eos_to_source() const { return impl_->model.append_eos_to_source; }
+uint64_t Model::file_size() const { return impl_->file_size; }
+uint64_t Model::weights_size() const { return impl_->model.weights_size; }
+size_t Model::tensor_count() const { return impl_->model.tensor_count; }
+
+const TensorView& Model::tensor(size_t index) const {
+  assert(index < impl_->model.tensor_count && "Model::tensor: index out of range");
+  return impl_->model.tensors[index];
+}
+
+const TensorView* Model::find_tensor(const char* name) const {
+  return find_tensor_view(impl_->model.tensors.get(), impl_->model.tensor_count, name);
+}
+
+}  // namespace edgemt

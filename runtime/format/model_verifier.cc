@@ -1,0 +1,499 @@
+#include "format/model_verifier.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "format/tensor_layout.h"
+#include "schema/edgemt_generated.h"
+
+namespace edgemt {
+namespace {
+
+namespace fb = ::edgemt::format;
+
+constexpr size_t kSizePrefixBytes = sizeof(flatbuffers::uoffset_t);
+// A FlatBuffer with an identifier is at least a root offset + 4 identifier bytes.
+constexpr uint32_t kMinFlatBufferSize = 8;
+
+Status invalid(const char* what) {
+  return Status::error(StatusCode::kInvalidModel, "%s", what);
+}
+
+uint32_t read_u32_le(const uint8_t* bytes) {
+  uint32_t value;
+  std::memcpy(&value, bytes, sizeof(value));
+  return flatbuffers::EndianScalar(value);
+}
+
+// Identifier bytes for a message: printable ASCII as is, anything else as '?'.
+void printable_identifier(const uint8_t* bytes, char out[5]) {
+  for (int i = 0; i < 4; ++i) {
+    out[i] = (bytes[i] >= 0x20 && bytes[i] < 0x7f) ? static_cast<char>(bytes[i]) : '?';
+  }
+  out[4] = '\0';
+}
+
+// ---- Steps 1-3: container, version, FlatBuffer --------------------------
+
+// Reads format_version after checking only what that read touches: the root
+// offset, the root table's vtable and the field itself.
+Status read_format_version(const uint8_t* buffer, size_t buffer_size, uint32_t* version) {
+  flatbuffers::Verifier::Options options;
+  options.max_depth = kMaxFlatBufferDepth;
+  options.max_tables = kMaxFlatBufferTables;
+  flatbuffers::Verifier verifier(buffer, buffer_size, options);
+  const flatbuffers::uoffset_t root = verifier.VerifyOffset(kSizePrefixBytes);
+  if (root == 0) return invalid("model FlatBuffer is corrupt: bad root table offset");
+  const auto* table = reinterpret_cast<const flatbuffers::Table*>(buffer + kSizePrefixBytes + root);
+  if (!table->VerifyTableStart(verifier) ||
+      !table->VerifyField<uint32_t>(verifier, fb::Model::VT_FORMAT_VERSION, sizeof(uint32_t))) {
+    return invalid("model FlatBuffer is corrupt: bad root table");
+  }
+  *version = reinterpret_cast<const fb::Model*>(table)->format_version();
+  return Status::ok();
+}
+
+Status verify_container(const uint8_t* data, size_t size, const fb::Model** root,
+                        uint32_t* flatbuffer_size) {
+  // Size prefix + root offset + identifier.
+  constexpr size_t kHeaderBytes = 2 * kSizePrefixBytes + flatbuffers::kFileIdentifierLength;
+  if (size < kHeaderBytes) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "model file is too small (%zu bytes) to be an edgemt model", size);
+  }
+  // The identifier first: a file of another kind (a checkpoint passed by
+  // mistake) gets "not an edgemt model file", not a confusing size error.
+  if (!flatbuffers::BufferHasIdentifier(data, fb::ModelIdentifier(), /*size_prefixed=*/true)) {
+    char found[5];
+    printable_identifier(data + 2 * kSizePrefixBytes, found);
+    return Status::error(StatusCode::kInvalidModel,
+                         "not an edgemt model file: identifier is '%s', expected '%s'", found,
+                         fb::ModelIdentifier());
+  }
+  const uint32_t fb_size = read_u32_le(data);
+  if (fb_size < kMinFlatBufferSize) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "model FlatBuffer size %u is too small to hold a model", fb_size);
+  }
+  // The Verifier handles buffers below 2 GiB only.
+  if (fb_size >= FLATBUFFERS_MAX_BUFFER_SIZE - kSizePrefixBytes) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "model FlatBuffer size %u is too large (limit 2 GiB)", fb_size);
+  }
+  const uint64_t fb_end = uint64_t{kSizePrefixBytes} + fb_size;
+  if (fb_end > size) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "model file is truncated: its FlatBuffer needs %llu bytes, the file "
+                         "has %zu",
+                         static_cast<unsigned long long>(fb_end), size);
+  }
+
+  uint32_t version = 0;
+  EDGEMT_RETURN_IF_ERROR(read_format_version(data, static_cast<size_t>(fb_end), &version));
+  if (version != kFormatVersion) {
+    return Status::error(StatusCode::kUnsupportedVersion,
+                         "model format version %u is not supported (this runtime reads version %u)",
+                         version, kFormatVersion);
+  }
+
+  flatbuffers::Verifier::Options options;
+  options.max_depth = kMaxFlatBufferDepth;
+  options.max_tables = kMaxFlatBufferTables;
+  flatbuffers::Verifier verifier(data, static_cast<size_t>(fb_end), options);
+  if (!fb::VerifySizePrefixedModelBuffer(verifier)) {
+    return invalid("model FlatBuffer is corrupt (the FlatBuffers verifier rejected it)");
+  }
+  *root = fb::GetSizePrefixedModel(data);
+  *flatbuffer_size = fb_size;
+  return Status::ok();
+}
+
+// ---- Step 4: header -------------------------------------------------------
+
+const char* string_or_empty(const flatbuffers::String* s) { return s != nullptr ? s->c_str() : ""; }
+
+Status check_range(const char* field, uint32_t value, uint32_t max) {
+  if (value == 0 || value > max) {
+    return Status::error(StatusCode::kInvalidModel, "config.%s = %u is out of range (1 to %u)",
+                         field, value, max);
+  }
+  return Status::ok();
+}
+
+Status read_config(const fb::TransformerConfig& in, TransformerConfig* out) {
+  const auto activation = static_cast<int>(in.activation());
+  if (activation < static_cast<int>(fb::Activation::MIN) ||
+      activation > static_cast<int>(fb::Activation::MAX)) {
+    return Status::error(StatusCode::kUnsupported, "activation %d is not supported", activation);
+  }
+  const auto placement = static_cast<int>(in.norm_placement());
+  if (placement < static_cast<int>(fb::NormPlacement::MIN) ||
+      placement > static_cast<int>(fb::NormPlacement::MAX)) {
+    return Status::error(StatusCode::kUnsupported, "norm placement %d is not supported",
+                         placement);
+  }
+  out->encoder_layers = in.encoder_layers();
+  out->decoder_layers = in.decoder_layers();
+  out->d_model = in.d_model();
+  out->heads = in.heads();
+  out->ffn_dim = in.ffn_dim();
+  out->activation = static_cast<Activation>(activation);
+  out->norm_placement = static_cast<NormPlacement>(placement);
+  out->layer_norm_eps = in.layer_norm_eps();
+  out->encoder_final_norm = in.encoder_final_norm();
+  out->decoder_final_norm = in.decoder_final_norm();
+  out->embedding_scale = in.embedding_scale();
+  out->tied_output = in.tied_output();
+  out->output_bias = in.output_bias();
+  out->shared_embeddings = in.shared_embeddings();
+  out->vocab_size = in.vocab_size();
+  out->max_positions = in.max_positions();
+  return verify_config(*out);
+}
+
+Status read_weight_dtype(fb::DType in, DType* out) {
+  switch (in) {
+    case fb::DType::F32: *out = DType::kF32; return Status::ok();
+    case fb::DType::F16: *out = DType::kF16; return Status::ok();
+    case fb::DType::I8:
+      return Status::error(StatusCode::kUnsupported,
+                           "int8 models are not supported by this build yet");
+  }
+  return Status::error(StatusCode::kUnsupported, "weight dtype %d is not supported",
+                       static_cast<int>(in));
+}
+
+Status check_special_token(const char* which, int32_t id, uint32_t vocab_size) {
+  if (id < 0 || static_cast<uint32_t>(id) >= vocab_size) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "special token %s = %d is outside the vocabulary [0, %u)", which, id,
+                         vocab_size);
+  }
+  return Status::ok();
+}
+
+Status read_header(const fb::Model& root, VerifiedModel* out) {
+  if (root.family() != fb::ModelFamily::TransformerEncoderDecoder) {
+    return Status::error(StatusCode::kUnsupported, "model family %d is not supported",
+                         static_cast<int>(root.family()));
+  }
+  if (root.config() == nullptr) return invalid("model has no config");
+  EDGEMT_RETURN_IF_ERROR(read_config(*root.config(), &out->config));
+  EDGEMT_RETURN_IF_ERROR(read_weight_dtype(root.weight_dtype(), &out->weight_dtype));
+
+  const fb::SpecialTokens* special = root.special_tokens();
+  if (special == nullptr) return invalid("model has no special tokens");
+  const uint32_t vocab = out->config.vocab_size;
+  EDGEMT_RETURN_IF_ERROR(check_special_token("pad", special->pad(), vocab));
+  EDGEMT_RETURN_IF_ERROR(check_special_token("unk", special->unk(), vocab));
+  EDGEMT_RETURN_IF_ERROR(check_special_token("bos", special->bos(), vocab));
+  EDGEMT_RETURN_IF_ERROR(check_special_token("eos", special->eos(), vocab));
+  EDGEMT_RETURN_IF_ERROR(check_special_token("decoder_start", special->decoder_start(), vocab));
+  out->special_tokens.pad = special->pad();
+  out->special_tokens.unk = special->unk();
+  out->special_tokens.bos = special->bos();
+  out->special_tokens.eos = special->eos();
+  out->special_tokens.decoder_start = special->decoder_start();
+
+  const fb::Tokenizer* tokenizer = root.tokenizer();
+  if (tokenizer == nullptr) return invalid("model has no tokenizer");
+  if (tokenizer->kind() != fb::TokenizerKind::SentencePiece) {
+    return Status::error(StatusCode::kUnsupported, "tokenizer kind %d is not supported",
+                         static_cast<int>(tokenizer->kind()));
+  }
+  if (tokenizer->model() == nullptr || tokenizer->model()->size() == 0) {
+    return invalid("model has an empty tokenizer model");
+  }
+  out->tokenizer_model = tokenizer->model()->data();
+  out->tokenizer_model_size = tokenizer->model()->size();
+  out->append_eos_to_source = tokenizer->append_eos_to_source();
+
+  out->source_language = string_or_empty(root.source_language());
+  out->target_language = string_or_empty(root.target_language());
+  if (const fb::Provenance* provenance = root.provenance()) {
+    out->provenance.source_format = string_or_empty(provenance->source_format());
+    out->provenance.source_checkpoint = string_or_empty(provenance->source_checkpoint());
+    out->provenance.source_sha256 = string_or_empty(provenance->source_sha256());
+    out->provenance.converter_version = string_or_empty(provenance->converter_version());
+    out->provenance.created_utc = string_or_empty(provenance->created_utc());
+  }
+  out->format_version = root.format_version();
+  return Status::ok();
+}
+
+// ---- Step 6: tensor entries -----------------------------------------------
+
+bool read_tensor_dtype(fb::DType in, DType* out) {
+  switch (in) {
+    case fb::DType::F32: *out = DType::kF32; return true;
+    case fb::DType::F16: *out = DType::kF16; return true;
+    case fb::DType::I8: *out = DType::kI8; return true;
+  }
+  return false;
+}
+
+Status read_tensor(const fb::Tensor& in, size_t index, const uint8_t* segment,
+                   uint64_t weights_size, TensorView* out) {
+  const flatbuffers::String* name = in.name();
+  if (name == nullptr || name->size() == 0) {
+    return Status::error(StatusCode::kInvalidModel, "tensor %zu has no name", index);
+  }
+  // Names are used as C strings (strcmp, printf): no embedded NUL.
+  if (std::strlen(name->c_str()) != name->size()) {
+    return Status::error(StatusCode::kInvalidModel, "tensor %zu has a name with a NUL byte",
+                         index);
+  }
+  out->name = name->c_str();
+
+  const flatbuffers::Vector<uint32_t>* shape = in.shape();
+  const uint32_t rank = shape != nullptr ? shape->size() : 0;
+  if (rank < 1 || rank > kMaxTensorRank) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "tensor '%s' has rank %u (ranks 1 to %u are supported)", out->name, rank,
+                         kMaxTensorRank);
+  }
+  out->rank = rank;
+  uint64_t elements = 1;
+  bool overflow = false;
+  for (uint32_t i = 0; i < rank; ++i) {
+    out->shape[i] = shape->Get(i);
+    overflow |= __builtin_mul_overflow(elements, uint64_t{out->shape[i]}, &elements);
+  }
+
+  if (!read_tensor_dtype(in.dtype(), &out->dtype)) {
+    return Status::error(StatusCode::kInvalidModel, "tensor '%s' has unknown dtype %d", out->name,
+                         static_cast<int>(in.dtype()));
+  }
+
+  const uint64_t offset = in.offset();
+  const uint64_t size = in.size();
+  if (offset % kWeightAlignment != 0) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "tensor '%s' offset %llu is not a multiple of %llu", out->name,
+                         static_cast<unsigned long long>(offset),
+                         static_cast<unsigned long long>(kWeightAlignment));
+  }
+  if (offset > weights_size || size > weights_size - offset) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "tensor '%s' (offset %llu, %llu bytes) lies outside the weight segment "
+                         "(%llu bytes)",
+                         out->name, static_cast<unsigned long long>(offset),
+                         static_cast<unsigned long long>(size),
+                         static_cast<unsigned long long>(weights_size));
+  }
+  uint64_t expected_size = 0;
+  overflow |= __builtin_mul_overflow(elements, uint64_t{dtype_size(out->dtype)}, &expected_size);
+  if (overflow || size != expected_size) {
+    char shape_text[64];
+    format_shape(shape_text, sizeof(shape_text), out->shape, rank);
+    return Status::error(StatusCode::kInvalidModel,
+                         "tensor '%s' has %llu bytes, but shape %s of %s needs %s%llu", out->name,
+                         static_cast<unsigned long long>(size), shape_text,
+                         dtype_name(out->dtype), overflow ? "more than " : "",
+                         static_cast<unsigned long long>(overflow ? UINT64_MAX : expected_size));
+  }
+  out->offset = offset;
+  out->size_bytes = size;
+  out->data = segment + offset;
+  return Status::ok();
+}
+
+Status read_tensors(const fb::Model& root, const uint8_t* segment, VerifiedModel* out) {
+  const auto* tensors = root.tensors();
+  const size_t count = tensors != nullptr ? tensors->size() : 0;
+  if (count == 0) return invalid("model has no tensors");
+  out->tensors.reset(new (std::nothrow) TensorView[count]);
+  if (!out->tensors) {
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate the tensor table (%zu entries)",
+                         count);
+  }
+  out->tensor_count = count;
+  for (size_t i = 0; i < count; ++i) {
+    EDGEMT_RETURN_IF_ERROR(
+        read_tensor(*tensors->Get(static_cast<flatbuffers::uoffset_t>(i)), i, segment,
+                    out->weights_size, &out->tensors[i]));
+    if (i > 0) {
+      const int order = std::strcmp(out->tensors[i - 1].name, out->tensors[i].name);
+      if (order == 0) {
+        return Status::error(StatusCode::kInvalidModel, "duplicate tensor '%s'",
+                             out->tensors[i].name);
+      }
+      if (order > 0) {
+        return Status::error(StatusCode::kInvalidModel,
+                             "tensor table is not sorted by name ('%s' comes before '%s')",
+                             out->tensors[i - 1].name, out->tensors[i].name);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// ---- Step 7: layout ---------------------------------------------------------
+
+struct LayoutCheck {
+  const TensorView* tensors;
+  size_t count;
+  bool* seen;  // [count]
+  Status status;
+};
+
+bool check_expected(const ExpectedTensor& expected, LayoutCheck* check) {
+  const TensorView* tensor = find_tensor_view(check->tensors, check->count, expected.name);
+  if (tensor == nullptr) {
+    check->status = Status::error(StatusCode::kInvalidModel,
+                                  "model has no tensor '%s' (its config implies one)",
+                                  expected.name);
+    return false;
+  }
+  check->seen[tensor - check->tensors] = true;
+  bool same_shape = tensor->rank == expected.rank;
+  for (uint32_t i = 0; same_shape && i < expected.rank; ++i) {
+    same_shape = tensor->shape[i] == expected.shape[i];
+  }
+  if (!same_shape) {
+    char found[64];
+    char implied[64];
+    format_shape(found, sizeof(found), tensor->shape, tensor->rank);
+    format_shape(implied, sizeof(implied), expected.shape, expected.rank);
+    check->status = Status::error(StatusCode::kInvalidModel,
+                                  "tensor '%s' has shape %s, config implies %s", expected.name,
+                                  found, implied);
+    return false;
+  }
+  if (tensor->dtype != expected.dtype) {
+    check->status = Status::error(
+        StatusCode::kInvalidModel, "tensor '%s' has dtype %s, expected %s (%s)", expected.name,
+        dtype_name(tensor->dtype), dtype_name(expected.dtype),
+        expected.role == TensorRole::kMatrix ? "the model's weight dtype" : "always f32");
+    return false;
+  }
+  if (expected.alias_of != nullptr) {
+    // The owner comes earlier in the enumeration, so it is known to exist.
+    const TensorView* owner = find_tensor_view(check->tensors, check->count, expected.alias_of);
+    if (owner == nullptr || owner->offset != tensor->offset ||
+        owner->size_bytes != tensor->size_bytes) {
+      check->status = Status::error(StatusCode::kInvalidModel,
+                                    "tensor '%s' must share its bytes with '%s' (the config "
+                                    "ties them)",
+                                    expected.name, expected.alias_of);
+      return false;
+    }
+  }
+  return true;
+}
+
+Status check_layout(const VerifiedModel& model) {
+  std::unique_ptr<bool[]> seen(new (std::nothrow) bool[model.tensor_count]());
+  if (!seen) return Status::error(StatusCode::kOutOfMemory, "cannot allocate verifier scratch");
+  LayoutCheck check{model.tensors.get(), model.tensor_count, seen.get(), Status::ok()};
+  const bool complete = for_each_expected_tensor(
+      model.config, model.weight_dtype,
+      [](const ExpectedTensor& expected, void* context) {
+        return check_expected(expected, static_cast<LayoutCheck*>(context));
+      },
+      &check);
+  if (!complete) return check.status;
+  for (size_t i = 0; i < model.tensor_count; ++i) {
+    if (!seen[i]) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "unexpected tensor '%s' (the config does not imply it)",
+                           model.tensors[i].name);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+// ---- Public -----------------------------------------------------------------
+
+Status verify_config(const TransformerConfig& c) {
+  EDGEMT_RETURN_IF_ERROR(check_range("encoder_layers", c.encoder_layers, kMaxLayersPerStack));
+  EDGEMT_RETURN_IF_ERROR(check_range("decoder_layers", c.decoder_layers, kMaxLayersPerStack));
+  EDGEMT_RETURN_IF_ERROR(check_range("d_model", c.d_model, kMaxDModel));
+  EDGEMT_RETURN_IF_ERROR(check_range("heads", c.heads, c.d_model));
+  if (c.d_model % c.heads != 0) {
+    return Status::error(StatusCode::kInvalidModel, "config.heads = %u does not divide d_model = %u",
+                         c.heads, c.d_model);
+  }
+  EDGEMT_RETURN_IF_ERROR(check_range("ffn_dim", c.ffn_dim, kMaxFfnDim));
+  EDGEMT_RETURN_IF_ERROR(check_range("vocab_size", c.vocab_size, kMaxVocabSize));
+  EDGEMT_RETURN_IF_ERROR(check_range("max_positions", c.max_positions, kMaxPositions));
+  if (!std::isfinite(c.layer_norm_eps) || !(c.layer_norm_eps > 0.0f)) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "config.layer_norm_eps = %g must be finite and greater than 0",
+                         static_cast<double>(c.layer_norm_eps));
+  }
+  if (!std::isfinite(c.embedding_scale)) {
+    return Status::error(StatusCode::kInvalidModel, "config.embedding_scale = %g is not finite",
+                         static_cast<double>(c.embedding_scale));
+  }
+  return Status::ok();
+}
+
+const TensorView* find_tensor_view(const TensorView* tensors, size_t count, const char* name) {
+  if (tensors == nullptr || name == nullptr) return nullptr;
+  size_t low = 0;
+  size_t high = count;
+  while (low < high) {
+    const size_t mid = low + (high - low) / 2;
+    const int order = std::strcmp(tensors[mid].name, name);
+    if (order == 0) return &tensors[mid];
+    if (order < 0) {
+      low = mid + 1;
+    } else {
+      high = mid;
+    }
+  }
+  return nullptr;
+}
+
+void format_shape(char* buffer, size_t size, const uint32_t* shape, uint32_t rank) {
+  if (buffer == nullptr || size == 0) return;
+  // Worst case "[4294967295, 4294967295, 4294967295, 4294967295]" is 49 bytes.
+  char text[64];
+  size_t used = 0;
+  text[used++] = '[';
+  for (uint32_t i = 0; i < rank && i < kMaxTensorRank; ++i) {
+    if (i > 0) {
+      text[used++] = ',';
+      text[used++] = ' ';
+    }
+    const int n = std::snprintf(text + used, sizeof(text) - used, "%u", shape[i]);
+    if (n > 0) used += static_cast<size_t>(n);
+  }
+  text[used++] = ']';
+  text[used] = '\0';
+  std::snprintf(buffer, size, "%s", text);
+}
+
+Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out) {
+  if (data == nullptr || out == nullptr) {
+    return Status::error(StatusCode::kInvalidArgument, "verify_model: null argument");
+  }
+  const fb::Model* root = nullptr;
+  uint32_t fb_size = 0;
+  EDGEMT_RETURN_IF_ERROR(verify_container(data, size, &root, &fb_size));
+  if (root == nullptr) return invalid("model FlatBuffer has no root table");
+  EDGEMT_RETURN_IF_ERROR(read_header(*root, out));
+
+  // Step 5: the weight segment.
+  const uint64_t segment = align_to_weight_alignment(uint64_t{kSizePrefixBytes} + fb_size);
+  const uint64_t weights_size = root->weights_size();
+  if (segment > size || weights_size > size - segment) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "model file is truncated: its weight segment needs %llu bytes from "
+                         "offset %llu, the file has %zu bytes",
+                         static_cast<unsigned long long>(weights_size),
+                         static_cast<unsigned long long>(segment), size);
+  }
+  out->weights_offset = segment;
+  out->weights_size = weights_size;
+
+  EDGEMT_RETURN_IF_ERROR(read_tensors(*root, data + segment, out));
+  return check_layout(*out);
+}
+
+}  // namespace edgemt

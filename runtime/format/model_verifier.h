@@ -1,0 +1,108 @@
+// Model verifier: every check a model file goes through before the runtime
+// reads any of it, run once at load.
+//
+// Order (each step only reads bytes the previous steps proved are there):
+//   1. container   file ≥ 12 bytes; identifier "EMT1" at bytes [8, 12)
+//                  (checked before the size, so that a file of another
+//                  kind is named as such, not as "truncated"); uint32 size
+//                  prefix S with 8 ≤ S < 2 GiB and 4 + S ≤ file size
+//   2. version     format_version, read through a bounds-checked look at the
+//                  root table only, so that a file of another version is
+//                  reported as such (kUnsupportedVersion) even if its layout
+//                  changed beyond what this runtime can verify
+//   3. FlatBuffer  flatbuffers::Verifier over [0, 4 + S) (size prefixed;
+//                  bounded depth and table count)
+//   4. header      family, config ranges (see the limits below), weight
+//                  dtype, special token ids inside the vocabulary, tokenizer
+//                  model present
+//   5. segment     the weight segment starts at align64(4 + S) and its
+//                  weights_size bytes lie inside the file (trailing bytes
+//                  after it are allowed: flash images are often padded)
+//   6. tensors     each entry: non-empty NUL-free name, rank 1..4, known
+//                  dtype, 64-aligned offset, bytes inside the segment
+//                  (overflow-safe), size == element count × dtype size; the
+//                  table sorted by name with no duplicates (find_tensor binary
+//                  searches it)
+//   7. layout      every tensor the config implies (format/tensor_layout.h)
+//                  is present with exactly that shape and dtype, aliases share
+//                  bytes, and no other tensor is present
+//
+// On unexpected tensors (step 7) we reject rather than ignore. Format
+// versions are the compatibility mechanism (schema/edgemt.fbs: readers reject
+// versions they do not know), so a version-1 file with a tensor version 1
+// does not define is a converter bug or a file meant for a different model;
+// silently ignoring, say, an extra bias would produce wrong translations
+// without a word. The converter's own reader (tools/edgemt_tools/model_spec.py)
+// rejects them too, so both sides accept exactly the same files.
+//
+// This header is internal to runtime/format/ (and its tests); it does not
+// include the generated FlatBuffers code.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "edgemt/model.h"
+#include "edgemt/status.h"
+
+namespace edgemt {
+
+// Limits of a sane config. They keep every size computation far from
+// overflow (V·d·4 < 2^41) and reject nonsense early with a readable message.
+inline constexpr uint32_t kMaxDModel = 16384;
+inline constexpr uint32_t kMaxLayersPerStack = 128;
+inline constexpr uint32_t kMaxFfnDim = 262144;
+inline constexpr uint32_t kMaxVocabSize = 1u << 24;
+inline constexpr uint32_t kMaxPositions = 65536;
+// Upper bound on FlatBuffer tables the verifier visits: a model at the limits
+// above has 4 + 1 + 128·12 + 128·20 + 4 = 4105 tensors plus 6 other tables.
+inline constexpr uint32_t kMaxFlatBufferTables = 16384;
+inline constexpr uint32_t kMaxFlatBufferDepth = 16;
+
+// Alignment of the weight segment and of each tensor in it.
+inline constexpr uint64_t kWeightAlignment = 64;
+inline constexpr uint64_t align_to_weight_alignment(uint64_t value) {
+  return (value + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
+}
+
+// Everything a Model exposes, as verified. Strings and tensor data point into
+// the verified buffer (strings are never null: absent ones are "").
+struct VerifiedModel {
+  uint32_t format_version = 0;
+  TransformerConfig config;
+  SpecialTokens special_tokens;
+  DType weight_dtype = DType::kF32;
+  const char* source_language = "";
+  const char* target_language = "";
+  Provenance provenance;
+  const uint8_t* tokenizer_model = nullptr;
+  size_t tokenizer_model_size = 0;
+  bool append_eos_to_source = true;
+  uint64_t weights_offset = 0;  // start of the weight segment in the buffer
+  uint64_t weights_size = 0;
+  std::unique_ptr<TensorView[]> tensors;  // sorted by name (strcmp order)
+  size_t tensor_count = 0;
+};
+
+// Runs steps 1–7 on `data` [0, size). `data` must stay valid while *out is
+// used; it should be 64-byte aligned (then TensorView::data is too), which
+// this function does not require. On success *out is filled; on error *out is
+// left in an unspecified but destructible state.
+// Errors: kInvalidModel, kUnsupportedVersion, kUnsupported (family,
+// activation, norm placement, tokenizer kind, int8 or unknown weight dtype),
+// kOutOfMemory (the TensorView array), kInvalidArgument (null pointers).
+[[nodiscard]] Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out);
+
+// Step 4's range checks on a config alone (layer counts, sizes, heads divide
+// d_model, layer_norm_eps finite and > 0, embedding_scale finite).
+// Errors: kInvalidModel.
+[[nodiscard]] Status verify_config(const TransformerConfig& config);
+
+// Binary search in a name-sorted TensorView array; nullptr when absent.
+const TensorView* find_tensor_view(const TensorView* tensors, size_t count, const char* name);
+
+// Writes "[a, b, ...]" into `buffer` (always NUL-terminated).
+void format_shape(char* buffer, size_t size, const uint32_t* shape, uint32_t rank);
+
+}  // namespace edgemt

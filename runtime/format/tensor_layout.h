@@ -1,0 +1,83 @@
+// Tensor layout: the tensors a TransformerConfig implies (schema/TENSORS.md).
+//
+// One definition, used by the verifier (every expected tensor must be in the
+// file with exactly this shape and dtype, and nothing else), by the weight
+// loader of the Translator (which finds its weights by these names) and by the
+// test model builder. The converter's twin is tools/edgemt_tools/model_spec.py
+// (`expected_tensors`); both must list the same names in the same order.
+//
+// Nothing here allocates: names are built into fixed buffers with snprintf.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "edgemt/model.h"
+
+namespace edgemt {
+
+// Longest tensor name (including the NUL) this runtime builds. The longest
+// name TENSORS.md implies is "decoder.layers.{i}.cross_attn_norm.weight",
+// 43 characters with a 3-digit layer index.
+inline constexpr size_t kMaxTensorNameLength = 96;
+
+// How a tensor is stored.
+enum class TensorRole : uint8_t {
+  kMatrix,  // projection matrix or embedding table: stored in the weight dtype
+  kVector,  // bias, LayerNorm parameter, position table: always F32
+};
+
+// One tensor the config implies.
+struct ExpectedTensor {
+  char name[kMaxTensorNameLength] = {};
+  TensorRole role = TensorRole::kVector;
+  DType dtype = DType::kF32;  // weight dtype for matrices, F32 for vectors
+  uint32_t rank = 0;
+  uint32_t shape[kMaxTensorRank] = {0, 0, 0, 0};
+  // Name of the tensor whose bytes this one shares (same offset and size in
+  // the file), or nullptr. `embedding.target` aliases `embedding.source` when
+  // shared_embeddings; `output.weight` aliases `embedding.target` when
+  // tied_output (and so, transitively, `embedding.source` when both are set).
+  // Points to a string literal.
+  const char* alias_of = nullptr;
+};
+
+// Called once per expected tensor; return false to stop the enumeration.
+// `tensor` is only valid during the call.
+using ExpectedTensorVisitor = bool (*)(const ExpectedTensor& tensor, void* context);
+
+// Calls `visit` for every tensor `config` implies, in a stable order
+// (embeddings, position table, output, encoder layers, encoder final norm,
+// decoder layers, decoder final norm; the order of model_spec.py). Returns
+// false if the visitor stopped early, true otherwise. The config is not
+// validated here (the verifier does that first); a zero-layer config simply
+// yields no layer tensors.
+bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtype,
+                              ExpectedTensorVisitor visit, void* context);
+
+// Same, with any callable `bool(const ExpectedTensor&)` (a lambda with
+// captures, say). No heap: the callable is passed by address.
+template <typename Visitor,
+          typename = std::enable_if_t<!std::is_convertible_v<Visitor, ExpectedTensorVisitor>>>
+bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtype,
+                              Visitor&& visit) {
+  using V = std::remove_reference_t<Visitor>;
+  return for_each_expected_tensor(
+      config, weight_dtype,
+      [](const ExpectedTensor& tensor, void* context) {
+        return static_cast<bool>((*static_cast<V*>(context))(tensor));
+      },
+      const_cast<void*>(static_cast<const void*>(&visit)));
+}
+
+// Number of tensors `config` implies.
+size_t expected_tensor_count(const TransformerConfig& config);
+
+// printf into `buffer` (e.g. format_tensor_name(name, sizeof(name),
+// "encoder.layers.%u.ffn.in.weight", i)). Returns false (and leaves a
+// truncated, NUL-terminated string) when the name does not fit.
+bool format_tensor_name(char* buffer, size_t size, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+}  // namespace edgemt

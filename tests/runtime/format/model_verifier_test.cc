@@ -1,0 +1,424 @@
+// The verifier, one check at a time, on exact-size heap copies of files built
+// by ModelBuilder (so AddressSanitizer/valgrind see any read past the end),
+// plus corruption sweeps that must never crash.
+#include "format/model_verifier.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/model_builder.h"
+
+namespace edgemt {
+namespace {
+
+using testing::BuiltLayout;
+using testing::ModelBuilder;
+
+bool contains(const Status& status, const std::string& text) {
+  return std::strstr(status.message(), text.c_str()) != nullptr;
+}
+
+// Verifies an exact-size heap copy of `bytes` (the view dies with the copy:
+// callers only look at the status).
+Status verify(const std::vector<uint8_t>& bytes) {
+  std::unique_ptr<uint8_t[]> copy(new uint8_t[bytes.size() > 0 ? bytes.size() : 1]);
+  if (!bytes.empty()) std::memcpy(copy.get(), bytes.data(), bytes.size());
+  VerifiedModel model;
+  return verify_model(copy.get(), bytes.size(), &model);
+}
+
+Status verify(const ModelBuilder& builder) { return verify(builder.build()); }
+
+#define CHECK_STATUS(status, expected_code, text)                                   \
+  do {                                                                              \
+    const ::edgemt::Status status_ = (status);                                      \
+    CHECK_MESSAGE(status_.code() == (expected_code), std::string(status_.message()));            \
+    CHECK_MESSAGE(contains(status_, text), "message: ", std::string(status_.message()));         \
+  } while (0)
+
+TEST_CASE("format/model_verifier: the builder's files pass, f32 and f16, with trailing bytes") {
+  ModelBuilder f32;
+  Status status = verify(f32);
+  CHECK_MESSAGE(status.is_ok(), std::string(status.message()));
+  ModelBuilder f16(testing::tiny_config(), DType::kF16);
+  status = verify(f16);
+  CHECK_MESSAGE(status.is_ok(), std::string(status.message()));
+  f32.trailing_bytes = 100;  // padding after the segment is allowed
+  status = verify(f32);
+  CHECK_MESSAGE(status.is_ok(), std::string(status.message()));
+}
+
+TEST_CASE("format/model_verifier: too small, truncated and oversized size prefixes") {
+  for (size_t size = 0; size < 12; ++size) {
+    CAPTURE(size);
+    CHECK_STATUS(verify(std::vector<uint8_t>(size, 0)), StatusCode::kInvalidModel, "too small");
+  }
+  ModelBuilder builder;
+  BuiltLayout layout;
+  std::vector<uint8_t> bytes = builder.build(&layout);
+  // Size prefix below the minimum, and beyond the file.
+  bytes[0] = 4;
+  bytes[1] = bytes[2] = bytes[3] = 0;
+  CHECK_STATUS(verify(bytes), StatusCode::kInvalidModel, "too small");
+  bytes[0] = bytes[1] = bytes[2] = 0xff;
+  bytes[3] = 0x00;  // 16 MiB
+  CHECK_STATUS(verify(bytes), StatusCode::kInvalidModel, "truncated");
+  bytes[3] = 0xff;  // 4 GiB: over the FlatBuffers limit
+  CHECK_STATUS(verify(bytes), StatusCode::kInvalidModel, "too large");
+}
+
+TEST_CASE("format/model_verifier: a cut inside the weight segment names the segment") {
+  ModelBuilder builder;
+  BuiltLayout layout;
+  std::vector<uint8_t> bytes = builder.build(&layout);
+  bytes.resize(bytes.size() - 64);
+  CHECK_STATUS(verify(bytes), StatusCode::kInvalidModel, "weight segment");
+  // weights_size larger than what follows the FlatBuffer.
+  builder.weights_size = layout.weights_size + 64;
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, "truncated");
+}
+
+TEST_CASE("format/model_verifier: wrong identifier") {
+  ModelBuilder builder;
+  builder.identifier = "ONNX";
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel,
+               "not an edgemt model file: identifier is 'ONNX', expected 'EMT1'");
+  // Non-printable identifier bytes are shown as '?'.
+  std::vector<uint8_t> bytes = ModelBuilder().build();
+  bytes[8] = 0;
+  bytes[9] = 0xff;
+  CHECK_STATUS(verify(bytes), StatusCode::kInvalidModel, "identifier is '??T1'");
+  // Some other file: named as such even though its "size prefix" is absurd.
+  const std::string text = "garbage!garbage!garbage!";
+  CHECK_STATUS(verify(std::vector<uint8_t>(text.begin(), text.end())), StatusCode::kInvalidModel,
+               "not an edgemt model file: identifier is 'garb'");
+}
+
+TEST_CASE("format/model_verifier: unsupported versions 2 and 0") {
+  for (uint32_t version : {0u, 2u, 100u}) {
+    CAPTURE(version);
+    ModelBuilder builder;
+    builder.format_version = version;
+    CHECK_STATUS(verify(builder), StatusCode::kUnsupportedVersion,
+                 "model format version " + std::to_string(version) +
+                     " is not supported (this runtime reads version 1)");
+  }
+}
+
+TEST_CASE("format/model_verifier: flipped bytes in the FlatBuffer never crash") {
+  // Every byte of the FlatBuffer part, three corruption patterns each. A
+  // flip may hit bytes the runtime does not care about (padding, a provenance
+  // string, a float's low bits), so success is allowed; a crash, hang or
+  // sanitizer report is not. Codes must be load errors.
+  ModelBuilder builder;
+  BuiltLayout layout;
+  const std::vector<uint8_t> bytes = builder.build(&layout);
+  const size_t fb_end = 4 + layout.flatbuffer_size;
+  size_t accepted = 0;
+  size_t rejected = 0;
+  for (size_t position = 0; position < fb_end; ++position) {
+    for (uint8_t pattern : {uint8_t{0xff}, uint8_t{0x01}, uint8_t{0x80}}) {
+      std::vector<uint8_t> corrupt = bytes;
+      corrupt[position] ^= pattern;
+      const Status status = verify(corrupt);
+      if (status.is_ok()) {
+        ++accepted;
+        continue;
+      }
+      ++rejected;
+      const StatusCode code = status.code();
+      const bool load_error = code == StatusCode::kInvalidModel ||
+                              code == StatusCode::kUnsupportedVersion ||
+                              code == StatusCode::kUnsupported;
+      if (!load_error) {
+        CAPTURE(position);
+        CHECK_MESSAGE(load_error, std::string(status.message()));
+      }
+      if (status.message()[0] == '\0') {
+        CAPTURE(position);
+        CHECK_MESSAGE(false, "empty error message");
+      }
+    }
+  }
+  MESSAGE("corrupt FlatBuffers: " << rejected << " rejected, " << accepted << " accepted");
+  CHECK(rejected > accepted);
+}
+
+TEST_CASE("format/model_verifier: random multi-byte corruption and random cuts never crash") {
+  ModelBuilder builder(testing::tiny_config(), DType::kF16);
+  BuiltLayout layout;
+  const std::vector<uint8_t> bytes = builder.build(&layout);
+  const size_t fb_end = 4 + layout.flatbuffer_size;
+  uint64_t state = 12345;
+  auto next = [&]() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>(state >> 33);
+  };
+  size_t rejected = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<uint8_t> corrupt = bytes;
+    const size_t flips = 1 + next() % 8;
+    for (size_t i = 0; i < flips; ++i) {
+      corrupt[next() % fb_end] = static_cast<uint8_t>(next());
+    }
+    if (round % 4 == 0) corrupt.resize(next() % corrupt.size());
+    rejected += !verify(corrupt).is_ok();
+  }
+  MESSAGE(rejected << " of 3000 corrupt files rejected");
+  CHECK(rejected > 0);
+}
+
+TEST_CASE("format/model_verifier: tensor shape disagreeing with the config names both shapes") {
+  ModelBuilder builder;
+  CHECK(builder.reshape("encoder.layers.0.ffn.in.weight", {16, 7}));
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel,
+               "tensor 'encoder.layers.0.ffn.in.weight' has shape [16, 7], config implies [16, 8]");
+  ModelBuilder rank;
+  CHECK(rank.reshape("decoder.layers.0.ffn_norm.bias", {8, 1}));
+  CHECK_STATUS(verify(rank), StatusCode::kInvalidModel,
+               "tensor 'decoder.layers.0.ffn_norm.bias' has shape [8, 1], config implies [8]");
+  ModelBuilder positions;
+  CHECK(positions.reshape("position.table", {15, 8}));
+  CHECK_STATUS(verify(positions), StatusCode::kInvalidModel,
+               "tensor 'position.table' has shape [15, 8], config implies [16, 8]");
+}
+
+TEST_CASE("format/model_verifier: missing tensor") {
+  ModelBuilder builder;
+  CHECK(builder.remove_tensor("decoder.layers.0.cross_attn.kv.bias"));
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel,
+               "model has no tensor 'decoder.layers.0.cross_attn.kv.bias'");
+  ModelBuilder optional;
+  optional.config.output_bias = true;  // the flag without the tensor
+  CHECK_STATUS(verify(optional), StatusCode::kInvalidModel, "model has no tensor 'output.bias'");
+}
+
+TEST_CASE("format/model_verifier: misaligned and out-of-range offsets") {
+  const std::string name = "encoder.layers.0.self_attn.out.weight";
+  ModelBuilder misaligned;
+  misaligned.find(name)->offset = 32;
+  CHECK_STATUS(verify(misaligned), StatusCode::kInvalidModel,
+               "tensor '" + name + "' offset 32 is not a multiple of 64");
+
+  ModelBuilder beyond;
+  BuiltLayout layout;
+  beyond.build(&layout);
+  beyond.find(name)->offset = layout.weights_size;  // starts at the end, 256 bytes long
+  CHECK_STATUS(verify(beyond), StatusCode::kInvalidModel,
+               "tensor '" + name + "' (offset " + std::to_string(layout.weights_size) +
+                   ", 256 bytes) lies outside the weight segment");
+
+  ModelBuilder overflow;  // offset + size wraps around 2^64
+  overflow.find(name)->offset = std::numeric_limits<uint64_t>::max() - 63;
+  CHECK_STATUS(verify(overflow), StatusCode::kInvalidModel, "lies outside the weight segment");
+}
+
+TEST_CASE("format/model_verifier: size field disagreeing with shape and dtype") {
+  ModelBuilder builder;
+  builder.find("output.weight")->size = 32 * 8 * 4 - 4;
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel,
+               "tensor 'output.weight' has 1020 bytes, but shape [32, 8] of f32 needs 1024");
+  // A shape whose element count overflows 64 bits.
+  ModelBuilder huge;
+  huge.find("output.weight")->shape = {0xffffffffu, 0xffffffffu, 0xffffffffu};
+  CHECK_STATUS(verify(huge), StatusCode::kInvalidModel, "needs more than");
+}
+
+TEST_CASE("format/model_verifier: duplicate, unsorted and unexpected tensors") {
+  ModelBuilder duplicate;
+  duplicate.add_tensor("encoder.layers.0.ffn.in.bias", {16}, DType::kF32);
+  CHECK_STATUS(verify(duplicate), StatusCode::kInvalidModel,
+               "duplicate tensor 'encoder.layers.0.ffn.in.bias'");
+
+  ModelBuilder unsorted;
+  unsorted.sort_tensors = false;  // layout order: embedding.source, embedding.target, position...
+  CHECK_STATUS(verify(unsorted), StatusCode::kInvalidModel, "not sorted by name");
+
+  ModelBuilder extra;
+  extra.add_tensor("encoder.layers.1.ffn.in.bias", {16}, DType::kF32);
+  CHECK_STATUS(verify(extra), StatusCode::kInvalidModel,
+               "unexpected tensor 'encoder.layers.1.ffn.in.bias'");
+}
+
+TEST_CASE("format/model_verifier: tensor dtypes: matrices in the weight dtype, vectors f32") {
+  ModelBuilder bias_f16;
+  CHECK(bias_f16.set_dtype("encoder.layers.0.ffn.out.bias", DType::kF16));
+  CHECK_STATUS(verify(bias_f16), StatusCode::kInvalidModel,
+               "tensor 'encoder.layers.0.ffn.out.bias' has dtype f16, expected f32");
+
+  ModelBuilder matrix_f32(testing::tiny_config(), DType::kF16);
+  CHECK(matrix_f32.set_dtype("decoder.layers.0.self_attn.qkv.weight", DType::kF32));
+  CHECK_STATUS(verify(matrix_f32), StatusCode::kInvalidModel,
+               "tensor 'decoder.layers.0.self_attn.qkv.weight' has dtype f32, expected f16");
+
+  ModelBuilder unknown;
+  unknown.find("position.table")->raw_dtype = 9;
+  CHECK_STATUS(verify(unknown), StatusCode::kInvalidModel,
+               "tensor 'position.table' has unknown dtype 9");
+}
+
+TEST_CASE("format/model_verifier: tensor rank must be 1 to 4") {
+  ModelBuilder scalar;
+  scalar.find("output.weight")->shape = {};
+  CHECK_STATUS(verify(scalar), StatusCode::kInvalidModel,
+               "tensor 'output.weight' has rank 0 (ranks 1 to 4 are supported)");
+  ModelBuilder five;
+  five.find("output.weight")->shape = {1, 1, 32, 8, 1};
+  CHECK_STATUS(verify(five), StatusCode::kInvalidModel, "has rank 5");
+}
+
+TEST_CASE("format/model_verifier: aliases promised by the config must share bytes") {
+  TransformerConfig config = testing::tiny_config();
+  config.shared_embeddings = true;
+  ModelBuilder builder(config);
+  // Give embedding.target its own bytes although the config says shared.
+  testing::BuilderTensor* target = builder.find("embedding.target");
+  target->alias_of.clear();
+  target->values = builder.values("embedding.source");
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel,
+               "tensor 'embedding.target' must share its bytes with 'embedding.source'");
+}
+
+TEST_CASE("format/model_verifier: special token ids must be inside the vocabulary") {
+  struct Case {
+    const char* name;
+    int32_t SpecialTokens::*field;
+    int32_t value;
+  };
+  const Case cases[] = {{"pad", &SpecialTokens::pad, -1},
+                        {"unk", &SpecialTokens::unk, 32},
+                        {"bos", &SpecialTokens::bos, 1000},
+                        {"eos", &SpecialTokens::eos, 32},
+                        {"decoder_start", &SpecialTokens::decoder_start, -7}};
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    ModelBuilder builder;
+    builder.special_tokens.*c.field = c.value;
+    CHECK_STATUS(verify(builder), StatusCode::kInvalidModel,
+                 std::string("special token ") + c.name + " = " + std::to_string(c.value) +
+                     " is outside the vocabulary [0, 32)");
+  }
+  ModelBuilder edge;
+  edge.special_tokens.eos = 31;  // the last id is fine
+  CHECK(verify(edge).is_ok());
+}
+
+TEST_CASE("format/model_verifier: config values out of range") {
+  ModelBuilder heads;
+  heads.config.heads = 3;
+  CHECK_STATUS(verify(heads), StatusCode::kInvalidModel,
+               "config.heads = 3 does not divide d_model = 8");
+
+  struct Case {
+    const char* text;
+    void (*edit)(TransformerConfig*);
+  };
+  const Case cases[] = {
+      {"config.encoder_layers = 0 is out of range", [](TransformerConfig* c) { c->encoder_layers = 0; }},
+      {"config.decoder_layers = 129 is out of range", [](TransformerConfig* c) { c->decoder_layers = 129; }},
+      {"config.d_model = 0 is out of range", [](TransformerConfig* c) { c->d_model = 0; }},
+      {"config.d_model = 16392 is out of range", [](TransformerConfig* c) { c->d_model = 16392; }},
+      {"config.heads = 0 is out of range", [](TransformerConfig* c) { c->heads = 0; }},
+      {"config.heads = 16 is out of range (1 to 8)", [](TransformerConfig* c) { c->heads = 16; }},
+      {"config.ffn_dim = 0 is out of range", [](TransformerConfig* c) { c->ffn_dim = 0; }},
+      {"config.vocab_size = 16777217 is out of range", [](TransformerConfig* c) { c->vocab_size = (1u << 24) + 1; }},
+      {"config.max_positions = 0 is out of range", [](TransformerConfig* c) { c->max_positions = 0; }},
+      {"config.max_positions = 65537 is out of range", [](TransformerConfig* c) { c->max_positions = 65537; }},
+      {"config.layer_norm_eps = 0 must be finite and greater than 0", [](TransformerConfig* c) { c->layer_norm_eps = 0.0f; }},
+      {"config.layer_norm_eps = -1e-05 must be", [](TransformerConfig* c) { c->layer_norm_eps = -1e-5f; }},
+      {"config.layer_norm_eps = nan must be", [](TransformerConfig* c) { c->layer_norm_eps = std::nanf(""); }},
+      {"config.embedding_scale = inf is not finite", [](TransformerConfig* c) { c->embedding_scale = HUGE_VALF; }},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    ModelBuilder builder;
+    c.edit(&builder.config);  // tensors left as generated: the config check comes first
+    CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, c.text);
+    TransformerConfig config = testing::tiny_config();
+    c.edit(&config);
+    CHECK(verify_config(config).code() == StatusCode::kInvalidModel);
+  }
+  CHECK(verify_config(testing::tiny_config()).is_ok());
+}
+
+TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {
+  ModelBuilder int8;
+  int8.weight_dtype = DType::kI8;
+  CHECK_STATUS(verify(int8), StatusCode::kUnsupported,
+               "int8 models are not supported by this build yet");
+  ModelBuilder weight_dtype;
+  weight_dtype.raw_weight_dtype = 5;
+  CHECK_STATUS(verify(weight_dtype), StatusCode::kUnsupported, "weight dtype 5 is not supported");
+  ModelBuilder family;
+  family.raw_family = 3;
+  CHECK_STATUS(verify(family), StatusCode::kUnsupported, "model family 3 is not supported");
+  ModelBuilder activation;
+  activation.raw_activation = 7;
+  CHECK_STATUS(verify(activation), StatusCode::kUnsupported, "activation 7 is not supported");
+  ModelBuilder tokenizer;
+  tokenizer.raw_tokenizer_kind = 1;
+  CHECK_STATUS(verify(tokenizer), StatusCode::kUnsupported, "tokenizer kind 1 is not supported");
+}
+
+TEST_CASE("format/model_verifier: required tables and the tokenizer model") {
+  ModelBuilder no_config;
+  no_config.include_config = false;
+  CHECK_STATUS(verify(no_config), StatusCode::kInvalidModel, "model has no config");
+  ModelBuilder no_special;
+  no_special.include_special_tokens = false;
+  CHECK_STATUS(verify(no_special), StatusCode::kInvalidModel, "model has no special tokens");
+  ModelBuilder no_tokenizer;
+  no_tokenizer.include_tokenizer = false;
+  CHECK_STATUS(verify(no_tokenizer), StatusCode::kInvalidModel, "model has no tokenizer");
+  ModelBuilder empty_tokenizer;
+  empty_tokenizer.tokenizer_model.clear();
+  CHECK_STATUS(verify(empty_tokenizer), StatusCode::kInvalidModel, "empty tokenizer model");
+  ModelBuilder no_tensors;
+  no_tensors.tensors.clear();
+  CHECK_STATUS(verify(no_tensors), StatusCode::kInvalidModel, "model has no tensors");
+}
+
+TEST_CASE("format/model_verifier: tensor names must be non-empty and NUL-free") {
+  ModelBuilder empty;
+  empty.add_tensor("", {1}, DType::kF32);
+  CHECK_STATUS(verify(empty), StatusCode::kInvalidModel, "has no name");
+  ModelBuilder nul;
+  nul.add_tensor(std::string("output.weight\0x", 15), {1}, DType::kF32);
+  CHECK_STATUS(verify(nul), StatusCode::kInvalidModel, "name with a NUL byte");
+}
+
+TEST_CASE("format/model_verifier: the verified view points into the buffer") {
+  ModelBuilder builder;
+  BuiltLayout layout;
+  const std::vector<uint8_t> bytes = builder.build(&layout);
+  VerifiedModel model;
+  const Status status = verify_model(bytes.data(), bytes.size(), &model);
+  CHECK_MESSAGE(status.is_ok(), std::string(status.message()));
+  CHECK(model.weights_offset == layout.weights_offset);
+  CHECK(model.weights_size == layout.weights_size);
+  CHECK(model.tensor_count == builder.tensors.size());
+  const TensorView* view = find_tensor_view(model.tensors.get(), model.tensor_count, "output.weight");
+  CHECK(view != nullptr);
+  if (view == nullptr) return;
+  CHECK(view->offset == layout.tensor_offsets.at("output.weight"));
+  CHECK(static_cast<const uint8_t*>(view->data) == bytes.data() + layout.weights_offset + view->offset);
+  for (size_t i = 0; i < model.tensor_count; ++i) {
+    CHECK(find_tensor_view(model.tensors.get(), model.tensor_count, model.tensors[i].name) ==
+          &model.tensors[i]);
+  }
+  char text[64];
+  const uint32_t shape[] = {1024, 255};
+  format_shape(text, sizeof(text), shape, 2);
+  CHECK(std::string(text) == "[1024, 255]");
+  format_shape(text, 6, shape, 2);
+  CHECK(std::string(text) == "[1024");
+}
+
+}  // namespace
+}  // namespace edgemt

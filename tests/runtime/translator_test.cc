@@ -1,0 +1,203 @@
+// Translator on the bundled model: the decoding paths (batching, threads,
+// beams) must agree with each other and with the PyTorch references.
+#include "edgemt/translator.h"
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/reference_data.h"
+
+namespace {
+
+using edgemt::testing::read_id_lines;
+using edgemt::testing::reference_path;
+using Ids = std::vector<int32_t>;
+
+struct Loaded {
+  std::unique_ptr<edgemt::Model> model;
+  std::unique_ptr<edgemt::Translator> translator;
+};
+
+Loaded load(size_t threads, size_t max_batch, size_t max_beam) {
+  Loaded loaded;
+  const edgemt::Status status = edgemt::Model::load(EDGEMT_BUNDLED_MODEL, &loaded.model);
+  REQUIRE_MESSAGE(status.is_ok(), status.message());
+  edgemt::TranslatorOptions options;
+  options.threads = threads;
+  REQUIRE(edgemt::Translator::create(*loaded.model, options, &loaded.translator).is_ok());
+  edgemt::Limits limits;
+  limits.max_batch = max_batch;
+  limits.max_beam = max_beam;
+  limits.max_source_len = 256;
+  limits.max_target_len = 256;
+  REQUIRE(loaded.translator->prepare(limits).is_ok());
+  return loaded;
+}
+
+// Translates `sources` in batches of `batch`.
+std::vector<Ids> translate_all(edgemt::Translator& translator, const std::vector<Ids>& sources,
+                               size_t batch, size_t beam) {
+  std::vector<Ids> outputs;
+  edgemt::DecodeOptions options;
+  options.beam_size = beam;
+  for (size_t first = 0; first < sources.size(); first += batch) {
+    const size_t count = std::min(batch, sources.size() - first);
+    std::vector<edgemt::TokenSpan> spans(count);
+    std::vector<Ids> buffers(count, Ids(256));
+    std::vector<edgemt::Translation> results(count);
+    for (size_t i = 0; i < count; ++i) {
+      spans[i] = {sources[first + i].data(), sources[first + i].size()};
+      results[i].tokens = buffers[i].data();
+      results[i].capacity = buffers[i].size();
+    }
+    const edgemt::Status status = translator.translate(spans.data(), count, options, results.data());
+    REQUIRE_MESSAGE(status.is_ok(), status.message());
+    for (size_t i = 0; i < count; ++i) {
+      outputs.emplace_back(results[i].tokens, results[i].tokens + results[i].length);
+    }
+  }
+  return outputs;
+}
+
+std::vector<Ids> first_sources(size_t count) {
+  std::vector<Ids> sources = read_id_lines(reference_path("test_2016_flickr.en.ids"));
+  REQUIRE(sources.size() >= count);
+  sources.resize(count);
+  return sources;
+}
+
+size_t count_equal(const std::vector<Ids>& a, const std::vector<Ids>& b) {
+  size_t equal = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) equal += a[i] == b[i];
+  return equal;
+}
+
+}  // namespace
+
+TEST_CASE("batched greedy output equals one-at-a-time output") {
+  const std::vector<Ids> sources = first_sources(48);
+  Loaded loaded = load(1, 16, 1);
+  const std::vector<Ids> one = translate_all(*loaded.translator, sources, 1, 1);
+  const std::vector<Ids> batched = translate_all(*loaded.translator, sources, 16, 1);
+  CHECK(count_equal(one, batched) == sources.size());
+}
+
+TEST_CASE("batched beam output equals one-at-a-time output") {
+  const std::vector<Ids> sources = first_sources(24);
+  Loaded loaded = load(1, 8, 4);
+  const std::vector<Ids> one = translate_all(*loaded.translator, sources, 1, 4);
+  const std::vector<Ids> batched = translate_all(*loaded.translator, sources, 8, 4);
+  CHECK(count_equal(one, batched) == sources.size());
+}
+
+TEST_CASE("output is identical for 1 2 and 3 threads") {
+  const std::vector<Ids> sources = first_sources(32);
+  Loaded single = load(1, 16, 4);
+  const std::vector<Ids> greedy1 = translate_all(*single.translator, sources, 16, 1);
+  const std::vector<Ids> beam1 = translate_all(*single.translator, sources, 8, 4);
+  for (size_t threads : {size_t{2}, size_t{3}}) {
+    CAPTURE(threads);
+    Loaded multi = load(threads, 16, 4);
+    CHECK(count_equal(greedy1, translate_all(*multi.translator, sources, 16, 1)) == sources.size());
+    CHECK(count_equal(beam1, translate_all(*multi.translator, sources, 8, 4)) == sources.size());
+  }
+}
+
+TEST_CASE("fp16 greedy matches PyTorch on the fp16-rounded weights") {
+  const std::vector<Ids> expected = read_id_lines(reference_path("torch_fp16_greedy.ids"));
+  REQUIRE_MESSAGE(expected.size() == 1000, "models/reference/torch_fp16_greedy.ids missing");
+  const std::vector<Ids> sources = first_sources(1000);
+  Loaded loaded = load(2, 32, 1);
+  const std::vector<Ids> outputs = translate_all(*loaded.translator, sources, 32, 1);
+  const size_t equal = count_equal(outputs, expected);
+  MESSAGE("fp16 greedy identical to the PyTorch reference: " << equal << " / 1000");
+  CHECK(equal >= 995);
+}
+
+TEST_CASE("beam output holds no EOS bos or pad") {
+  const std::vector<Ids> sources = first_sources(16);
+  Loaded loaded = load(1, 16, 4);
+  const std::vector<Ids> beam = translate_all(*loaded.translator, sources, 16, 4);
+  for (const Ids& ids : beam) {
+    CHECK(!ids.empty());
+    for (int32_t id : ids) {
+      CHECK(id != loaded.model->special_tokens().eos);
+      CHECK(id != loaded.model->special_tokens().pad);
+      CHECK(id != loaded.model->special_tokens().bos);
+    }
+  }
+}
+
+TEST_CASE("translate rejects bad requests with a clear status") {
+  std::unique_ptr<edgemt::Model> model;
+  REQUIRE(edgemt::Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok());
+  std::unique_ptr<edgemt::Translator> translator;
+  REQUIRE(edgemt::Translator::create(*model, {}, &translator).is_ok());
+  Ids source = {9, 21, 6, 4, 3};
+  Ids buffer(64);
+  edgemt::TokenSpan span{source.data(), source.size()};
+  edgemt::Translation result;
+  result.tokens = buffer.data();
+  result.capacity = buffer.size();
+  edgemt::DecodeOptions options;
+
+  SUBCASE("before prepare") {
+    const edgemt::Status status = translator->translate(&span, 1, options, &result);
+    CHECK(status.code() == edgemt::StatusCode::kFailedPrecondition);
+  }
+  edgemt::Limits limits;
+  limits.max_batch = 2;
+  limits.max_beam = 2;
+  limits.max_source_len = 8;
+  limits.max_target_len = 64;
+  REQUIRE(translator->prepare(limits).is_ok());
+
+  SUBCASE("limits beyond the position table") {
+    edgemt::Limits too_long = limits;
+    too_long.max_source_len = model->config().max_positions + 1;
+    CHECK(translator->prepare(too_long).code() == edgemt::StatusCode::kInvalidArgument);
+  }
+  SUBCASE("source longer than the prepared limit") {
+    Ids long_source(9, 6);
+    long_source.back() = 3;
+    edgemt::TokenSpan long_span{long_source.data(), long_source.size()};
+    const edgemt::Status status = translator->translate(&long_span, 1, options, &result);
+    CHECK(status.code() == edgemt::StatusCode::kOutOfRange);
+    CHECK(std::string(status.message()).find("9 tokens") != std::string::npos);
+  }
+  SUBCASE("empty source") {
+    edgemt::TokenSpan empty{source.data(), 0};
+    CHECK(translator->translate(&empty, 1, options, &result).code() ==
+          edgemt::StatusCode::kInvalidArgument);
+  }
+  SUBCASE("id outside the vocabulary") {
+    source[1] = static_cast<int32_t>(model->config().vocab_size);
+    CHECK(translator->translate(&span, 1, options, &result).code() ==
+          edgemt::StatusCode::kInvalidArgument);
+    source[1] = -1;
+    CHECK(translator->translate(&span, 1, options, &result).code() ==
+          edgemt::StatusCode::kInvalidArgument);
+  }
+  SUBCASE("batch and beam over the limits") {
+    edgemt::TokenSpan spans[3] = {span, span, span};
+    edgemt::Translation results[3] = {result, result, result};
+    CHECK(translator->translate(spans, 3, options, results).code() ==
+          edgemt::StatusCode::kInvalidArgument);
+    options.beam_size = 3;
+    CHECK(translator->translate(&span, 1, options, &result).code() ==
+          edgemt::StatusCode::kInvalidArgument);
+  }
+  SUBCASE("result buffer smaller than the possible output") {
+    result.capacity = 4;
+    CHECK(translator->translate(&span, 1, options, &result).code() ==
+          edgemt::StatusCode::kInvalidArgument);
+  }
+  SUBCASE("a valid request still works after rejected ones") {
+    const edgemt::Status status = translator->translate(&span, 1, options, &result);
+    CHECK(status.is_ok());
+    CHECK(result.length > 0);
+  }
+}

@@ -1,0 +1,47 @@
+"""Shared helpers for the Python tool tests (imported first by every test module).
+
+Puts tools/ on sys.path, locates the repository and ../shared, and runs the
+command-line tools as subprocesses with /usr/bin/python3.
+"""
+
+import os
+import subprocess
+import sys
+import unittest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOLS_DIR = os.path.join(REPO_ROOT, "tools")
+if TOOLS_DIR not in sys.path:
+    sys.path.insert(0, TOOLS_DIR)
+
+SHARED_DIR = os.environ.get("EDGEMT_SHARED_DIR",
+                            os.path.join(os.path.dirname(REPO_ROOT), "shared"))
+CHECKPOINT_DIR = os.path.join(SHARED_DIR, "models", "multi30k-en-de")
+DATA_DIR = os.path.join(SHARED_DIR, "data", "multi30k")
+MODELS_DIR = os.path.join(REPO_ROOT, "models")
+REFERENCE_DIR = os.path.join(MODELS_DIR, "reference")
+BUNDLED_MODEL = os.path.join(MODELS_DIR, "multi30k-en-de.fp16.emt")
+SKIP_MESSAGE = "SKIPPED: ../shared checkpoint not found"
+
+
+def checkpoint_paths():
+    """Paths of the real checkpoint, or None when ../shared is absent."""
+    paths = {"checkpoint": os.path.join(CHECKPOINT_DIR, "model.pt"),
+             "config": os.path.join(CHECKPOINT_DIR, "config.json"),
+             "spm": os.path.join(CHECKPOINT_DIR, "spm.model")}
+    return paths if all(os.path.isfile(p) for p in paths.values()) else None
+
+
+def require_checkpoint(test_case: unittest.TestCase) -> dict:
+    """Return checkpoint paths or skip the test with SKIP_MESSAGE (ctest matches it)."""
+    paths = checkpoint_paths()
+    if paths is None:
+        print(SKIP_MESSAGE, file=sys.stderr)
+        test_case.skipTest(SKIP_MESSAGE)
+    return paths
+
+
+def run_tool(name: str, *args: str, cwd: str = None) -> subprocess.CompletedProcess:
+    """Run tools/<name> with /usr/bin/python3; captures text output."""
+    return subprocess.run(["/usr/bin/python3", os.path.join(TOOLS_DIR, name), *args],
+                          capture_output=True, text=True, cwd=cwd, check=False)

@@ -1,0 +1,73 @@
+"""models/multi30k-en-de.fp16.emt: the one bundled model is complete and valid
+(needs only the repository)."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+import helpers
+from edgemt_tools.model_file import read_model
+
+SCHEMA = os.path.join(helpers.REPO_ROOT, "schema", "edgemt.fbs")
+
+
+class BundledModelTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.model = read_model(helpers.BUNDLED_MODEL)
+
+    def test_only_emt_in_models(self):
+        emts = [n for n in os.listdir(helpers.MODELS_DIR) if n.endswith(".emt")]
+        self.assertEqual(emts, ["multi30k-en-de.fp16.emt"])
+
+    def test_tensors_agree_with_config(self):
+        self.model.check_against_config()
+        cfg = self.model.header.config
+        self.assertEqual((cfg.encoder_layers, cfg.decoder_layers, cfg.d_model, cfg.heads,
+                          cfg.ffn_dim, cfg.vocab_size, cfg.max_positions),
+                         (3, 3, 256, 4, 1024, 8000, 256))
+        self.assertEqual((cfg.activation, cfg.norm_placement), ("relu", "post"))
+        self.assertTrue(cfg.encoder_final_norm and cfg.decoder_final_norm)
+        self.assertTrue(cfg.tied_output and cfg.shared_embeddings and cfg.output_bias)
+        self.assertEqual(cfg.embedding_scale, 16.0)
+        self.assertAlmostEqual(cfg.layer_norm_eps, 1e-5)
+        self.assertEqual(self.model.header.weight_dtype, "fp16")
+        for name in self.model.entries:
+            self.assertTrue(np.isfinite(self.model.array(name)).all(), name)
+
+    def test_header_fields(self):
+        header = self.model.header
+        self.assertEqual((header.source_language, header.target_language), ("en", "de"))
+        tokens = header.special_tokens
+        self.assertEqual((tokens.pad, tokens.unk, tokens.bos, tokens.eos, tokens.decoder_start),
+                         (0, 1, 2, 3, 2))
+        self.assertTrue(header.append_eos_to_source)
+        prov = header.provenance
+        self.assertEqual((prov.source_format, prov.source_checkpoint, prov.converter_version),
+                         ("torch", "model.pt", "0.1.0"))
+        self.assertRegex(prov.source_sha256, "^[0-9a-f]{64}$")
+        import sentencepiece
+        sp = sentencepiece.SentencePieceProcessor(model_proto=header.tokenizer_model)
+        self.assertEqual(sp.get_piece_size(), 8000)
+
+    def test_flatc_verifies_header(self):
+        flatc = shutil.which("flatc")
+        if flatc is None:
+            self.skipTest("flatc not installed")
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(helpers.BUNDLED_MODEL, "rb") as handle:
+                header = handle.read(self.model.segment_start)
+            path = os.path.join(tmp, "header.bin")
+            with open(path, "wb") as handle:
+                handle.write(header)
+            subprocess.run([flatc, "--json", "--size-prefixed", "--raw-binary", "-o", tmp,
+                            SCHEMA, "--", path], check=True, capture_output=True)
+            self.assertTrue(os.path.getsize(os.path.join(tmp, "header.json")) > 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

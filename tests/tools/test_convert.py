@@ -1,0 +1,215 @@
+"""edgemt-convert end to end on a tiny random checkpoint (no ../shared needed)."""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+import numpy as np
+import torch
+
+import helpers
+from edgemt_tools import __version__
+from edgemt_tools.model_file import read_model
+from edgemt_tools.testing import tiny_state_dict, tiny_torch_config, write_tiny_checkpoint
+from edgemt_tools.torch_frontend import sha256_file
+
+
+class ConvertTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.paths = write_tiny_checkpoint(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def convert(self, *extra, output=None, **overrides):
+        paths = dict(self.paths, **overrides)
+        output = output or os.path.join(self.tmp, "out", "model.emt")
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        args = ["--from", "torch", "--checkpoint", paths["checkpoint"], "--config",
+                paths["config"], "--spm", paths["spm"], "--src-lang", "en", "--tgt-lang", "de",
+                "-o", output, *extra]
+        if "--dtype" not in extra:
+            args += ["--dtype", "fp32"]
+        return helpers.run_tool("edgemt-convert", *args), output
+
+    def assert_user_error(self, result, pattern, code=1):
+        self.assertEqual(result.returncode, code, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertRegex(lines[0], r"^edgemt-convert: error: ")
+        self.assertRegex(lines[0], pattern)
+        self.assertNotIn("Traceback", result.stderr)
+
+    def assert_nothing_written(self, output):
+        folder = os.path.dirname(output)
+        self.assertEqual(os.listdir(folder) if os.path.isdir(folder) else [], [])
+
+    # -- success
+    def test_fp32_round_trip(self):
+        result, output = self.convert(output=os.path.join(self.tmp, "ok32", "m.emt"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("wrote", result.stdout)
+        self.assertEqual(os.listdir(os.path.dirname(output)), ["m.emt"])  # no temp left
+        model = read_model(output)
+        model.check_against_config()
+        state = torch.load(self.paths["checkpoint"])
+        np.testing.assert_array_equal(model.array("embedding.source"), state["embed.weight"])
+        np.testing.assert_array_equal(model.array("output.weight"), state["generator.weight"])
+        np.testing.assert_array_equal(
+            model.array("decoder.layers.1.self_attn.qkv.bias"),
+            state["transformer.decoder.layers.1.self_attn.in_proj_bias"])
+        header = model.header
+        self.assertEqual(header.weight_dtype, "fp32")
+        self.assertEqual((header.source_language, header.target_language), ("en", "de"))
+        self.assertEqual(header.special_tokens.decoder_start, 2)
+        self.assertEqual(header.config.embedding_scale, 4.0)
+        self.assertEqual(header.config.max_positions, 40)
+        with open(self.paths["spm"], "rb") as handle:
+            self.assertEqual(header.tokenizer_model, handle.read())
+        prov = header.provenance
+        self.assertEqual(prov.source_format, "torch")
+        self.assertEqual(prov.source_checkpoint, "model.pt")
+        self.assertEqual(prov.source_sha256, sha256_file(self.paths["checkpoint"]))
+        self.assertEqual(prov.converter_version, __version__)
+        self.assertRegex(prov.created_utc, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+    def test_fp16(self):
+        result, output = self.convert("--dtype", "fp16",
+                                      output=os.path.join(self.tmp, "ok16", "m.emt"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        model = read_model(output)
+        model.check_against_config()
+        self.assertEqual(model.header.weight_dtype, "fp16")
+        state = torch.load(self.paths["checkpoint"])
+        np.testing.assert_array_equal(
+            model.array("encoder.layers.0.ffn.in.weight"),
+            state["transformer.encoder.layers.0.linear1.weight"].half().numpy())
+        self.assertEqual(model.array("encoder.layers.0.ffn.in.bias").dtype, np.float32)
+
+    def test_reproducible_with_source_date_epoch(self):
+        outputs = []
+        for name in ("a", "b"):
+            os.environ["SOURCE_DATE_EPOCH"] = "1700000000"
+            try:
+                result, output = self.convert(output=os.path.join(self.tmp, "rep", name + ".emt"))
+            finally:
+                del os.environ["SOURCE_DATE_EPOCH"]
+            self.assertEqual(result.returncode, 0, result.stderr)
+            outputs.append(output)
+        with open(outputs[0], "rb") as a, open(outputs[1], "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        self.assertEqual(read_model(outputs[0]).header.provenance.created_utc,
+                         "2023-11-14T22:13:20Z")
+
+    def test_help_lists_every_option(self):
+        result = helpers.run_tool("edgemt-convert", "--help")
+        self.assertEqual(result.returncode, 0)
+        for option in ("--from", "--checkpoint", "--config", "--spm", "--src-lang",
+                       "--tgt-lang", "--dtype", "--output"):
+            self.assertIn(option, result.stdout)
+
+    # -- user errors: one line on stderr, non-zero exit, nothing written
+    def test_unknown_option(self):
+        result, output = self.convert("--quantize", output=os.path.join(self.tmp, "e1", "m.emt"))
+        self.assert_user_error(result, "unrecognized arguments: --quantize", code=2)
+        self.assert_nothing_written(output)
+
+    def test_bad_dtype(self):
+        result, output = self.convert("--dtype", "int4",
+                                      output=os.path.join(self.tmp, "e2", "m.emt"))
+        self.assert_user_error(result, "argument --dtype: invalid choice: 'int4'", code=2)
+        self.assert_nothing_written(output)
+
+    def test_missing_files(self):
+        for key, pattern in (("checkpoint", "checkpoint not found"),
+                             ("config", "config file not found"),
+                             ("spm", "SentencePiece model not found")):
+            with self.subTest(key=key):
+                result, output = self.convert(output=os.path.join(self.tmp, "e3" + key, "m.emt"),
+                                              **{key: os.path.join(self.tmp, "nope")})
+                self.assert_user_error(result, pattern)
+                self.assert_nothing_written(output)
+
+    def test_missing_output_folder(self):
+        result = helpers.run_tool(
+            "edgemt-convert", "--from", "torch", "--checkpoint", self.paths["checkpoint"],
+            "--config", self.paths["config"], "--spm", self.paths["spm"], "--dtype", "fp32",
+            "-o", os.path.join(self.tmp, "no", "such", "dir", "m.emt"))
+        self.assert_user_error(result, "output folder does not exist")
+
+    def _bad_checkpoint(self, name, state):
+        folder = os.path.join(self.tmp, "bad_" + name)
+        os.makedirs(folder)
+        path = os.path.join(folder, "model.pt")
+        torch.save(state, path)
+        return path
+
+    def test_missing_key(self):
+        state = tiny_state_dict(tiny_torch_config())
+        del state["transformer.encoder.layers.1.linear2.bias"]
+        ckpt = self._bad_checkpoint("missing", state)
+        result, output = self.convert(checkpoint=ckpt, output=os.path.join(self.tmp, "e4", "m.emt"))
+        self.assert_user_error(result, "missing 1 key.*encoder.layers.1.linear2.bias")
+        self.assert_nothing_written(output)
+
+    def test_shape_mismatch(self):
+        state = tiny_state_dict(tiny_torch_config())
+        state["transformer.decoder.layers.0.multihead_attn.in_proj_weight"] = torch.zeros(40, 16)
+        ckpt = self._bad_checkpoint("shape", state)
+        result, output = self.convert(checkpoint=ckpt, output=os.path.join(self.tmp, "e5", "m.emt"))
+        self.assert_user_error(result, r"shape mismatch: .*multihead_attn.in_proj_weight is "
+                                       r"\[40, 16\], config implies \[48, 16\]")
+        self.assert_nothing_written(output)
+
+    def test_non_finite_weight(self):
+        state = tiny_state_dict(tiny_torch_config())
+        state["transformer.encoder.layers.0.linear1.bias"][5] = float("inf")
+        ckpt = self._bad_checkpoint("inf", state)
+        result, output = self.convert(checkpoint=ckpt, output=os.path.join(self.tmp, "e9", "m.emt"))
+        self.assert_user_error(result, "encoder.layers.0.linear1.bias contains non-finite")
+        self.assert_nothing_written(output)
+
+    def test_not_a_state_dict(self):
+        ckpt = self._bad_checkpoint("notdict", [torch.zeros(3)])
+        result, output = self.convert(checkpoint=ckpt, output=os.path.join(self.tmp, "e6", "m.emt"))
+        self.assert_user_error(result, "expected a state_dict")
+        self.assert_nothing_written(output)
+
+    def test_garbage_checkpoint(self):
+        folder = os.path.join(self.tmp, "bad_garbage")
+        os.makedirs(folder)
+        ckpt = os.path.join(folder, "model.pt")
+        with open(ckpt, "wb") as handle:
+            handle.write(b"not a checkpoint at all")
+        result, output = self.convert(checkpoint=ckpt, output=os.path.join(self.tmp, "e7", "m.emt"))
+        self.assert_user_error(result, "cannot load checkpoint")
+        self.assert_nothing_written(output)
+
+    def test_vocab_mismatch_with_spm(self):
+        folder = os.path.join(self.tmp, "bad_vocab")
+        os.makedirs(folder)
+        other = write_tiny_checkpoint(folder, tiny_torch_config(vocab_size=80))
+        result, output = self.convert(spm=other["spm"],
+                                      output=os.path.join(self.tmp, "e8", "m.emt"))
+        self.assert_user_error(result, "SentencePiece model has 80 pieces, config vocab_size "
+                                       "is 96")
+        self.assert_nothing_written(output)
+
+    def test_failed_conversion_keeps_existing_output(self):
+        output = os.path.join(self.tmp, "keep", "m.emt")
+        os.makedirs(os.path.dirname(output))
+        with open(output, "wb") as handle:
+            handle.write(b"previous")
+        result, _ = self.convert(output=output, checkpoint=os.path.join(self.tmp, "nope"))
+        self.assertEqual(result.returncode, 1)
+        with open(output, "rb") as handle:
+            self.assertEqual(handle.read(), b"previous")
+        self.assertEqual(os.listdir(os.path.dirname(output)), ["m.emt"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,18 @@
+"""edgemt_tools: the Python side of edgemt (converter, PyTorch reference, BLEU).
+
+Modules (one job each):
+  model_spec      header dataclasses and the tensor names/shapes a config implies
+  model_file      write / read the .emt container (size-prefixed FlatBuffer + weights)
+  atomic_file     write-to-temp, fsync, rename; never leaves a half file
+  positions       the sinusoidal position table, computed as the source model does
+  torch_frontend  torch.nn.Transformer state_dict + config.json -> edgemt tensors
+  convert         the `edgemt-convert` command line
+  search          greedy / beam search semantics (the runtime copies SEARCH.md)
+  torch_reference the PyTorch model rebuilt from the README, for reference outputs
+  reference_cli   the `edgemt-reference` command line
+  bleu, bleu_cli  sacreBLEU-compatible corpus BLEU and the `edgemt-bleu` command
+  textio          reading plain or .gz text files
+  testing         unchecked writer and tiny random checkpoints for tests
+"""
+
+__version__ = "0.1.0"

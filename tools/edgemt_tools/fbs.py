@@ -1,0 +1,37 @@
+"""Access to the flatc-generated Python code for schema/edgemt.fbs.
+
+The generated modules live in `generated/` (regenerate with
+`flatc --python -o tools/edgemt_tools/generated schema/edgemt.fbs`; a test
+checks they are current). They import each other as `edgemt.format.X`, so the
+`generated/` folder has to be on sys.path; this module puts it there once and
+re-exports the classes the writer and the reader use.
+"""
+
+import os
+import sys
+
+GENERATED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generated")
+if GENERATED_DIR not in sys.path:
+    sys.path.insert(0, GENERATED_DIR)
+
+# pylint: disable=wrong-import-position
+from edgemt.format import Model as model_fb  # noqa: E402
+from edgemt.format import Provenance as provenance_fb  # noqa: E402
+from edgemt.format import SpecialTokens as special_tokens_fb  # noqa: E402
+from edgemt.format import Tensor as tensor_fb  # noqa: E402
+from edgemt.format import Tokenizer as tokenizer_fb  # noqa: E402
+from edgemt.format import TransformerConfig as config_fb  # noqa: E402
+from edgemt.format.Activation import Activation  # noqa: E402
+from edgemt.format.DType import DType  # noqa: E402
+from edgemt.format.ModelFamily import ModelFamily  # noqa: E402
+from edgemt.format.NormPlacement import NormPlacement  # noqa: E402
+from edgemt.format.TokenizerKind import TokenizerKind  # noqa: E402
+
+FILE_IDENTIFIER = b"EMT1"
+FORMAT_VERSION = 1
+
+__all__ = [
+    "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION",
+    "model_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb", "config_fb",
+    "Activation", "DType", "ModelFamily", "NormPlacement", "TokenizerKind",
+]

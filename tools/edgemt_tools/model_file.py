@@ -1,0 +1,318 @@
+"""The .emt container: writer and reader.
+
+Layout (schema/edgemt.fbs):
+
+    [0, 4)                    uint32 LE: size S of the FlatBuffer
+    [4, 4 + S)                FlatBuffer `Model`, identifier "EMT1"
+    [4 + S, W)                zero padding, W = align64(4 + S)
+    [W, W + weights_size)     weight segment; every tensor starts at a multiple
+                              of 64 from W, gaps are zero; weights_size is a
+                              multiple of 64 and the file ends at W + weights_size
+
+The writer takes already-converted numpy arrays (float32 or float16, any
+shape) and lays them out in the order given; aliases are extra table entries
+pointing at the same offset/size. The tensor table is sorted by the UTF-8 bytes
+of the names, as FlatBuffers `(key)` lookups require. The writer checks only
+what the container needs (dtypes, alias targets, unique names); checking the
+tensors against a config is the front-end's job (see `model_spec`), so tests
+can write deliberately inconsistent files with `testing.write_unchecked`.
+"""
+
+from dataclasses import dataclass
+from typing import Dict, Mapping, Optional, Tuple
+
+import flatbuffers
+import numpy as np
+
+from . import fbs
+from .atomic_file import atomic_write
+from .model_spec import (ModelHeader, Provenance, SpecialTokens, TransformerConfig,
+                         expected_tensors, resolve_alias)
+
+ALIGNMENT = 64
+
+_NUMPY_TO_DTYPE = {np.dtype(np.float32): fbs.DType.F32, np.dtype(np.float16): fbs.DType.F16}
+_DTYPE_TO_NUMPY = {fbs.DType.F32: np.dtype("<f4"), fbs.DType.F16: np.dtype("<f2")}
+_DTYPE_NAMES = {fbs.DType.F32: "f32", fbs.DType.F16: "f16", fbs.DType.I8: "i8"}
+_WEIGHT_DTYPE = {"fp32": fbs.DType.F32, "fp16": fbs.DType.F16}
+_ACTIVATION = {"relu": fbs.Activation.Relu, "gelu": fbs.Activation.Gelu,
+               "swish": fbs.Activation.Swish}
+_NORM = {"post": fbs.NormPlacement.PostNorm, "pre": fbs.NormPlacement.PreNorm}
+
+
+class ModelFileError(Exception):
+    """The file is not a valid edgemt model file (reader side)."""
+
+
+def align(value: int, alignment: int = ALIGNMENT) -> int:
+    return (value + alignment - 1) // alignment * alignment
+
+
+@dataclass(frozen=True)
+class TensorEntry:
+    """One row of the tensor table. `offset` is relative to the weight segment."""
+    name: str
+    shape: Tuple[int, ...]
+    dtype: str   # "f32" | "f16" | "i8"
+    offset: int
+    size: int
+
+
+# --------------------------------------------------------------------------- writer
+
+def _layout(tensors: Mapping[str, np.ndarray], aliases: Mapping[str, str]):
+    """Assign 64-aligned offsets in insertion order; returns (entries, total size)."""
+    entries: Dict[str, TensorEntry] = {}
+    offset = 0
+    for name, array in tensors.items():
+        if array.dtype not in _NUMPY_TO_DTYPE:
+            raise ValueError(f"tensor {name}: unsupported dtype {array.dtype}")
+        dtype = _DTYPE_NAMES[_NUMPY_TO_DTYPE[array.dtype]]
+        entries[name] = TensorEntry(name, tuple(int(s) for s in array.shape), dtype,
+                                    offset, int(array.nbytes))
+        offset = align(offset + array.nbytes)
+    for alias, target in aliases.items():
+        if alias in entries:
+            raise ValueError(f"alias {alias} is also a stored tensor")
+        if target not in entries:
+            raise ValueError(f"alias {alias} -> {target}: target is not a stored tensor")
+        owner = entries[target]
+        entries[alias] = TensorEntry(alias, owner.shape, owner.dtype, owner.offset, owner.size)
+    return entries, offset
+
+
+def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
+                      weights_size: int) -> bytes:
+    b = flatbuffers.Builder(1 << 16)
+    cfg = header.config
+
+    # Tensor table, sorted by name bytes (FlatBuffers key order).
+    tensor_offsets = []
+    for name in sorted(entries, key=lambda n: n.encode("utf-8")):
+        entry = entries[name]
+        name_off = b.CreateString(name)
+        shape_off = b.CreateNumpyVector(np.asarray(entry.shape, dtype=np.uint32))
+        fbs.tensor_fb.Start(b)
+        fbs.tensor_fb.AddName(b, name_off)
+        fbs.tensor_fb.AddShape(b, shape_off)
+        fbs.tensor_fb.AddDtype(b, {"f32": fbs.DType.F32, "f16": fbs.DType.F16}[entry.dtype])
+        fbs.tensor_fb.AddOffset(b, entry.offset)
+        fbs.tensor_fb.AddSize(b, entry.size)
+        tensor_offsets.append(fbs.tensor_fb.End(b))
+    fbs.model_fb.StartTensorsVector(b, len(tensor_offsets))
+    for off in reversed(tensor_offsets):
+        b.PrependUOffsetTRelative(off)
+    tensors_vec = b.EndVector()
+
+    spm_vec = b.CreateByteVector(bytes(header.tokenizer_model))
+    fbs.tokenizer_fb.Start(b)
+    fbs.tokenizer_fb.AddKind(b, fbs.TokenizerKind.SentencePiece)
+    fbs.tokenizer_fb.AddModel(b, spm_vec)
+    fbs.tokenizer_fb.AddAppendEosToSource(b, bool(header.append_eos_to_source))
+    tokenizer = fbs.tokenizer_fb.End(b)
+
+    prov = header.provenance
+    prov_strings = [b.CreateString(s) for s in (prov.source_format, prov.source_checkpoint,
+                                                prov.source_sha256, prov.converter_version,
+                                                prov.created_utc)]
+    fbs.provenance_fb.Start(b)
+    fbs.provenance_fb.AddSourceFormat(b, prov_strings[0])
+    fbs.provenance_fb.AddSourceCheckpoint(b, prov_strings[1])
+    fbs.provenance_fb.AddSourceSha256(b, prov_strings[2])
+    fbs.provenance_fb.AddConverterVersion(b, prov_strings[3])
+    fbs.provenance_fb.AddCreatedUtc(b, prov_strings[4])
+    provenance = fbs.provenance_fb.End(b)
+
+    src_lang = b.CreateString(header.source_language)
+    tgt_lang = b.CreateString(header.target_language)
+
+    tok = header.special_tokens
+    fbs.special_tokens_fb.Start(b)
+    fbs.special_tokens_fb.AddPad(b, tok.pad)
+    fbs.special_tokens_fb.AddUnk(b, tok.unk)
+    fbs.special_tokens_fb.AddBos(b, tok.bos)
+    fbs.special_tokens_fb.AddEos(b, tok.eos)
+    fbs.special_tokens_fb.AddDecoderStart(b, tok.decoder_start)
+    special = fbs.special_tokens_fb.End(b)
+
+    fbs.config_fb.Start(b)
+    fbs.config_fb.AddEncoderLayers(b, cfg.encoder_layers)
+    fbs.config_fb.AddDecoderLayers(b, cfg.decoder_layers)
+    fbs.config_fb.AddDModel(b, cfg.d_model)
+    fbs.config_fb.AddHeads(b, cfg.heads)
+    fbs.config_fb.AddFfnDim(b, cfg.ffn_dim)
+    fbs.config_fb.AddActivation(b, _ACTIVATION[cfg.activation])
+    fbs.config_fb.AddNormPlacement(b, _NORM[cfg.norm_placement])
+    fbs.config_fb.AddLayerNormEps(b, float(cfg.layer_norm_eps))
+    fbs.config_fb.AddEncoderFinalNorm(b, bool(cfg.encoder_final_norm))
+    fbs.config_fb.AddDecoderFinalNorm(b, bool(cfg.decoder_final_norm))
+    fbs.config_fb.AddEmbeddingScale(b, float(cfg.embedding_scale))
+    fbs.config_fb.AddTiedOutput(b, bool(cfg.tied_output))
+    fbs.config_fb.AddOutputBias(b, bool(cfg.output_bias))
+    fbs.config_fb.AddSharedEmbeddings(b, bool(cfg.shared_embeddings))
+    fbs.config_fb.AddVocabSize(b, cfg.vocab_size)
+    fbs.config_fb.AddMaxPositions(b, cfg.max_positions)
+    config = fbs.config_fb.End(b)
+
+    fbs.model_fb.Start(b)
+    fbs.model_fb.AddFormatVersion(b, fbs.FORMAT_VERSION)
+    fbs.model_fb.AddFamily(b, fbs.ModelFamily.TransformerEncoderDecoder)
+    fbs.model_fb.AddConfig(b, config)
+    fbs.model_fb.AddSpecialTokens(b, special)
+    fbs.model_fb.AddSourceLanguage(b, src_lang)
+    fbs.model_fb.AddTargetLanguage(b, tgt_lang)
+    fbs.model_fb.AddWeightDtype(b, _WEIGHT_DTYPE[header.weight_dtype])
+    fbs.model_fb.AddTokenizer(b, tokenizer)
+    fbs.model_fb.AddProvenance(b, provenance)
+    fbs.model_fb.AddWeightsSize(b, weights_size)
+    fbs.model_fb.AddTensors(b, tensors_vec)
+    root = fbs.model_fb.End(b)
+    b.FinishSizePrefixed(root, fbs.FILE_IDENTIFIER)
+    return bytes(b.Output())
+
+
+def write_model(path: str, header: ModelHeader, tensors: Mapping[str, np.ndarray],
+                aliases: Optional[Mapping[str, str]] = None) -> int:
+    """Write `path` atomically; returns the file size in bytes.
+
+    tensors: name -> float32 / float16 array, stored in this order.
+    aliases: alias name -> stored tensor name (same bytes, one copy).
+    """
+    aliases = dict(aliases or {})
+    entries, weights_size = _layout(tensors, aliases)
+    buffer = _build_flatbuffer(header, entries, weights_size)
+    segment_start = align(len(buffer))
+    with atomic_write(path) as out:
+        out.write(buffer)
+        out.write(b"\0" * (segment_start - len(buffer)))
+        position = 0
+        for name, array in tensors.items():
+            entry = entries[name]
+            out.write(b"\0" * (entry.offset - position))
+            data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+            out.write(data.tobytes())
+            position = entry.offset + entry.size
+        out.write(b"\0" * (weights_size - position))
+    return segment_start + weights_size
+
+
+# --------------------------------------------------------------------------- reader
+
+def _str(value) -> str:
+    return value.decode("utf-8") if value is not None else ""
+
+
+class ModelFile:
+    """A parsed .emt file; `array(name)` returns a read-only numpy view of a tensor."""
+
+    def __init__(self, data: bytes):
+        self._data = data
+        if len(data) < 8:
+            raise ModelFileError("file too small")
+        (fb_size,) = np.frombuffer(data, dtype="<u4", count=1)
+        fb_size = int(fb_size)
+        if 4 + fb_size > len(data):
+            raise ModelFileError("FlatBuffer size prefix exceeds the file")
+        if not fbs.model_fb.Model.ModelBufferHasIdentifier(data, 0, size_prefixed=True):
+            raise ModelFileError("missing file identifier EMT1")
+        model = fbs.model_fb.Model.GetRootAs(data, 4)
+        self.format_version = model.FormatVersion()
+        if self.format_version != fbs.FORMAT_VERSION:
+            raise ModelFileError(f"unknown format_version {self.format_version}")
+        self.segment_start = align(4 + fb_size)
+        self.weights_size = model.WeightsSize()
+        if self.segment_start + self.weights_size != len(data):
+            raise ModelFileError(
+                f"file size {len(data)} != segment start {self.segment_start} + "
+                f"weights_size {self.weights_size}")
+        self.header = self._read_header(model)
+        self.entries: Dict[str, TensorEntry] = {}
+        self.table_order = []
+        for i in range(model.TensorsLength()):
+            t = model.Tensors(i)
+            entry = TensorEntry(_str(t.Name()), tuple(int(s) for s in t.ShapeAsNumpy())
+                                if t.ShapeLength() else (), _DTYPE_NAMES.get(t.Dtype(), "?"),
+                                int(t.Offset()), int(t.Size()))
+            self._check_entry(entry)
+            self.entries[entry.name] = entry
+            self.table_order.append(entry.name)
+        keys = [n.encode("utf-8") for n in self.table_order]
+        if keys != sorted(keys) or len(set(keys)) != len(keys):
+            raise ModelFileError("tensor table is not sorted by unique name")
+
+    @staticmethod
+    def _read_header(model) -> ModelHeader:
+        c = model.Config()
+        inv_act = {v: k for k, v in _ACTIVATION.items()}
+        inv_norm = {v: k for k, v in _NORM.items()}
+        cfg = TransformerConfig(
+            encoder_layers=c.EncoderLayers(), decoder_layers=c.DecoderLayers(),
+            d_model=c.DModel(), heads=c.Heads(), ffn_dim=c.FfnDim(),
+            vocab_size=c.VocabSize(), max_positions=c.MaxPositions(),
+            activation=inv_act[c.Activation()], norm_placement=inv_norm[c.NormPlacement()],
+            layer_norm_eps=c.LayerNormEps(), encoder_final_norm=c.EncoderFinalNorm(),
+            decoder_final_norm=c.DecoderFinalNorm(), embedding_scale=c.EmbeddingScale(),
+            tied_output=c.TiedOutput(), output_bias=c.OutputBias(),
+            shared_embeddings=c.SharedEmbeddings())
+        s = model.SpecialTokens()
+        special = SpecialTokens(pad=s.Pad(), unk=s.Unk(), bos=s.Bos(), eos=s.Eos(),
+                                decoder_start=s.DecoderStart())
+        t = model.Tokenizer()
+        p = model.Provenance()
+        prov = Provenance(_str(p.SourceFormat()), _str(p.SourceCheckpoint()),
+                          _str(p.SourceSha256()), _str(p.ConverterVersion()),
+                          _str(p.CreatedUtc())) if p is not None else Provenance()
+        inv_wd = {v: k for k, v in _WEIGHT_DTYPE.items()}
+        return ModelHeader(
+            config=cfg, special_tokens=special,
+            source_language=_str(model.SourceLanguage()),
+            target_language=_str(model.TargetLanguage()),
+            weight_dtype=inv_wd.get(model.WeightDtype(), "?"),
+            tokenizer_model=t.ModelAsNumpy().tobytes() if t.ModelLength() else b"",
+            append_eos_to_source=t.AppendEosToSource(), provenance=prov)
+
+    def _check_entry(self, e: TensorEntry) -> None:
+        if e.dtype not in ("f32", "f16"):
+            raise ModelFileError(f"tensor {e.name}: unsupported dtype {e.dtype}")
+        if e.offset % ALIGNMENT:
+            raise ModelFileError(f"tensor {e.name}: offset {e.offset} not 64-aligned")
+        itemsize = _DTYPE_TO_NUMPY[{"f32": fbs.DType.F32, "f16": fbs.DType.F16}[e.dtype]].itemsize
+        if int(np.prod(e.shape, dtype=np.int64)) * itemsize != e.size:
+            raise ModelFileError(f"tensor {e.name}: size {e.size} disagrees with shape {e.shape}")
+        if e.offset + e.size > self.weights_size:
+            raise ModelFileError(f"tensor {e.name}: bytes past the weight segment")
+
+    def array(self, name: str) -> np.ndarray:
+        """Tensor `name` as a read-only numpy array of its stored dtype (shape as stored)."""
+        e = self.entries[name]
+        dtype = np.dtype("<f4") if e.dtype == "f32" else np.dtype("<f2")
+        start = self.segment_start + e.offset
+        return np.frombuffer(self._data, dtype=dtype, count=e.size // dtype.itemsize,
+                             offset=start).reshape(e.shape)
+
+    def check_against_config(self) -> None:
+        """Raise ModelFileError unless the tensor table is exactly what the config
+        implies (names, shapes, dtypes, aliases sharing bytes)."""
+        specs = expected_tensors(self.header.config)
+        missing = sorted(set(specs) - set(self.entries))
+        extra = sorted(set(self.entries) - set(specs))
+        if missing or extra:
+            raise ModelFileError(f"tensor names differ: missing {missing}, unexpected {extra}")
+        weight = "f16" if self.header.weight_dtype == "fp16" else "f32"
+        for name, spec in specs.items():
+            e = self.entries[name]
+            if e.shape != spec.shape:
+                raise ModelFileError(f"{name}: shape {e.shape}, config implies {spec.shape}")
+            want = weight if spec.kind == "matrix" else "f32"
+            if e.dtype != want:
+                raise ModelFileError(f"{name}: dtype {e.dtype}, expected {want}")
+            if spec.alias_of is not None:
+                owner = self.entries[resolve_alias(specs, name)]
+                if (e.offset, e.size) != (owner.offset, owner.size):
+                    raise ModelFileError(f"{name} should alias {owner.name}")
+
+
+def read_model(path: str) -> ModelFile:
+    """Read and structurally check an .emt file."""
+    with open(path, "rb") as handle:
+        return ModelFile(handle.read())

@@ -1,0 +1,151 @@
+"""What an edgemt model file holds, independent of any checkpoint format.
+
+The dataclasses mirror the tables of schema/edgemt.fbs; `expected_tensors`
+lists every tensor name of schema/TENSORS.md with the shape the config implies
+and whether it is a matrix (stored in the file's weight dtype) or a vector /
+table (always F32). The converter validates against this list and the reader
+uses it to check a file, so both sides agree on one definition.
+"""
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Tuple
+
+ACTIVATIONS = ("relu", "gelu", "swish")
+NORM_PLACEMENTS = ("post", "pre")
+WEIGHT_DTYPES = ("fp32", "fp16")
+
+MATRIX = "matrix"  # stored in the weight dtype (F32 or F16)
+VECTOR = "f32"     # biases, LayerNorm parameters, the position table: always F32
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Architecture; field names follow the FlatBuffers `TransformerConfig` table."""
+    encoder_layers: int
+    decoder_layers: int
+    d_model: int
+    heads: int
+    ffn_dim: int
+    vocab_size: int
+    max_positions: int
+    activation: str = "relu"
+    norm_placement: str = "post"
+    layer_norm_eps: float = 1e-5
+    encoder_final_norm: bool = False
+    decoder_final_norm: bool = False
+    embedding_scale: float = 1.0
+    tied_output: bool = False
+    output_bias: bool = False
+    shared_embeddings: bool = False
+
+
+@dataclass(frozen=True)
+class SpecialTokens:
+    pad: int
+    unk: int
+    bos: int
+    eos: int
+    decoder_start: int
+
+
+@dataclass(frozen=True)
+class Provenance:
+    source_format: str = ""
+    source_checkpoint: str = ""
+    source_sha256: str = ""
+    converter_version: str = ""
+    created_utc: str = ""
+
+
+@dataclass(frozen=True)
+class ModelHeader:
+    """Everything in the FlatBuffer except the tensor table."""
+    config: TransformerConfig
+    special_tokens: SpecialTokens
+    source_language: str
+    target_language: str
+    weight_dtype: str                 # "fp32" | "fp16"
+    tokenizer_model: bytes            # serialized SentencePiece ModelProto
+    append_eos_to_source: bool = True
+    provenance: Provenance = field(default_factory=Provenance)
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    shape: Tuple[int, ...]
+    kind: str                         # MATRIX or VECTOR
+    alias_of: Optional[str] = None    # same bytes as this tensor
+
+
+def _attention_self(prefix: str, d: int, out: Dict[str, TensorSpec]) -> None:
+    out[f"{prefix}.self_attn.qkv.weight"] = TensorSpec((3 * d, d), MATRIX)
+    out[f"{prefix}.self_attn.qkv.bias"] = TensorSpec((3 * d,), VECTOR)
+    out[f"{prefix}.self_attn.out.weight"] = TensorSpec((d, d), MATRIX)
+    out[f"{prefix}.self_attn.out.bias"] = TensorSpec((d,), VECTOR)
+    _norm(f"{prefix}.self_attn_norm", d, out)
+
+
+def _attention_cross(prefix: str, d: int, out: Dict[str, TensorSpec]) -> None:
+    out[f"{prefix}.cross_attn.q.weight"] = TensorSpec((d, d), MATRIX)
+    out[f"{prefix}.cross_attn.q.bias"] = TensorSpec((d,), VECTOR)
+    out[f"{prefix}.cross_attn.kv.weight"] = TensorSpec((2 * d, d), MATRIX)
+    out[f"{prefix}.cross_attn.kv.bias"] = TensorSpec((2 * d,), VECTOR)
+    out[f"{prefix}.cross_attn.out.weight"] = TensorSpec((d, d), MATRIX)
+    out[f"{prefix}.cross_attn.out.bias"] = TensorSpec((d,), VECTOR)
+    _norm(f"{prefix}.cross_attn_norm", d, out)
+
+
+def _ffn(prefix: str, d: int, f: int, out: Dict[str, TensorSpec]) -> None:
+    out[f"{prefix}.ffn.in.weight"] = TensorSpec((f, d), MATRIX)
+    out[f"{prefix}.ffn.in.bias"] = TensorSpec((f,), VECTOR)
+    out[f"{prefix}.ffn.out.weight"] = TensorSpec((d, f), MATRIX)
+    out[f"{prefix}.ffn.out.bias"] = TensorSpec((d,), VECTOR)
+    _norm(f"{prefix}.ffn_norm", d, out)
+
+
+def _norm(prefix: str, d: int, out: Dict[str, TensorSpec]) -> None:
+    out[f"{prefix}.weight"] = TensorSpec((d,), VECTOR)
+    out[f"{prefix}.bias"] = TensorSpec((d,), VECTOR)
+
+
+def expected_tensors(cfg: TransformerConfig) -> "OrderedDict[str, TensorSpec]":
+    """Every tensor a file with this config must hold (schema/TENSORS.md), in a
+    stable, readable order (embeddings, positions, output, encoder, decoder).
+    Aliases carry `alias_of` and own no bytes."""
+    d, f, v, p = cfg.d_model, cfg.ffn_dim, cfg.vocab_size, cfg.max_positions
+    out: "OrderedDict[str, TensorSpec]" = OrderedDict()
+    out["embedding.source"] = TensorSpec((v, d), MATRIX)
+    out["embedding.target"] = TensorSpec(
+        (v, d), MATRIX, "embedding.source" if cfg.shared_embeddings else None)
+    out["position.table"] = TensorSpec((p, d), VECTOR)
+    out["output.weight"] = TensorSpec(
+        (v, d), MATRIX, "embedding.target" if cfg.tied_output else None)
+    if cfg.output_bias:
+        out["output.bias"] = TensorSpec((v,), VECTOR)
+    for i in range(cfg.encoder_layers):
+        prefix = f"encoder.layers.{i}"
+        _attention_self(prefix, d, out)
+        _ffn(prefix, d, f, out)
+    if cfg.encoder_final_norm:
+        _norm("encoder.final_norm", d, out)
+    for i in range(cfg.decoder_layers):
+        prefix = f"decoder.layers.{i}"
+        _attention_self(prefix, d, out)
+        _attention_cross(prefix, d, out)
+        _ffn(prefix, d, f, out)
+    if cfg.decoder_final_norm:
+        _norm("decoder.final_norm", d, out)
+    return out
+
+
+def resolve_alias(specs: Dict[str, TensorSpec], name: str) -> str:
+    """Follow alias links to the tensor that owns the bytes
+    (output.weight -> embedding.target -> embedding.source)."""
+    seen = set()
+    while specs[name].alias_of is not None:
+        if name in seen:
+            raise ValueError(f"alias cycle at {name}")
+        seen.add(name)
+        name = specs[name].alias_of
+    return name

@@ -1,0 +1,262 @@
+"""Front-end for torch.nn.Transformer checkpoints (the multi30k-en-de layout).
+
+Input: a `state_dict` saved with `torch.save(model.state_dict())` of a wrapper
+module with `embed` (nn.Embedding [V, d]), `transformer` (nn.Transformer,
+batch_first) and `generator` (nn.Linear d -> V), plus its config.json.
+Output: a `ModelHeader` and the edgemt tensors (numpy, final dtype) named as in
+schema/TENSORS.md, with aliases.
+
+Name mapping (torch -> edgemt), layer i, d = d_model:
+  embed.weight [V,d]                          -> embedding.source (+ alias embedding.target)
+  generator.weight [V,d] (== embed.weight)    -> alias output.weight  (tied_output)
+  generator.bias [V]                          -> output.bias
+  encoder.layers.i.self_attn.in_proj_{weight [3d,d], bias [3d]}
+                                              -> encoder.layers.i.self_attn.qkv.*  (rows q,k,v: as is)
+  *.self_attn.out_proj.*                      -> *.self_attn.out.*
+  encoder: norm1 -> self_attn_norm, norm2 -> ffn_norm
+  decoder.layers.i.multihead_attn.in_proj_weight [3d,d]
+                                              -> cross_attn.q.weight = rows [0,d),
+                                                 cross_attn.kv.weight = rows [d,3d)   (bias alike)
+  *.multihead_attn.out_proj.*                 -> *.cross_attn.out.*
+  decoder: norm1 -> self_attn_norm, norm2 -> cross_attn_norm, norm3 -> ffn_norm
+  linear1 -> ffn.in, linear2 -> ffn.out
+  encoder.norm / decoder.norm                 -> encoder.final_norm / decoder.final_norm
+  (computed) position table [max_len, d]      -> position.table
+"""
+
+import hashlib
+import json
+import os
+from collections import OrderedDict
+from typing import Dict, List, Mapping, Tuple
+
+import numpy as np
+
+from .errors import UserError
+from .model_spec import (MATRIX, ModelHeader, Provenance, SpecialTokens, TransformerConfig,
+                         expected_tensors)
+from .positions import TABLES
+
+TORCH_PREFIX = "transformer."
+
+# config.json key -> expected Python type(s); all required.
+_CONFIG_KEYS = {
+    "d_model": int, "heads": int, "encoder_layers": int, "decoder_layers": int, "ffn_dim": int,
+    "activation": str, "norm_first": bool, "vocab_size": int, "max_len": int,
+    "pad_id": int, "unk_id": int, "bos_id": int, "eos_id": int,
+    "positional_encoding": str, "embedding_scale": (int, float), "tied_embeddings": bool,
+}
+
+
+def read_config(path: str) -> dict:
+    """Load and check config.json (types, ranges); raises UserError."""
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            config = json.load(handle)
+    except FileNotFoundError:
+        raise UserError(f"config file not found: {path}") from None
+    except (OSError, ValueError) as err:
+        raise UserError(f"cannot read config {path}: {err}") from None
+    if not isinstance(config, dict):
+        raise UserError(f"config {path}: expected a JSON object")
+    for key, kind in _CONFIG_KEYS.items():
+        if key not in config:
+            raise UserError(f"config {path}: missing key '{key}'")
+        value = config[key]
+        if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+            raise UserError(f"config {path}: '{key}' has the wrong type ({value!r})")
+    for key in ("d_model", "heads", "encoder_layers", "decoder_layers", "ffn_dim",
+                "vocab_size", "max_len"):
+        if config[key] <= 0:
+            raise UserError(f"config {path}: '{key}' must be positive, got {config[key]}")
+    if config["d_model"] % config["heads"]:
+        raise UserError(f"config {path}: d_model {config['d_model']} is not a multiple of "
+                        f"heads {config['heads']}")
+    if config["activation"] not in ("relu", "gelu"):
+        raise UserError(f"config {path}: activation '{config['activation']}' is not "
+                        "supported by nn.Transformer conversion (relu, gelu)")
+    if config["positional_encoding"] not in TABLES:
+        raise UserError(f"config {path}: positional_encoding '{config['positional_encoding']}'"
+                        f" unknown (known: {', '.join(sorted(TABLES))})")
+    for key in ("pad_id", "unk_id", "bos_id", "eos_id"):
+        if not 0 <= config[key] < config["vocab_size"]:
+            raise UserError(f"config {path}: {key} {config[key]} outside the vocabulary")
+    return config
+
+
+def transformer_config(config: Mapping, tied_output: bool) -> TransformerConfig:
+    return TransformerConfig(
+        encoder_layers=config["encoder_layers"], decoder_layers=config["decoder_layers"],
+        d_model=config["d_model"], heads=config["heads"], ffn_dim=config["ffn_dim"],
+        vocab_size=config["vocab_size"], max_positions=config["max_len"],
+        activation=config["activation"],
+        norm_placement="pre" if config["norm_first"] else "post",
+        layer_norm_eps=float(config.get("layer_norm_eps", 1e-5)),
+        encoder_final_norm=True, decoder_final_norm=True,  # nn.Transformer always has them
+        embedding_scale=float(config["embedding_scale"]),
+        tied_output=tied_output, output_bias=True, shared_embeddings=True)
+
+
+def torch_key_map(cfg: TransformerConfig) -> "OrderedDict[str, List[Tuple[str, int, int]]]":
+    """torch state_dict key -> [(edgemt name, first row, end row)]; rows slice dim 0
+    (end -1 = all rows). `generator.weight` is handled separately (tying)."""
+    d = cfg.d_model
+    m: "OrderedDict[str, List[Tuple[str, int, int]]]" = OrderedDict()
+    m["embed.weight"] = [("embedding.source", 0, -1)]
+    m["generator.bias"] = [("output.bias", 0, -1)]
+
+    def linear(torch_name: str, edgemt_name: str) -> None:
+        for part in ("weight", "bias"):
+            m[f"{torch_name}.{part}"] = [(f"{edgemt_name}.{part}", 0, -1)]
+
+    for stack, layers in (("encoder", cfg.encoder_layers), ("decoder", cfg.decoder_layers)):
+        norms = (["self_attn_norm", "ffn_norm"] if stack == "encoder"
+                 else ["self_attn_norm", "cross_attn_norm", "ffn_norm"])
+        for i in range(layers):
+            t = f"{TORCH_PREFIX}{stack}.layers.{i}."
+            e = f"{stack}.layers.{i}."
+            m[t + "self_attn.in_proj_weight"] = [(e + "self_attn.qkv.weight", 0, -1)]
+            m[t + "self_attn.in_proj_bias"] = [(e + "self_attn.qkv.bias", 0, -1)]
+            linear(t + "self_attn.out_proj", e + "self_attn.out")
+            if stack == "decoder":
+                m[t + "multihead_attn.in_proj_weight"] = [
+                    (e + "cross_attn.q.weight", 0, d), (e + "cross_attn.kv.weight", d, 3 * d)]
+                m[t + "multihead_attn.in_proj_bias"] = [
+                    (e + "cross_attn.q.bias", 0, d), (e + "cross_attn.kv.bias", d, 3 * d)]
+                linear(t + "multihead_attn.out_proj", e + "cross_attn.out")
+            linear(t + "linear1", e + "ffn.in")
+            linear(t + "linear2", e + "ffn.out")
+            for k, norm in enumerate(norms, start=1):
+                linear(t + f"norm{k}", e + norm)
+        linear(f"{TORCH_PREFIX}{stack}.norm", f"{stack}.final_norm")
+    return m
+
+
+def is_matrix_key(cfg: TransformerConfig, torch_key: str) -> bool:
+    """True when this torch tensor is stored in the weight dtype (F16 in fp16 files)."""
+    if torch_key == "generator.weight":
+        return True
+    specs = expected_tensors(cfg)
+    return specs[torch_key_map(cfg)[torch_key][0][0]].kind == MATRIX
+
+
+def load_state_dict(path: str) -> Dict[str, np.ndarray]:
+    """torch.load a state_dict (weights only, on CPU) -> name -> float32 numpy array."""
+    import torch  # imported here: only this front-end needs it
+    if not os.path.isfile(path):
+        raise UserError(f"checkpoint not found: {path}")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - any unpickling failure is a user error
+        raise UserError(f"cannot load checkpoint {path}: {str(err).splitlines()[0]}") from None
+    if not isinstance(state, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+        raise UserError(f"checkpoint {path}: expected a state_dict (name -> tensor), "
+                        f"got {type(state).__name__}")
+    out = {}
+    for key, tensor in state.items():
+        if not tensor.is_floating_point():
+            raise UserError(f"checkpoint {path}: tensor {key} has non-float dtype {tensor.dtype}")
+        out[key] = tensor.detach().to(torch.float32).contiguous().numpy()
+    return out
+
+
+def _check_keys(state: Mapping[str, np.ndarray], keymap: Mapping) -> None:
+    expected = set(keymap) | {"generator.weight"}
+    missing = sorted(expected - set(state))
+    unexpected = sorted(set(state) - expected)
+    if missing:
+        raise UserError(f"checkpoint is missing {len(missing)} key(s): {', '.join(missing[:5])}"
+                        + (" ..." if len(missing) > 5 else ""))
+    if unexpected:
+        raise UserError(f"checkpoint has {len(unexpected)} unexpected key(s): "
+                        f"{', '.join(unexpected[:5])}" + (" ..." if len(unexpected) > 5 else ""))
+
+
+def _expected_torch_shape(specs, targets) -> Tuple[int, ...]:
+    """Shape of the torch tensor implied by the edgemt pieces it is split into."""
+    first = specs[targets[0][0]].shape
+    rows = sum(specs[name].shape[0] for name, _, _ in targets)
+    return (rows,) + tuple(first[1:])
+
+
+def _to_dtype(name: str, array: np.ndarray, kind: str, dtype: str) -> np.ndarray:
+    if kind != MATRIX or dtype == "fp32":
+        return np.ascontiguousarray(array, dtype=np.float32)
+    if np.abs(array).max(initial=0.0) > np.finfo(np.float16).max:
+        raise UserError(f"tensor {name} has values beyond the fp16 range; use --dtype fp32")
+    return np.ascontiguousarray(array.astype(np.float16))
+
+
+def convert_state_dict(state: Mapping[str, np.ndarray], config: Mapping, dtype: str):
+    """Validate `state` against `config` and map it to edgemt tensors.
+
+    Returns (TransformerConfig, tensors: OrderedDict name -> array, aliases: name -> name).
+    Raises UserError on missing/unexpected keys, shape mismatches, non-finite values.
+    """
+    tied = "generator.weight" in state and "embed.weight" in state and \
+        state["generator.weight"].shape == state["embed.weight"].shape and \
+        np.array_equal(state["generator.weight"], state["embed.weight"])
+    cfg = transformer_config(config, tied_output=tied)
+    keymap = torch_key_map(cfg)
+    _check_keys(state, keymap)
+    specs = expected_tensors(cfg)
+
+    for key, targets in keymap.items():
+        want = _expected_torch_shape(specs, targets)
+        if tuple(state[key].shape) != want:
+            raise UserError(f"shape mismatch: {key} is {list(state[key].shape)}, "
+                            f"config implies {list(want)}")
+    if tuple(state["generator.weight"].shape) != specs["output.weight"].shape:
+        raise UserError(f"shape mismatch: generator.weight is "
+                        f"{list(state['generator.weight'].shape)}, config implies "
+                        f"{list(specs['output.weight'].shape)}")
+    for key, array in state.items():
+        if not np.isfinite(array).all():
+            raise UserError(f"tensor {key} contains non-finite values (nan or inf)")
+
+    pieces: Dict[str, np.ndarray] = {}
+    for key, targets in keymap.items():
+        for name, begin, end in targets:
+            pieces[name] = state[key] if end < 0 else state[key][begin:end]
+    if not tied:
+        pieces["output.weight"] = state["generator.weight"]
+    pieces["position.table"] = TABLES[config["positional_encoding"]](cfg.max_positions,
+                                                                     cfg.d_model)
+
+    tensors: "OrderedDict[str, np.ndarray]" = OrderedDict()
+    aliases: Dict[str, str] = {}
+    for name, spec in specs.items():
+        if spec.alias_of is not None:
+            aliases[name] = spec.alias_of if spec.alias_of in tensors else aliases[spec.alias_of]
+            continue
+        tensors[name] = _to_dtype(name, pieces[name], spec.kind, dtype)
+    return cfg, tensors, aliases
+
+
+def sha256_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def build(checkpoint: str, config: Mapping, tokenizer_model: bytes, src_lang: str,
+          tgt_lang: str, dtype: str, converter_version: str, created_utc: str):
+    """Everything the writer needs: (ModelHeader, tensors, aliases).
+    `config` is the dict returned by `read_config`."""
+    state = load_state_dict(checkpoint)
+    cfg, tensors, aliases = convert_state_dict(state, config, dtype)
+    header = ModelHeader(
+        config=cfg,
+        special_tokens=SpecialTokens(pad=config["pad_id"], unk=config["unk_id"],
+                                     bos=config["bos_id"], eos=config["eos_id"],
+                                     decoder_start=config["bos_id"]),
+        source_language=src_lang, target_language=tgt_lang, weight_dtype=dtype,
+        tokenizer_model=tokenizer_model, append_eos_to_source=True,
+        provenance=Provenance(source_format="torch",
+                              source_checkpoint=os.path.basename(checkpoint),
+                              source_sha256=sha256_file(checkpoint),
+                              converter_version=converter_version, created_utc=created_utc))
+    return header, tensors, aliases
