@@ -1,0 +1,202 @@
+"""The `edgemt` command line on good and bad input.
+
+Needs the built binary, whose path ctest passes in EDGEMT_CLI. Every bad
+input must give a clear message on stderr and a non-zero status, never a
+crash (a negative return code, i.e. a signal, fails the test).
+"""
+
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+import helpers
+from edgemt_tools.model_file import read_model, write_model
+
+CLI = os.environ.get("EDGEMT_CLI", os.path.join(helpers.REPO_ROOT, "build", "edgemt"))
+MODEL = helpers.BUNDLED_MODEL
+
+
+def run(*args, stdin=""):
+    return subprocess.run([CLI, *args], input=stdin.encode("utf-8") if isinstance(stdin, str)
+                          else stdin, capture_output=True, check=False, timeout=300)
+
+
+class CliTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.isfile(CLI):
+            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
+        cls.tmp = tempfile.mkdtemp()
+        with open(MODEL, "rb") as handle:
+            cls.model_bytes = handle.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def write(self, name, data):
+        path = os.path.join(self.tmp, name)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return path
+
+    def assert_clean_failure(self, result, *fragments):
+        self.assertGreater(result.returncode, 0, "expected a non-zero exit, not a signal")
+        stderr = result.stderr.decode("utf-8", "replace")
+        for fragment in fragments:
+            self.assertIn(fragment, stderr)
+        return stderr
+
+    # -- good input ---------------------------------------------------------------
+    def test_translates_lines_in_order_and_keeps_empty_lines(self):
+        text = "Two dogs are playing in the snow.\n\n   \nA little girl is reading a book.\n"
+        result = run("translate", "-m", MODEL, "--batch", "2", stdin=text)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.decode("utf-8").split("\n")
+        self.assertEqual(len(lines), 5)  # four lines and the final newline
+        self.assertEqual(lines[1], "")
+        self.assertEqual(lines[2], "")
+        self.assertIn("Hunde", lines[0])
+        self.assertIn("Buch", lines[3])
+
+    def test_output_matches_the_pytorch_reference(self):
+        sources = helpers_lines("test_2016_flickr.en")[:40]
+        expected = helpers_lines("torch_fp16_greedy.de")[:40]
+        result = run("translate", "-m", MODEL, stdin="".join(s + "\n" for s in sources))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.decode("utf-8").splitlines(), expected)
+
+    def test_input_and_output_files(self):
+        source = self.write("in.en", b"A man is riding a bike.\r\n")
+        output = os.path.join(self.tmp, "out.de")
+        result = run("translate", "-m", MODEL, "-i", source, "-o", output, "--beam", "4")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(output, encoding="utf-8") as handle:
+            self.assertIn("Mann", handle.read())
+
+    def test_inspect_prints_config_tensors_and_totals(self):
+        result = run("inspect", MODEL)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        out = result.stdout.decode("utf-8")
+        for fragment in ("format version     1", "en -> de", "d_model          256",
+                         "compute path", "encoder.layers.0.self_attn.qkv.weight", "f16",
+                         "[768, 256]", "parameters       7652160", "file size"):
+            self.assertIn(fragment, out)
+
+    def test_help_tells_the_options(self):
+        for command in ("translate", "inspect"):
+            result = run(command, "--help")
+            self.assertEqual(result.returncode, 0)
+            self.assertIn(b"usage: edgemt " + command.encode(), result.stdout)
+        self.assertIn(b"--beam", run("translate", "--help").stdout)
+
+    # -- bad input: the line ------------------------------------------------------
+    def test_invalid_utf8_line_is_reported_and_left_empty(self):
+        result = run("translate", "-m", MODEL, stdin=b"A dog runs.\n\xff\xfe bad\nA cat sleeps.\n")
+        stderr = self.assert_clean_failure(result, "line 2", "UTF-8")
+        lines = result.stdout.decode("utf-8").split("\n")
+        self.assertEqual(len(lines), 4, stderr)
+        self.assertEqual(lines[1], "")
+        self.assertNotEqual(lines[0], "")
+        self.assertNotEqual(lines[2], "")
+
+    def test_line_longer_than_the_position_table(self):
+        long_line = " ".join(["elephant"] * 300)
+        result = run("translate", "-m", MODEL, stdin=f"A dog runs.\n{long_line}\n")
+        self.assert_clean_failure(result, "line 2", "more than the 256")
+        lines = result.stdout.decode("utf-8").split("\n")
+        self.assertEqual(lines[1], "")
+        self.assertNotEqual(lines[0], "")
+
+    # -- bad input: flags -----------------------------------------------------------
+    def test_bad_flags(self):
+        cases = [(["translate", "-m", MODEL, "--beam", "0"], "--beam"),
+                 (["translate", "-m", MODEL, "--beam", "x"], "--beam"),
+                 (["translate", "-m", MODEL, "--threads", "-2"], "--threads"),
+                 (["translate", "-m", MODEL, "--bogus"], "unknown option '--bogus'"),
+                 (["translate"], "a model is required"),
+                 (["translate", "-m"], "needs a value"),
+                 (["frobnicate"], "unknown command"),
+                 (["inspect"], "expected one model file")]
+        for args, fragment in cases:
+            with self.subTest(args=args):
+                result = run(*args)
+                self.assertEqual(result.returncode, 2)
+                self.assertIn(fragment, result.stderr.decode("utf-8"))
+
+    # -- bad input: the model file ------------------------------------------------
+    def check_bad_model(self, data, *fragments):
+        path = self.write("bad.emt", data)
+        for args in (["inspect", path], ["translate", "-m", path]):
+            with self.subTest(args=args[0]):
+                self.assert_clean_failure(run(*args, stdin="A dog.\n"), *fragments)
+
+    def test_missing_file(self):
+        missing = os.path.join(self.tmp, "nope.emt")
+        self.assert_clean_failure(run("inspect", missing), "nope.emt", "No such file")
+        self.assert_clean_failure(run("translate", "-m", missing), "No such file")
+
+    def test_truncated_file(self):
+        for cut in (3, 100, 4096, len(self.model_bytes) // 2, len(self.model_bytes) - 1):
+            with self.subTest(cut=cut):
+                self.check_bad_model(self.model_bytes[:cut], "cannot load model")
+
+    def test_wrong_identifier(self):
+        data = bytearray(self.model_bytes)
+        data[8:12] = b"ONNX"
+        self.check_bad_model(bytes(data), "identifier")
+
+    def test_unsupported_version(self):
+        data = self.model_bytes
+        # Locate the version field: patch via the FlatBuffers root table.
+        root = struct.unpack_from("<I", data, 4)[0] + 4
+        vtable = root - struct.unpack_from("<i", data, root)[0]
+        field_offset = struct.unpack_from("<H", data, vtable + 4)[0]  # field 0: format_version
+        self.assertNotEqual(field_offset, 0)
+        patched = bytearray(data)
+        struct.pack_into("<I", patched, root + field_offset, 2)
+        self.check_bad_model(bytes(patched), "version 2")
+
+    def test_corrupted_bytes_never_crash(self):
+        rng = np.random.default_rng(5)
+        flatbuffer_end = struct.unpack_from("<I", self.model_bytes, 0)[0] + 4
+        for trial in range(40):
+            data = bytearray(self.model_bytes)
+            for position in rng.integers(0, flatbuffer_end, size=8):
+                data[int(position)] ^= 0xA5
+            path = self.write("corrupt.emt", bytes(data))
+            result = run("inspect", path)
+            self.assertGreaterEqual(result.returncode, 0, f"trial {trial} crashed")
+
+    def test_tensor_shape_disagrees_with_config(self):
+        model = read_model(MODEL)
+        tensors = {}
+        aliases = {}
+        for name in model.table_order:
+            entry = model.entries[name]
+            owner = next((n for n in model.table_order if model.entries[n].offset == entry.offset
+                          and n < name), None)
+            if owner is not None:
+                aliases[name] = owner
+                continue
+            tensors[name] = model.array(name)
+        name = "encoder.layers.1.ffn.in.weight"
+        tensors[name] = tensors[name][:, :255]
+        path = os.path.join(self.tmp, "shape.emt")
+        write_model(path, model.header, tensors, aliases)
+        with open(path, "rb") as handle:
+            self.check_bad_model(handle.read(), name, "[1024, 255]", "[1024, 256]")
+
+
+def helpers_lines(name):
+    with open(os.path.join(helpers.REFERENCE_DIR, name), encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+if __name__ == "__main__":
+    unittest.main()
