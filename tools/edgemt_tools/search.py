@@ -7,7 +7,7 @@ ids (each starting with decoder_start), the result a float32 tensor [N, V] of
 next-token logits after the last position.
 
 Summary (details and rationale in SEARCH.md):
-  * max_len = max(1, min(floor(a * src_len + b), max_positions - 1)), src_len
+  * max_len = max(1, min(floor(a * src_len + b), max_positions)), src_len
     counting the appended eos; defaults a = 2.0, b = 10. A step generates one
     token; at most max_len tokens are generated, the eos included.
   * Banned tokens (pad and bos) are never emitted.
@@ -41,7 +41,7 @@ def max_target_length(src_len: int, max_positions: int, a: float = DEFAULT_MAX_L
                       b: float = DEFAULT_MAX_LEN_B) -> int:
     """Largest number of generated tokens (eos included) for a source of
     `src_len` ids (eos included). a*src_len+b is evaluated in double."""
-    return max(1, min(int(math.floor(a * float(src_len) + b)), max_positions - 1))
+    return max(1, min(int(math.floor(a * float(src_len) + b)), max_positions))
 
 
 def length_normalized(score: float, length: int, alpha: float) -> float:
