@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
                    f"(default {search.DEFAULT_LENGTH_PENALTY})")
     p.add_argument("--max-len-a", type=float, default=search.DEFAULT_MAX_LEN_A, metavar="A",
                    help="max generated tokens = floor(A*src_len + B), capped at "
-                   f"max_positions-1 (default A={search.DEFAULT_MAX_LEN_A})")
+                   f"max_positions (default A={search.DEFAULT_MAX_LEN_A})")
     p.add_argument("--max-len-b", type=float, default=search.DEFAULT_MAX_LEN_B, metavar="B",
                    help=f"(default B={search.DEFAULT_MAX_LEN_B})")
     p.add_argument("--weights-dtype", choices=["fp32", "fp16"], default="fp32",
