@@ -44,7 +44,7 @@ class LimitsTest(unittest.TestCase):
     def test_max_target_length(self):
         self.assertEqual(search.max_target_length(11, 256), 32)         # floor(2*11 + 10)
         self.assertEqual(search.max_target_length(7, 256, 1.5, 0.0), 10)  # floor(10.5)
-        self.assertEqual(search.max_target_length(200, 256), 255)       # capped at P - 1
+        self.assertEqual(search.max_target_length(200, 256), 256)       # capped at P
         self.assertEqual(search.max_target_length(3, 256, 0.0, 0.0), 1)  # at least 1
 
     def test_length_normalized_is_float32(self):
