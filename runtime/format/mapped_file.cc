@@ -102,4 +102,16 @@ Status MappedFile::open(const char* path, MappedFile* out) {
   return Status::ok();
 }
 
+void MappedFile::release_pages(const void* data, size_t size) const {
+  const auto* begin = static_cast<const uint8_t*>(data);
+  if (data_ == nullptr || begin < data_ || begin + size > data_ + size_) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  // Only whole pages inside the range: neighbours may still be needed.
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+  const uintptr_t last = (reinterpret_cast<uintptr_t>(begin) + size) / page * page;
+  if (last > first) {
+    (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  }
+}
+
 }  // namespace edgemt

@@ -45,6 +45,12 @@ class MappedFile {
   // Unmaps now (the destructor does the same).
   void reset();
 
+  // Drops the resident pages wholly inside [data, data + size) from memory
+  // (madvise MADV_DONTNEED). The mapping stays valid: a later read faults the
+  // bytes back in from the file. Used for weights XNNPACK has packed a copy
+  // of, so they are not resident twice. No-op outside the mapping.
+  void release_pages(const void* data, size_t size) const;
+
  private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;

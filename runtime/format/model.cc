@@ -141,4 +141,8 @@ const TensorView* Model::find_tensor(const char* name) const {
   return find_tensor_view(impl_->model.tensors.get(), impl_->model.tensor_count, name);
 }
 
+void Model::release_tensor_pages(const TensorView& tensor) const {
+  impl_->file.release_pages(tensor.data, tensor.size_bytes);
+}
+
 }  // namespace edgemt

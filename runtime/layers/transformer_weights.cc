@@ -69,8 +69,18 @@ Status norm(const Model& model, NormWeights* out, const char* prefix) {
 }
 
 // Creates `linear` from `<prefix>.weight` [out, in] and `<prefix>.bias`.
+// Drops `tensor`'s file pages from resident memory once its bytes have been
+// copied (packed by XNNPACK or widened), unless the runtime reads them in
+// place (an f32 embedding table, which a tied output aliases), so weights
+// are never resident twice, not even while loading.
+void release_unless_in_place(const Model& model, const TensorView& tensor,
+                             const TransformerWeights& w) {
+  if (tensor.data == w.source_embedding.data || tensor.data == w.target_embedding.data) return;
+  model.release_tensor_pages(tensor);
+}
+
 Status linear(const Model& model, Linear* out, const char* prefix, bool relu, bool has_bias,
-              size_t* matrix_bytes) {
+              const TransformerWeights& w, size_t* matrix_bytes) {
   const TensorView* weight = nullptr;
   EDGEMT_RETURN_IF_ERROR(find(model, &weight, "%s.weight", prefix));
   const float* bias = nullptr;
@@ -82,7 +92,10 @@ Status linear(const Model& model, Linear* out, const char* prefix, bool relu, bo
   F32Table widened;  // freed on return: XNNPACK keeps its own packed copy
   EDGEMT_RETURN_IF_ERROR(to_f32(*weight, &widened));
   *matrix_bytes += weight->element_count() * sizeof(float);
-  return out->create(widened.data, bias, weight->shape[1], weight->shape[0], relu);
+  EDGEMT_RETURN_IF_ERROR(
+      out->create(widened.data, bias, weight->shape[1], weight->shape[0], relu));
+  release_unless_in_place(model, *weight, w);
+  return Status::ok();
 }
 
 }  // namespace
@@ -106,8 +119,11 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
   } else {
     EDGEMT_RETURN_IF_ERROR(to_f32(*target, &w->target_embedding));
   }
+  // Widened (f16) tables: their file pages are no longer needed.
+  release_unless_in_place(model, *tensor, *w);
+  release_unless_in_place(model, *target, *w);
   EDGEMT_RETURN_IF_ERROR(vector(model, &w->positions, "position.table"));
-  EDGEMT_RETURN_IF_ERROR(linear(model, &w->output, "output", false, config.output_bias, bytes));
+  EDGEMT_RETURN_IF_ERROR(linear(model, &w->output, "output", false, config.output_bias, *w, bytes));
   if (config.encoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->encoder_final_norm, "encoder.final_norm"));
   if (config.decoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->decoder_final_norm, "decoder.final_norm"));
 
@@ -118,11 +134,11 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
       std::snprintf(prefix, sizeof(prefix), "encoder.layers.%u.%s", i, part);
       return prefix;
     };
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, *w, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, *w, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
   }
   for (uint32_t i = 0; i < config.decoder_layers; ++i) {
@@ -131,15 +147,15 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
       std::snprintf(prefix, sizeof(prefix), "decoder.layers.%u.%s", i, part);
       return prefix;
     };
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, *w, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_q, name("cross_attn.q"), false, true, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_kv, name("cross_attn.kv"), false, true, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_out, name("cross_attn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_q, name("cross_attn.q"), false, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_kv, name("cross_attn.kv"), false, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_out, name("cross_attn.out"), false, true, *w, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.cross_norm, name("cross_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, *w, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
   }
   return Status::ok();

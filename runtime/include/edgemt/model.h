@@ -122,6 +122,12 @@ class Model {
   // tensor its config implies).
   const TensorView* find_tensor(const char* name) const;
 
+  // Tells the model that `tensor`'s bytes will not be read again (a
+  // Translator packed its own copy): for a mapped file their pages leave
+  // resident memory; they are read back from the file if touched later, so
+  // this never changes results. No-op for from_buffer models. Thread-safe.
+  void release_tensor_pages(const TensorView& tensor) const;
+
   struct Impl;
 
  private:
