@@ -6,7 +6,7 @@ packages=(
   g++ cmake make pkg-config
   libxnnpack-dev libpthreadpool-dev          # GEMMs (libxnnpack-dev omits pthreadpool's header)
   libflatbuffers-dev flatbuffers-compiler python3-flatbuffers
-  doctest-dev
+  doctest-dev libbenchmark-dev
   libsentencepiece-dev python3-sentencepiece
   python3-torch python3-numpy                # converter and PyTorch reference
 )

@@ -1,0 +1,141 @@
+// Micro-benchmarks of the own kernels and of the XNNPACK GEMMs at the shapes
+// the bundled model runs (d 256, 4 heads of 64, ffn 1024, vocab 8000), with
+// achieved GFLOP/s so the distance to the machine's GEMM peak is visible.
+//
+//   build/tests/benchmarks/edgemt_kernels_benchmark [--benchmark_filter=Gemm]
+//
+// Decoder GEMMs run at M = beam rows (1, 4) and batch×beam (32, 128); encoder
+// GEMMs at M = source tokens of a batch (20, 320, 640).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/xnnpack_runtime.h"
+#include "kernels/activation.h"
+#include "kernels/attention.h"
+#include "kernels/layer_norm.h"
+#include "kernels/softmax.h"
+#include "layers/linear.h"
+
+namespace {
+
+std::vector<float> random_vector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n + 64);  // room for XNN_EXTRA_BYTES reads
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+void set_flops(benchmark::State& state, double flops_per_iteration) {
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      flops_per_iteration * static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+}
+
+// Args: M (rows), K (in), N (out).
+void BM_Gemm(benchmark::State& state) {
+  const size_t m = static_cast<size_t>(state.range(0));
+  const size_t k = static_cast<size_t>(state.range(1));
+  const size_t n = static_cast<size_t>(state.range(2));
+  if (!edgemt::ensure_xnnpack_initialized().is_ok()) {
+    state.SkipWithError("XNNPACK unavailable");
+    return;
+  }
+  const std::vector<float> w = random_vector(n * k, 1), b = random_vector(n, 2);
+  const std::vector<float> x = random_vector(m * k, 3);
+  std::vector<float> y(m * n + 64);
+  edgemt::Linear linear;
+  if (!linear.create(w.data(), b.data(), k, n, false).is_ok()) {
+    state.SkipWithError("create failed");
+    return;
+  }
+  for (auto _ : state) {
+    if (!linear.run(x.data(), m, y.data(), nullptr).is_ok()) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+}
+BENCHMARK(BM_Gemm)
+    ->ArgNames({"M", "K", "N"})
+    // Decoder step (M = live rows): qkv, out/q, ffn in, ffn out, output projection.
+    ->Args({1, 256, 768})->Args({1, 256, 256})->Args({1, 256, 1024})->Args({1, 1024, 256})
+    ->Args({1, 256, 8000})->Args({4, 256, 1024})->Args({4, 256, 8000})
+    ->Args({32, 256, 1024})->Args({32, 256, 8000})->Args({128, 256, 8000})
+    // Encoder (M = source tokens): one sentence, a batch of 16 and of 32.
+    ->Args({20, 256, 768})->Args({320, 256, 1024})->Args({320, 1024, 256})
+    ->Args({640, 256, 1024});
+
+// Args: query rows, keys (head_dim 64, scale 1/8).
+void BM_Attention(benchmark::State& state) {
+  const size_t queries = static_cast<size_t>(state.range(0));
+  const size_t keys = static_cast<size_t>(state.range(1));
+  const size_t head_dim = 64;
+  const std::vector<float> q = random_vector(queries * head_dim, 1);
+  const std::vector<float> k = random_vector(keys * head_dim, 2);
+  const std::vector<float> v = random_vector(keys * head_dim, 3);
+  std::vector<float> probs(queries * keys), out(queries * head_dim);
+  edgemt::kernels::AttentionShape shape;
+  shape.query_len = queries;
+  shape.key_len = keys;
+  shape.head_dim = head_dim;
+  shape.q_stride = shape.k_stride = shape.v_stride = shape.out_stride = head_dim;
+  shape.scale = 0.125f;
+  for (auto _ : state) {
+    edgemt::kernels::scaled_dot_product_attention(shape, q.data(), k.data(), v.data(),
+                                                  probs.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  set_flops(state, 4.0 * static_cast<double>(queries * keys * head_dim));
+}
+BENCHMARK(BM_Attention)->ArgNames({"Tq", "Tk"})->Args({1, 16})->Args({1, 64})->Args({1, 256})
+    ->Args({20, 20})->Args({64, 64});
+
+// Args: rows (dim 256).
+void BM_AddLayerNorm(benchmark::State& state) {
+  const size_t rows = static_cast<size_t>(state.range(0)), dim = 256;
+  std::vector<float> x = random_vector(rows * dim, 1);
+  const std::vector<float> r = random_vector(rows * dim, 2), g = random_vector(dim, 3),
+                           b = random_vector(dim, 4);
+  for (auto _ : state) {
+    edgemt::kernels::add_layer_norm(x.data(), r.data(), g.data(), b.data(), rows, dim, 1e-5f,
+                                    x.data());
+    benchmark::DoNotOptimize(x.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * rows * dim * 3 * sizeof(float)));
+}
+BENCHMARK(BM_AddLayerNorm)->ArgName("rows")->Arg(1)->Arg(4)->Arg(32)->Arg(320);
+
+void BM_LogSoftmax(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const std::vector<float> source = random_vector(n, 1);
+  std::vector<float> x(n);
+  for (auto _ : state) {
+    std::copy(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(n), x.begin());
+    edgemt::kernels::log_softmax(x.data(), n);
+    benchmark::DoNotOptimize(x.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+BENCHMARK(BM_LogSoftmax)->ArgName("vocab")->Arg(8000)->Arg(32000);
+
+void BM_Activation(benchmark::State& state) {
+  const auto activation = static_cast<edgemt::Activation>(state.range(0));
+  const size_t n = 32 * 1024;
+  const std::vector<float> source = random_vector(n, 1);
+  std::vector<float> x(n);
+  for (auto _ : state) {
+    std::copy(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(n), x.begin());
+    edgemt::kernels::apply_activation(activation, x.data(), n);
+    benchmark::DoNotOptimize(x.data());
+  }
+  state.SetLabel(edgemt::activation_name(activation));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+BENCHMARK(BM_Activation)->ArgName("kind")->Arg(0)->Arg(1)->Arg(2);
+
+}  // namespace
+
+BENCHMARK_MAIN();
