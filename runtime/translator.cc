@@ -56,6 +56,7 @@ struct Translator::Impl {
     shape.source_rows = l.max_batch * l.max_source_len;
     shape.max_source_len = l.max_source_len;
     shape.rows = l.max_batch * l.max_beam;
+    shape.max_beam = l.max_beam;
     shape.max_target_len = l.max_target_len;
     shape.d_model = config.d_model;
     shape.ffn_dim = config.ffn_dim;
@@ -291,9 +292,9 @@ Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target
     DecoderStep decoder_step;
     decoder_step.rows = 1;
     decoder_step.step = step;
-    decoder_step.cache = 0;
     decoder_step.tokens = token;
     decoder_step.row_source = &row_source;
+    decoder_step.row_slot = &row_source;  // one sentence: slot 0
     EDGEMT_RETURN_IF_ERROR(run_decoder_step(context, packed, decoder_step));
     std::memcpy(logits + step * vocab, impl.workspace.logits, vocab * sizeof(float));
   }

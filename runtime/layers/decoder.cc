@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 #include "core/parallel.h"
 #include "kernels/activation.h"
@@ -43,7 +44,7 @@ void self_attention(const RunContext& c, const DecoderStep& step, const float* q
     shape.k_stride = shape.v_stride = heads.d;
     shape.out_stride = heads.d;
     shape.scale = heads.scale;
-    const size_t cache_row = r * max_target * heads.d + h * heads.dim;
+    const size_t cache_row = step.row_slot[r] * max_target * heads.d + h * heads.dim;
     kernels::scaled_dot_product_attention(shape, qkv + r * 3 * heads.d + h * heads.dim,
                                           k_cache + cache_row, v_cache + cache_row,
                                           w.attention_scratch + slot * w.scratch_stride,
@@ -98,14 +99,14 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
 
   for (size_t l = 0; l < config.decoder_layers; ++l) {
     const DecoderLayerWeights& layer = weights.decoder[l];
-    float* k_cache = w.k_cache[step.cache][l];
-    float* v_cache = w.v_cache[step.cache][l];
+    float* k_cache = w.k_cache[l];
+    float* v_cache = w.v_cache[l];
 
     // Masked self-attention: append this step's k, v to the cache.
     const float* in = sublayer_input(placement, layer.self_norm, eps, w.dec_x, rows, d, w.dec_norm);
     EDGEMT_RETURN_IF_ERROR(layer.self_qkv.run(in, rows, w.dec_qkv, c.pool));  // [R, 3d]
     for (size_t r = 0; r < rows; ++r) {
-      const size_t at = (r * cache_len + step.step) * d;
+      const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
       std::memcpy(k_cache + at, w.dec_qkv + r * 3 * d + d, d * sizeof(float));
       std::memcpy(v_cache + at, w.dec_qkv + r * 3 * d + 2 * d, d * sizeof(float));
     }
@@ -136,17 +137,22 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
   return weights.output.run(w.dec_x, rows, w.logits, c.pool);  // [R, V]
 }
 
-void gather_cache(const RunContext& c, size_t from, size_t to, const size_t* parent, size_t rows,
-                  size_t positions) {
+void reorder_cache(const RunContext& c, size_t first_slot, size_t old_count,
+                   const size_t* parent, size_t new_count, size_t positions) {
   Workspace& w = *c.workspace;
   const size_t d = c.config->d_model;
-  const size_t row_floats = w.max_target_len * d;
+  const size_t slot_floats = w.max_target_len * d;
+  const size_t bytes = positions * d * sizeof(float);
+  float* scratch = w.reorder_scratch;  // [old_count, T, d]
   for (size_t l = 0; l < c.config->decoder_layers; ++l) {
-    for (size_t r = 0; r < rows; ++r) {
-      std::memcpy(w.k_cache[to][l] + r * row_floats, w.k_cache[from][l] + parent[r] * row_floats,
-                  positions * d * sizeof(float));
-      std::memcpy(w.v_cache[to][l] + r * row_floats, w.v_cache[from][l] + parent[r] * row_floats,
-                  positions * d * sizeof(float));
+    for (float* cache : {w.k_cache[l], w.v_cache[l]}) {
+      float* slots = cache + first_slot * slot_floats;
+      for (size_t j = 0; j < old_count; ++j) {
+        std::memcpy(scratch + j * slot_floats, slots + j * slot_floats, bytes);
+      }
+      for (size_t j = 0; j < new_count; ++j) {
+        std::memcpy(slots + j * slot_floats, scratch + parent[j] * slot_floats, bytes);
+      }
     }
   }
 }

@@ -2,9 +2,9 @@
 //
 // Row r of every [R, ·] buffer is one hypothesis; it belongs to source
 // sequence row_source[r] and attends to that source's rows of memory_kv.
-// The step appends the new keys/values at position `step` of cache `cache`
-// ([R, T, d] per layer) and attends over positions 0..step, so no causal mask
-// is needed: the future is simply not there yet.
+// Its keys/values live in cache slot row_slot[r] ([slots, T, d] per layer);
+// the step appends them at position `step` and attends over positions
+// 0..step, so no causal mask is needed: the future is simply not there yet.
 #pragma once
 
 #include <cstddef>
@@ -17,18 +17,19 @@ namespace edgemt {
 struct DecoderStep {
   size_t rows = 0;                     // R
   size_t step = 0;                     // position of the input tokens
-  size_t cache = 0;                    // which of the two K/V caches is current
   const int32_t* tokens = nullptr;     // [R] input token per hypothesis
   const size_t* row_source = nullptr;  // [R] source sequence of each hypothesis
+  const size_t* row_slot = nullptr;    // [R] K/V cache slot of each hypothesis
 };
 
 // On return workspace->logits holds [R, V].
 [[nodiscard]] Status run_decoder_step(const RunContext& context, const PackedSequences& sources,
                                       const DecoderStep& step);
 
-// Beam reordering: row r of cache `to` gets row parent[r] of cache `from`,
-// positions 0..positions-1, for every layer.
-void gather_cache(const RunContext& context, size_t from, size_t to, const size_t* parent,
-                  size_t rows, size_t positions);
+// Beam reordering inside one sentence's slots [first_slot, first_slot + K):
+// new slot first_slot + j gets old slot first_slot + parent[j], positions
+// 0..positions-1, for every layer (j < new_count, parent[j] < old_count).
+void reorder_cache(const RunContext& context, size_t first_slot, size_t old_count,
+                   const size_t* parent, size_t new_count, size_t positions);
 
 }  // namespace edgemt

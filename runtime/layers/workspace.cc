@@ -15,12 +15,11 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
   for (size_t l = 0; l < s.decoder_layers; ++l) {
     w->memory_kv[l] = arena->allocate<float>(s.source_rows * 2 * d);
   }
-  for (size_t c = 0; c < 2; ++c) {
-    for (size_t l = 0; l < s.decoder_layers; ++l) {
-      w->k_cache[c][l] = arena->allocate<float>(s.rows * s.max_target_len * d);
-      w->v_cache[c][l] = arena->allocate<float>(s.rows * s.max_target_len * d);
-    }
+  for (size_t l = 0; l < s.decoder_layers; ++l) {
+    w->k_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d);
+    w->v_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d);
   }
+  w->reorder_scratch = arena->allocate<float>(s.max_beam * s.max_target_len * d);
   w->dec_x = arena->allocate<float>(s.rows * d);
   w->dec_qkv = arena->allocate<float>(s.rows * 3 * d);
   w->dec_q = arena->allocate<float>(s.rows * d);

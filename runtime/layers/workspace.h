@@ -17,6 +17,7 @@ struct WorkspaceShape {
   size_t source_rows = 0;     // Ns
   size_t max_source_len = 0;  // longest single source
   size_t rows = 0;            // R
+  size_t max_beam = 1;
   size_t max_target_len = 0;  // T
   size_t d_model = 0;
   size_t ffn_dim = 0;
@@ -36,10 +37,12 @@ struct Workspace {
   float* enc_ffn = nullptr;   // [Ns, f]
   float* memory_kv[kMaxLayers] = {};  // [Ns, 2d] cross-attention K | V per decoder layer
 
-  // Decoder self-attention cache, double-buffered so that beam reordering is
-  // one gather per step: cache[c][layer] is [R, T, d].
-  float* k_cache[2][kMaxLayers] = {};
-  float* v_cache[2][kMaxLayers] = {};
+  // Decoder self-attention cache per layer: [R slots, T, d]. Sentence s owns
+  // slots [s·beam, s·beam + beam): greedy never moves a cache row, beam
+  // search reorders only within a sentence (through reorder_scratch).
+  float* k_cache[kMaxLayers] = {};
+  float* v_cache[kMaxLayers] = {};
+  float* reorder_scratch = nullptr;  // [max_beam, T, d]
   float* dec_x = nullptr;     // [R, d]
   float* dec_qkv = nullptr;   // [R, 3d]
   float* dec_q = nullptr;     // [R, d]

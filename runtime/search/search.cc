@@ -19,6 +19,7 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   }
   b->row_token = arena->allocate<int32_t>(rows);
   b->parent = arena->allocate<size_t>(rows);
+  b->row_slot = arena->allocate<size_t>(rows);
   b->live_begin = arena->allocate<size_t>(shape.max_batch);
   b->live_count = arena->allocate<size_t>(shape.max_batch);
   b->max_len = arena->allocate<size_t>(shape.max_batch);
@@ -174,19 +175,24 @@ Status BatchSearch::run(Translation* results) {
     b_.row_token[s] = req_.special->decoder_start;
   }
   size_t rows = batch;
-  size_t cache = 0;
   for (size_t step = 0; rows > 0; ++step) {
+    // Hypothesis j of sentence s keeps its K/V in cache slot s·K + j.
+    for (size_t s = 0; s < batch; ++s) {
+      for (size_t j = 0; j < b_.live_count[s]; ++j) b_.row_slot[b_.live_begin[s] + j] = s * K_ + j;
+    }
     DecoderStep decoder_step;
     decoder_step.rows = rows;
     decoder_step.step = step;
-    decoder_step.cache = cache;
     decoder_step.tokens = b_.row_token;
     decoder_step.row_source = b_.row_source[cur_];
+    decoder_step.row_slot = b_.row_slot;
     EDGEMT_RETURN_IF_ERROR(run_decoder_step(c_, *req_.sources, decoder_step));
 
     new_rows_ = 0;
     for (size_t s = 0; s < batch; ++s) {
       if (b_.live_count[s] == 0) continue;
+      const size_t old_begin = b_.live_begin[s];
+      const size_t old_count = b_.live_count[s];
       const size_t first_new = new_rows_;
       if (K_ == 1) {
         select_greedy(s, step);
@@ -195,16 +201,20 @@ Status BatchSearch::run(Translation* results) {
       }
       b_.live_begin[s] = first_new;
       b_.live_count[s] = new_rows_ - first_new;
-      if (b_.live_count[s] == 0) write_result(s, &results[s]);
-    }
-
-    // The K/V cache follows the surviving hypotheses; skip the copy when
-    // every row kept its place (greedy with nobody finished).
-    bool identity = new_rows_ == rows;
-    for (size_t i = 0; identity && i < new_rows_; ++i) identity = b_.parent[i] == i;
-    if (!identity && new_rows_ > 0) {
-      gather_cache(c_, cache, 1 - cache, b_.parent, new_rows_, step + 1);
-      cache = 1 - cache;
+      if (b_.live_count[s] == 0) {
+        write_result(s, &results[s]);
+        continue;
+      }
+      // The sentence's cache slots follow its surviving hypotheses; nothing
+      // moves when every one kept its place (always so for greedy).
+      bool identity = true;
+      for (size_t j = 0; j < b_.live_count[s]; ++j) {
+        b_.parent[first_new + j] -= old_begin;  // now local to the sentence
+        identity &= b_.parent[first_new + j] == j;
+      }
+      if (!identity) {
+        reorder_cache(c_, s * K_, old_count, b_.parent + first_new, b_.live_count[s], step + 1);
+      }
     }
     cur_ = 1 - cur_;
     rows = new_rows_;

@@ -11,9 +11,10 @@
 //     reached (live ones are then finalized too); the best normalized score
 //     wins (ties: earliest finished).
 //
-// Live hypotheses of a sentence occupy consecutive decoder rows; after each
-// step rows are compacted and reordered with one gather of the K/V cache and
-// of the token history (double buffers).
+// Live hypotheses of a sentence occupy consecutive decoder rows, compacted
+// after each step (token history double-buffered); their K/V cache stays in
+// the sentence's own slots and is reordered within them only when beams
+// swap parents (never for greedy).
 #pragma once
 
 #include <cstddef>
@@ -37,7 +38,8 @@ struct SearchBuffers {
   float* row_score[2] = {};    // [R] sum of log-probabilities
   int32_t* history[2] = {};    // [R, T] generated tokens
   int32_t* row_token = nullptr;  // [R] decoder input of the next step
-  size_t* parent = nullptr;    // [R]
+  size_t* parent = nullptr;    // [R] row (then index in its sentence) of each new row's parent
+  size_t* row_slot = nullptr;  // [R] K/V cache slot of each row
   // Per sentence.
   size_t* live_begin = nullptr;  // [B]
   size_t* live_count = nullptr;  // [B]
