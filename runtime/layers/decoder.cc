@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "core/parallel.h"
+#include "core/profile.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
@@ -80,6 +81,27 @@ void cross_attention(const RunContext& c, const PackedSequences& sources, const 
   parallel_for(c.pool, c.workers, step.rows * heads.count, task);
 }
 
+// y [rows, out] = linear(x), timed as `part`.
+Status run_linear(const RunContext& c, ProfilePart part, const Linear& linear, const float* x,
+                  size_t rows, float* y) {
+  ProfileScope timed(c.profile, part);
+  return linear.run(x, rows, y, c.pool);
+}
+
+const float* timed_sublayer_input(const RunContext& c, const NormWeights& norm, const float* x,
+                                  size_t rows, float* scratch) {
+  ProfileScope timed(c.profile, ProfilePart::kLayerNorm);
+  return sublayer_input(c.config->norm_placement, norm, c.config->layer_norm_eps, x, rows,
+                        c.config->d_model, scratch);
+}
+
+void timed_residual_step(const RunContext& c, const NormWeights& norm, const float* sublayer_out,
+                         size_t rows, float* x) {
+  ProfileScope timed(c.profile, ProfilePart::kLayerNorm);
+  residual_step(c.config->norm_placement, norm, c.config->layer_norm_eps, sublayer_out, rows,
+                c.config->d_model, x);
+}
+
 }  // namespace
 
 Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
@@ -89,13 +111,16 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
   Workspace& w = *c.workspace;
   const size_t d = config.d_model;
   const size_t rows = step.rows;
-  const float eps = config.layer_norm_eps;
-  const NormPlacement placement = config.norm_placement;
   const size_t cache_len = w.max_target_len;
+  ProfileScope timed_step(c.profile, ProfilePart::kDecoderStep);
+  constexpr ProfilePart kGemm = ProfilePart::kAttentionGemm;
+  constexpr ProfilePart kFfn = ProfilePart::kFfnGemm;
 
-  // x [R, d] = E[token] * scale + PE[step]
-  kernels::embed_tokens(weights.target_embedding.data, d, step.tokens, rows,
-                        config.embedding_scale, weights.positions, step.step, 0, w.dec_x);
+  {  // x [R, d] = E[token] * scale + PE[step]
+    ProfileScope timed(c.profile, ProfilePart::kEmbedding);
+    kernels::embed_tokens(weights.target_embedding.data, d, step.tokens, rows,
+                          config.embedding_scale, weights.positions, step.step, 0, w.dec_x);
+  }
 
   for (size_t l = 0; l < config.decoder_layers; ++l) {
     const DecoderLayerWeights& layer = weights.decoder[l];
@@ -103,38 +128,46 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
     float* v_cache = w.v_cache[l];
 
     // Masked self-attention: append this step's k, v to the cache.
-    const float* in = sublayer_input(placement, layer.self_norm, eps, w.dec_x, rows, d, w.dec_norm);
-    EDGEMT_RETURN_IF_ERROR(layer.self_qkv.run(in, rows, w.dec_qkv, c.pool));  // [R, 3d]
-    for (size_t r = 0; r < rows; ++r) {
-      const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
-      std::memcpy(k_cache + at, w.dec_qkv + r * 3 * d + d, d * sizeof(float));
-      std::memcpy(v_cache + at, w.dec_qkv + r * 3 * d + 2 * d, d * sizeof(float));
+    const float* in = timed_sublayer_input(c, layer.self_norm, w.dec_x, rows, w.dec_norm);
+    EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, in, rows, w.dec_qkv));  // [R, 3d]
+    {
+      ProfileScope timed(c.profile, ProfilePart::kSelfAttention);
+      for (size_t r = 0; r < rows; ++r) {
+        const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
+        std::memcpy(k_cache + at, w.dec_qkv + r * 3 * d + d, d * sizeof(float));
+        std::memcpy(v_cache + at, w.dec_qkv + r * 3 * d + 2 * d, d * sizeof(float));
+      }
+      self_attention(c, step, w.dec_qkv, k_cache, v_cache, cache_len, w.dec_ctx);
     }
-    self_attention(c, step, w.dec_qkv, k_cache, v_cache, cache_len, w.dec_ctx);
-    EDGEMT_RETURN_IF_ERROR(layer.self_out.run(w.dec_ctx, rows, w.dec_out, c.pool));
-    residual_step(placement, layer.self_norm, eps, w.dec_out, rows, d, w.dec_x);
+    EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_out, w.dec_ctx, rows, w.dec_out));
+    timed_residual_step(c, layer.self_norm, w.dec_out, rows, w.dec_x);
 
     // Cross-attention over the encoder output.
-    in = sublayer_input(placement, layer.cross_norm, eps, w.dec_x, rows, d, w.dec_norm);
-    EDGEMT_RETURN_IF_ERROR(layer.cross_q.run(in, rows, w.dec_q, c.pool));  // [R, d]
-    cross_attention(c, sources, step, w.dec_q, w.memory_kv[l], w.dec_ctx);
-    EDGEMT_RETURN_IF_ERROR(layer.cross_out.run(w.dec_ctx, rows, w.dec_out, c.pool));
-    residual_step(placement, layer.cross_norm, eps, w.dec_out, rows, d, w.dec_x);
+    in = timed_sublayer_input(c, layer.cross_norm, w.dec_x, rows, w.dec_norm);
+    EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.cross_q, in, rows, w.dec_q));  // [R, d]
+    {
+      ProfileScope timed(c.profile, ProfilePart::kCrossAttention);
+      cross_attention(c, sources, step, w.dec_q, w.memory_kv[l], w.dec_ctx);
+    }
+    EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.cross_out, w.dec_ctx, rows, w.dec_out));
+    timed_residual_step(c, layer.cross_norm, w.dec_out, rows, w.dec_x);
 
     // Feed-forward.
-    in = sublayer_input(placement, layer.ffn_norm, eps, w.dec_x, rows, d, w.dec_norm);
-    EDGEMT_RETURN_IF_ERROR(layer.ffn_in.run(in, rows, w.dec_ffn, c.pool));  // [R, f]
+    in = timed_sublayer_input(c, layer.ffn_norm, w.dec_x, rows, w.dec_norm);
+    EDGEMT_RETURN_IF_ERROR(run_linear(c, kFfn, layer.ffn_in, in, rows, w.dec_ffn));  // [R, f]
     if (config.activation != Activation::kRelu) {
       kernels::apply_activation(config.activation, w.dec_ffn, rows * config.ffn_dim);
     }
-    EDGEMT_RETURN_IF_ERROR(layer.ffn_out.run(w.dec_ffn, rows, w.dec_out, c.pool));
-    residual_step(placement, layer.ffn_norm, eps, w.dec_out, rows, d, w.dec_x);
+    EDGEMT_RETURN_IF_ERROR(run_linear(c, kFfn, layer.ffn_out, w.dec_ffn, rows, w.dec_out));
+    timed_residual_step(c, layer.ffn_norm, w.dec_out, rows, w.dec_x);
   }
   if (weights.decoder_final_norm.weight != nullptr) {
+    ProfileScope timed(c.profile, ProfilePart::kLayerNorm);
     kernels::layer_norm(w.dec_x, weights.decoder_final_norm.weight,
-                        weights.decoder_final_norm.bias, rows, d, eps, w.dec_x);
+                        weights.decoder_final_norm.bias, rows, d, config.layer_norm_eps, w.dec_x);
   }
-  return weights.output.run(w.dec_x, rows, w.logits, c.pool);  // [R, V]
+  return run_linear(c, ProfilePart::kOutputProjection, weights.output, w.dec_x, rows,
+                    w.logits);  // [R, V]
 }
 
 void reorder_cache(const RunContext& c, size_t first_slot, size_t old_count,

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/parallel.h"
+#include "core/profile.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
@@ -44,6 +45,7 @@ void self_attention(const RunContext& c, const PackedSequences& seqs, const floa
 }  // namespace
 
 Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequences& seqs) {
+  ProfileScope timed(c.profile, ProfilePart::kEncoder);  // as a whole; parts are decoder-only
   const TransformerConfig& config = *c.config;
   const TransformerWeights& weights = *c.weights;
   Workspace& w = *c.workspace;

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "edgemt/model.h"
+#include "edgemt/profile.h"
 #include "edgemt/status.h"
 #include "layers/transformer_weights.h"
 #include "layers/workspace.h"
@@ -29,6 +30,7 @@ struct RunContext {
   Workspace* workspace = nullptr;
   pthreadpool_t pool = nullptr;
   size_t workers = 1;
+  Profile* profile = nullptr;  // nullptr: not profiling (see core/profile.h)
 };
 
 // ids: packed source ids [rows]. On return workspace->enc_x holds the encoder

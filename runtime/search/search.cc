@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/profile.h"
 #include "kernels/softmax.h"
 #include "layers/decoder.h"
 #include "search/candidates.h"
@@ -166,6 +167,7 @@ void BatchSearch::write_result(size_t s, Translation* result) const {
 Status BatchSearch::run(Translation* results) {
   const size_t batch = req_.sources->count;
   for (size_t s = 0; s < batch; ++s) {
+    ProfileScope timed(c_.profile, ProfilePart::kSearch);
     b_.live_begin[s] = s;
     b_.live_count[s] = 1;
     b_.finished_count[s] = 0;
@@ -188,6 +190,8 @@ Status BatchSearch::run(Translation* results) {
     decoder_step.row_slot = b_.row_slot;
     EDGEMT_RETURN_IF_ERROR(run_decoder_step(c_, *req_.sources, decoder_step));
 
+    // Everything from here to the next decoder step is search bookkeeping.
+    ProfileScope timed(c_.profile, ProfilePart::kSearch);
     new_rows_ = 0;
     for (size_t s = 0; s < batch; ++s) {
       if (b_.live_count[s] == 0) continue;
