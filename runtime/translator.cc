@@ -8,6 +8,7 @@
 #include <new>
 
 #include "core/arena.h"
+#include "core/profile.h"
 #include "core/xnnpack_runtime.h"
 #include "layers/decoder.h"
 #include "layers/encoder.h"
@@ -23,6 +24,7 @@ struct Translator::Impl {
   pthreadpool_t pool = nullptr;
   size_t workers = 1;
   const char* compute_path = "f32";
+  Profile* profile = nullptr;  // caller's, while attached
 
   // Prepared state.
   bool prepared = false;
@@ -46,6 +48,7 @@ struct Translator::Impl {
     c.workspace = &workspace;
     c.pool = pool;
     c.workers = workers;
+    c.profile = profile;
     return c;
   }
 
@@ -206,10 +209,12 @@ Status Translator::prepare(const Limits& limits, void* arena_base, size_t arena_
 
 const Limits& Translator::limits() const { return impl_->limits; }
 const char* Translator::compute_path() const { return impl_->compute_path; }
+void Translator::set_profile(Profile* profile) { impl_->profile = profile; }
 
 Status Translator::translate(const TokenSpan* sources, size_t count, const DecodeOptions& options,
                              Translation* results) {
   Impl& impl = *impl_;
+  ProfileScope timed(impl.profile, ProfilePart::kTranslate);
   if (!impl.prepared) {
     return Status::error(StatusCode::kFailedPrecondition, "translate() called before prepare()");
   }

@@ -166,15 +166,17 @@ void BatchSearch::write_result(size_t s, Translation* result) const {
 
 Status BatchSearch::run(Translation* results) {
   const size_t batch = req_.sources->count;
-  for (size_t s = 0; s < batch; ++s) {
+  {
     ProfileScope timed(c_.profile, ProfilePart::kSearch);
-    b_.live_begin[s] = s;
-    b_.live_count[s] = 1;
-    b_.finished_count[s] = 0;
-    b_.max_len[s] = req_.max_len[s];
-    b_.row_source[0][s] = s;
-    b_.row_score[0][s] = 0.0f;
-    b_.row_token[s] = req_.special->decoder_start;
+    for (size_t s = 0; s < batch; ++s) {
+      b_.live_begin[s] = s;
+      b_.live_count[s] = 1;
+      b_.finished_count[s] = 0;
+      b_.max_len[s] = req_.max_len[s];
+      b_.row_source[0][s] = s;
+      b_.row_score[0][s] = 0.0f;
+      b_.row_token[s] = req_.special->decoder_start;
+    }
   }
   size_t rows = batch;
   for (size_t step = 0; rows > 0; ++step) {

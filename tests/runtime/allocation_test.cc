@@ -5,7 +5,8 @@
 // with counting wrappers, and reads the XNNPACK allocator's counter. A batch
 // of real sentences from the bundled model's reference set is translated
 // through the token-id API, greedy and beam 4, with 1 and 2 threads; between
-// translate()'s entry and return both counters must not move.
+// translate()'s entry and return both counters must not move, also with a
+// Profile attached (edgemt/profile.h).
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 
 #include "core/xnnpack_runtime.h"
 #include "edgemt/model.h"
+#include "edgemt/profile.h"
 #include "edgemt/tokenizer.h"
 #include "edgemt/translator.h"
 
@@ -133,7 +135,9 @@ TEST_CASE("the allocation counters see allocations") {
   CHECK(counts.heap == 2);
 }
 
-TEST_CASE("translate() makes no heap or XNNPACK allocation") {
+// Runs the allocation check: 12 reference sentences, 1 and 2 threads,
+// greedy and beam 4, with `profile` attached (nullptr: none).
+static void check_translate_allocates_nothing(edgemt::Profile* profile) {
   std::unique_ptr<edgemt::Model> model;
   REQUIRE_MESSAGE(edgemt::Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok(),
                   "bundled model missing: " EDGEMT_BUNDLED_MODEL);
@@ -160,6 +164,7 @@ TEST_CASE("translate() makes no heap or XNNPACK allocation") {
     limits.max_source_len = 128;
     limits.max_target_len = 128;
     REQUIRE(translator->prepare(limits).is_ok());
+    translator->set_profile(profile);
 
     std::vector<std::vector<int32_t>> buffers(lines.size(), std::vector<int32_t>(128));
     std::vector<edgemt::Translation> results(lines.size());
@@ -182,4 +187,15 @@ TEST_CASE("translate() makes no heap or XNNPACK allocation") {
       for (const edgemt::Translation& result : results) CHECK(result.length > 0);
     }
   }
+}
+
+TEST_CASE("translate() makes no heap or XNNPACK allocation") {
+  check_translate_allocates_nothing(nullptr);
+}
+
+TEST_CASE("translate() with a Profile attached makes no heap or XNNPACK allocation") {
+  edgemt::Profile profile;
+  check_translate_allocates_nothing(&profile);
+  CHECK(profile.count(edgemt::ProfilePart::kTranslate) == 4);  // 2 thread counts x 2 beams
+  CHECK(profile.ns(edgemt::ProfilePart::kDecoderStep) > 0);
 }

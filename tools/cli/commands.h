@@ -10,5 +10,6 @@ inline constexpr int kExitUsage = 2;
 
 int run_translate(int argc, char** argv);  // argv[1] == "translate"
 int run_inspect(int argc, char** argv);    // argv[1] == "inspect"
+int run_bench(int argc, char** argv);      // argv[1] == "bench"
 
 }  // namespace edgemt::cli

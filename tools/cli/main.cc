@@ -12,6 +12,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  translate -m MODEL [options]   translate lines of text (stdin or -i FILE)\n"
     "  inspect MODEL                  print a model file's config, tensors and totals\n"
+    "  bench -m MODEL [options]       time loading, latency, throughput (and a profile)\n"
     "\n"
     "Run 'edgemt <command> --help' for a command's options.\n";
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   }
   if (std::strcmp(argv[1], "translate") == 0) return edgemt::cli::run_translate(argc, argv);
   if (std::strcmp(argv[1], "inspect") == 0) return edgemt::cli::run_inspect(argc, argv);
+  if (std::strcmp(argv[1], "bench") == 0) return edgemt::cli::run_bench(argc, argv);
   std::fprintf(stderr, "edgemt: unknown command '%s'\n\n%s", argv[1], kUsage);
   return edgemt::cli::kExitUsage;
 }

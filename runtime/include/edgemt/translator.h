@@ -27,6 +27,7 @@
 #include <memory>
 
 #include "edgemt/model.h"
+#include "edgemt/profile.h"
 #include "edgemt/status.h"
 
 namespace edgemt {
@@ -98,6 +99,12 @@ class Translator {
   // `logits` [n, vocab]. Same errors as translate(); n <= max_target_len.
   [[nodiscard]] Status force_decode(const TokenSpan& source, const TokenSpan& target,
                                     float* logits);
+
+  // Attaches caller-owned counters (edgemt/profile.h) that every later
+  // translate() and force_decode() adds its time per part to; nullptr
+  // detaches (the default: no clock is read). The Profile must outlive its
+  // attachment; the Translator never resets it. Allocates nothing.
+  void set_profile(Profile* profile);
 
   // How matrices are computed, e.g. "f32 (f16 weights widened at load)".
   const char* compute_path() const;

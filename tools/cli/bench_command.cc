@@ -1,0 +1,429 @@
+// edgemt bench: load time, latency, time to first token, throughput and
+// (with --profile) where decode time goes, for a grid of thread counts,
+// batch sizes and beam sizes. Prints figures; asserts nothing about time.
+//
+// Every configuration translates the same sentences (tokenized once, before
+// any timing) on one Translator per thread count, prepared for the largest
+// batch and beam of the grid. Outputs of each configuration are compared
+// with those of the first configuration of the same beam size: the runtime
+// promises identical tokens for every thread count and batch size.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/arguments.h"
+#include "cli/commands.h"
+#include "edgemt/model.h"
+#include "edgemt/profile.h"
+#include "edgemt/tokenizer.h"
+#include "edgemt/translator.h"
+
+#ifndef EDGEMT_DEFAULT_BENCH_INPUT
+#define EDGEMT_DEFAULT_BENCH_INPUT ""
+#endif
+
+namespace edgemt::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: edgemt bench -m MODEL [options]\n"
+    "\n"
+    "Times translation of the first N lines of a file for every combination\n"
+    "of --threads, --batch and --beam, and prints one row per combination:\n"
+    "  lat p50/p90  batch 1 only: milliseconds per sentence (one translate() call)\n"
+    "  ttft p50     batch 1 only: milliseconds from translate() entry to the first\n"
+    "               target token, measured as translate() limited to one\n"
+    "               generated token (encoder + first decoder step + its search)\n"
+    "  sent/s tok/s source sentences and generated target tokens (EOS not\n"
+    "               counted) per second, over all timed translate() calls\n"
+    "Load time is Model::load + Translator::create + prepare for the first\n"
+    "thread count. Peak RSS (VmHWM) is printed at the end.\n"
+    "\n"
+    "options:\n"
+    "  -m, --model FILE     model file (.emt)                              [required]\n"
+    "  -i, --input FILE     source sentences, one per line\n"
+    "                       [models/reference/test_2016_flickr.en of the built source tree]\n"
+    "      --sentences N    use the first N non-blank lines (1..100000)   [100]\n"
+    "      --repeat R       timed passes over the sentences (1..1000)     [1]\n"
+    "      --warmup N       untimed translate() calls per config (0..1000) [1]\n"
+    "      --threads LIST   comma-separated thread counts                 [1]\n"
+    "      --batch LIST     comma-separated batch sizes (1..256)          [1]\n"
+    "      --beam LIST      comma-separated beam sizes (1..16)            [1]\n"
+    "      --profile        attach a Profile to the timed calls and print the\n"
+    "                       share of decode time (translate - encoder) per part\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "exit status: 0 ok, 1 model, input or translation error, 2 bad usage\n";
+
+struct Settings {
+  std::string model_path;
+  std::string input_path;
+  size_t sentences = 100;
+  size_t repeat = 1;
+  size_t warmup = 1;
+  std::vector<size_t> threads;
+  std::vector<size_t> batches;
+  std::vector<size_t> beams;
+  bool profile = false;
+  bool help = false;
+};
+
+bool parse_list(const std::string& flag, const std::string& text, size_t max,
+                std::vector<size_t>* out, std::string* error) {
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    char* end = nullptr;
+    const unsigned long long value = std::strtoull(item.c_str(), &end, 10);
+    if (item.empty() || item[0] == '-' || *end != '\0' || value < 1 || value > max) {
+      *error = "option '--" + flag + "' wants comma-separated whole numbers in [1, " +
+               std::to_string(max) + "], got '" + text + "'";
+      return false;
+    }
+    out->push_back(static_cast<size_t>(value));
+  }
+  if (out->empty()) {
+    *error = "option '--" + flag + "' needs at least one value";
+    return false;
+  }
+  return true;
+}
+
+bool read_settings(int argc, char** argv, Settings* settings, std::string* error) {
+  const std::vector<FlagSpec> specs = {
+      {"model", 'm', true},    {"input", 'i', true},   {"sentences", '\0', true},
+      {"repeat", '\0', true},  {"warmup", '\0', true}, {"threads", '\0', true},
+      {"batch", '\0', true},   {"beam", '\0', true},   {"profile", '\0', false},
+      {"help", 'h', false},
+  };
+  Arguments args;
+  if (!args.parse(argc, argv, 2, specs, error)) return false;
+  if (args.has("help")) {
+    settings->help = true;
+    return true;
+  }
+  if (!args.positional().empty()) {
+    *error = "unexpected argument '" + args.positional()[0] + "'";
+    return false;
+  }
+  settings->model_path = args.get("model", "");
+  if (settings->model_path.empty()) {
+    *error = "a model is required (-m MODEL)";
+    return false;
+  }
+  settings->input_path = args.get("input", EDGEMT_DEFAULT_BENCH_INPUT);
+  if (settings->input_path.empty()) {
+    *error = "an input file is required (-i FILE)";
+    return false;
+  }
+  settings->profile = args.has("profile");
+  return args.get_size("sentences", 100, 1, 100000, &settings->sentences, error) &&
+         args.get_size("repeat", 1, 1, 1000, &settings->repeat, error) &&
+         args.get_size("warmup", 1, 0, 1000, &settings->warmup, error) &&
+         parse_list("threads", args.get("threads", "1"), 256, &settings->threads, error) &&
+         parse_list("batch", args.get("batch", "1"), 256, &settings->batches, error) &&
+         parse_list("beam", args.get("beam", "1"), 16, &settings->beams, error);
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Nearest-rank percentile of unsorted values (p in (0, 100]).
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(p / 100.0 * static_cast<double>(values.size()) + 0.999999);
+  rank = std::min(std::max<size_t>(rank, 1), values.size());
+  return values[rank - 1];
+}
+
+// VmHWM (peak resident set) from /proc/self/status, in MiB; -1 if unknown.
+double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.compare(0, 6, "VmHWM:") == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  }
+  return -1.0;
+}
+
+struct Corpus {
+  std::vector<std::vector<int32_t>> ids;
+  size_t source_tokens = 0;
+};
+
+// The first `count` non-blank lines, tokenized; lines longer than the
+// model's positions are skipped (and counted in *skipped).
+Status load_corpus(const std::string& path, size_t count, const Model& model, Corpus* corpus,
+                   size_t* skipped) {
+  std::ifstream in(path);
+  if (!in) return Status::error(StatusCode::kNotFound, "cannot open input '%s'", path.c_str());
+  std::unique_ptr<Tokenizer> tokenizer;
+  EDGEMT_RETURN_IF_ERROR(Tokenizer::create(model, &tokenizer));
+  std::string line;
+  while (corpus->ids.size() < count && std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r\v\f") == std::string::npos) continue;
+    std::vector<int32_t> ids;
+    if (!tokenizer->encode(line, &ids).is_ok() || ids.size() > model.config().max_positions) {
+      ++*skipped;
+      continue;
+    }
+    corpus->source_tokens += ids.size();
+    corpus->ids.push_back(std::move(ids));
+  }
+  if (corpus->ids.empty()) {
+    return Status::error(StatusCode::kInvalidArgument, "no usable sentence in '%s'", path.c_str());
+  }
+  return Status::ok();
+}
+
+// Output buffers for one batch of up to max_batch sentences.
+struct Batch {
+  std::vector<TokenSpan> spans;
+  std::vector<Translation> results;
+  std::vector<std::vector<int32_t>> buffers;
+
+  Batch(size_t max_batch, size_t capacity)
+      : spans(max_batch), results(max_batch), buffers(max_batch, std::vector<int32_t>(capacity)) {
+    for (size_t i = 0; i < max_batch; ++i) {
+      results[i].tokens = buffers[i].data();
+      results[i].capacity = capacity;
+    }
+  }
+
+  // Points the spans at sentences [first, first + n).
+  void set(const Corpus& corpus, size_t first, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      spans[i].ids = corpus.ids[first + i].data();
+      spans[i].length = corpus.ids[first + i].size();
+    }
+  }
+};
+
+struct Row {
+  std::vector<double> sentence_ms;  // per translate() call (batch 1: per sentence)
+  std::vector<double> first_token_ms;
+  double total_ms = 0.0;
+  size_t sentences = 0;
+  size_t target_tokens = 0;
+  std::vector<std::vector<int32_t>> outputs;  // of the first timed pass
+};
+
+Status run_config(Translator& translator, const Corpus& corpus, size_t batch_size, size_t beam,
+                  const Settings& settings, Profile* profile, Row* row) {
+  DecodeOptions decode;
+  decode.beam_size = beam;
+  const size_t n = corpus.ids.size();
+  Batch batch(batch_size, translator.limits().max_target_len);
+
+  for (size_t w = 0; w < settings.warmup; ++w) {
+    const size_t count = std::min(batch_size, n);
+    batch.set(corpus, 0, count);
+    EDGEMT_RETURN_IF_ERROR(
+        translator.translate(batch.spans.data(), count, decode, batch.results.data()));
+  }
+
+  translator.set_profile(profile);
+  row->outputs.resize(n);
+  for (size_t pass = 0; pass < settings.repeat; ++pass) {
+    for (size_t first = 0; first < n; first += batch_size) {
+      const size_t count = std::min(batch_size, n - first);
+      batch.set(corpus, first, count);
+      const double start = now_ms();
+      const Status status =
+          translator.translate(batch.spans.data(), count, decode, batch.results.data());
+      const double elapsed = now_ms() - start;
+      if (!status.is_ok()) {
+        translator.set_profile(nullptr);
+        return status;
+      }
+      row->sentence_ms.push_back(elapsed);
+      row->total_ms += elapsed;
+      row->sentences += count;
+      for (size_t i = 0; i < count; ++i) {
+        const Translation& result = batch.results[i];
+        row->target_tokens += result.length;
+        if (pass == 0) row->outputs[first + i].assign(result.tokens, result.tokens + result.length);
+      }
+    }
+  }
+  translator.set_profile(nullptr);
+
+  if (batch_size == 1) {
+    // Time to first token: the same call limited to one generated token.
+    DecodeOptions first_token = decode;
+    first_token.max_len_a = 0.0f;
+    first_token.max_len_b = 1.0f;
+    for (size_t i = 0; i < n; ++i) {
+      batch.set(corpus, i, 1);
+      const double start = now_ms();
+      EDGEMT_RETURN_IF_ERROR(
+          translator.translate(batch.spans.data(), 1, first_token, batch.results.data()));
+      row->first_token_ms.push_back(now_ms() - start);
+    }
+  }
+  return Status::ok();
+}
+
+void print_profile(const Profile& profile) {
+  const double translate = static_cast<double>(profile.ns(ProfilePart::kTranslate));
+  const double encoder = static_cast<double>(profile.ns(ProfilePart::kEncoder));
+  const double decode = translate - encoder;
+  if (translate <= 0.0 || decode <= 0.0) return;
+  std::printf("    encoder %.1f%% of translate; decode (translate - encoder) %.1f ms:", 100.0 * encoder / translate,
+              decode / 1e6);
+  const ProfilePart parts[] = {ProfilePart::kEmbedding,      ProfilePart::kLayerNorm,
+                               ProfilePart::kAttentionGemm,  ProfilePart::kSelfAttention,
+                               ProfilePart::kCrossAttention, ProfilePart::kFfnGemm,
+                               ProfilePart::kOutputProjection, ProfilePart::kSearch};
+  double accounted = 0.0;
+  for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); ++i) {
+    const double ns = static_cast<double>(profile.ns(parts[i]));
+    accounted += ns;
+    std::printf("%s %s %.1f%%", i % 4 == 0 ? "\n     " : ",", profile_part_name(parts[i]),
+                100.0 * ns / decode);
+  }
+  const double gemm = static_cast<double>(profile.ns(ProfilePart::kAttentionGemm) +
+                                          profile.ns(ProfilePart::kFfnGemm) +
+                                          profile.ns(ProfilePart::kOutputProjection));
+  std::printf(", other %.1f%%\n      GEMM total %.1f%% of decode; %llu decoder steps, %.3f ms/step\n",
+              100.0 * (decode - accounted) / decode, 100.0 * gemm / decode,
+              static_cast<unsigned long long>(profile.count(ProfilePart::kDecoderStep)),
+              profile.count(ProfilePart::kDecoderStep) == 0
+                  ? 0.0
+                  : static_cast<double>(profile.ns(ProfilePart::kDecoderStep)) / 1e6 /
+                        static_cast<double>(profile.count(ProfilePart::kDecoderStep)));
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+  Settings settings;
+  std::string error;
+  if (!read_settings(argc, argv, &settings, &error)) {
+    std::fprintf(stderr, "edgemt bench: %s\n(run 'edgemt bench --help')\n", error.c_str());
+    return kExitUsage;
+  }
+  if (settings.help) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+
+  struct stat file_stat;
+  const double file_mib = stat(settings.model_path.c_str(), &file_stat) == 0
+                              ? static_cast<double>(file_stat.st_size) / (1024.0 * 1024.0)
+                              : 0.0;
+  double load_start = now_ms();
+  std::unique_ptr<Model> model;
+  Status status = Model::load(settings.model_path.c_str(), &model);
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "edgemt: cannot load model '%s': %s\n", settings.model_path.c_str(),
+                 status.message());
+    return kExitFailure;
+  }
+  double load_ms = now_ms() - load_start;
+
+  Corpus corpus;
+  size_t skipped = 0;
+  status = load_corpus(settings.input_path, settings.sentences, *model, &corpus, &skipped);
+  if (!status.is_ok()) {
+    std::fprintf(stderr, "edgemt: %s\n", status.message());
+    return kExitFailure;
+  }
+
+  const size_t positions = model->config().max_positions;
+  Limits limits;
+  limits.max_batch = *std::max_element(settings.batches.begin(), settings.batches.end());
+  limits.max_beam = *std::max_element(settings.beams.begin(), settings.beams.end());
+  limits.max_source_len = positions;
+  limits.max_target_len = positions;
+
+  std::printf("model %s (%.1f MiB)\n", settings.model_path.c_str(), file_mib);
+  std::printf("input %s: %zu sentences, %zu source tokens%s; %zu timed pass(es), %zu warm-up call(s)\n",
+              settings.input_path.c_str(), corpus.ids.size(), corpus.source_tokens,
+              skipped > 0 ? (", " + std::to_string(skipped) + " line(s) skipped").c_str() : "",
+              settings.repeat, settings.warmup);
+  if (settings.profile) {
+    std::printf("profiling on: timed calls read the clock per part (a few us per decoder step)\n");
+  }
+
+  std::map<size_t, std::vector<std::vector<int32_t>>> reference;  // beam -> outputs
+  bool all_same = true;
+  bool header_printed = false;
+  for (size_t t = 0; t < settings.threads.size(); ++t) {
+    const size_t threads = settings.threads[t];
+    const double create_start = now_ms();
+    std::unique_ptr<Translator> translator;
+    TranslatorOptions options;
+    options.threads = threads;
+    status = Translator::create(*model, options, &translator);
+    if (status.is_ok()) status = translator->prepare(limits);
+    if (!status.is_ok()) {
+      std::fprintf(stderr, "edgemt: %s\n", status.message());
+      return kExitFailure;
+    }
+    if (t == 0) {
+      load_ms += now_ms() - create_start;
+      std::printf("load %.1f ms (Model::load + Translator::create + prepare, %zu thread(s)); %s\n\n",
+                  load_ms, threads, translator->compute_path());
+    }
+    for (size_t batch : settings.batches) {
+      for (size_t beam : settings.beams) {
+        if (!header_printed) {
+          std::printf("threads batch beam  lat p50  lat p90  ttft p50   sent/s    tok/s\n");
+          header_printed = true;
+        }
+        Profile profile;
+        Row row;
+        status = run_config(*translator, corpus, batch, beam, settings,
+                            settings.profile ? &profile : nullptr, &row);
+        if (!status.is_ok()) {
+          std::fprintf(stderr, "edgemt: threads %zu batch %zu beam %zu: %s\n", threads, batch, beam,
+                       status.message());
+          return kExitFailure;
+        }
+        const double seconds = row.total_ms / 1000.0;
+        if (batch == 1) {
+          std::printf("%7zu %5zu %4zu %8.2f %8.2f %9.2f %8.1f %8.0f\n", threads, batch, beam,
+                      percentile(row.sentence_ms, 50), percentile(row.sentence_ms, 90),
+                      percentile(row.first_token_ms, 50), row.sentences / seconds,
+                      row.target_tokens / seconds);
+        } else {
+          std::printf("%7zu %5zu %4zu %8s %8s %9s %8.1f %8.0f\n", threads, batch, beam, "-", "-", "-",
+                      row.sentences / seconds, row.target_tokens / seconds);
+        }
+        if (settings.profile) print_profile(profile);
+        auto found = reference.find(beam);
+        if (found == reference.end()) {
+          reference.emplace(beam, std::move(row.outputs));
+        } else {
+          size_t differing = 0;
+          for (size_t i = 0; i < row.outputs.size(); ++i) differing += row.outputs[i] != found->second[i];
+          if (differing > 0) {
+            all_same = false;
+            std::printf("    WARNING: %zu of %zu outputs differ from the first beam-%zu configuration\n",
+                        differing, row.outputs.size(), beam);
+          }
+        }
+        std::fflush(stdout);
+      }
+    }
+  }
+  std::printf("\noutputs %s across configurations of the same beam size\n",
+              all_same ? "identical" : "NOT identical");
+  std::printf("peak RSS (VmHWM) %.1f MiB\n", peak_rss_mib());
+  return kExitOk;
+}
+
+}  // namespace edgemt::cli
