@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/parallel.h"
 #include "core/profile.h"
 #include "kernels/softmax.h"
 #include "layers/decoder.h"
@@ -21,6 +22,8 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   b->row_token = arena->allocate<int32_t>(rows);
   b->parent = arena->allocate<size_t>(rows);
   b->row_slot = arena->allocate<size_t>(rows);
+  b->row_best = arena->allocate<size_t>(rows);
+  b->row_lse = arena->allocate<float>(rows);
   b->live_begin = arena->allocate<size_t>(shape.max_batch);
   b->live_count = arena->allocate<size_t>(shape.max_batch);
   b->max_len = arena->allocate<size_t>(shape.max_batch);
@@ -29,8 +32,9 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   b->finished_len = arena->allocate<size_t>(finished);
   b->finished_score = arena->allocate<float>(finished);
   b->finished_raw = arena->allocate<float>(finished);
-  b->candidate_score = arena->allocate<float>(2 * shape.max_beam);
-  b->candidate_index = arena->allocate<size_t>(2 * shape.max_beam);
+  b->candidate_score = arena->allocate<float>(shape.max_batch * 2 * shape.max_beam);
+  b->candidate_index = arena->allocate<size_t>(shape.max_batch * 2 * shape.max_beam);
+  b->candidate_count = arena->allocate<size_t>(shape.max_batch);
   b->shape = shape;
 }
 
@@ -50,6 +54,7 @@ class BatchSearch {
   Status run(Translation* results);
 
  private:
+  void score_rows(size_t rows);
   void select_greedy(size_t s, size_t step);
   void select_beam(size_t s, size_t step);
   // Row `r` (current buffers) extended by `token` (-1: none, i.e. EOS).
@@ -94,11 +99,46 @@ void BatchSearch::add_live(size_t s, size_t r, size_t step, int32_t token, float
   history[step] = token;
 }
 
+void BatchSearch::score_rows(size_t rows) {
+  // The per-row vocabulary passes are independent: run them on the pool
+  // (results do not depend on the thread count). Greedy needs the arg-max and
+  // log-sum-exp of each row; beam search the whole log_softmax row.
+  float* logits = c_.workspace->logits;
+  auto task = [&](size_t r, size_t) {
+    float* row = logits + r * V_;
+    if (K_ == 1) {
+      b_.row_best[r] = argmax_excluding(row, V_, banned_, 2);
+      b_.row_lse[r] = log_sum_exp(row, V_);
+    } else {
+      kernels::log_softmax(row, V_);
+      for (int32_t banned : banned_) row[banned] = -INFINITY;
+    }
+  };
+  parallel_for(c_.pool, c_.workers, rows, task);
+  if (K_ == 1) return;
+  // Beam: each sentence's top 2K candidates over its live rows × vocab, also
+  // independent per sentence.
+  const size_t batch = req_.sources->count;
+  auto candidates = [&](size_t s, size_t) {
+    b_.candidate_count[s] = 0;
+    if (b_.live_count[s] == 0) return;
+    const size_t begin = b_.live_begin[s];
+    TopK top(b_.candidate_score + s * 2 * K_, b_.candidate_index + s * 2 * K_, 2 * K_);
+    for (size_t j = 0; j < b_.live_count[s]; ++j) {
+      const float* row = logits + (begin + j) * V_;  // log_softmax, banned = -inf
+      const float base = b_.row_score[cur_][begin + j];
+      for (size_t v = 0; v < V_; ++v) top.push(base + row[v], j * V_ + v);
+    }
+    b_.candidate_count[s] = top.size();
+  };
+  parallel_for(c_.pool, c_.workers, batch, candidates);
+}
+
 void BatchSearch::select_greedy(size_t s, size_t step) {
   const size_t r = b_.live_begin[s];
   const float* logits = c_.workspace->logits + r * V_;
-  const size_t token = argmax_excluding(logits, V_, banned_, 2);
-  const float score = b_.row_score[cur_][r] + (logits[token] - log_sum_exp(logits, V_));
+  const size_t token = b_.row_best[r];
+  const float score = b_.row_score[cur_][r] + (logits[token] - b_.row_lse[r]);
   const int32_t id = static_cast<int32_t>(token);
   if (id == req_.special->eos) {
     finish(s, r, step, -1, score);
@@ -111,25 +151,17 @@ void BatchSearch::select_greedy(size_t s, size_t step) {
 
 void BatchSearch::select_beam(size_t s, size_t step) {
   const size_t begin = b_.live_begin[s];
-  const size_t count = b_.live_count[s];
-  float* logits = c_.workspace->logits;
-  TopK top(b_.candidate_score, b_.candidate_index, 2 * K_);
-  for (size_t j = 0; j < count; ++j) {
-    float* row = logits + (begin + j) * V_;
-    kernels::log_softmax(row, V_);
-    for (int32_t banned : banned_) row[banned] = -INFINITY;
-    const float base = b_.row_score[cur_][begin + j];
-    for (size_t v = 0; v < V_; ++v) top.push(base + row[v], j * V_ + v);
-  }
+  const float* scores = b_.candidate_score + s * 2 * K_;     // best first (score_rows)
+  const size_t* indices = b_.candidate_index + s * 2 * K_;  // j·V + token
   const size_t first_new = new_rows_;
   size_t live = 0;
-  for (size_t rank = 0; rank < top.size() && live < K_; ++rank) {
-    const size_t r = begin + top.index(rank) / V_;
-    const int32_t token = static_cast<int32_t>(top.index(rank) % V_);
+  for (size_t rank = 0; rank < b_.candidate_count[s] && live < K_; ++rank) {
+    const size_t r = begin + indices[rank] / V_;
+    const int32_t token = static_cast<int32_t>(indices[rank] % V_);
     if (token == req_.special->eos) {
-      if (rank < K_) finish(s, r, step, -1, top.score(rank));
+      if (rank < K_) finish(s, r, step, -1, scores[rank]);
     } else {
-      add_live(s, r, step, token, top.score(rank));
+      add_live(s, r, step, token, scores[rank]);
       ++live;
     }
   }
@@ -194,6 +226,7 @@ Status BatchSearch::run(Translation* results) {
 
     // Everything from here to the next decoder step is search bookkeeping.
     ProfileScope timed(c_.profile, ProfilePart::kSearch);
+    score_rows(rows);
     new_rows_ = 0;
     for (size_t s = 0; s < batch; ++s) {
       if (b_.live_count[s] == 0) continue;

@@ -40,6 +40,8 @@ struct SearchBuffers {
   int32_t* row_token = nullptr;  // [R] decoder input of the next step
   size_t* parent = nullptr;    // [R] row (then index in its sentence) of each new row's parent
   size_t* row_slot = nullptr;  // [R] K/V cache slot of each row
+  size_t* row_best = nullptr;  // [R] greedy: arg-max of each row's logits (pad/bos banned)
+  float* row_lse = nullptr;    // [R] greedy: log-sum-exp of each row's logits
   // Per sentence.
   size_t* live_begin = nullptr;  // [B]
   size_t* live_count = nullptr;  // [B]
@@ -50,9 +52,10 @@ struct SearchBuffers {
   size_t* finished_len = nullptr;      // [B, 2K]
   float* finished_score = nullptr;     // [B, 2K] normalized
   float* finished_raw = nullptr;       // [B, 2K] un-normalized log-probability
-  // Candidate scratch (one sentence at a time).
-  float* candidate_score = nullptr;   // [2K]
-  size_t* candidate_index = nullptr;  // [2K]
+  // Beam candidates: each sentence's top 2K (score, j·V + token), best first.
+  float* candidate_score = nullptr;   // [B, 2K]
+  size_t* candidate_index = nullptr;  // [B, 2K]
+  size_t* candidate_count = nullptr;  // [B]
   SearchShape shape;
 };
 
