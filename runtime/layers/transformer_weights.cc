@@ -1,5 +1,6 @@
 #include "layers/transformer_weights.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -80,7 +81,7 @@ void release_unless_in_place(const Model& model, const TensorView& tensor,
 }
 
 Status linear(const Model& model, Linear* out, const char* prefix, bool relu, bool has_bias,
-              const TransformerWeights& w, size_t* matrix_bytes) {
+              const TransformerWeights& w, float* scratch, size_t* matrix_bytes) {
   const TensorView* weight = nullptr;
   EDGEMT_RETURN_IF_ERROR(find(model, &weight, "%s.weight", prefix));
   const float* bias = nullptr;
@@ -89,11 +90,20 @@ Status linear(const Model& model, Linear* out, const char* prefix, bool relu, bo
     std::snprintf(name, sizeof(name), "%s.bias", prefix);
     EDGEMT_RETURN_IF_ERROR(vector(model, &bias, name));
   }
-  F32Table widened;  // freed on return: XNNPACK keeps its own packed copy
-  EDGEMT_RETURN_IF_ERROR(to_f32(*weight, &widened));
+  // f16 matrices are widened into one reused scratch buffer (fresh memory
+  // per matrix would page-fault 4 bytes per weight again every time);
+  // XNNPACK packs its own copy, so the scratch is free again right after.
+  const float* data = static_cast<const float*>(weight->data);
+  if (weight->dtype == DType::kF16) {
+    kernels::f16_to_f32_array(static_cast<const uint16_t*>(weight->data), scratch,
+                              weight->element_count());
+    data = scratch;
+  } else if (weight->dtype != DType::kF32) {
+    return Status::error(StatusCode::kUnsupported, "tensor '%s' has dtype %s, which this build cannot run",
+                         weight->name, dtype_name(weight->dtype));
+  }
   *matrix_bytes += weight->element_count() * sizeof(float);
-  EDGEMT_RETURN_IF_ERROR(
-      out->create(widened.data, bias, weight->shape[1], weight->shape[0], relu));
+  EDGEMT_RETURN_IF_ERROR(out->create(data, bias, weight->shape[1], weight->shape[0], relu));
   release_unless_in_place(model, *weight, w);
   return Status::ok();
 }
@@ -123,7 +133,23 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
   release_unless_in_place(model, *tensor, *w);
   release_unless_in_place(model, *target, *w);
   EDGEMT_RETURN_IF_ERROR(vector(model, &w->positions, "position.table"));
-  EDGEMT_RETURN_IF_ERROR(linear(model, &w->output, "output", false, config.output_bias, *w, bytes));
+
+  // Widening scratch for f16 matrices: as large as the largest one.
+  std::unique_ptr<float[]> scratch_storage;
+  float* scratch = nullptr;
+  if (model.weight_dtype() == DType::kF16) {
+    size_t largest = 0;
+    for (size_t i = 0; i < model.tensor_count(); ++i) {
+      if (model.tensor(i).rank == 2) largest = std::max<size_t>(largest, model.tensor(i).element_count());
+    }
+    scratch_storage.reset(new (std::nothrow) float[largest]);
+    if (!scratch_storage) {
+      return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu floats to widen f16 weights",
+                           largest);
+    }
+    scratch = scratch_storage.get();
+  }
+  EDGEMT_RETURN_IF_ERROR(linear(model, &w->output, "output", false, config.output_bias, *w, scratch, bytes));
   if (config.encoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->encoder_final_norm, "encoder.final_norm"));
   if (config.decoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->decoder_final_norm, "decoder.final_norm"));
 
@@ -134,11 +160,11 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
       std::snprintf(prefix, sizeof(prefix), "encoder.layers.%u.%s", i, part);
       return prefix;
     };
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, *w, scratch, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, *w, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, *w, scratch, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
   }
   for (uint32_t i = 0; i < config.decoder_layers; ++i) {
@@ -147,15 +173,15 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
       std::snprintf(prefix, sizeof(prefix), "decoder.layers.%u.%s", i, part);
       return prefix;
     };
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, *w, scratch, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_q, name("cross_attn.q"), false, true, *w, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_kv, name("cross_attn.kv"), false, true, *w, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_out, name("cross_attn.out"), false, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_q, name("cross_attn.q"), false, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_kv, name("cross_attn.kv"), false, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_out, name("cross_attn.out"), false, true, *w, scratch, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.cross_norm, name("cross_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, *w, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, *w, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, *w, scratch, bytes));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
   }
   return Status::ok();
