@@ -88,8 +88,18 @@ class CliTest(unittest.TestCase):
                          "[768, 256]", "parameters       7652160", "file size"):
             self.assertIn(fragment, out)
 
+    def test_bench_prints_figures_and_checks_outputs(self):
+        result = run("bench", "-m", MODEL, "--sentences", "4", "--batch", "1,2", "--beam", "1",
+                     "--profile")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        out = result.stdout.decode("utf-8")
+        for fragment in ("load ", "lat p50", "sent/s", "GEMM total", "peak RSS",
+                         "outputs identical across configurations"):
+            self.assertIn(fragment, out)
+        self.assert_clean_failure(run("bench", "-m", MODEL, "--batch", "0"), "--batch")
+
     def test_help_tells_the_options(self):
-        for command in ("translate", "inspect"):
+        for command in ("translate", "inspect", "bench"):
             result = run(command, "--help")
             self.assertEqual(result.returncode, 0)
             self.assertIn(b"usage: edgemt " + command.encode(), result.stdout)
