@@ -1,0 +1,25 @@
+"""Smoke test of tools/edgemt-compare --quick (needs ../shared and the built CLI in EDGEMT_CLI).
+
+Checks only that the table prints and the exit status is 0; timings are not asserted.
+"""
+import os
+import unittest
+
+import helpers
+
+CLI = os.environ.get("EDGEMT_CLI", os.path.join(helpers.REPO_ROOT, "build", "edgemt"))
+
+
+class CompareSmokeTest(unittest.TestCase):
+    def test_quick_run_prints_table(self):
+        helpers.require_checkpoint(self)
+        result = helpers.run_tool("edgemt-compare", "--quick", "--threads", "1",
+                                  "--edgemt", CLI, "--shared", helpers.SHARED_DIR)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for expected in ("machine:", "command:", "threads 1", "PyTorch eager fp32",
+                         "PyTorch dynamic int8", "edgemt fp32", "edgemt fp16", "p50 ms"):
+            self.assertIn(expected, result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,161 @@
+"""edgemt-compare (PARTIAL, issue 3): batch-1 greedy latency, PyTorch eager vs edgemt.
+
+Status: only the batch-1 greedy latency configuration is implemented. The
+batch-32 beam-4 throughput configuration (and the batched PyTorch beam search
+it needs) is not written yet.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from .textio import read_lines
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+BUNDLED_FP16 = os.path.join(REPO_ROOT, "models", "multi30k-en-de.fp16.emt")
+SKIP_MESSAGE = "SKIPPED: ../shared checkpoint not found"
+
+
+def _vmhwm_mib(pid="self"):
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def torch_child(argv):
+    """Runs in its own process: greedy latency per sentence, prints JSON."""
+    mode, ckpt, cfg, spm, threads, src = argv
+    import torch
+    from .torch_reference import TorchReference
+    torch.set_num_threads(int(threads))
+    ref = TorchReference(ckpt, cfg, spm)
+    if mode == "int8":
+        ref.model = torch.quantization.quantize_dynamic(ref.model, {torch.nn.Linear},
+                                                        dtype=torch.qint8)
+        # The eval fast-path check reads `.weight` of quantized Linears (a method) and fails;
+        # this flag makes both TransformerEncoder and its layers take the regular path.
+        for module in ref.model.modules():
+            if isinstance(module, torch.nn.TransformerEncoderLayer):
+                module.activation_relu_or_gelu = False
+    sources = read_lines(src)
+    times, outputs = [], []
+    with torch.no_grad():
+        for line in sources:
+            start = time.perf_counter()
+            out = ref.decode_ids(ref.greedy(ref.encode_text(line))) if line.strip() else ""
+            times.append(time.perf_counter() - start)
+            outputs.append(out)
+    print(json.dumps({"times": times, "outputs": outputs, "rss": _vmhwm_mib()}))
+    return 0
+
+
+def run_torch(mode, paths, threads, src):
+    result = subprocess.run([sys.executable, "-c",
+                             "import sys; sys.path.insert(0, %r); from edgemt_tools.compare import "
+                             "torch_child; sys.exit(torch_child(sys.argv[1:]))"
+                             % os.path.join(REPO_ROOT, "tools"),
+                             mode, paths["checkpoint"], paths["config"], paths["spm"],
+                             str(threads), src], capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
+def run_edgemt(binary, model, threads, sources):
+    """One process; warm-up line, then time write->answer per sentence (pipe overhead ~tens of us)."""
+    proc = subprocess.Popen([binary, "translate", "-m", model, "--batch", "1", "--threads",
+                             str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, bufsize=1)
+    proc.stdin.write(sources[0] + "\n"); proc.stdin.flush(); proc.stdout.readline()
+    times, outputs = [], []
+    for line in sources:
+        start = time.perf_counter()
+        proc.stdin.write(line + "\n"); proc.stdin.flush()
+        outputs.append(proc.stdout.readline().rstrip("\n"))
+        times.append(time.perf_counter() - start)
+    proc.stdin.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if status != 0:
+        raise RuntimeError(f"edgemt exited with status {status}")
+    return {"times": times, "outputs": outputs, "rss": usage.ru_maxrss / 1024.0}
+
+
+def _pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="edgemt-compare", description=__doc__)
+    parser.add_argument("--edgemt", default=os.path.join(REPO_ROOT, "build", "edgemt"))
+    parser.add_argument("--shared", default=os.path.join(os.path.dirname(REPO_ROOT), "shared"))
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--latency-sentences", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help="20 sentences, repeat 1")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.latency_sentences, args.repeat = 20, 1
+    mdir = os.path.join(args.shared, "models", "multi30k-en-de")
+    ddir = os.path.join(args.shared, "data", "multi30k")
+    paths = {k: os.path.join(mdir, f) for k, f in
+             [("checkpoint", "model.pt"), ("config", "config.json"), ("spm", "spm.model")]}
+    src_gz, ref_gz = (os.path.join(ddir, f"test_2016_flickr.{l}.gz") for l in ("en", "de"))
+    if not all(os.path.isfile(p) for p in [*paths.values(), src_gz, ref_gz]):
+        print(SKIP_MESSAGE)
+        return 0
+    from .bleu import corpus_bleu
+    n = args.latency_sentences
+    sources, refs = read_lines(src_gz)[:n], read_lines(ref_gz)[:n]
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                if l.startswith("model name")), platform.processor())
+    print(f"machine: {cpu}, nproc {os.cpu_count()}")
+    print("command: " + " ".join([os.path.basename(sys.argv[0])] + (argv or sys.argv[1:])))
+    print(f"batch-1 greedy latency, {n} sentences of test_2016_flickr, repeat {args.repeat}")
+    print("PyTorch int8: quantize_dynamic on nn.Linear only (FFN + generator; attention "
+          "in_proj/out_proj stay fp32)")
+    print("edgemt latency includes the stdin/stdout pipe round trip (tens of microseconds)")
+    with tempfile.TemporaryDirectory(prefix="edgemt-compare-") as tmp:
+        src = os.path.join(tmp, "src.en")
+        with open(src, "w", encoding="utf-8") as h:
+            h.write("".join(l + "\n" for l in sources))
+        fp32 = os.path.join(tmp, "model.fp32.emt")
+        subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tools", "edgemt-convert"),
+                        "--from", "torch", "--checkpoint", paths["checkpoint"], "--config",
+                        paths["config"], "--spm", paths["spm"], "--src-lang", "en",
+                        "--tgt-lang", "de", "--dtype", "fp32", "-o", fp32],
+                       check=True, capture_output=True)
+        systems = [("PyTorch eager fp32", lambda t: run_torch("fp32", paths, t, src),
+                    paths["checkpoint"]),
+                   ("PyTorch dynamic int8", lambda t: run_torch("int8", paths, t, src),
+                    paths["checkpoint"]),
+                   ("edgemt fp32", lambda t: run_edgemt(args.edgemt, fp32, t, sources), fp32),
+                   ("edgemt fp16", lambda t: run_edgemt(args.edgemt, BUNDLED_FP16, t, sources),
+                    BUNDLED_FP16)]
+        for threads in [int(t) for t in args.threads.split(",")]:
+            res = {name: [] for name, _, _ in systems}
+            for _ in range(args.repeat):          # interleaved: every system once per repetition
+                for name, fn, _ in systems:
+                    res[name].append(fn(threads))
+            print(f"\nthreads {threads}")
+            print(f"{'system':22} {'p50 ms':>8} {'p90 ms':>8} {'mean ms':>8} {'RSS MiB':>8} "
+                  f"{'file MB':>8} {'BLEU':>6} {'speed-up':>8} {'mem':>6}")
+            base = None
+            for name, _, path in systems:
+                runs = res[name]
+                p50 = statistics.median(_pct(r["times"], .5) for r in runs) * 1e3
+                p90 = statistics.median(_pct(r["times"], .9) for r in runs) * 1e3
+                mean = statistics.median(statistics.mean(r["times"]) for r in runs) * 1e3
+                rss = statistics.median(r["rss"] for r in runs)
+                bleu = corpus_bleu(runs[0]["outputs"], refs).score
+                base = base or (p50, rss)
+                print(f"{name:22} {p50:8.2f} {p90:8.2f} {mean:8.2f} {rss:8.1f} "
+                      f"{os.path.getsize(path) / 1e6:8.1f} {bleu:6.2f} "
+                      f"{base[0] / p50:7.2f}x {rss / base[1]:6.2f}")
+    print("\nNOT YET IMPLEMENTED: batch-32 beam-4 throughput (batched PyTorch beam search)")
+    return 0
