@@ -1,8 +1,15 @@
-"""edgemt-compare (PARTIAL, issue 3): batch-1 greedy latency, PyTorch eager vs edgemt.
+"""edgemt-compare: PyTorch eager vs edgemt on the same checkpoint and sentences.
 
-Status: only the batch-1 greedy latency configuration is implemented. The
-batch-32 beam-4 throughput configuration (and the batched PyTorch beam search
-it needs) is not written yet.
+Two configurations, each at every --threads count, systems interleaved per
+repetition (machine drift cancels), medians over --repeat:
+  * batch-1 greedy latency per sentence (p50, p90, mean);
+  * batch-32 beam-4 throughput (source sentences/s, target tokens/s), with
+    PyTorch running a batched beam search (torch_batched.py) and edgemt
+    `translate --batch 32 --beam 4` minus its load time (measured on an
+    empty input, reported as its own column).
+Systems: PyTorch eager fp32, PyTorch dynamic int8 (quantize_dynamic on
+nn.Linear), edgemt fp32 (converted here) and the bundled edgemt fp16 file.
+Each measurement runs in its own process; peak RSS is that process's.
 """
 import argparse
 import json
@@ -30,8 +37,10 @@ def _vmhwm_mib(pid="self"):
 
 
 def torch_child(argv):
-    """Runs in its own process: greedy latency per sentence, prints JSON."""
-    mode, ckpt, cfg, spm, threads, src = argv
+    """Runs in its own process: greedy latency per sentence (or, with a batch
+    size, batched beam-4 throughput), prints JSON."""
+    mode, ckpt, cfg, spm, threads, src = argv[:6]
+    batch = int(argv[6]) if len(argv) > 6 else 0
     import torch
     from .torch_reference import TorchReference
     torch.set_num_threads(int(threads))
@@ -46,6 +55,19 @@ def torch_child(argv):
                 module.activation_relu_or_gelu = False
     sources = read_lines(src)
     times, outputs = [], []
+    if batch:
+        from .torch_batched import beam_search_batch
+        ids = [ref.encode_text(line) for line in sources]
+        start = time.perf_counter()
+        tokens = 0
+        for first in range(0, len(ids), batch):
+            for out in beam_search_batch(ref, ids[first:first + batch], 4):
+                outputs.append(ref.decode_ids(out))
+                tokens += len(out)
+        seconds = time.perf_counter() - start
+        print(json.dumps({"seconds": seconds, "tokens": tokens, "outputs": outputs,
+                          "rss": _vmhwm_mib()}))
+        return 0
     with torch.no_grad():
         for line in sources:
             start = time.perf_counter()
@@ -56,13 +78,14 @@ def torch_child(argv):
     return 0
 
 
-def run_torch(mode, paths, threads, src):
+def run_torch(mode, paths, threads, src, batch=0):
     result = subprocess.run([sys.executable, "-c",
                              "import sys; sys.path.insert(0, %r); from edgemt_tools.compare import "
                              "torch_child; sys.exit(torch_child(sys.argv[1:]))"
                              % os.path.join(REPO_ROOT, "tools"),
                              mode, paths["checkpoint"], paths["config"], paths["spm"],
-                             str(threads), src], capture_output=True, text=True, check=True)
+                             str(threads), src] + ([str(batch)] if batch else []),
+                            capture_output=True, text=True, check=True)
     return json.loads(result.stdout)
 
 
@@ -85,6 +108,24 @@ def run_edgemt(binary, model, threads, sources):
     return {"times": times, "outputs": outputs, "rss": usage.ru_maxrss / 1024.0}
 
 
+def run_edgemt_throughput(binary, model, threads, src, empty, out):
+    """Batch-32 beam-4 translation of `src`; seconds exclude the load time,
+    measured on an empty input right before."""
+    def timed(path):
+        start = time.perf_counter()
+        proc = subprocess.Popen([binary, "translate", "-m", model, "--batch", "32", "--beam", "4",
+                                 "--threads", str(threads), "-i", path, "-o", out])
+        _, status, usage = os.wait4(proc.pid, 0)
+        if status != 0:
+            raise RuntimeError(f"edgemt exited with status {status}")
+        return time.perf_counter() - start, usage.ru_maxrss / 1024.0
+    load, _ = timed(empty)
+    total, rss = timed(src)
+    outputs = read_lines(out)
+    return {"seconds": total - load, "load": load, "rss": rss, "outputs": outputs,
+            "tokens": None}
+
+
 def _pct(values, q):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
@@ -97,10 +138,12 @@ def main(argv=None):
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--latency-sentences", type=int, default=200)
+    parser.add_argument("--throughput-sentences", type=int, default=64,
+                        help="sentences for batch-32 beam-4 throughput (default 64)")
     parser.add_argument("--quick", action="store_true", help="20 sentences, repeat 1")
     args = parser.parse_args(argv)
     if args.quick:
-        args.latency_sentences, args.repeat = 20, 1
+        args.latency_sentences, args.throughput_sentences, args.repeat = 20, 32, 1
     mdir = os.path.join(args.shared, "models", "multi30k-en-de")
     ddir = os.path.join(args.shared, "data", "multi30k")
     paths = {k: os.path.join(mdir, f) for k, f in
@@ -157,5 +200,44 @@ def main(argv=None):
                 print(f"{name:22} {p50:8.2f} {p90:8.2f} {mean:8.2f} {rss:8.1f} "
                       f"{os.path.getsize(path) / 1e6:8.1f} {bleu:6.2f} "
                       f"{base[0] / p50:7.2f}x {rss / base[1]:6.2f}")
-    print("\nNOT YET IMPLEMENTED: batch-32 beam-4 throughput (batched PyTorch beam search)")
+        throughput(args, paths, fp32, tmp, corpus_bleu)
     return 0
+
+
+def throughput(args, paths, fp32, tmp, corpus_bleu):
+    n = args.throughput_sentences
+    sources = read_lines(os.path.join(args.shared, "data", "multi30k", "test_2016_flickr.en.gz"))[:n]
+    refs = read_lines(os.path.join(args.shared, "data", "multi30k", "test_2016_flickr.de.gz"))[:n]
+    src = os.path.join(tmp, "throughput.en")
+    empty = os.path.join(tmp, "empty.en")
+    out = os.path.join(tmp, "throughput.de")
+    with open(src, "w", encoding="utf-8") as h:
+        h.write("".join(l + "\n" for l in sources))
+    open(empty, "w").close()
+    systems = [("PyTorch eager fp32", lambda t: run_torch("fp32", paths, t, src, 32)),
+               ("PyTorch dynamic int8", lambda t: run_torch("int8", paths, t, src, 32)),
+               ("edgemt fp32", lambda t: run_edgemt_throughput(args.edgemt, fp32, t, src, empty, out)),
+               ("edgemt fp16", lambda t: run_edgemt_throughput(args.edgemt, BUNDLED_FP16, t, src,
+                                                               empty, out))]
+    print(f"\nbatch-32 beam-4 throughput, {n} sentences of test_2016_flickr, repeat {args.repeat}"
+          " (edgemt: seconds exclude its load time, shown separately)")
+    for threads in [int(t) for t in args.threads.split(",")]:
+        res = {name: [] for name, _ in systems}
+        for _ in range(args.repeat):
+            for name, fn in systems:
+                res[name].append(fn(threads))
+        print(f"\nthreads {threads}")
+        print(f"{'system':22} {'sent/s':>8} {'load ms':>8} {'RSS MiB':>8} {'BLEU':>6} "
+              f"{'speed-up':>8} {'mem':>6}")
+        base = None
+        for name, _ in systems:
+            runs = res[name]
+            seconds = statistics.median(r["seconds"] for r in runs)
+            rate = n / seconds
+            rss = statistics.median(r["rss"] for r in runs)
+            load = statistics.median(r["load"] for r in runs) * 1e3 if "load" in runs[0] else None
+            bleu = corpus_bleu(runs[0]["outputs"], refs).score
+            base = base or (rate, rss)
+            load_text = f"{load:8.1f}" if load is not None else f"{'-':>8}"
+            print(f"{name:22} {rate:8.2f} {load_text} {rss:8.1f} {bleu:6.2f} "
+                  f"{rate / base[0]:7.2f}x {rss / base[1]:6.2f}")
