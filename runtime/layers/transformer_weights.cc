@@ -1,25 +1,19 @@
 #include "layers/transformer_weights.h"
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <new>
 
+#include "format/tensor_layout.h"
 #include "kernels/fp16.h"
 
 namespace edgemt {
 namespace {
 
-// Finds a tensor by printf-formatted name. A verified model has every tensor
-// its config implies, so a miss here is a verifier/loader mismatch.
-__attribute__((format(printf, 3, 4))) Status find(const Model& model, const TensorView** out,
-                                                  const char* format, ...) {
-  char name[128];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(name, sizeof(name), format, args);
-  va_end(args);
+// Finds a tensor by name. A verified model has every tensor its config
+// implies, so a miss here is a verifier/loader mismatch.
+Status find(const Model& model, const TensorView** out, const char* name) {
   *out = model.find_tensor(name);
   if (*out == nullptr) {
     return Status::error(StatusCode::kInvalidModel, "model has no tensor '%s'", name);
@@ -53,7 +47,7 @@ Status to_f32(const TensorView& tensor, F32Table* table) {
 
 Status vector(const Model& model, const float** out, const char* name) {
   const TensorView* tensor = nullptr;
-  EDGEMT_RETURN_IF_ERROR(find(model, &tensor, "%s", name));
+  EDGEMT_RETURN_IF_ERROR(find(model, &tensor, name));
   if (tensor->dtype != DType::kF32) {
     return Status::error(StatusCode::kInvalidModel, "tensor '%s' must be f32", name);
   }
@@ -62,10 +56,10 @@ Status vector(const Model& model, const float** out, const char* name) {
 }
 
 Status norm(const Model& model, NormWeights* out, const char* prefix) {
-  char name[128];
-  std::snprintf(name, sizeof(name), "%s.weight", prefix);
+  char name[kMaxTensorNameLength];
+  (void)format_tensor_name(name, sizeof(name), "%s.weight", prefix);
   EDGEMT_RETURN_IF_ERROR(vector(model, &out->weight, name));
-  std::snprintf(name, sizeof(name), "%s.bias", prefix);
+  (void)format_tensor_name(name, sizeof(name), "%s.bias", prefix);
   return vector(model, &out->bias, name);
 }
 
@@ -83,11 +77,12 @@ void release_unless_in_place(const Model& model, const TensorView& tensor,
 Status linear(const Model& model, Linear* out, const char* prefix, bool relu, bool has_bias,
               const TransformerWeights& w, float* scratch, size_t* matrix_bytes) {
   const TensorView* weight = nullptr;
-  EDGEMT_RETURN_IF_ERROR(find(model, &weight, "%s.weight", prefix));
+  char name[kMaxTensorNameLength];
+  (void)format_tensor_name(name, sizeof(name), "%s.weight", prefix);
+  EDGEMT_RETURN_IF_ERROR(find(model, &weight, name));
   const float* bias = nullptr;
   if (has_bias) {
-    char name[128];
-    std::snprintf(name, sizeof(name), "%s.bias", prefix);
+    (void)format_tensor_name(name, sizeof(name), "%s.bias", prefix);
     EDGEMT_RETURN_IF_ERROR(vector(model, &bias, name));
   }
   // f16 matrices are widened into one reused scratch buffer (fresh memory
@@ -153,11 +148,11 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
   if (config.encoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->encoder_final_norm, "encoder.final_norm"));
   if (config.decoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->decoder_final_norm, "decoder.final_norm"));
 
-  char prefix[96];
+  char prefix[kMaxTensorNameLength];
   for (uint32_t i = 0; i < config.encoder_layers; ++i) {
     EncoderLayerWeights& layer = w->encoder[i];
     auto name = [&](const char* part) {
-      std::snprintf(prefix, sizeof(prefix), "encoder.layers.%u.%s", i, part);
+      (void)format_tensor_name(prefix, sizeof(prefix), "encoder.layers.%u.%s", i, part);
       return prefix;
     };
     EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, scratch, bytes));
@@ -170,7 +165,7 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
   for (uint32_t i = 0; i < config.decoder_layers; ++i) {
     DecoderLayerWeights& layer = w->decoder[i];
     auto name = [&](const char* part) {
-      std::snprintf(prefix, sizeof(prefix), "decoder.layers.%u.%s", i, part);
+      (void)format_tensor_name(prefix, sizeof(prefix), "decoder.layers.%u.%s", i, part);
       return prefix;
     };
     EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, scratch, bytes));
