@@ -1,17 +1,45 @@
 #include "kernels/embedding.h"
 
-namespace edgemt::kernels {
+#include "kernels/fp16.h"
 
-void embed_tokens(const float* table, size_t dim, const int32_t* ids, size_t count, float scale,
+namespace edgemt::kernels {
+namespace {
+
+// Widens one stored row into f32 (exact for f16; one rounding for i8).
+void load_row(const EmbeddingTable& table, size_t id, float* __restrict row) {
+  const size_t dim = table.dim;
+  switch (table.dtype) {
+    case DType::kF32: {
+      const float* src = static_cast<const float*>(table.data) + id * dim;
+      for (size_t d = 0; d < dim; ++d) row[d] = src[d];
+      return;
+    }
+    case DType::kF16:
+      f16_to_f32_array(static_cast<const uint16_t*>(table.data) + id * dim, row, dim);
+      return;
+    case DType::kI8: {
+      const int8_t* src = static_cast<const int8_t*>(table.data) + id * dim;
+      const float row_scale = table.row_scale[id];
+      for (size_t d = 0; d < dim; ++d) row[d] = static_cast<float>(src[d]) * row_scale;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void embed_tokens(const EmbeddingTable& table, const int32_t* ids, size_t count, float scale,
                   const float* positions, size_t first_position, size_t position_step,
                   float* out) {
+  const size_t dim = table.dim;
   for (size_t t = 0; t < count; ++t) {
-    // ids are validated at the API boundary (0 <= id < vocab).
-    const float* __restrict row = table + static_cast<size_t>(ids[t]) * dim;
-    const float* __restrict pos = positions + (first_position + t * position_step) * dim;
+    // ids are validated at the API boundary (0 <= id < vocab). The row is
+    // widened into the output row itself, then finished in place.
     float* __restrict o = out + t * dim;
+    load_row(table, static_cast<size_t>(ids[t]), o);
+    const float* __restrict pos = positions + (first_position + t * position_step) * dim;
     // [dim]: scale first, then add the position (fairseq's order).
-    for (size_t d = 0; d < dim; ++d) o[d] = row[d] * scale + pos[d];
+    for (size_t d = 0; d < dim; ++d) o[d] = o[d] * scale + pos[d];
   }
 }
 

@@ -2,9 +2,12 @@
 //
 //   out[t, :] = table[ids[t], :] * scale + positions[first_position + t * position_step, :]
 //
-// table: [vocab, dim] f32; positions: [max_positions, dim] f32; out: [count, dim].
-// position_step is 1 for a whole sequence (encoder) and 0 for one decoder step
-// over many hypotheses that all sit at the same position.
+// table: [vocab, dim] read in place from the model file in its stored dtype:
+// f32; f16 (widened per row, exactly); or i8 with one f32 scale per row (the
+// row's value is q · row_scale[id], rounded once to f32, as the converter's
+// dequantized reference computes it). positions: [max_positions, dim] f32;
+// out: [count, dim]. position_step is 1 for a whole sequence (encoder) and 0
+// for one decoder step over many hypotheses that all sit at the same position.
 // The caller guarantees ids < vocab and that every position used is
 // < max_positions (checked once, at the API boundary).
 #pragma once
@@ -12,10 +15,19 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "edgemt/model.h"
+
 namespace edgemt::kernels {
 
-void embed_tokens(const float* table, size_t dim, const int32_t* ids, size_t count,
-                  float scale, const float* positions, size_t first_position,
-                  size_t position_step, float* out);
+struct EmbeddingTable {
+  const void* data = nullptr;          // [vocab, dim] of `dtype`
+  DType dtype = DType::kF32;
+  const float* row_scale = nullptr;    // [vocab], i8 only
+  size_t dim = 0;
+};
+
+void embed_tokens(const EmbeddingTable& table, const int32_t* ids, size_t count, float scale,
+                  const float* positions, size_t first_position, size_t position_step,
+                  float* out);
 
 }  // namespace edgemt::kernels

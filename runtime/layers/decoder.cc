@@ -118,8 +118,8 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
 
   {  // x [R, d] = E[token] * scale + PE[step]
     ProfileScope timed(c.profile, ProfilePart::kEmbedding);
-    kernels::embed_tokens(weights.target_embedding.data, d, step.tokens, rows,
-                          config.embedding_scale, weights.positions, step.step, 0, w.dec_x);
+    kernels::embed_tokens(weights.target_embedding, step.tokens, rows, config.embedding_scale,
+                          weights.positions, step.step, 0, w.dec_x);
   }
 
   for (size_t l = 0; l < config.decoder_layers; ++l) {

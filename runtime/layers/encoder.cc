@@ -57,9 +57,8 @@ Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequence
   // x [rows, d] = E[ids] * scale + PE[position within its sequence]
   for (size_t s = 0; s < seqs.count; ++s) {
     const size_t first = seqs.offsets[s];
-    kernels::embed_tokens(weights.source_embedding.data, d, ids + first,
-                          seqs.offsets[s + 1] - first, config.embedding_scale, weights.positions,
-                          0, 1, w.enc_x + first * d);
+    kernels::embed_tokens(weights.source_embedding, ids + first, seqs.offsets[s + 1] - first,
+                          config.embedding_scale, weights.positions, 0, 1, w.enc_x + first * d);
   }
 
   for (size_t l = 0; l < config.encoder_layers; ++l) {

@@ -21,28 +21,17 @@ Status find(const Model& model, const TensorView** out, const char* name) {
   return Status::ok();
 }
 
-Status to_f32(const TensorView& tensor, F32Table* table) {
-  const size_t count = tensor.element_count();
-  switch (tensor.dtype) {
-    case DType::kF32:
-      table->data = static_cast<const float*>(tensor.data);
-      return Status::ok();
-    case DType::kF16: {
-      table->owned.reset(new (std::nothrow) float[count]);
-      if (!table->owned) {
-        return Status::error(StatusCode::kOutOfMemory, "cannot widen tensor '%s' (%zu values)",
-                             tensor.name, count);
-      }
-      kernels::f16_to_f32_array(static_cast<const uint16_t*>(tensor.data), table->owned.get(),
-                                count);
-      table->data = table->owned.get();
-      return Status::ok();
-    }
-    case DType::kI8:
-      break;
+Status embedding_table(const Model& model, const char* name, kernels::EmbeddingTable* table) {
+  const TensorView* tensor = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find(model, &tensor, name));
+  if (tensor->dtype == DType::kI8) {
+    return Status::error(StatusCode::kUnsupported, "tensor '%s' has dtype %s, which this build cannot run",
+                         tensor->name, dtype_name(tensor->dtype));
   }
-  return Status::error(StatusCode::kUnsupported, "tensor '%s' has dtype %s, which this build cannot run",
-                       tensor.name, dtype_name(tensor.dtype));
+  table->data = tensor->data;
+  table->dtype = tensor->dtype;
+  table->dim = tensor->shape[1];
+  return Status::ok();
 }
 
 Status vector(const Model& model, const float** out, const char* name) {
@@ -65,9 +54,9 @@ Status norm(const Model& model, NormWeights* out, const char* prefix) {
 
 // Creates `linear` from `<prefix>.weight` [out, in] and `<prefix>.bias`.
 // Drops `tensor`'s file pages from resident memory once its bytes have been
-// copied (packed by XNNPACK or widened), unless the runtime reads them in
-// place (an f32 embedding table, which a tied output aliases), so weights
-// are never resident twice, not even while loading.
+// copied (packed by XNNPACK), unless the runtime reads them in place (an
+// embedding table, which a tied output aliases), so weights are never
+// resident twice, not even while loading.
 void release_unless_in_place(const Model& model, const TensorView& tensor,
                              const TransformerWeights& w) {
   if (tensor.data == w.source_embedding.data || tensor.data == w.target_embedding.data) return;
@@ -114,19 +103,8 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
   const bool relu = config.activation == Activation::kRelu;
   size_t* bytes = &w->matrix_bytes_f32;
 
-  const TensorView* tensor = nullptr;
-  EDGEMT_RETURN_IF_ERROR(find(model, &tensor, "embedding.source"));
-  EDGEMT_RETURN_IF_ERROR(to_f32(*tensor, &w->source_embedding));
-  const TensorView* target = nullptr;
-  EDGEMT_RETURN_IF_ERROR(find(model, &target, "embedding.target"));
-  if (target->offset == tensor->offset) {
-    w->target_embedding.data = w->source_embedding.data;  // shared: widen once
-  } else {
-    EDGEMT_RETURN_IF_ERROR(to_f32(*target, &w->target_embedding));
-  }
-  // Widened (f16) tables: their file pages are no longer needed.
-  release_unless_in_place(model, *tensor, *w);
-  release_unless_in_place(model, *target, *w);
+  EDGEMT_RETURN_IF_ERROR(embedding_table(model, "embedding.source", &w->source_embedding));
+  EDGEMT_RETURN_IF_ERROR(embedding_table(model, "embedding.target", &w->target_embedding));
   EDGEMT_RETURN_IF_ERROR(vector(model, &w->positions, "position.table"));
 
   // Widening scratch for f16 matrices: as large as the largest one.

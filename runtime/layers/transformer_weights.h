@@ -4,15 +4,15 @@
 // Matrices become XNNPACK Linear operators (which pack their own copies, so
 // f16 matrices are widened into a temporary buffer that is freed right
 // after). Vectors (biases, LayerNorm) are f32 in every file and are read in
-// place from the mapping. Embedding tables are kept as f32: in place for f32
-// files, widened once at load for f16 files.
+// place from the mapping. Embedding tables are read in place too, in their
+// stored dtype (the lookup widens the few rows it needs).
 #pragma once
 
 #include <cstddef>
-#include <memory>
 
 #include "edgemt/model.h"
 #include "edgemt/status.h"
+#include "kernels/embedding.h"
 #include "layers/linear.h"
 
 namespace edgemt {
@@ -46,15 +46,9 @@ struct DecoderLayerWeights {
   NormWeights ffn_norm;
 };
 
-// An f32 view that may own its storage (widened from f16).
-struct F32Table {
-  const float* data = nullptr;
-  std::unique_ptr<float[]> owned;
-};
-
 struct TransformerWeights {
-  F32Table source_embedding;  // [V, d]
-  F32Table target_embedding;  // [V, d] (shares storage with source when the model does)
+  kernels::EmbeddingTable source_embedding;  // [V, d], in the file
+  kernels::EmbeddingTable target_embedding;  // [V, d] (the same bytes when the model shares them)
   const float* positions = nullptr;  // [max_positions, d]
   Linear output;                     // d -> V (+ output bias)
   NormWeights encoder_final_norm;    // weight == nullptr when absent

@@ -1,11 +1,13 @@
-// embed_tokens against a naive reference.
+// embed_tokens against a naive reference, for every stored table dtype.
 #include "kernels/embedding.h"
 
 #include <doctest/doctest.h>
 
-#include <vector>
+#include <cmath>
 #include <initializer_list>
+#include <vector>
 
+#include "kernels/fp16.h"
 #include "support/kernel_testing.h"
 
 namespace edgemt::kernels {
@@ -15,6 +17,7 @@ using testing::Random;
 
 // out[t] = table[ids[t]]·scale + positions[first + t·step], in float with the
 // same two roundings (multiply, then add): the kernel must match exactly.
+// `table` holds the f32 values the stored table means.
 std::vector<float> reference_embed(const std::vector<float>& table, size_t dim,
                                    const std::vector<int32_t>& ids, float scale,
                                    const std::vector<float>& positions, size_t first,
@@ -29,26 +32,66 @@ std::vector<float> reference_embed(const std::vector<float>& table, size_t dim,
   return out;
 }
 
-TEST_CASE("kernels/embed_tokens: encoder (step 1) and decoder (step 0) match the reference") {
+// One table in the three stored forms, with the f32 values each one means.
+struct StoredTables {
+  std::vector<float> f32;
+  std::vector<uint16_t> f16;
+  std::vector<float> f16_meaning;
+  std::vector<int8_t> i8;
+  std::vector<float> i8_row_scale;
+  std::vector<float> i8_meaning;
+};
+
+StoredTables make_tables(Random& rng, size_t vocab, size_t dim) {
+  StoredTables t;
+  t.f32 = rng.normal_vector(vocab * dim, 0.0f, 1.0f);
+  for (float v : t.f32) {
+    t.f16.push_back(f32_to_f16(v));
+    t.f16_meaning.push_back(f16_to_f32(t.f16.back()));
+  }
+  for (size_t r = 0; r < vocab; ++r) {
+    const float row_scale = 0.01f + 0.001f * static_cast<float>(r);
+    t.i8_row_scale.push_back(row_scale);
+    for (size_t d = 0; d < dim; ++d) {
+      const int8_t q = static_cast<int8_t>(static_cast<int>(rng.index(0, 254)) - 127);
+      t.i8.push_back(q);
+      t.i8_meaning.push_back(static_cast<float>(q) * row_scale);
+    }
+  }
+  return t;
+}
+
+TEST_CASE("kernels/embed_tokens: f32, f16 and i8 tables, encoder (step 1) and decoder (step 0), match the reference") {
   Random rng(41);
   const size_t vocab = 50, max_positions = 40;
   for (size_t dim : {size_t{1}, size_t{3}, size_t{17}, size_t{255}, size_t{256}}) {
-    const auto table = rng.normal_vector(vocab * dim, 0.0f, 1.0f);
+    const StoredTables tables = make_tables(rng, vocab, dim);
     const auto positions = rng.normal_vector(max_positions * dim, 0.0f, 1.0f);
-    for (size_t step : {size_t{1}, size_t{0}}) {
-      for (size_t count : {size_t{1}, size_t{7}, size_t{20}}) {
-        std::vector<int32_t> ids = {static_cast<int32_t>(vocab - 1)};  // last table row
-        while (ids.size() < count) ids.push_back(static_cast<int32_t>(rng.index(0, vocab - 1)));
-        const size_t first = step == 1 ? max_positions - count : 13;
-        const float scale = 22.627417f;  // sqrt(512)
-        std::vector<float> out(count * dim, NAN);
-        embed_tokens(table.data(), dim, ids.data(), count, scale, positions.data(), first, step,
-                     out.data());
-        const auto ref = reference_embed(table, dim, ids, scale, positions, first, step);
-        CAPTURE(dim);
-        CAPTURE(step);
-        CAPTURE(count);
-        CHECK(testing::same_bits(out.data(), ref.data(), out.size()));
+    struct Case {
+      EmbeddingTable table;
+      const std::vector<float>* meaning;
+    };
+    const Case cases[] = {
+        {{tables.f32.data(), DType::kF32, nullptr, dim}, &tables.f32},
+        {{tables.f16.data(), DType::kF16, nullptr, dim}, &tables.f16_meaning},
+        {{tables.i8.data(), DType::kI8, tables.i8_row_scale.data(), dim}, &tables.i8_meaning},
+    };
+    for (const Case& c : cases) {
+      for (size_t step : {size_t{1}, size_t{0}}) {
+        for (size_t count : {size_t{1}, size_t{7}, size_t{20}}) {
+          std::vector<int32_t> ids = {static_cast<int32_t>(vocab - 1)};  // last table row
+          while (ids.size() < count) ids.push_back(static_cast<int32_t>(rng.index(0, vocab - 1)));
+          const size_t first = step == 1 ? max_positions - count : 13;
+          const float scale = 22.627417f;  // sqrt(512)
+          std::vector<float> out(count * dim, NAN);
+          embed_tokens(c.table, ids.data(), count, scale, positions.data(), first, step, out.data());
+          const auto ref = reference_embed(*c.meaning, dim, ids, scale, positions, first, step);
+          CAPTURE(dtype_name(c.table.dtype));
+          CAPTURE(dim);
+          CAPTURE(step);
+          CAPTURE(count);
+          CHECK(testing::same_bits(out.data(), ref.data(), out.size()));
+        }
       }
     }
   }
@@ -59,13 +102,27 @@ TEST_CASE("kernels/embed_tokens: scale 1 - repeated ids - count 0") {
   const std::vector<float> table = {1, 2, 3, 4, 5, 6};
   const std::vector<float> positions = {0.5f, 0.5f, 0.5f, 10, 20, 30};
   const std::vector<int32_t> ids = {1, 1};
+  const EmbeddingTable view{table.data(), DType::kF32, nullptr, dim};
   std::vector<float> out(6);
-  embed_tokens(table.data(), dim, ids.data(), 2, 1.0f, positions.data(), 0, 1, out.data());
+  embed_tokens(view, ids.data(), 2, 1.0f, positions.data(), 0, 1, out.data());
   const std::vector<float> expected = {4.5f, 5.5f, 6.5f, 14, 25, 36};
   CHECK(out == expected);
   float untouched = 7.0f;
-  embed_tokens(table.data(), dim, ids.data(), 0, 1.0f, positions.data(), 0, 1, &untouched);
+  embed_tokens(view, ids.data(), 0, 1.0f, positions.data(), 0, 1, &untouched);
   CHECK(untouched == 7.0f);
+}
+
+TEST_CASE("kernels/embed_tokens: i8 row scale applies per row, zero rows stay zero") {
+  const size_t dim = 2;
+  const std::vector<int8_t> table = {127, -127, 0, 0, 2, -3};
+  const std::vector<float> row_scale = {0.5f, 0.0f, 0.25f};
+  const std::vector<float> positions = {0, 0};
+  const EmbeddingTable view{table.data(), DType::kI8, row_scale.data(), dim};
+  const std::vector<int32_t> ids = {0, 1, 2};
+  std::vector<float> out(6, NAN);
+  embed_tokens(view, ids.data(), 3, 2.0f, positions.data(), 0, 0, out.data());
+  const std::vector<float> expected = {127.0f, -127.0f, 0, 0, 1.0f, -1.5f};
+  CHECK(out == expected);
 }
 
 }  // namespace
