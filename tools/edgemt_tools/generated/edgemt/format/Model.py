@@ -139,7 +139,14 @@ class Model(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
         return o == 0
 
-def ModelStart(builder): builder.StartObject(11)
+    # Model
+    def Quantization(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(26))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+def ModelStart(builder): builder.StartObject(12)
 def Start(builder):
     return ModelStart(builder)
 def ModelAddFormatVersion(builder, formatVersion): builder.PrependUint32Slot(0, formatVersion, 0)
@@ -178,6 +185,9 @@ def AddTensors(builder, tensors):
 def ModelStartTensorsVector(builder, numElems): return builder.StartVector(4, numElems, 4)
 def StartTensorsVector(builder, numElems):
     return ModelStartTensorsVector(builder, numElems)
+def ModelAddQuantization(builder, quantization): builder.PrependInt8Slot(11, quantization, 0)
+def AddQuantization(builder, quantization):
+    return ModelAddQuantization(builder, quantization)
 def ModelEnd(builder): return builder.EndObject()
 def End(builder):
     return ModelEnd(builder)
