@@ -3,6 +3,7 @@
 #include <pthreadpool.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -17,13 +18,37 @@
 #include "search/search.h"
 
 namespace edgemt {
+namespace {
+
+// What runs the matrix products, for Translator::compute_path().
+void describe_compute_path(const Model& model, const TransformerWeights& weights, char* out,
+                           size_t size) {
+  switch (model.weight_dtype()) {
+    case DType::kF32:
+      std::snprintf(out, size, "f32 (XNNPACK)");
+      return;
+    case DType::kF16:
+      std::snprintf(out, size, "%s",
+                    weights.f16_native
+                        ? "f16 (XNNPACK f16 GEMMs: this CPU has fp16 arithmetic; layers between them in f32)"
+                        : "f32 (f16 weights widened to f32 at load: this CPU has no fp16 arithmetic)");
+      return;
+    case DType::kI8:
+      std::snprintf(out, size,
+                    "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time)",
+                    quantization_scheme_name(model.quantization()), weights.output.int8_kernel_name());
+      return;
+  }
+}
+
+}  // namespace
 
 struct Translator::Impl {
   const Model* model = nullptr;
   TransformerWeights weights;
   pthreadpool_t pool = nullptr;
   size_t workers = 1;
-  const char* compute_path = "f32";
+  char compute_path[192] = "f32";
   Profile* profile = nullptr;  // caller's, while attached
 
   // Prepared state.
@@ -67,6 +92,8 @@ struct Translator::Impl {
     shape.encoder_layers = config.encoder_layers;
     shape.decoder_layers = config.decoder_layers;
     shape.workers = workers;
+    shape.int8 = model->weight_dtype() == DType::kI8;
+    shape.f16 = weights.f16_native;
     plan_workspace(shape, arena, &workspace);
     SearchShape search_shape;
     search_shape.max_batch = l.max_batch;
@@ -124,9 +151,6 @@ Translator::~Translator() { delete impl_; }
 
 Status Translator::create(const Model& model, const TranslatorOptions& options,
                           std::unique_ptr<Translator>* out) {
-  if (model.weight_dtype() == DType::kI8) {
-    return Status::error(StatusCode::kUnsupported, "int8 models are not supported by this build yet");
-  }
   if (options.threads == 0 || options.threads > 256) {
     return Status::error(StatusCode::kInvalidArgument, "threads must be in [1, 256], got %zu",
                          options.threads);
@@ -149,9 +173,7 @@ Status Translator::create(const Model& model, const TranslatorOptions& options,
     }
   }
   EDGEMT_RETURN_IF_ERROR(load_transformer_weights(model, &impl->weights));
-  impl->compute_path = model.weight_dtype() == DType::kF16
-                           ? "f32 (f16 weights widened to f32 at load: XNNPACK f16 GEMM is slower on this CPU)"
-                           : "f32";
+  describe_compute_path(model, impl->weights, impl->compute_path, sizeof(impl->compute_path));
   *out = std::move(translator);
   return Status::ok();
 }

@@ -48,6 +48,14 @@ const char* norm_placement_name(NormPlacement placement) {
   return "unknown";
 }
 
+const char* quantization_scheme_name(QuantizationScheme scheme) {
+  switch (scheme) {
+    case QuantizationScheme::kNone: return "none";
+    case QuantizationScheme::kInt8PerRowDynamic: return "int8-per-row-dynamic";
+  }
+  return "unknown";
+}
+
 uint64_t TensorView::element_count() const {
   uint64_t count = 1;
   for (uint32_t i = 0; i < rank && i < kMaxTensorRank; ++i) count *= shape[i];
@@ -118,6 +126,7 @@ uint32_t Model::format_version() const { return impl_->model.format_version; }
 const TransformerConfig& Model::config() const { return impl_->model.config; }
 const SpecialTokens& Model::special_tokens() const { return impl_->model.special_tokens; }
 DType Model::weight_dtype() const { return impl_->model.weight_dtype; }
+QuantizationScheme Model::quantization() const { return impl_->model.quantization; }
 const char* Model::source_language() const { return impl_->model.source_language; }
 const char* Model::target_language() const { return impl_->model.target_language; }
 const Provenance& Model::provenance() const { return impl_->model.provenance; }

@@ -157,12 +157,30 @@ Status read_weight_dtype(fb::DType in, DType* out) {
   switch (in) {
     case fb::DType::F32: *out = DType::kF32; return Status::ok();
     case fb::DType::F16: *out = DType::kF16; return Status::ok();
-    case fb::DType::I8:
-      return Status::error(StatusCode::kUnsupported,
-                           "int8 models are not supported by this build yet");
+    case fb::DType::I8: *out = DType::kI8; return Status::ok();
   }
   return Status::error(StatusCode::kUnsupported, "weight dtype %d is not supported",
                        static_cast<int>(in));
+}
+
+// The scheme must be the one the weight dtype implies (schema/edgemt.fbs).
+Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, QuantizationScheme* out) {
+  switch (in) {
+    case fb::QuantizationScheme::None: *out = QuantizationScheme::kNone; break;
+    case fb::QuantizationScheme::Int8PerRowDynamic: *out = QuantizationScheme::kInt8PerRowDynamic; break;
+    default:
+      return Status::error(StatusCode::kUnsupported, "quantization scheme %d is not supported",
+                           static_cast<int>(in));
+  }
+  const QuantizationScheme implied =
+      weight_dtype == DType::kI8 ? QuantizationScheme::kInt8PerRowDynamic : QuantizationScheme::kNone;
+  if (*out != implied) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "quantization scheme %s does not fit weight dtype %s (expected %s)",
+                         quantization_scheme_name(*out), dtype_name(weight_dtype),
+                         quantization_scheme_name(implied));
+  }
+  return Status::ok();
 }
 
 Status check_special_token(const char* which, int32_t id, uint32_t vocab_size) {
@@ -182,6 +200,7 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
   if (root.config() == nullptr) return invalid("model has no config");
   EDGEMT_RETURN_IF_ERROR(read_config(*root.config(), &out->config));
   EDGEMT_RETURN_IF_ERROR(read_weight_dtype(root.weight_dtype(), &out->weight_dtype));
+  EDGEMT_RETURN_IF_ERROR(read_quantization(root.quantization(), out->weight_dtype, &out->quantization));
 
   const fb::SpecialTokens* special = root.special_tokens();
   if (special == nullptr) return invalid("model has no special tokens");
@@ -405,6 +424,27 @@ Status check_layout(const VerifiedModel& model) {
   return Status::ok();
 }
 
+// Int8 row scales multiply every weight of their row: each must be finite and
+// >= 0 (0 only for an all-zero row). One pass over [rows] floats per matrix.
+Status check_int8_scales(const VerifiedModel& model) {
+  if (model.weight_dtype != DType::kI8) return Status::ok();
+  for (size_t i = 0; i < model.tensor_count; ++i) {
+    const TensorView& tensor = model.tensors[i];
+    const size_t length = std::strlen(tensor.name);
+    if (length < 6 || std::strcmp(tensor.name + length - 6, "_scale") != 0) continue;
+    const float* scale = static_cast<const float*>(tensor.data);
+    for (uint64_t r = 0; r < tensor.element_count(); ++r) {
+      if (!std::isfinite(scale[r]) || scale[r] < 0.0f) {
+        return Status::error(StatusCode::kInvalidModel,
+                             "tensor '%s' row %llu is %g: int8 row scales must be finite and >= 0",
+                             tensor.name, static_cast<unsigned long long>(r),
+                             static_cast<double>(scale[r]));
+      }
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 // ---- Public -----------------------------------------------------------------
@@ -493,7 +533,8 @@ Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out) {
   out->weights_size = weights_size;
 
   EDGEMT_RETURN_IF_ERROR(read_tensors(*root, data + segment, out));
-  return check_layout(*out);
+  EDGEMT_RETURN_IF_ERROR(check_layout(*out));
+  return check_int8_scales(*out);
 }
 
 }  // namespace edgemt

@@ -73,6 +73,7 @@ struct VerifiedModel {
   TransformerConfig config;
   SpecialTokens special_tokens;
   DType weight_dtype = DType::kF32;
+  QuantizationScheme quantization = QuantizationScheme::kNone;
   const char* source_language = "";
   const char* target_language = "";
   Provenance provenance;

@@ -25,10 +25,16 @@ class Emitter {
 
   bool stopped() const { return stopped_; }
 
-  // `name` is "<prefix>.<suffix>" (prefix may be empty).
+  // `name` is "<prefix>.<suffix>" (prefix may be empty). In an I8 file the
+  // matrix is followed by its row scales `<name>_scale` [rows] (F32), which
+  // alias `scale_alias_of` when the matrix aliases another.
   void matrix(const char* prefix, const char* suffix, uint32_t rows, uint32_t cols,
-              const char* alias_of = nullptr) {
+              const char* alias_of = nullptr, const char* scale_alias_of = nullptr) {
     emit(prefix, suffix, TensorRole::kMatrix, weight_dtype_, 2, rows, cols, alias_of);
+    if (weight_dtype_ != DType::kI8) return;
+    char scale[kMaxTensorNameLength];
+    format_tensor_name(scale, sizeof(scale), "%s_scale", suffix);
+    emit(prefix, scale, TensorRole::kVector, DType::kF32, 1, rows, 0, scale_alias_of);
   }
   void table(const char* name, uint32_t rows, uint32_t cols) {  // F32 2-D (position table)
     emit("", name, TensorRole::kVector, DType::kF32, 2, rows, cols, nullptr);
@@ -91,9 +97,11 @@ bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtyp
 
   out.matrix("", "embedding.source", v, d);
   out.matrix("", "embedding.target", v, d,
-             config.shared_embeddings ? "embedding.source" : nullptr);
+             config.shared_embeddings ? "embedding.source" : nullptr,
+             config.shared_embeddings ? "embedding.source_scale" : nullptr);
   out.table("position.table", config.max_positions, d);
-  out.matrix("", "output.weight", v, d, config.tied_output ? "embedding.target" : nullptr);
+  out.matrix("", "output.weight", v, d, config.tied_output ? "embedding.target" : nullptr,
+             config.tied_output ? "embedding.target_scale" : nullptr);
   if (config.output_bias) out.vector("", "output.bias", v);
 
   char scope[kMaxTensorNameLength];
@@ -125,7 +133,7 @@ bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtyp
   return !out.stopped();
 }
 
-size_t expected_tensor_count(const TransformerConfig& config) {
+size_t expected_tensor_count(const TransformerConfig& config, DType weight_dtype) {
   // Per layer: encoder 4 linears + 2 norms = 12 tensors; decoder 7 linears +
   // 3 norms = 20 tensors.
   size_t count = 4;  // embedding.source, embedding.target, position.table, output.weight
@@ -134,6 +142,9 @@ size_t expected_tensor_count(const TransformerConfig& config) {
   count += size_t{20} * config.decoder_layers;
   if (config.encoder_final_norm) count += 2;
   if (config.decoder_final_norm) count += 2;
+  if (weight_dtype == DType::kI8) {  // one `_scale` per matrix
+    count += 3 + size_t{4} * config.encoder_layers + size_t{7} * config.decoder_layers;
+  }
   return count;
 }
 

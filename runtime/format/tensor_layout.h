@@ -25,7 +25,7 @@ inline constexpr size_t kMaxTensorNameLength = 96;
 // How a tensor is stored.
 enum class TensorRole : uint8_t {
   kMatrix,  // projection matrix or embedding table: stored in the weight dtype
-  kVector,  // bias, LayerNorm parameter, position table: always F32
+  kVector,  // bias, LayerNorm parameter, position table, int8 row scales: always F32
 };
 
 // One tensor the config implies.
@@ -49,7 +49,8 @@ using ExpectedTensorVisitor = bool (*)(const ExpectedTensor& tensor, void* conte
 
 // Calls `visit` for every tensor `config` implies, in a stable order
 // (embeddings, position table, output, encoder layers, encoder final norm,
-// decoder layers, decoder final norm; the order of model_spec.py). Returns
+// decoder layers, decoder final norm; the order of model_spec.py). With
+// weight_dtype I8 every matrix `X` is followed by `X_scale` [rows] F32. Returns
 // false if the visitor stopped early, true otherwise. The config is not
 // validated here (the verifier does that first); a zero-layer config simply
 // yields no layer tensors.
@@ -71,8 +72,8 @@ bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtyp
       const_cast<void*>(static_cast<const void*>(&visit)));
 }
 
-// Number of tensors `config` implies.
-size_t expected_tensor_count(const TransformerConfig& config);
+// Number of tensors `config` implies in a file of `weight_dtype`.
+size_t expected_tensor_count(const TransformerConfig& config, DType weight_dtype = DType::kF32);
 
 // printf into `buffer` (e.g. format_tensor_name(name, sizeof(name),
 // "encoder.layers.%u.ffn.in.weight", i)). Returns false (and leaves a

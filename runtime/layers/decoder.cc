@@ -85,7 +85,7 @@ void cross_attention(const RunContext& c, const PackedSequences& sources, const 
 Status run_linear(const RunContext& c, ProfilePart part, const Linear& linear, const float* x,
                   size_t rows, float* y) {
   ProfileScope timed(c.profile, part);
-  return linear.run(x, rows, y, c.pool);
+  return linear.run(x, rows, y, c.pool, &c.workspace->linear_scratch);
 }
 
 const float* timed_sublayer_input(const RunContext& c, const NormWeights& norm, const float* x,

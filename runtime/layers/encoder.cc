@@ -53,6 +53,10 @@ Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequence
   const size_t rows = seqs.offsets[seqs.count];
   const float eps = config.layer_norm_eps;
   const NormPlacement placement = config.norm_placement;
+  // y [rows, out] = x [rows, in] · Wᵀ + b
+  auto linear = [&](const Linear& layer, const float* x, float* y) {
+    return layer.run(x, rows, y, c.pool, &w.linear_scratch);
+  };
 
   // x [rows, d] = E[ids] * scale + PE[position within its sequence]
   for (size_t s = 0; s < seqs.count; ++s) {
@@ -65,17 +69,17 @@ Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequence
     const EncoderLayerWeights& layer = weights.encoder[l];
     // Self-attention sub-layer.
     const float* in = sublayer_input(placement, layer.self_norm, eps, w.enc_x, rows, d, w.enc_norm);
-    EDGEMT_RETURN_IF_ERROR(layer.self_qkv.run(in, rows, w.enc_qkv, c.pool));  // [rows, 3d]
-    self_attention(c, seqs, w.enc_qkv, w.enc_ctx);                            // [rows, d]
-    EDGEMT_RETURN_IF_ERROR(layer.self_out.run(w.enc_ctx, rows, w.enc_out, c.pool));
+    EDGEMT_RETURN_IF_ERROR(linear(layer.self_qkv, in, w.enc_qkv));  // [rows, 3d]
+    self_attention(c, seqs, w.enc_qkv, w.enc_ctx);                   // [rows, d]
+    EDGEMT_RETURN_IF_ERROR(linear(layer.self_out, w.enc_ctx, w.enc_out));
     residual_step(placement, layer.self_norm, eps, w.enc_out, rows, d, w.enc_x);
     // Feed-forward sub-layer.
     in = sublayer_input(placement, layer.ffn_norm, eps, w.enc_x, rows, d, w.enc_norm);
-    EDGEMT_RETURN_IF_ERROR(layer.ffn_in.run(in, rows, w.enc_ffn, c.pool));  // [rows, f]
+    EDGEMT_RETURN_IF_ERROR(linear(layer.ffn_in, in, w.enc_ffn));  // [rows, f]
     if (config.activation != Activation::kRelu) {  // ReLU is fused into the GEMM
       kernels::apply_activation(config.activation, w.enc_ffn, rows * config.ffn_dim);
     }
-    EDGEMT_RETURN_IF_ERROR(layer.ffn_out.run(w.enc_ffn, rows, w.enc_out, c.pool));
+    EDGEMT_RETURN_IF_ERROR(linear(layer.ffn_out, w.enc_ffn, w.enc_out));
     residual_step(placement, layer.ffn_norm, eps, w.enc_out, rows, d, w.enc_x);
   }
   if (weights.encoder_final_norm.weight != nullptr) {
@@ -84,7 +88,7 @@ Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequence
   }
   // Cross-attention keys and values, once per source: [rows, 2d] per layer.
   for (size_t l = 0; l < config.decoder_layers; ++l) {
-    EDGEMT_RETURN_IF_ERROR(weights.decoder[l].cross_kv.run(w.enc_x, rows, w.memory_kv[l], c.pool));
+    EDGEMT_RETURN_IF_ERROR(linear(weights.decoder[l].cross_kv, w.enc_x, w.memory_kv[l]));
   }
   return Status::ok();
 }

@@ -1,10 +1,15 @@
-// Linear: y = x · Wᵀ + b on XNNPACK's fully_connected_nc_f32.
+// Linear: y = x · Wᵀ + b, on one of three backends chosen at load:
+//   * create(): f32 weights on XNNPACK's fully_connected_nc_f32;
+//   * create_f16(): f16 weights on XNNPACK's f16 GEMM (layers/f16_linear.h,
+//     CPUs with fp16 arithmetic), which needs a LinearScratch at run time;
+//   * create_int8(): Int8PerRowDynamic weights on the own int8 GEMM
+//     (layers/int8_linear.h), which needs a LinearScratch at run time.
 //
-// Load phase: create() packs W [out, in] and b [out] into XNNPACK's own
-// buffers (the source may be freed afterwards). Run phase: run() sets up and
-// runs the operator on caller memory; XNNPACK neither allocates nor keeps the
-// pointers. The input needs XNN_EXTRA_BYTES readable past its end (arena
-// buffers have them). Not thread-safe per instance: one Translator owns it.
+// Load phase: create*() packs W [out, in] and b [out] into the backend's own
+// buffers (the source may be freed afterwards). Run phase: run() works on
+// caller memory and never allocates; XNNPACK does not keep the pointers. The
+// input needs XNN_EXTRA_BYTES readable past its end (arena buffers have
+// them). Not thread-safe per instance: one Translator owns it.
 #pragma once
 
 #include <pthreadpool.h>
@@ -12,6 +17,9 @@
 #include <cstddef>
 
 #include "edgemt/status.h"
+#include "layers/f16_linear.h"
+#include "layers/int8_linear.h"
+#include "layers/linear_scratch.h"
 
 struct xnn_operator;
 
@@ -31,14 +39,37 @@ class Linear {
   [[nodiscard]] Status create(const float* weight, const float* bias, size_t in_features,
                               size_t out_features, bool relu);
 
-  // x: [rows, in] (row stride in_features), y: [rows, out].
-  [[nodiscard]] Status run(const float* x, size_t rows, float* y, pthreadpool_t pool) const;
+  // weight: [out, in] IEEE half, bias: [out] f32 or nullptr. Errors as
+  // F16Linear::create (kUnsupported: no f16 GEMM on this CPU).
+  [[nodiscard]] Status create_f16(const uint16_t* weight, const float* bias, size_t in_features,
+                                  size_t out_features, bool relu);
+
+  // weight: [out, in] int8, scale: [out] (Int8PerRowDynamic), bias: [out]
+  // or nullptr. Errors as Int8Linear::create.
+  [[nodiscard]] Status create_int8(const int8_t* weight, const float* scale, const float* bias,
+                                   size_t in_features, size_t out_features, bool relu);
+
+  // x: [rows, in] (row stride in_features), y: [rows, out]. int8 and f16
+  // Linears convert x into `scratch` (kFailedPrecondition without enough).
+  [[nodiscard]] Status run(const float* x, size_t rows, float* y, pthreadpool_t pool,
+                           const LinearScratch* scratch = nullptr) const;
 
   size_t in_features() const { return in_; }
   size_t out_features() const { return out_; }
+  bool is_int8() const { return int8_.out_features() != 0; }
+  bool is_f16() const { return !f16_.empty(); }
+  // Bytes of packed weights this Linear holds (XNNPACK's f32 copy or the int8 pack).
+  size_t packed_bytes() const;
+  // The int8 kernel's name ("avx512-vnni", "neon-dotprod", ...; see
+  // kernels/int8_gemm.h), nullptr for an f32 Linear.
+  const char* int8_kernel_name() const { return is_int8() ? int8_.kernel_name() : nullptr; }
 
  private:
+  void reset();
+
   xnn_operator* op_ = nullptr;
+  Int8Linear int8_;
+  F16Linear f16_;
   size_t in_ = 0;
   size_t out_ = 0;
 };

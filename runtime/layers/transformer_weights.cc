@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/cpu_features.h"
 #include "format/tensor_layout.h"
 #include "kernels/fp16.h"
 
@@ -21,16 +22,22 @@ Status find(const Model& model, const TensorView** out, const char* name) {
   return Status::ok();
 }
 
+Status vector(const Model& model, const float** out, const char* name);
+
+// An I8 matrix's row scales: `<name>_scale` [rows].
+Status row_scales(const Model& model, const char* matrix_name, const float** out) {
+  char name[kMaxTensorNameLength];
+  (void)format_tensor_name(name, sizeof(name), "%s_scale", matrix_name);
+  return vector(model, out, name);
+}
+
 Status embedding_table(const Model& model, const char* name, kernels::EmbeddingTable* table) {
   const TensorView* tensor = nullptr;
   EDGEMT_RETURN_IF_ERROR(find(model, &tensor, name));
-  if (tensor->dtype == DType::kI8) {
-    return Status::error(StatusCode::kUnsupported, "tensor '%s' has dtype %s, which this build cannot run",
-                         tensor->name, dtype_name(tensor->dtype));
-  }
   table->data = tensor->data;
   table->dtype = tensor->dtype;
   table->dim = tensor->shape[1];
+  if (tensor->dtype == DType::kI8) EDGEMT_RETURN_IF_ERROR(row_scales(model, name, &table->row_scale));
   return Status::ok();
 }
 
@@ -63,33 +70,69 @@ void release_unless_in_place(const Model& model, const TensorView& tensor,
   model.release_tensor_pages(tensor);
 }
 
-Status linear(const Model& model, Linear* out, const char* prefix, bool relu, bool has_bias,
-              const TransformerWeights& w, float* scratch, size_t* matrix_bytes) {
-  const TensorView* weight = nullptr;
-  char name[kMaxTensorNameLength];
-  (void)format_tensor_name(name, sizeof(name), "%s.weight", prefix);
-  EDGEMT_RETURN_IF_ERROR(find(model, &weight, name));
-  const float* bias = nullptr;
-  if (has_bias) {
-    (void)format_tensor_name(name, sizeof(name), "%s.bias", prefix);
-    EDGEMT_RETURN_IF_ERROR(vector(model, &bias, name));
+// What every matrix of one model is loaded with.
+struct MatrixLoader {
+  const Model& model;
+  TransformerWeights* weights;
+  bool relu;          // the FFN activation is ReLU (fused into ffn.in)
+  bool f16_native;    // f16 matrices go to XNNPACK's f16 GEMM as they are
+  float* widen = nullptr;  // otherwise they are widened here: [largest matrix]
+
+  // Creates `out` from `<prefix>.weight` [out, in] (+ `_scale` for int8) and
+  // `<prefix>.bias` when `has_bias`.
+  Status linear(Linear* out, const char* prefix, bool fused_relu, bool has_bias) {
+    const TensorView* weight = nullptr;
+    char name[kMaxTensorNameLength];
+    (void)format_tensor_name(name, sizeof(name), "%s.weight", prefix);
+    EDGEMT_RETURN_IF_ERROR(find(model, &weight, name));
+    const float* bias = nullptr;
+    if (has_bias) {
+      (void)format_tensor_name(name, sizeof(name), "%s.bias", prefix);
+      EDGEMT_RETURN_IF_ERROR(vector(model, &bias, name));
+    }
+    const size_t in = weight->shape[1], rows = weight->shape[0];
+    Status created = Status::ok();
+    switch (weight->dtype) {
+      case DType::kI8: {  // own int8 GEMM, packed from the file's bytes
+        const float* scale = nullptr;
+        EDGEMT_RETURN_IF_ERROR(row_scales(model, weight->name, &scale));
+        created = out->create_int8(static_cast<const int8_t*>(weight->data), scale, bias, in, rows,
+                                   fused_relu);
+        break;
+      }
+      case DType::kF16:
+        if (f16_native) {
+          created = out->create_f16(static_cast<const uint16_t*>(weight->data), bias, in, rows,
+                                    fused_relu);
+          break;
+        }
+        // Widened into one reused buffer (fresh memory per matrix would
+        // page-fault 4 bytes per weight again every time); XNNPACK packs its
+        // own copy, so the buffer is free again right after.
+        kernels::f16_to_f32_array(static_cast<const uint16_t*>(weight->data), widen,
+                                  weight->element_count());
+        created = out->create(widen, bias, in, rows, fused_relu);
+        break;
+      case DType::kF32:
+        created = out->create(static_cast<const float*>(weight->data), bias, in, rows, fused_relu);
+        break;
+    }
+    if (!created.is_ok()) {
+      return Status::error(created.code(), "tensor '%s': %s", weight->name, created.message());
+    }
+    weights->matrix_bytes += out->packed_bytes();
+    release_unless_in_place(model, *weight, *weights);
+    return Status::ok();
   }
-  // f16 matrices are widened into one reused scratch buffer (fresh memory
-  // per matrix would page-fault 4 bytes per weight again every time);
-  // XNNPACK packs its own copy, so the scratch is free again right after.
-  const float* data = static_cast<const float*>(weight->data);
-  if (weight->dtype == DType::kF16) {
-    kernels::f16_to_f32_array(static_cast<const uint16_t*>(weight->data), scratch,
-                              weight->element_count());
-    data = scratch;
-  } else if (weight->dtype != DType::kF32) {
-    return Status::error(StatusCode::kUnsupported, "tensor '%s' has dtype %s, which this build cannot run",
-                         weight->name, dtype_name(weight->dtype));
-  }
-  *matrix_bytes += weight->element_count() * sizeof(float);
-  EDGEMT_RETURN_IF_ERROR(out->create(data, bias, weight->shape[1], weight->shape[0], relu));
-  release_unless_in_place(model, *weight, w);
-  return Status::ok();
+};
+
+// True when this CPU has fp16 arithmetic and XNNPACK an f16 GEMM for it
+// (tried on a 1x1 matrix, so the answer is XNNPACK's own).
+bool f16_gemm_is_native() {
+  if (!cpu_features().fp16_arith) return false;
+  const uint16_t one = 0x3C00;  // 1.0 in half
+  Linear probe;
+  return probe.create_f16(&one, nullptr, 1, 1, false).is_ok();
 }
 
 }  // namespace
@@ -100,29 +143,33 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
     return Status::error(StatusCode::kUnsupported, "models with more than %zu layers per stack are not supported",
                          kMaxLayers);
   }
-  const bool relu = config.activation == Activation::kRelu;
-  size_t* bytes = &w->matrix_bytes_f32;
+  MatrixLoader load{model, w, config.activation == Activation::kRelu, false, nullptr};
 
   EDGEMT_RETURN_IF_ERROR(embedding_table(model, "embedding.source", &w->source_embedding));
   EDGEMT_RETURN_IF_ERROR(embedding_table(model, "embedding.target", &w->target_embedding));
   EDGEMT_RETURN_IF_ERROR(vector(model, &w->positions, "position.table"));
 
-  // Widening scratch for f16 matrices: as large as the largest one.
-  std::unique_ptr<float[]> scratch_storage;
-  float* scratch = nullptr;
+  // f16 matrices run natively on CPUs with fp16 arithmetic when XNNPACK
+  // has f16 GEMMs for them; otherwise they are widened to f32 through one
+  // buffer as large as the largest matrix.
+  std::unique_ptr<float[]> widen;
   if (model.weight_dtype() == DType::kF16) {
-    size_t largest = 0;
-    for (size_t i = 0; i < model.tensor_count(); ++i) {
-      if (model.tensor(i).rank == 2) largest = std::max<size_t>(largest, model.tensor(i).element_count());
+    load.f16_native = f16_gemm_is_native();
+    if (!load.f16_native) {
+      size_t largest = 0;
+      for (size_t i = 0; i < model.tensor_count(); ++i) {
+        if (model.tensor(i).rank == 2) largest = std::max<size_t>(largest, model.tensor(i).element_count());
+      }
+      widen.reset(new (std::nothrow) float[largest]);
+      if (!widen) {
+        return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu floats to widen f16 weights",
+                             largest);
+      }
+      load.widen = widen.get();
     }
-    scratch_storage.reset(new (std::nothrow) float[largest]);
-    if (!scratch_storage) {
-      return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu floats to widen f16 weights",
-                           largest);
-    }
-    scratch = scratch_storage.get();
   }
-  EDGEMT_RETURN_IF_ERROR(linear(model, &w->output, "output", false, config.output_bias, *w, scratch, bytes));
+  w->f16_native = load.f16_native;
+  EDGEMT_RETURN_IF_ERROR(load.linear(&w->output, "output", false, config.output_bias));
   if (config.encoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->encoder_final_norm, "encoder.final_norm"));
   if (config.decoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->decoder_final_norm, "decoder.final_norm"));
 
@@ -133,11 +180,11 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
       (void)format_tensor_name(prefix, sizeof(prefix), "encoder.layers.%u.%s", i, part);
       return prefix;
     };
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, scratch, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_qkv, name("self_attn.qkv"), false, true));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_out, name("self_attn.out"), false, true));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, *w, scratch, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_in, name("ffn.in"), load.relu, true));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_out, name("ffn.out"), false, true));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
   }
   for (uint32_t i = 0; i < config.decoder_layers; ++i) {
@@ -146,15 +193,15 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
       (void)format_tensor_name(prefix, sizeof(prefix), "decoder.layers.%u.%s", i, part);
       return prefix;
     };
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_qkv, name("self_attn.qkv"), false, true, *w, scratch, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.self_out, name("self_attn.out"), false, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_qkv, name("self_attn.qkv"), false, true));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_out, name("self_attn.out"), false, true));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_q, name("cross_attn.q"), false, true, *w, scratch, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_kv, name("cross_attn.kv"), false, true, *w, scratch, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.cross_out, name("cross_attn.out"), false, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.cross_q, name("cross_attn.q"), false, true));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.cross_kv, name("cross_attn.kv"), false, true));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.cross_out, name("cross_attn.out"), false, true));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.cross_norm, name("cross_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_in, name("ffn.in"), relu, true, *w, scratch, bytes));
-    EDGEMT_RETURN_IF_ERROR(linear(model, &layer.ffn_out, name("ffn.out"), false, true, *w, scratch, bytes));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_in, name("ffn.in"), load.relu, true));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_out, name("ffn.out"), false, true));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
   }
   return Status::ok();

@@ -1,9 +1,9 @@
 // TransformerWeights: everything the encoder and decoder read, resolved once
 // at load from the Model's tensor table (names as in schema/TENSORS.md).
 //
-// Matrices become XNNPACK Linear operators (which pack their own copies, so
-// f16 matrices are widened into a temporary buffer that is freed right
-// after). Vectors (biases, LayerNorm) are f32 in every file and are read in
+// Matrices become Linears: f32 and f16 ones XNNPACK operators (which pack
+// their own copies, so f16 matrices are widened into a temporary buffer that
+// is freed right after), I8 ones the own int8 GEMM's packs. Vectors (biases, LayerNorm) are f32 in every file and are read in
 // place from the mapping. Embedding tables are read in place too, in their
 // stored dtype (the lookup widens the few rows it needs).
 #pragma once
@@ -55,10 +55,12 @@ struct TransformerWeights {
   NormWeights decoder_final_norm;
   EncoderLayerWeights encoder[kMaxLayers];
   DecoderLayerWeights decoder[kMaxLayers];
-  size_t matrix_bytes_f32 = 0;  // bytes of f32 matrices handed to XNNPACK
+  bool f16_native = false;  // f16 matrices on XNNPACK's f16 GEMM (else widened to f32)
+  size_t matrix_bytes = 0;  // bytes of packed matrices (XNNPACK's f32 copies or int8 packs)
 };
 
-// Errors: kUnsupported (int8, too many layers), kOutOfMemory, kBackendError.
+// Errors: kUnsupported (too many layers), kInvalidModel (an int8 weight of
+// -128), kOutOfMemory, kBackendError.
 [[nodiscard]] Status load_transformer_weights(const Model& model, TransformerWeights* weights);
 
 }  // namespace edgemt

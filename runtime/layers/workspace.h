@@ -25,6 +25,8 @@ struct WorkspaceShape {
   size_t encoder_layers = 0;
   size_t decoder_layers = 0;
   size_t workers = 1;
+  bool int8 = false;          // int8 Linears: plan their quantized-input scratch
+  bool f16 = false;           // f16 Linears: plan their half input/output scratch
 };
 
 struct Workspace {
@@ -51,6 +53,10 @@ struct Workspace {
   float* dec_norm = nullptr;  // [R, d]
   float* dec_ffn = nullptr;   // [R, f]
   float* logits = nullptr;    // [R, V]
+
+  // Converted operands of int8 / f16 Linears (empty for f32 ones): rows up
+  // to max(Ns, R), inputs up to max(d, f) wide, f16 outputs up to max(3d, f, V).
+  LinearScratch linear_scratch;
 
   // Attention probabilities, one slice per worker (parallel_for slot).
   float* attention_scratch = nullptr;  // [workers, scratch_stride]

@@ -12,7 +12,10 @@
 #include <random>
 #include <vector>
 
+#include <xnnpack.h>
+
 #include "core/xnnpack_runtime.h"
+#include "kernels/int8_gemm.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/layer_norm.h"
@@ -137,5 +140,107 @@ void BM_Activation(benchmark::State& state) {
 BENCHMARK(BM_Activation)->ArgName("kind")->Arg(0)->Arg(1)->Arg(2);
 
 }  // namespace
+
+
+// The shapes of BM_Gemm, for the int8 GEMMs below.
+void gemm_shapes(benchmark::internal::Benchmark* b, bool with_kernel_arg) {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 256, 768}, {1, 256, 256}, {1, 256, 1024}, {1, 1024, 256}, {1, 256, 8000},
+      {4, 256, 1024}, {4, 256, 8000}, {32, 256, 1024}, {32, 256, 8000}, {128, 256, 8000},
+      {20, 256, 768}, {320, 256, 1024}, {320, 1024, 256}, {640, 256, 1024}};
+  if (!with_kernel_arg) {
+    b->ArgNames({"M", "K", "N"});
+    for (const auto& s : shapes) b->Args(s);
+    return;
+  }
+  b->ArgNames({"M", "K", "N", "kernel"});
+  edgemt::kernels::int8::GemmVariant kernels[8];
+  const size_t count = edgemt::kernels::int8::available_gemm_kernels(kernels, 8);
+  for (const auto& s : shapes) {
+    for (size_t i = 0; i < count; ++i) b->Args({s[0], s[1], s[2], static_cast<int64_t>(i)});
+  }
+}
+
+// The own int8 GEMM (Int8PerRowDynamic) end to end as Linear runs it: f32 in,
+// per-row activation quantization, integer GEMM, f32 out. Args: M, K, N and
+// the kernel's index in available_gemm_kernels (0 = the one the runtime uses;
+// the label names it).
+void BM_Int8Gemm(benchmark::State& state) {
+  namespace q8 = edgemt::kernels::int8;
+  const size_t m = static_cast<size_t>(state.range(0));
+  const size_t k = static_cast<size_t>(state.range(1));
+  const size_t n = static_cast<size_t>(state.range(2));
+  q8::GemmVariant kernels[8];
+  const size_t count = q8::available_gemm_kernels(kernels, 8);
+  const q8::GemmVariant kernel = kernels[static_cast<size_t>(state.range(3)) % count];
+  state.SetLabel(kernel.name);
+  std::mt19937 rng(4);
+  std::vector<int8_t> w(n * k);
+  for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+  const std::vector<float> scale = random_vector(n, 5), b = random_vector(n, 6);
+  std::vector<uint8_t> storage(q8::packed_bytes(n, k) + 64);
+  void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+  q8::PackedWeights packed;
+  if (!q8::pack_weights(w.data(), scale.data(), b.data(), n, k, aligned, &packed)) {
+    state.SkipWithError("pack failed");
+    return;
+  }
+  const std::vector<float> x = random_vector(m * k, 3);
+  std::vector<int8_t> xq(m * q8::padded_depth(k));
+  std::vector<float> x_scale(m), y(m * n);
+  q8::GemmArgs args{xq.data(), q8::padded_depth(k), x_scale.data(), m, &packed, y.data(), n, false};
+  for (auto _ : state) {
+    q8::quantize_rows(x.data(), m, k, k, xq.data(), x_scale.data());
+    kernel.kernel(args, 0, packed.block_count);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+}
+BENCHMARK(BM_Int8Gemm)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, true); });
+
+// What XNNPACK 2022 offers for int8 instead: static scales fixed at create
+// time (per-tensor, fully_connected_nc_qs8), so a layer runs f32 -> qs8
+// convert, the qs8 GEMM (int8 out, requantized) and qs8 -> f32 convert. The
+// scales here are arbitrary (speed only: the quality cost of calibrated
+// static scales is measured separately, see models/MODEL_CARD.md).
+void BM_XnnpackQs8Gemm(benchmark::State& state) {
+  const size_t m = static_cast<size_t>(state.range(0));
+  const size_t k = static_cast<size_t>(state.range(1));
+  const size_t n = static_cast<size_t>(state.range(2));
+  if (!edgemt::ensure_xnnpack_initialized().is_ok()) {
+    state.SkipWithError("XNNPACK unavailable");
+    return;
+  }
+  std::mt19937 rng(4);
+  std::vector<int8_t> w(n * k);
+  for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+  const std::vector<int32_t> bias(n, 0);
+  xnn_operator_t to_q = nullptr, gemm = nullptr, to_f = nullptr;
+  bool ok = xnn_create_convert_nc_f32_qs8(k, k, k, 0.05f, 0, -127, 127, 0, &to_q) == xnn_status_success &&
+            xnn_create_fully_connected_nc_qs8(k, n, k, n, 0, 0.05f, 0.01f, w.data(), bias.data(), 0,
+                                              0.5f, -127, 127, 0, &gemm) == xnn_status_success &&
+            xnn_create_convert_nc_qs8_f32(n, n, n, 0.5f, 0, 0, &to_f) == xnn_status_success;
+  const std::vector<float> x = random_vector(m * k, 3);
+  std::vector<int8_t> xq(m * k + 64), yq(m * n + 64);
+  std::vector<float> y(m * n);
+  ok = ok && xnn_setup_convert_nc_f32_qs8(to_q, m, x.data(), xq.data(), nullptr) == xnn_status_success &&
+       xnn_setup_fully_connected_nc_qs8(gemm, m, xq.data(), yq.data(), nullptr) == xnn_status_success &&
+       xnn_setup_convert_nc_qs8_f32(to_f, m, yq.data(), y.data(), nullptr) == xnn_status_success;
+  if (!ok) {
+    state.SkipWithError("XNNPACK qs8 operators unavailable");
+  } else {
+    for (auto _ : state) {
+      (void)xnn_run_operator(to_q, nullptr);
+      (void)xnn_run_operator(gemm, nullptr);
+      (void)xnn_run_operator(to_f, nullptr);
+      benchmark::DoNotOptimize(y.data());
+    }
+    set_flops(state, 2.0 * static_cast<double>(m * k * n));
+  }
+  for (xnn_operator_t op : {to_q, gemm, to_f}) {
+    if (op != nullptr) (void)xnn_delete_operator(op);
+  }
+}
+BENCHMARK(BM_XnnpackQs8Gemm)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, false); });
 
 BENCHMARK_MAIN();

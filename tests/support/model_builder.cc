@@ -100,8 +100,12 @@ void encode(const BuilderTensor& tensor, uint64_t bytes, uint8_t* out) {
         break;
       }
       case DType::kI8: {
-        const float scaled = std::round(std::max(-1.0f, std::min(1.0f, value)) * 127.0f);
-        out[i] = static_cast<uint8_t>(static_cast<int8_t>(scaled));
+        // The quantized values when regenerate_tensors made them; otherwise
+        // (hand-made tensors) the value itself, rounded and clamped.
+        const float q = i < tensor.int8_values.size()
+                            ? static_cast<float>(tensor.int8_values[i])
+                            : std::round(std::max(-127.0f, std::min(127.0f, value)));
+        out[i] = static_cast<uint8_t>(static_cast<int8_t>(q));
         break;
       }
     }
@@ -169,8 +173,28 @@ std::vector<float> ModelBuilder::generate(const std::string& name,
   return values;
 }
 
+static void quantize_int8_rows(BuilderTensor* tensor, std::vector<float>* scales) {
+  const size_t rows = tensor->shape.empty() ? 0 : tensor->shape[0];
+  const size_t cols = rows == 0 ? 0 : tensor->values.size() / rows;
+  scales->assign(rows, 0.0f);
+  tensor->int8_values.assign(tensor->values.size(), 0);
+  for (size_t r = 0; r < rows; ++r) {
+    float max_abs = 0.0f;
+    for (size_t c = 0; c < cols; ++c) max_abs = std::max(max_abs, std::fabs(tensor->values[r * cols + c]));
+    const float scale = max_abs / 127.0f;
+    (*scales)[r] = scale;
+    for (size_t c = 0; c < cols; ++c) {
+      float& value = tensor->values[r * cols + c];
+      const int8_t q = scale == 0.0f ? 0 : static_cast<int8_t>(std::nearbyint(value / scale));
+      tensor->int8_values[r * cols + c] = q;
+      value = static_cast<float>(q) * scale;  // what the file means
+    }
+  }
+}
+
 void ModelBuilder::regenerate_tensors() {
   tensors.clear();
+  std::vector<float> scales;  // of the I8 matrix just generated
   for_each_expected_tensor(config, weight_dtype, [&](const ExpectedTensor& expected) {
     BuilderTensor tensor;
     tensor.name = expected.name;
@@ -178,6 +202,11 @@ void ModelBuilder::regenerate_tensors() {
     tensor.dtype = expected.dtype;
     if (expected.alias_of != nullptr) {
       tensor.alias_of = expected.alias_of;
+    } else if (tensor.dtype == DType::kI8) {
+      tensor.values = generate(tensor.name, tensor.shape, DType::kF32);
+      quantize_int8_rows(&tensor, &scales);
+    } else if (ends_with(tensor.name, "_scale") && weight_dtype == DType::kI8) {
+      tensor.values = scales;  // follows its matrix in the enumeration
     } else {
       tensor.values = generate(tensor.name, tensor.shape, tensor.dtype);
     }
@@ -352,7 +381,9 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
   const auto root = fb::CreateModel(
       fbb, format_version, static_cast<fb::ModelFamily>(family), config_table, special_table,
       source, target, static_cast<fb::DType>(wdtype), tokenizer_table, provenance_table,
-      weights_size_field, tensor_vector);
+      weights_size_field, tensor_vector,
+      static_cast<fb::QuantizationScheme>(
+          raw_quantization ? *raw_quantization : (weight_dtype == DType::kI8 ? 1 : 0)));
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};
   std::memcpy(id, identifier.data(), std::min<size_t>(4, identifier.size()));
   fbb.FinishSizePrefixed(root, id);

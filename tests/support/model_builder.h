@@ -44,6 +44,10 @@ struct BuilderTensor {
   // are already rounded to f16. When fewer than the shape implies, the rest
   // of the tensor's bytes are zero; extra values are not written.
   std::vector<float> values;
+  // I8 tensors: the int8 values written (regenerate_tensors quantizes
+  // matrices per row, Int8PerRowDynamic, and `values` then hold q · scale;
+  // `<name>_scale` holds the scales). Empty: `values` rounded and clamped.
+  std::vector<int8_t> int8_values;
   // Shares the bytes (offset and size) of this tensor instead of its own;
   // `values` then mirror the owner's. Empty: not an alias.
   std::string alias_of;
@@ -87,6 +91,7 @@ class ModelBuilder {
   // Raw enum overrides (unknown values, unsupported features).
   std::optional<int8_t> raw_family;
   std::optional<int8_t> raw_weight_dtype;
+  std::optional<int8_t> raw_quantization;  // default: Int8PerRowDynamic for I8, else None
   std::optional<int8_t> raw_activation;
   std::optional<int8_t> raw_tokenizer_kind;
   // Leave whole tables out.

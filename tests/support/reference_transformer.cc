@@ -83,6 +83,24 @@ void activate(Matrix* x, Activation activation) {
 
 ReferenceTransformer::ReferenceTransformer(const Model& model) : model_(model) {}
 
+Matrix ReferenceTransformer::project(const Matrix& x, size_t rows, const Matrix& w,
+                                     const Matrix* b, size_t in, size_t out) const {
+  if (model_.weight_dtype() != DType::kI8) return linear(x, rows, w, b, in, out);
+  // Int8PerRowDynamic: every input row is rounded to 255 levels of its own
+  // max|x| / 127 before the product (weights are already q · scale).
+  Matrix quantized(x);
+  for (size_t r = 0; r < rows; ++r) {
+    double max_abs = 0.0;
+    for (size_t i = 0; i < in; ++i) max_abs = std::max(max_abs, std::fabs(x[r * in + i]));
+    if (max_abs == 0.0) continue;
+    const double step = max_abs / 127.0;
+    for (size_t i = 0; i < in; ++i) {
+      quantized[r * in + i] = std::nearbyint(x[r * in + i] / step) * step;
+    }
+  }
+  return linear(quantized, rows, w, b, in, out);
+}
+
 Matrix ReferenceTransformer::tensor(const char* name) const {
   const TensorView* t = model_.find_tensor(name);
   if (t == nullptr) {
@@ -91,6 +109,14 @@ Matrix ReferenceTransformer::tensor(const char* name) const {
   }
   const size_t n = t->element_count();
   Matrix m(n);
+  if (t->dtype == DType::kI8) {  // q · row scale (Int8PerRowDynamic)
+    const Matrix scale = tensor((std::string(name) + "_scale").c_str());
+    const size_t cols = n / scale.size();
+    for (size_t i = 0; i < n; ++i) {
+      m[i] = static_cast<double>(static_cast<const int8_t*>(t->data)[i]) * scale[i / cols];
+    }
+    return m;
+  }
   for (size_t i = 0; i < n; ++i) {
     m[i] = t->dtype == DType::kF16
                ? static_cast<double>(kernels::f16_to_f32(static_cast<const uint16_t*>(t->data)[i]))
@@ -125,7 +151,7 @@ Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
     Matrix h = x;
     if (pre) layer_norm(&h, t, d, T("self_attn_norm.weight"), T("self_attn_norm.bias"), eps);
     const Matrix wqkv = T("self_attn.qkv.weight"), bqkv = T("self_attn.qkv.bias");
-    const Matrix qkv = linear(h, t, wqkv, &bqkv, d, 3 * d);
+    const Matrix qkv = project(h, t, wqkv, &bqkv, d, 3 * d);
     Matrix q(t * d), k(t * d), v(t * d);
     for (size_t i = 0; i < t; ++i) {
       for (size_t c2 = 0; c2 < d; ++c2) {
@@ -135,7 +161,7 @@ Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
       }
     }
     const Matrix wo = T("self_attn.out.weight"), bo = T("self_attn.out.bias");
-    Matrix a = linear(attention(q, k, v, t, t, d, c.heads, false), t, wo, &bo, d, d);
+    Matrix a = project(attention(q, k, v, t, t, d, c.heads, false), t, wo, &bo, d, d);
     for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
     if (!pre) layer_norm(&x, t, d, T("self_attn_norm.weight"), T("self_attn_norm.bias"), eps);
     // Feed-forward.
@@ -143,9 +169,9 @@ Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
     if (pre) layer_norm(&h, t, d, T("ffn_norm.weight"), T("ffn_norm.bias"), eps);
     const Matrix w1 = T("ffn.in.weight"), b1 = T("ffn.in.bias"), w2 = T("ffn.out.weight"),
                  b2 = T("ffn.out.bias");
-    Matrix f = linear(h, t, w1, &b1, d, c.ffn_dim);
+    Matrix f = project(h, t, w1, &b1, d, c.ffn_dim);
     activate(&f, c.activation);
-    a = linear(f, t, w2, &b2, c.ffn_dim, d);
+    a = project(f, t, w2, &b2, c.ffn_dim, d);
     for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
     if (!pre) layer_norm(&x, t, d, T("ffn_norm.weight"), T("ffn_norm.bias"), eps);
   }
@@ -189,7 +215,7 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
     // Masked self-attention.
     Matrix h = input("self_attn_norm");
     const Matrix wqkv = T("self_attn.qkv.weight"), bqkv = T("self_attn.qkv.bias");
-    const Matrix qkv = linear(h, t, wqkv, &bqkv, d, 3 * d);
+    const Matrix qkv = project(h, t, wqkv, &bqkv, d, 3 * d);
     Matrix q(t * d), k(t * d), v(t * d);
     for (size_t i = 0; i < t; ++i) {
       for (size_t c2 = 0; c2 < d; ++c2) {
@@ -199,13 +225,13 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
       }
     }
     const Matrix wo = T("self_attn.out.weight"), bo = T("self_attn.out.bias");
-    residual(linear(attention(q, k, v, t, t, d, c.heads, true), t, wo, &bo, d, d), "self_attn_norm");
+    residual(project(attention(q, k, v, t, t, d, c.heads, true), t, wo, &bo, d, d), "self_attn_norm");
     // Cross-attention.
     h = input("cross_attn_norm");
     const Matrix wq = T("cross_attn.q.weight"), bq = T("cross_attn.q.bias");
     const Matrix wkv = T("cross_attn.kv.weight"), bkv = T("cross_attn.kv.bias");
-    q = linear(h, t, wq, &bq, d, d);
-    const Matrix kv = linear(memory, s, wkv, &bkv, d, 2 * d);
+    q = project(h, t, wq, &bq, d, d);
+    const Matrix kv = project(memory, s, wkv, &bkv, d, 2 * d);
     Matrix mk(s * d), mv(s * d);
     for (size_t j = 0; j < s; ++j) {
       for (size_t c2 = 0; c2 < d; ++c2) {
@@ -214,15 +240,15 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
       }
     }
     const Matrix wco = T("cross_attn.out.weight"), bco = T("cross_attn.out.bias");
-    residual(linear(attention(q, mk, mv, t, s, d, c.heads, false), t, wco, &bco, d, d),
+    residual(project(attention(q, mk, mv, t, s, d, c.heads, false), t, wco, &bco, d, d),
              "cross_attn_norm");
     // Feed-forward.
     h = input("ffn_norm");
     const Matrix w1 = T("ffn.in.weight"), b1 = T("ffn.in.bias"), w2 = T("ffn.out.weight"),
                  b2 = T("ffn.out.bias");
-    Matrix f = linear(h, t, w1, &b1, d, c.ffn_dim);
+    Matrix f = project(h, t, w1, &b1, d, c.ffn_dim);
     activate(&f, c.activation);
-    residual(linear(f, t, w2, &b2, c.ffn_dim, d), "ffn_norm");
+    residual(project(f, t, w2, &b2, c.ffn_dim, d), "ffn_norm");
   }
   if (c.decoder_final_norm) {
     layer_norm(&x, t, d, tensor("decoder.final_norm.weight"), tensor("decoder.final_norm.bias"), eps);
@@ -230,7 +256,7 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
   const Matrix wout = tensor("output.weight");
   Matrix bout;
   if (c.output_bias) bout = tensor("output.bias");
-  return linear(x, t, wout, c.output_bias ? &bout : nullptr, d, c.vocab_size);
+  return project(x, t, wout, c.output_bias ? &bout : nullptr, d, c.vocab_size);
 }
 
 std::vector<int32_t> ReferenceTransformer::greedy(const std::vector<int32_t>& source,

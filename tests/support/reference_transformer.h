@@ -1,5 +1,6 @@
 // A naive, obviously-correct encoder-decoder Transformer in double precision,
-// reading the same Model the runtime reads. The runtime's incremental,
+// reading the same Model the runtime reads (f32, f16 or int8: for int8 the
+// weights are q · scale and projection inputs are quantized per row). The runtime's incremental,
 // packed, multi-threaded implementation is tested against it.
 //
 // It recomputes everything per call (full causal decoder over the prefix), as
@@ -28,7 +29,12 @@ class ReferenceTransformer {
 
  private:
   using Matrix = std::vector<double>;  // row-major
+  // The tensor's values as the file means them (f16 widened, i8 · scale).
   Matrix tensor(const char* name) const;
+  // y [rows, out] = x [rows, in] · Wᵀ + b; for int8 models x is quantized
+  // per row first, as the Int8PerRowDynamic scheme defines.
+  Matrix project(const Matrix& x, size_t rows, const Matrix& w, const Matrix* b, size_t in,
+                 size_t out) const;
   Matrix encode(const std::vector<int32_t>& source) const;
 
   const Model& model_;

@@ -2,18 +2,30 @@
 
 Test support only: it reads weights by their schema/TENSORS.md names, so a
 wrong name mapping or row split in the converter shows up as a logits mismatch
-against the PyTorch reference. Post-norm and pre-norm, relu/gelu.
+against the PyTorch reference. Post-norm and pre-norm, relu/gelu. Int8 files
+are read as their dequantized matrices (codes x row scales, in float32 as the
+runtime's embedding lookup does); activations are not quantized here, so this
+matches the int8 reference with quantize_activations=False.
 """
 
 import math
 
 import numpy as np
 
+from edgemt_tools.quantize import dequantize_rows
+
+
+def _weights(model_file, name):
+    array = model_file.array(name)
+    if array.dtype == np.int8:
+        array = dequantize_rows(array, model_file.array(name + "_scale"))
+    return array.astype(np.float64)
+
 
 class NumpyTransformer:
     def __init__(self, model_file):
         self.cfg = model_file.header.config
-        self.w = {name: model_file.array(name).astype(np.float64) for name in model_file.entries}
+        self.w = {name: _weights(model_file, name) for name in model_file.entries}
 
     def _ln(self, x, name):
         mu = x.mean(-1, keepdims=True)

@@ -1,6 +1,7 @@
 """edgemt-convert end to end on a tiny random checkpoint (no ../shared needed)."""
 
 import os
+import re
 import shutil
 import tempfile
 import unittest
@@ -11,8 +12,14 @@ import torch
 import helpers
 from edgemt_tools import __version__
 from edgemt_tools.model_file import read_model
+from edgemt_tools.model_spec import MATRIX, QUANTIZATION_INT8, expected_tensors
+from edgemt_tools.quantize import quantize_rows
 from edgemt_tools.testing import tiny_state_dict, tiny_torch_config, write_tiny_checkpoint
 from edgemt_tools.torch_frontend import sha256_file
+from edgemt_tools.torch_reference import TorchReference
+
+CALIBRATION_TEXT = ["A dog runs on the grass.", "", "Two girls sit on a bench.", "   ",
+                    "A man in an orange hat.", "Children play football in the park."]
 
 
 class ConvertTest(unittest.TestCase):
@@ -90,6 +97,80 @@ class ConvertTest(unittest.TestCase):
             state["transformer.encoder.layers.0.linear1.weight"].half().numpy())
         self.assertEqual(model.array("encoder.layers.0.ffn.in.bias").dtype, np.float32)
 
+    def test_int8(self):
+        result, output = self.convert("--dtype", "int8",
+                                      output=os.path.join(self.tmp, "ok8", "m.emt"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r"weights int8 \(Int8PerRowDynamic\)\n$")
+        model = read_model(output)
+        model.check_against_config()
+        self.assertEqual(model.header.weight_dtype, "int8")
+        self.assertEqual(model.header.quantization, QUANTIZATION_INT8)
+        state = torch.load(self.paths["checkpoint"])
+        codes, scale = quantize_rows(state["transformer.encoder.layers.0.linear1.weight"].numpy())
+        np.testing.assert_array_equal(model.array("encoder.layers.0.ffn.in.weight"), codes)
+        np.testing.assert_array_equal(model.array("encoder.layers.0.ffn.in.weight_scale"), scale)
+        self.assertEqual(model.array("encoder.layers.0.ffn.in.bias").dtype, np.float32)
+        self.assertEqual(model.entries["output.weight_scale"].offset,
+                         model.entries["embedding.source_scale"].offset)
+
+    def test_int8_matrices_take_a_quarter_of_fp32(self):
+        sizes = {}
+        for dtype in ("fp32", "int8"):
+            result, output = self.convert("--dtype", dtype,
+                                          output=os.path.join(self.tmp, "size" + dtype, "m.emt"))
+            self.assertEqual(result.returncode, 0, result.stderr)
+            sizes[dtype] = read_model(output)
+        fp32, int8 = sizes["fp32"], sizes["int8"]
+        specs = expected_tensors(fp32.header.config)
+        matrices = [n for n, spec in specs.items() if spec.kind == MATRIX and not spec.alias_of]
+        self.assertGreater(len(matrices), 10)
+        for name in matrices:
+            elements = int(np.prod(fp32.entries[name].shape))
+            self.assertEqual(fp32.entries[name].size, 4 * elements, name)
+            self.assertEqual(int8.entries[name].size, elements, name)          # 1 byte each
+            self.assertEqual(int8.entries[name + "_scale"].size, 4 * fp32.entries[name].shape[0])
+        for name, spec in specs.items():  # vectors unchanged
+            if spec.kind != MATRIX:
+                self.assertEqual(int8.entries[name].size, fp32.entries[name].size, name)
+
+    def write_calibration_text(self, name, lines):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("".join(line + "\n" for line in lines))
+        return path
+
+    def test_calibrate_reports_int8_agreement_and_stores_nothing(self):
+        text = self.write_calibration_text("calib.en", CALIBRATION_TEXT)
+        outputs = {}
+        os.environ["SOURCE_DATE_EPOCH"] = "1700000000"
+        try:
+            for label, extra in (("plain", ()),
+                                 ("calibrated", ("--calibrate", text, "--calibrate-lines", "3"))):
+                result, outputs[label] = self.convert(
+                    "--dtype", "int8", *extra, output=os.path.join(self.tmp, "cal", label + ".emt"))
+                self.assertEqual(result.returncode, 0, result.stderr)
+        finally:
+            del os.environ["SOURCE_DATE_EPOCH"]
+        lines = result.stdout.splitlines()
+        self.assertEqual(len(lines), 2, result.stdout)
+        self.assertTrue(lines[0].startswith("wrote "), lines[0])
+        match = re.fullmatch(
+            r"calibration: int8 greedy output identical to fp32 on (\d+)/3 lines of (.+) "
+            r"\(Int8PerRowDynamic quantizes activations at run time: nothing from (.+) is "
+            r"stored\)", lines[1])
+        self.assertIsNotNone(match, lines[1])
+        self.assertEqual((match.group(2), match.group(3)), (text, text))
+        # The count is what the PyTorch reference says for the first 3 non-blank lines.
+        fp32 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"])
+        int8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                              "int8")
+        sources = [fp32.encode_text(t) for t in CALIBRATION_TEXT if t.strip()][:3]
+        want = sum(fp32.greedy(s) == int8.greedy(s) for s in sources)
+        self.assertEqual(int(match.group(1)), want)
+        with open(outputs["plain"], "rb") as a, open(outputs["calibrated"], "rb") as b:
+            self.assertTrue(a.read() == b.read(), "--calibrate changed the model file")
+
     def test_reproducible_with_source_date_epoch(self):
         outputs = []
         for name in ("a", "b"):
@@ -109,7 +190,8 @@ class ConvertTest(unittest.TestCase):
         result = helpers.run_tool("edgemt-convert", "--help")
         self.assertEqual(result.returncode, 0)
         for option in ("--from", "--checkpoint", "--config", "--spm", "--src-lang",
-                       "--tgt-lang", "--dtype", "--output"):
+                       "--tgt-lang", "--dtype", "--output", "--calibrate", "--calibrate-lines",
+                       "int8", "Int8PerRowDynamic"):
             self.assertIn(option, result.stdout)
 
     # -- user errors: one line on stderr, non-zero exit, nothing written
@@ -123,6 +205,52 @@ class ConvertTest(unittest.TestCase):
                                       output=os.path.join(self.tmp, "e2", "m.emt"))
         self.assert_user_error(result, "argument --dtype: invalid choice: 'int4'", code=2)
         self.assert_nothing_written(output)
+
+    def test_calibrate_missing_file(self):
+        result, output = self.convert("--dtype", "int8", "--calibrate",
+                                      os.path.join(self.tmp, "no-such.en"),
+                                      output=os.path.join(self.tmp, "c1", "m.emt"))
+        self.assert_user_error(result, "calibration file not found: .*no-such.en")
+        self.assert_nothing_written(output)
+
+    def test_calibrate_not_text(self):
+        folder = os.path.join(self.tmp, "c2in")
+        os.makedirs(folder)
+        for name, blob, pattern in (("latin1.en", "A café.\n".encode("latin-1"),
+                                     r"latin1.en is not UTF-8 text \(line 1"),
+                                    ("nul.en", b"A dog.\n\0\1\2\n", r"nul.en is not text"),
+                                    ("blank.en", b"\n  \n\n", "has no non-blank line")):
+            with self.subTest(name=name):
+                path = os.path.join(folder, name)
+                with open(path, "wb") as handle:
+                    handle.write(blob)
+                result, output = self.convert("--dtype", "int8", "--calibrate", path,
+                                              output=os.path.join(self.tmp, "c2" + name, "m.emt"))
+                self.assert_user_error(result, pattern)
+                self.assert_nothing_written(output)
+
+    def test_calibrate_needs_int8(self):
+        text = self.write_calibration_text("c3.en", CALIBRATION_TEXT)
+        for dtype in ("fp32", "fp16"):
+            with self.subTest(dtype=dtype):
+                result, output = self.convert("--dtype", dtype, "--calibrate", text,
+                                              output=os.path.join(self.tmp, "c3" + dtype, "m.emt"))
+                self.assert_user_error(result, f"--calibrate needs --dtype int8 "
+                                               f"\\(got --dtype {dtype}\\)", code=2)
+                self.assert_nothing_written(output)
+
+    def test_calibrate_lines_usage_errors(self):
+        text = self.write_calibration_text("c4.en", CALIBRATION_TEXT)
+        for extra, pattern in ((("--calibrate", text, "--calibrate-lines", "0"),
+                                "argument --calibrate-lines: must be at least 1"),
+                               (("--calibrate", text, "--calibrate-lines", "x"),
+                                "argument --calibrate-lines: invalid positive integer"),
+                               (("--calibrate-lines", "5"), "--calibrate-lines needs --calibrate")):
+            with self.subTest(extra=extra):
+                result, output = self.convert("--dtype", "int8", *extra,
+                                              output=os.path.join(self.tmp, "c4", "m.emt"))
+                self.assert_user_error(result, pattern, code=2)
+                self.assert_nothing_written(output)
 
     def test_missing_files(self):
         for key, pattern in (("checkpoint", "checkpoint not found"),

@@ -12,7 +12,9 @@ import numpy as np
 
 import helpers
 from edgemt_tools.model_file import ModelFileError, read_model
-from edgemt_tools.model_spec import expected_tensors, TransformerConfig
+from edgemt_tools.model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, expected_tensors,
+                                     TransformerConfig)
+from edgemt_tools.quantize import dequantize_rows, quantize_rows
 from edgemt_tools.testing import write_unchecked
 
 SCHEMA = os.path.join(helpers.REPO_ROOT, "schema", "edgemt.fbs")
@@ -33,6 +35,22 @@ def tiny_tensors(config, dtype=np.float32, seed=0):
         array = rng.standard_normal(spec.shape).astype(np.float32)
         tensors[name] = array.astype(dtype) if spec.kind == "matrix" else array
     return tensors, aliases
+
+
+def tiny_int8_tensors(config, seed=0):
+    """Tensors of an int8 file: quantized matrices, each followed by its scales.
+    Also returns the float32 matrices they were quantized from."""
+    rng = np.random.default_rng(seed)
+    tensors, aliases, originals = {}, {}, {}
+    for name, spec in expected_tensors(TransformerConfig(**config), "int8").items():
+        if spec.alias_of:
+            aliases[name] = aliases.get(spec.alias_of, spec.alias_of)
+        elif spec.kind == "matrix":
+            originals[name] = rng.standard_normal(spec.shape).astype(np.float32)
+            tensors[name], tensors[name + "_scale"] = quantize_rows(originals[name], name)
+        elif name not in tensors:
+            tensors[name] = rng.standard_normal(spec.shape).astype(np.float32)
+    return tensors, aliases, originals
 
 
 class RoundTripTest(unittest.TestCase):
@@ -66,6 +84,67 @@ class RoundTripTest(unittest.TestCase):
         self.assertEqual(model.entries["position.table"].dtype, "f32")
         np.testing.assert_array_equal(model.array("embedding.source"), tensors["embedding.source"])
 
+    def test_round_trip_int8(self):
+        tensors, aliases, originals = tiny_int8_tensors(TINY)
+        write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8")
+        model = read_model(self.path)
+        model.check_against_config()
+        self.assertEqual(model.header.weight_dtype, "int8")
+        self.assertEqual(model.header.quantization, QUANTIZATION_INT8)
+        qkv = "encoder.layers.0.self_attn.qkv.weight"
+        self.assertEqual(model.entries[qkv].dtype, "i8")
+        self.assertEqual(model.array(qkv).dtype, np.int8)
+        self.assertEqual(model.entries[qkv + "_scale"].dtype, "f32")
+        self.assertEqual(model.entries[qkv + "_scale"].shape, (24,))
+        self.assertEqual(model.entries["position.table"].dtype, "f32")
+        for name, array in tensors.items():
+            np.testing.assert_array_equal(model.array(name), array, name)
+        # One byte per weight: an I8 matrix is a quarter of its F32 size.
+        for name, original in originals.items():
+            self.assertEqual(model.entries[name].size, original.size, name)
+            self.assertEqual(model.entries[name].size * 4, original.nbytes, name)
+            self.assertEqual(model.entries[name + "_scale"].size, 4 * original.shape[0], name)
+        # The scales of aliased matrices are aliased too.
+        src = model.entries["embedding.source_scale"]
+        for alias in ("embedding.target_scale", "output.weight_scale"):
+            self.assertEqual((model.entries[alias].offset, model.entries[alias].size),
+                             (src.offset, src.size), alias)
+        deq = dequantize_rows(model.array("output.weight"), model.array("output.weight_scale"))
+        scale = model.array("embedding.source_scale")[:, None]
+        self.assertTrue((np.abs(deq - originals["embedding.source"]) <= scale * 0.51).all())
+
+    def test_float_files_declare_no_quantization(self):
+        tensors, aliases = tiny_tensors(TINY)
+        write_unchecked(self.path, TINY, tensors, aliases)
+        self.assertEqual(read_model(self.path).header.quantization, QUANTIZATION_NONE)
+
+    def test_flatc_reads_the_int8_header(self):
+        flatc = shutil.which("flatc")
+        if flatc is None:
+            self.skipTest("flatc not installed")
+        tensors, aliases, _ = tiny_int8_tensors(TINY)
+        write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8")
+        doc = self._flatc_json(flatc)
+        self.assertEqual(doc["weight_dtype"], "I8")
+        self.assertEqual(doc["quantization"], "Int8PerRowDynamic")
+        dtypes = {t["name"]: t.get("dtype", "F32") for t in doc["tensors"]}
+        self.assertEqual(dtypes["decoder.layers.0.cross_attn.kv.weight"], "I8")
+        self.assertEqual(dtypes["decoder.layers.0.cross_attn.kv.weight_scale"], "F32")
+
+    def _flatc_json(self, flatc):
+        """The FlatBuffer of self.path decoded by flatc (with its verifier) as JSON."""
+        model = read_model(self.path)
+        with open(self.path, "rb") as handle:
+            fb = handle.read(model.segment_start)
+        fb_path = os.path.join(self.tmp, "header.bin")
+        with open(fb_path, "wb") as handle:
+            handle.write(fb)
+        subprocess.run([flatc, "--json", "--strict-json", "--size-prefixed", "--raw-binary",
+                        "-o", self.tmp, SCHEMA, "--", fb_path], check=True,
+                       capture_output=True)
+        with open(os.path.join(self.tmp, "header.json"), encoding="utf-8") as handle:
+            return json.load(handle)
+
     def test_layout(self):
         tensors, aliases = tiny_tensors(TINY)
         write_unchecked(self.path, TINY, tensors, aliases)
@@ -98,16 +177,7 @@ class RoundTripTest(unittest.TestCase):
         tensors, aliases = tiny_tensors(TINY)
         write_unchecked(self.path, TINY, tensors, aliases, tokenizer_model=b"\x01\x02")
         model = read_model(self.path)
-        with open(self.path, "rb") as handle:
-            fb = handle.read(model.segment_start)
-        fb_path = os.path.join(self.tmp, "header.bin")
-        with open(fb_path, "wb") as handle:
-            handle.write(fb)
-        subprocess.run([flatc, "--json", "--strict-json", "--size-prefixed", "--raw-binary",
-                        "-o", self.tmp, SCHEMA, "--", fb_path], check=True,
-                       capture_output=True)
-        with open(os.path.join(self.tmp, "header.json"), encoding="utf-8") as handle:
-            doc = json.load(handle)
+        doc = self._flatc_json(flatc)
         self.assertEqual(doc["format_version"], 1)
         self.assertEqual(doc["config"]["d_model"], 8)
         self.assertEqual(doc["weights_size"], model.weights_size)
@@ -136,6 +206,75 @@ class RoundTripTest(unittest.TestCase):
         model = read_model(self.path)  # structurally valid...
         with self.assertRaisesRegex(ModelFileError, "cross_attn.kv.weight"):
             model.check_against_config()  # ...but not what the config implies
+
+    def test_reader_rejects_quantization_that_contradicts_weight_dtype(self):
+        int8, int8_aliases, _ = tiny_int8_tensors(TINY)
+        fp32, fp32_aliases = tiny_tensors(TINY)
+        fp16, fp16_aliases = tiny_tensors(TINY, np.float16)
+        cases = [("int8 without scheme", int8, int8_aliases, "int8", QUANTIZATION_NONE),
+                 ("fp32 with int8 scheme", fp32, fp32_aliases, "fp32", QUANTIZATION_INT8),
+                 ("fp16 with int8 scheme", fp16, fp16_aliases, "fp16", QUANTIZATION_INT8)]
+        for label, tensors, aliases, dtype, scheme in cases:
+            with self.subTest(label):
+                path = os.path.join(self.tmp, label.replace(" ", "_") + ".emt")
+                write_unchecked(path, TINY, tensors, aliases, weight_dtype=dtype,
+                                quantization=scheme)
+                with self.assertRaisesRegex(ModelFileError,
+                                            f"quantization {scheme} does not fit "
+                                            f"weight_dtype {dtype}"):
+                    read_model(path)
+
+    def test_int8_file_needs_int8_matrices_and_scales(self):
+        fp32, aliases = tiny_tensors(TINY)
+        write_unchecked(self.path, TINY, fp32, aliases, weight_dtype="int8")
+        with self.assertRaisesRegex(ModelFileError, "missing .*embedding.source_scale"):
+            read_model(self.path).check_against_config()
+        tensors, aliases, _ = tiny_int8_tensors(TINY)
+        tensors["encoder.layers.0.ffn.out.weight"] = np.zeros((8, 12), np.float32)
+        write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8")
+        with self.assertRaisesRegex(ModelFileError,
+                                    "encoder.layers.0.ffn.out.weight: dtype f32, expected i8"):
+            read_model(self.path).check_against_config()
+
+    def test_fp32_file_rejects_int8_matrices(self):
+        tensors, aliases = tiny_tensors(TINY)
+        tensors["decoder.layers.0.ffn.in.weight"] = np.zeros((12, 8), np.int8)
+        write_unchecked(self.path, TINY, tensors, aliases)
+        with self.assertRaisesRegex(ModelFileError, "ffn.in.weight: dtype i8, expected f32"):
+            read_model(self.path).check_against_config()
+
+    def test_reader_rejects_minus_128(self):
+        tensors, aliases, _ = tiny_int8_tensors(TINY)
+        codes = tensors["decoder.layers.0.cross_attn.q.weight"].copy()
+        codes[5, 2] = -128
+        tensors["decoder.layers.0.cross_attn.q.weight"] = codes
+        write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8")
+        model = read_model(self.path)
+        self.assertEqual(int(model.array("decoder.layers.0.cross_attn.q.weight")[5, 2]), -128)
+        with self.assertRaisesRegex(ModelFileError,
+                                    r"decoder.layers.0.cross_attn.q.weight: int8 value -128 "
+                                    r"in row 5"):
+            model.check_against_config()
+
+    def test_reader_rejects_bad_scales(self):
+        for value in (-0.5, np.nan, np.inf):
+            with self.subTest(value=value):
+                tensors, aliases, _ = tiny_int8_tensors(TINY)
+                scale = tensors["embedding.source_scale"].copy()
+                scale[7] = value
+                tensors["embedding.source_scale"] = scale
+                write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8")
+                with self.assertRaisesRegex(ModelFileError,
+                                            r"embedding.source_scale: scale .* in row 7 "
+                                            r"\(scales must be finite and >= 0\)"):
+                    read_model(self.path).check_against_config()
+
+    def test_zero_scale_is_valid(self):
+        tensors, aliases, _ = tiny_int8_tensors(TINY)
+        tensors["encoder.layers.0.ffn.in.weight"][3] = 0
+        tensors["encoder.layers.0.ffn.in.weight_scale"][3] = 0.0
+        write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8")
+        read_model(self.path).check_against_config()
 
     def test_writer_rejects_bad_alias(self):
         tensors, _ = tiny_tensors(TINY)

@@ -3,7 +3,9 @@
 import unittest
 
 import helpers  # noqa: F401
-from edgemt_tools.model_spec import MATRIX, TransformerConfig, expected_tensors, resolve_alias
+from edgemt_tools.model_spec import (MATRIX, VECTOR, QUANTIZATION_INT8, QUANTIZATION_NONE,
+                                     TransformerConfig, expected_tensors, quantization_scheme,
+                                     resolve_alias)
 
 
 def config(**kw):
@@ -36,6 +38,60 @@ class ExpectedTensorsTest(unittest.TestCase):
         self.assertNotIn("encoder.final_norm.weight", specs)
         self.assertIsNone(specs["output.weight"].alias_of)
         self.assertIsNone(specs["embedding.target"].alias_of)
+
+    def test_float_files_have_no_scales(self):
+        for dtype in ("fp32", "fp16"):
+            specs = expected_tensors(config(), dtype)
+            self.assertEqual(list(specs), list(expected_tensors(config())))
+            self.assertFalse([n for n in specs if n.endswith("_scale")], dtype)
+
+    def test_unknown_weight_dtype(self):
+        with self.assertRaises(ValueError):
+            expected_tensors(config(), "int4")
+
+
+class Int8ScalesTest(unittest.TestCase):
+    def test_every_matrix_followed_by_its_scale(self):
+        specs = expected_tensors(config(), "int8")
+        names = list(specs)
+        matrices = [n for n, s in specs.items() if s.kind == MATRIX]
+        # 3 embedding/output + 4 per encoder layer + 7 per decoder layer
+        self.assertEqual(len(matrices), 3 + 3 * 4 + 3 * 7)
+        self.assertEqual(len(specs), len(expected_tensors(config())) + len(matrices))
+        for name in matrices:
+            scale = specs[name + "_scale"]
+            self.assertEqual(names[names.index(name) + 1], name + "_scale")
+            self.assertEqual(scale.kind, VECTOR)
+            self.assertEqual(scale.shape, (specs[name].shape[0],))
+        self.assertEqual(specs["encoder.layers.0.ffn.in.weight_scale"].shape, (1024,))
+        self.assertEqual(specs["decoder.layers.2.cross_attn.kv.weight_scale"].shape, (512,))
+        self.assertEqual(specs["embedding.source_scale"].shape, (8000,))
+        self.assertEqual(specs["output.weight_scale"].shape, (8000,))
+        self.assertNotIn("output.bias_scale", specs)
+        self.assertNotIn("position.table_scale", specs)
+
+    def test_scale_aliases_follow_matrix_aliases(self):
+        specs = expected_tensors(config(), "int8")  # tied and shared
+        self.assertIsNone(specs["embedding.source_scale"].alias_of)
+        self.assertEqual(specs["embedding.target_scale"].alias_of, "embedding.source_scale")
+        self.assertEqual(specs["output.weight_scale"].alias_of, "embedding.target_scale")
+        self.assertEqual(resolve_alias(specs, "output.weight_scale"), "embedding.source_scale")
+
+        tied_only = expected_tensors(config(shared_embeddings=False), "int8")
+        self.assertIsNone(tied_only["embedding.target_scale"].alias_of)
+        self.assertEqual(resolve_alias(tied_only, "output.weight_scale"),
+                         "embedding.target_scale")
+
+        untied = expected_tensors(config(tied_output=False, shared_embeddings=False), "int8")
+        for name in ("embedding.source_scale", "embedding.target_scale", "output.weight_scale"):
+            self.assertIsNone(untied[name].alias_of, name)
+
+    def test_scheme_follows_weight_dtype(self):
+        self.assertEqual(quantization_scheme("int8"), QUANTIZATION_INT8)
+        self.assertEqual(quantization_scheme("fp16"), QUANTIZATION_NONE)
+        self.assertEqual(quantization_scheme("fp32"), QUANTIZATION_NONE)
+        with self.assertRaises(ValueError):
+            quantization_scheme("int4")
 
 
 if __name__ == "__main__":

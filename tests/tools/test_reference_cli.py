@@ -57,6 +57,14 @@ class ReferenceCliTest(unittest.TestCase):
                     self.assertEqual(ids[i], search(src[i]))
                     self.assertEqual(texts[i], ref.decode_ids(ids[i]))
 
+    def test_int8_weights(self):
+        ref8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                              weights_dtype="int8")
+        result, out = self.run_reference("--weights-dtype", "int8")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        ids = [[int(x) for x in line.split()] for line in self.lines(out["ids"])]
+        self.assertEqual(ids, [ref8.greedy(ref8.encode_text(text)) for text in SOURCES])
+
     def test_missing_input(self):
         result = helpers.run_tool(
             "edgemt-reference", "--checkpoint", self.paths["checkpoint"], "--config",

@@ -24,6 +24,15 @@ class BatchedBeamTest(unittest.TestCase):
             expected = [reference.beam_search(s, beam=beam) for s in sources]
             self.assertEqual(beam_search_batch(reference, sources, beam), expected)
 
+    def test_refuses_the_int8_reference(self):
+        """It calls the layers directly, outside the int8 activation quantization."""
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        paths = write_tiny_checkpoint(tmp)
+        reference = TorchReference(paths["checkpoint"], paths["config"], paths["spm"], "int8")
+        with self.assertRaisesRegex(ValueError, "int8"):
+            beam_search_batch(reference, [reference.encode_text("A dog.")], 2)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -10,6 +10,7 @@ import numpy as np
 
 import helpers  # noqa: F401
 from edgemt_tools.errors import UserError
+from edgemt_tools.quantize import quantize_rows
 from edgemt_tools.testing import tiny_state_dict, tiny_torch_config
 from edgemt_tools.torch_frontend import convert_state_dict, read_config
 
@@ -57,6 +58,40 @@ class MappingTest(unittest.TestCase):
         self.assertEqual(tensors["decoder.layers.0.cross_attn.kv.bias"].dtype, np.float32)
         self.assertEqual(tensors["encoder.layers.0.self_attn_norm.weight"].dtype, np.float32)
         self.assertEqual(tensors["position.table"].dtype, np.float32)
+
+    def test_int8_codes_and_scales(self):
+        cfg, tensors, aliases = convert_state_dict(self.state, self.config, "int8")
+        d = self.config["d_model"]
+        names = list(tensors)
+        w = self.state["transformer.decoder.layers.1.multihead_attn.in_proj_weight"]
+        for name, rows in (("decoder.layers.1.cross_attn.q.weight", w[:d]),
+                           ("decoder.layers.1.cross_attn.kv.weight", w[d:]),
+                           ("embedding.source", self.state["embed.weight"]),
+                           ("encoder.layers.1.ffn.out.weight",
+                            self.state["transformer.encoder.layers.1.linear2.weight"])):
+            codes, scale = quantize_rows(rows)
+            self.assertEqual(tensors[name].dtype, np.int8, name)
+            np.testing.assert_array_equal(tensors[name], codes, name)
+            np.testing.assert_array_equal(tensors[name + "_scale"], scale, name)
+            self.assertEqual(names[names.index(name) + 1], name + "_scale")  # file order
+        self.assertEqual(tensors["decoder.layers.1.cross_attn.q.bias"].dtype, np.float32)
+        self.assertEqual(tensors["position.table"].dtype, np.float32)
+        self.assertEqual(aliases, {"embedding.target": "embedding.source",
+                                   "embedding.target_scale": "embedding.source_scale",
+                                   "output.weight": "embedding.source",
+                                   "output.weight_scale": "embedding.source_scale"})
+        self.assertTrue(cfg.tied_output)
+
+    def test_int8_untied_generator_has_its_own_scales(self):
+        state = dict(self.state)
+        state["generator.weight"] = state["embed.weight"] * 4.0  # power of 2: exact scales
+        _, tensors, aliases = convert_state_dict(state, self.config, "int8")
+        self.assertNotIn("output.weight_scale", aliases)
+        codes, scale = quantize_rows(state["generator.weight"])
+        np.testing.assert_array_equal(tensors["output.weight"], codes)
+        np.testing.assert_array_equal(tensors["output.weight_scale"], scale)
+        np.testing.assert_array_equal(tensors["output.weight_scale"],
+                                      tensors["embedding.source_scale"] * np.float32(4.0))
 
     def test_untied_generator_stored_separately(self):
         state = dict(self.state)

@@ -9,12 +9,14 @@ import unittest
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 import helpers
 from edgemt_tools import search
 from edgemt_tools.model_file import read_model
+from edgemt_tools.quantize import dequantize_rows, quantize_rows
 from edgemt_tools.testing import tiny_torch_config, write_tiny_checkpoint
-from edgemt_tools.torch_reference import TorchReference
+from edgemt_tools.torch_reference import TorchReference, int8_projections
 from numpy_forward import NumpyTransformer
 
 SENTENCES = ["A dog runs.", "Two girls sit on a bench, talking.", "Ein Mann."]
@@ -27,7 +29,7 @@ class TinyReferenceTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp()
         cls.paths = write_tiny_checkpoint(cls.tmp, tiny_torch_config(), seed=3)
         cls.ref = TorchReference(cls.paths["checkpoint"], cls.paths["config"], cls.paths["spm"])
-        for dtype in ("fp32", "fp16"):
+        for dtype in ("fp32", "fp16", "int8"):
             result = helpers.run_tool(
                 "edgemt-convert", "--from", "torch", "--checkpoint", cls.paths["checkpoint"],
                 "--config", cls.paths["config"], "--spm", cls.paths["spm"], "--dtype", dtype,
@@ -56,6 +58,118 @@ class TinyReferenceTest(unittest.TestCase):
         want = numpy16.next_logits(src, [2, 4, 5])
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
         self.assertFalse(np.array_equal(got, self.ref.step_logits(src, [2, 4, 5])))
+
+    def test_int8_weights_only_mode_matches_int8_file(self):
+        """Dequantized weights (no activation quantization) == numpy forward over
+        the int8 file's codes x scales: the converter and the reference agree on
+        which matrices are quantized and how."""
+        ref8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                              weights_dtype="int8", quantize_activations=False)
+        numpy8 = NumpyTransformer(read_model(os.path.join(self.tmp, "tiny.int8.emt")))
+        for text in SENTENCES[:2]:
+            src = ref8.encode_text(text)
+            got = ref8.step_logits(src, [2, 4, 5])
+            want = numpy8.next_logits(src, [2, 4, 5])
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+        self.assertFalse(np.array_equal(got, self.ref.step_logits(src, [2, 4, 5])))
+
+    def test_int8_parameters_are_dequantized_matrices(self):
+        ref8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                              weights_dtype="int8")
+        state = torch.load(self.paths["checkpoint"])
+        model = ref8.model
+        for key, param in (("embed.weight", model.embed.weight),
+                           ("transformer.decoder.layers.1.multihead_attn.in_proj_weight",
+                            model.transformer.decoder.layers[1].multihead_attn.in_proj_weight),
+                           ("transformer.encoder.layers.0.self_attn.out_proj.weight",
+                            model.transformer.encoder.layers[0].self_attn.out_proj.weight),
+                           ("transformer.encoder.layers.1.linear1.weight",
+                            model.transformer.encoder.layers[1].linear1.weight)):
+            want = dequantize_rows(*quantize_rows(state[key].numpy()))
+            np.testing.assert_array_equal(param.detach().numpy(), want, key)
+        self.assertIs(model.generator.weight, model.embed.weight)  # tied: one quantized table
+        np.testing.assert_array_equal(model.generator.bias.detach().numpy(),
+                                      state["generator.bias"].numpy())  # vectors stay fp32
+        np.testing.assert_array_equal(model.transformer.encoder.layers[0].norm1.weight.detach()
+                                      .numpy(), state["transformer.encoder.layers.0.norm1.weight"])
+
+    def test_int8_quantizes_the_input_of_every_projection(self):
+        """Every matrix product sees per-row int8 values: one call per projection
+        matrix of TENSORS.md (4 per encoder layer, 7 per decoder layer, 1 for the
+        generator), also in the encoder, where PyTorch's fused eval kernels would
+        otherwise bypass F.linear."""
+        ref8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                              weights_dtype="int8")
+        cfg = ref8.config
+        inputs = []
+        original = F.linear
+
+        def recording_linear(input, weight, bias=None):  # pylint: disable=redefined-builtin
+            inputs.append(input.detach().clone())
+            return original(input, weight, bias)
+
+        src = ref8.encode_text(SENTENCES[1])
+        F.linear = recording_linear  # what int8_projections wraps
+        try:
+            ref8.step_logits(src, [2, 4, 5])
+        finally:
+            F.linear = original
+        self.assertEqual(len(inputs), cfg["encoder_layers"] * 4 + cfg["decoder_layers"] * 7 + 1)
+        widths = [x.shape[-1] for x in inputs]
+        self.assertEqual(widths.count(cfg["ffn_dim"]),  # the ffn.out inputs
+                         cfg["encoder_layers"] + cfg["decoder_layers"])
+        for x in inputs:  # every row is q * amax / 127 with integer q in [-127, 127]
+            rows = x.reshape(-1, x.shape[-1]).double()
+            amax = rows.abs().amax(dim=1, keepdim=True)
+            codes = rows * 127 / amax
+            self.assertLess(float((codes - codes.round()).abs().max()), 1e-4)
+            self.assertLessEqual(float(codes.abs().max()), 127 + 1e-4)
+
+    def test_int8_differs_from_weights_only_and_stays_near_fp32(self):
+        make = lambda **kw: TorchReference(  # noqa: E731
+            self.paths["checkpoint"], self.paths["config"], self.paths["spm"], **kw)
+        full = make(weights_dtype="int8")
+        weights_only = make(weights_dtype="int8", quantize_activations=False)
+        src = full.encode_text(SENTENCES[0])
+        got = full.step_logits(src, [2, 6])
+        without = weights_only.step_logits(src, [2, 6])
+        fp32 = self.ref.step_logits(src, [2, 6])
+        self.assertFalse(np.array_equal(got, without))
+        self.assertLess(np.abs(got - fp32).max(), 0.5 * np.abs(fp32).max())
+        self.assertEqual(full.step_logits(src, [2, 6]).tolist(), got.tolist())  # deterministic
+        self.assertFalse(getattr(F.linear, "_edgemt_int8", False))  # patch removed afterwards
+
+    def test_int8_greedy_is_masked_argmax_of_int8_step_logits(self):
+        ref8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                              weights_dtype="int8")
+        src = ref8.encode_text(SENTENCES[2])
+        prefix = [2]
+        for _ in range(4):
+            logits = ref8.step_logits(src, prefix)
+            logits[[0, 2]] = -np.inf
+            token = int(np.argmax(logits))
+            if token == 3:
+                break
+            prefix.append(token)
+        self.assertEqual(ref8.greedy(src, max_len=4), prefix[1:])
+
+    def test_int8_projections_restores_and_is_not_reentrant(self):
+        original = F.linear
+        with self.assertRaises(ZeroDivisionError):
+            with int8_projections():
+                self.assertIsNot(F.linear, original)
+                self.assertTrue(torch.is_grad_enabled())
+                raise ZeroDivisionError
+        self.assertIs(F.linear, original)
+        with int8_projections():
+            with self.assertRaisesRegex(RuntimeError, "already active"):
+                with int8_projections():
+                    pass
+        self.assertIs(F.linear, original)
+
+    def test_unknown_weights_dtype(self):
+        with self.assertRaisesRegex(ValueError, "fp32, fp16, int8"):
+            TorchReference(self.paths["checkpoint"], self.paths["config"], weights_dtype="int4")
 
     def test_source_ids_end_with_eos(self):
         src = self.ref.encode_text("A dog runs.")

@@ -5,7 +5,9 @@ Modules (one job each):
   model_file      write / read the .emt container (size-prefixed FlatBuffer + weights)
   atomic_file     write-to-temp, fsync, rename; never leaves a half file
   positions       the sinusoidal position table, computed as the source model does
+  quantize        int8 per-row quantization maths (weights and run-time activations)
   torch_frontend  torch.nn.Transformer state_dict + config.json -> edgemt tensors
+  calibration     `--calibrate`: int8 vs fp32 greedy agreement on a text
   convert         the `edgemt-convert` command line
   search          greedy / beam search semantics (the runtime copies SEARCH.md)
   torch_reference the PyTorch model rebuilt from the README, for reference outputs

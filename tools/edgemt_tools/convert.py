@@ -4,7 +4,8 @@ User errors (bad options, missing files, a checkpoint that does not match its
 config, ...) print one line `edgemt-convert: error: ...` on stderr and exit 2
 (argparse errors) or 1 (everything else); nothing is written then, because the
 file is produced through `atomic_file` (temp file in the output folder, fsync,
-rename) and the temp file is removed on failure.
+rename) and the temp file is removed on failure. `--calibrate` runs before
+the file is written, so a failing calibration writes nothing either.
 """
 
 import argparse
@@ -13,11 +14,13 @@ import os
 import sys
 
 from . import __version__
+from . import calibration
 from .errors import UserError
 from .model_file import write_model
-from .model_spec import WEIGHT_DTYPES
+from .model_spec import QUANTIZATION_INT8, WEIGHT_DTYPES
 
 PROG = "edgemt-convert"
+DEFAULT_CALIBRATION_LINES = 100
 
 DESCRIPTION = """\
 Convert a trained checkpoint into one edgemt model file (.emt): FlatBuffer
@@ -29,12 +32,22 @@ torch.save(model.state_dict()) whose wrapper has `embed`, `transformer` and
 `generator` (see models/MODEL_CARD.md), with its config.json.
 
 --dtype fp16 stores the embedding and projection matrices as IEEE half;
-biases, LayerNorm parameters and the position table stay float32."""
+biases, LayerNorm parameters and the position table stay float32.
+
+--dtype int8 stores them as int8, symmetric per output row (scheme
+Int8PerRowDynamic: code q in [-127, 127], weight ~ q * scale[row], scale =
+max|row| / 127 stored as the float32 tensor <matrix>_scale), about a quarter
+of the fp32 size. Activations are quantized per row at run time, so no
+calibration data is needed; --calibrate FILE only measures, with the PyTorch
+reference, on how many of FILE's first lines int8 greedy decoding gives the
+same output as fp32 (nothing from FILE is stored)."""
 
 EPILOG = """\
 example:
   edgemt-convert --from torch --checkpoint model.pt --config config.json \\
       --spm spm.model --src-lang en --tgt-lang de --dtype fp16 -o model.fp16.emt
+  edgemt-convert --from torch --checkpoint model.pt --config config.json \\
+      --spm spm.model --dtype int8 --calibrate val.en -o model.int8.emt
 
 created_utc is the current time, or SOURCE_DATE_EPOCH when that variable is
 set (reproducible files). Exit status: 0 success, 1 conversion error, 2 usage
@@ -65,10 +78,36 @@ def build_parser() -> argparse.ArgumentParser:
                    help="target language code (default: config 'tgt_lang')")
     p.add_argument("--dtype", required=True, choices=list(WEIGHT_DTYPES),
                    help="storage type of the embedding and projection matrices")
+    p.add_argument("--calibrate", metavar="FILE",
+                   help="with --dtype int8: UTF-8 source text (.gz allowed); report how "
+                        "often int8 greedy output equals fp32 on its first lines "
+                        "(PyTorch reference; nothing from FILE is stored)")
+    p.add_argument("--calibrate-lines", type=_positive_int, metavar="N",
+                   help=f"non-blank lines of --calibrate FILE to decode "
+                        f"(default {DEFAULT_CALIBRATION_LINES})")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output .emt file (written atomically)")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid positive integer: '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _check_option_combinations(parser: argparse.ArgumentParser,
+                               args: argparse.Namespace) -> None:
+    """Usage errors argparse cannot express (exit 2, like argparse's own)."""
+    if args.calibrate is not None and args.dtype != "int8":
+        parser.error(f"--calibrate needs --dtype int8 (got --dtype {args.dtype})")
+    if args.calibrate_lines is not None and args.calibrate is None:
+        parser.error("--calibrate-lines needs --calibrate FILE")
 
 
 def _created_utc() -> str:
@@ -101,7 +140,8 @@ def _read_spm(path: str, config: dict) -> bytes:
 
 
 def run(args: argparse.Namespace) -> str:
-    """Convert per parsed arguments; returns a one-line summary."""
+    """Convert per parsed arguments; returns a one-line summary (and the
+    calibration line after it with --calibrate)."""
     from . import torch_frontend
     for label, path in (("checkpoint", args.checkpoint), ("config file", args.config)):
         if not os.path.isfile(path):
@@ -110,6 +150,10 @@ def run(args: argparse.Namespace) -> str:
     if not os.path.isdir(out_dir):
         raise UserError(f"output folder does not exist: {out_dir}")
     config = torch_frontend.read_config(args.config)
+    calibration_lines = None
+    if args.calibrate is not None:
+        calibration_lines = calibration.read_calibration_lines(
+            args.calibrate, args.calibrate_lines or DEFAULT_CALIBRATION_LINES)
     src_lang = args.src_lang or config.get("src_lang")
     tgt_lang = args.tgt_lang or config.get("tgt_lang")
     if not src_lang or not tgt_lang:
@@ -121,13 +165,22 @@ def run(args: argparse.Namespace) -> str:
     if config["tied_embeddings"] and not header.config.tied_output:
         print(f"{PROG}: note: config says tied_embeddings but generator.weight differs from "
               "embed.weight; storing output.weight separately", file=sys.stderr)
+    report = []
+    if calibration_lines is not None:
+        agreement = calibration.int8_greedy_agreement(args.checkpoint, args.config, args.spm,
+                                                      calibration_lines)
+        report.append(calibration.summary(agreement, args.calibrate))
     size = write_model(args.output, header, tensors, aliases)
-    return (f"wrote {args.output}: {size} bytes, {len(tensors)} tensors "
-            f"(+{len(aliases)} aliases), weights {args.dtype}")
+    scheme = f" ({QUANTIZATION_INT8})" if args.dtype == "int8" else ""
+    summary = (f"wrote {args.output}: {size} bytes, {len(tensors)} tensors "
+               f"(+{len(aliases)} aliases), weights {args.dtype}{scheme}")
+    return "\n".join([summary] + report)
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check_option_combinations(parser, args)
     try:
         print(run(args))
     except UserError as err:

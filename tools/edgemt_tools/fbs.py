@@ -25,6 +25,7 @@ from edgemt.format.Activation import Activation  # noqa: E402
 from edgemt.format.DType import DType  # noqa: E402
 from edgemt.format.ModelFamily import ModelFamily  # noqa: E402
 from edgemt.format.NormPlacement import NormPlacement  # noqa: E402
+from edgemt.format.QuantizationScheme import QuantizationScheme  # noqa: E402
 from edgemt.format.TokenizerKind import TokenizerKind  # noqa: E402
 
 FILE_IDENTIFIER = b"EMT1"
@@ -33,5 +34,5 @@ FORMAT_VERSION = 1
 __all__ = [
     "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION",
     "model_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb", "config_fb",
-    "Activation", "DType", "ModelFamily", "NormPlacement", "TokenizerKind",
+    "Activation", "DType", "ModelFamily", "NormPlacement", "QuantizationScheme", "TokenizerKind",
 ]

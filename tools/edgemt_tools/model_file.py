@@ -9,13 +9,18 @@ Layout (schema/edgemt.fbs):
                               of 64 from W, gaps are zero; weights_size is a
                               multiple of 64 and the file ends at W + weights_size
 
-The writer takes already-converted numpy arrays (float32 or float16, any
-shape) and lays them out in the order given; aliases are extra table entries
+The writer takes already-converted numpy arrays (float32, float16 or int8,
+any shape) and lays them out in the order given; aliases are extra table entries
 pointing at the same offset/size. The tensor table is sorted by the UTF-8 bytes
 of the names, as FlatBuffers `(key)` lookups require. The writer checks only
 what the container needs (dtypes, alias targets, unique names); checking the
 tensors against a config is the front-end's job (see `model_spec`), so tests
 can write deliberately inconsistent files with `testing.write_unchecked`.
+
+Int8 files (weight_dtype "int8", quantization Int8PerRowDynamic): matrices are
+I8 codes in [-127, 127] with F32 per-row `<name>_scale` tensors (see
+`quantize`); `check_against_config` also checks those values (no -128 code,
+scales finite and >= 0), since a reader cannot trust them otherwise.
 """
 
 from dataclasses import dataclass
@@ -26,15 +31,20 @@ import numpy as np
 
 from . import fbs
 from .atomic_file import atomic_write
-from .model_spec import (ModelHeader, Provenance, SpecialTokens, TransformerConfig,
-                         expected_tensors, resolve_alias)
+from .model_spec import (MATRIX, QUANTIZATION_INT8, QUANTIZATION_NONE, SCALE_SUFFIX, ModelHeader,
+                         Provenance, SpecialTokens, TransformerConfig, expected_tensors,
+                         quantization_scheme, resolve_alias)
 
 ALIGNMENT = 64
 
-_NUMPY_TO_DTYPE = {np.dtype(np.float32): fbs.DType.F32, np.dtype(np.float16): fbs.DType.F16}
-_DTYPE_TO_NUMPY = {fbs.DType.F32: np.dtype("<f4"), fbs.DType.F16: np.dtype("<f2")}
+_NUMPY_TO_DTYPE = {np.dtype(np.float32): fbs.DType.F32, np.dtype(np.float16): fbs.DType.F16,
+                   np.dtype(np.int8): fbs.DType.I8}
 _DTYPE_NAMES = {fbs.DType.F32: "f32", fbs.DType.F16: "f16", fbs.DType.I8: "i8"}
-_WEIGHT_DTYPE = {"fp32": fbs.DType.F32, "fp16": fbs.DType.F16}
+_NAME_TO_DTYPE = {name: dtype for dtype, name in _DTYPE_NAMES.items()}
+_NAME_TO_NUMPY = {"f32": np.dtype("<f4"), "f16": np.dtype("<f2"), "i8": np.dtype("i1")}
+_WEIGHT_DTYPE = {"fp32": fbs.DType.F32, "fp16": fbs.DType.F16, "int8": fbs.DType.I8}
+_QUANTIZATION = {QUANTIZATION_NONE: fbs.QuantizationScheme.None_,
+                 QUANTIZATION_INT8: fbs.QuantizationScheme.Int8PerRowDynamic}
 _ACTIVATION = {"relu": fbs.Activation.Relu, "gelu": fbs.Activation.Gelu,
                "swish": fbs.Activation.Swish}
 _NORM = {"post": fbs.NormPlacement.PostNorm, "pre": fbs.NormPlacement.PreNorm}
@@ -95,7 +105,7 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
         fbs.tensor_fb.Start(b)
         fbs.tensor_fb.AddName(b, name_off)
         fbs.tensor_fb.AddShape(b, shape_off)
-        fbs.tensor_fb.AddDtype(b, {"f32": fbs.DType.F32, "f16": fbs.DType.F16}[entry.dtype])
+        fbs.tensor_fb.AddDtype(b, _NAME_TO_DTYPE[entry.dtype])
         fbs.tensor_fb.AddOffset(b, entry.offset)
         fbs.tensor_fb.AddSize(b, entry.size)
         tensor_offsets.append(fbs.tensor_fb.End(b))
@@ -166,6 +176,9 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     fbs.model_fb.AddProvenance(b, provenance)
     fbs.model_fb.AddWeightsSize(b, weights_size)
     fbs.model_fb.AddTensors(b, tensors_vec)
+    quantization = (header.quantization if header.quantization is not None
+                    else quantization_scheme(header.weight_dtype))
+    fbs.model_fb.AddQuantization(b, _QUANTIZATION[quantization])
     root = fbs.model_fb.End(b)
     b.FinishSizePrefixed(root, fbs.FILE_IDENTIFIER)
     return bytes(b.Output())
@@ -175,7 +188,7 @@ def write_model(path: str, header: ModelHeader, tensors: Mapping[str, np.ndarray
                 aliases: Optional[Mapping[str, str]] = None) -> int:
     """Write `path` atomically; returns the file size in bytes.
 
-    tensors: name -> float32 / float16 array, stored in this order.
+    tensors: name -> float32 / float16 / int8 array, stored in this order.
     aliases: alias name -> stored tensor name (same bytes, one copy).
     """
     aliases = dict(aliases or {})
@@ -263,53 +276,87 @@ class ModelFile:
                           _str(p.SourceSha256()), _str(p.ConverterVersion()),
                           _str(p.CreatedUtc())) if p is not None else Provenance()
         inv_wd = {v: k for k, v in _WEIGHT_DTYPE.items()}
+        inv_quant = {v: k for k, v in _QUANTIZATION.items()}
+        weight_dtype = inv_wd.get(model.WeightDtype())
+        if weight_dtype is None:
+            raise ModelFileError(f"unknown weight_dtype {model.WeightDtype()}")
+        quantization = inv_quant.get(model.Quantization())
+        if quantization is None:
+            raise ModelFileError(f"unknown quantization scheme {model.Quantization()}")
+        if quantization != quantization_scheme(weight_dtype):
+            raise ModelFileError(
+                f"quantization {quantization} does not fit weight_dtype {weight_dtype}: "
+                f"{QUANTIZATION_INT8} is required for int8 weights and allowed only for them")
         return ModelHeader(
             config=cfg, special_tokens=special,
             source_language=_str(model.SourceLanguage()),
             target_language=_str(model.TargetLanguage()),
-            weight_dtype=inv_wd.get(model.WeightDtype(), "?"),
+            weight_dtype=weight_dtype,
             tokenizer_model=t.ModelAsNumpy().tobytes() if t.ModelLength() else b"",
-            append_eos_to_source=t.AppendEosToSource(), provenance=prov)
+            append_eos_to_source=t.AppendEosToSource(), provenance=prov,
+            quantization=quantization)
 
     def _check_entry(self, e: TensorEntry) -> None:
-        if e.dtype not in ("f32", "f16"):
+        if e.dtype not in _NAME_TO_NUMPY:
             raise ModelFileError(f"tensor {e.name}: unsupported dtype {e.dtype}")
         if e.offset % ALIGNMENT:
             raise ModelFileError(f"tensor {e.name}: offset {e.offset} not 64-aligned")
-        itemsize = _DTYPE_TO_NUMPY[{"f32": fbs.DType.F32, "f16": fbs.DType.F16}[e.dtype]].itemsize
+        itemsize = _NAME_TO_NUMPY[e.dtype].itemsize
         if int(np.prod(e.shape, dtype=np.int64)) * itemsize != e.size:
             raise ModelFileError(f"tensor {e.name}: size {e.size} disagrees with shape {e.shape}")
         if e.offset + e.size > self.weights_size:
             raise ModelFileError(f"tensor {e.name}: bytes past the weight segment")
 
     def array(self, name: str) -> np.ndarray:
-        """Tensor `name` as a read-only numpy array of its stored dtype (shape as stored)."""
+        """Tensor `name` as a read-only numpy array of its stored dtype (shape as
+        stored): float32, float16, or int8 codes (scales are `name + "_scale"`)."""
         e = self.entries[name]
-        dtype = np.dtype("<f4") if e.dtype == "f32" else np.dtype("<f2")
+        dtype = _NAME_TO_NUMPY[e.dtype]
         start = self.segment_start + e.offset
         return np.frombuffer(self._data, dtype=dtype, count=e.size // dtype.itemsize,
                              offset=start).reshape(e.shape)
 
     def check_against_config(self) -> None:
         """Raise ModelFileError unless the tensor table is exactly what the config
-        implies (names, shapes, dtypes, aliases sharing bytes)."""
-        specs = expected_tensors(self.header.config)
+        and weight dtype imply (names, shapes, dtypes, aliases sharing bytes) and,
+        in int8 files, the codes and scales are valid."""
+        specs = expected_tensors(self.header.config, self.header.weight_dtype)
         missing = sorted(set(specs) - set(self.entries))
         extra = sorted(set(self.entries) - set(specs))
         if missing or extra:
             raise ModelFileError(f"tensor names differ: missing {missing}, unexpected {extra}")
-        weight = "f16" if self.header.weight_dtype == "fp16" else "f32"
+        weight = {"fp32": "f32", "fp16": "f16", "int8": "i8"}[self.header.weight_dtype]
         for name, spec in specs.items():
             e = self.entries[name]
             if e.shape != spec.shape:
                 raise ModelFileError(f"{name}: shape {e.shape}, config implies {spec.shape}")
-            want = weight if spec.kind == "matrix" else "f32"
+            want = weight if spec.kind == MATRIX else "f32"
             if e.dtype != want:
                 raise ModelFileError(f"{name}: dtype {e.dtype}, expected {want}")
             if spec.alias_of is not None:
                 owner = self.entries[resolve_alias(specs, name)]
                 if (e.offset, e.size) != (owner.offset, owner.size):
                     raise ModelFileError(f"{name} should alias {owner.name}")
+        if self.header.weight_dtype == "int8":
+            self._check_int8_values(specs)
+
+    def _check_int8_values(self, specs) -> None:
+        """Codes must avoid -128 (the scheme is symmetric) and scales must be
+        finite and >= 0; checked once per stored tensor (aliases share bytes)."""
+        for name, spec in specs.items():
+            if spec.alias_of is not None:
+                continue
+            values = self.array(name)
+            if spec.kind == MATRIX:
+                rows = np.flatnonzero((values == -128).any(axis=-1))
+                if rows.size:
+                    raise ModelFileError(f"{name}: int8 value -128 in row {int(rows[0])} "
+                                         "(Int8PerRowDynamic codes are in [-127, 127])")
+            elif name.endswith(SCALE_SUFFIX):
+                bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+                if bad.size:
+                    raise ModelFileError(f"{name}: scale {values[bad[0]]} in row {int(bad[0])} "
+                                         "(scales must be finite and >= 0)")
 
 
 def read_model(path: str) -> ModelFile:

@@ -3,8 +3,10 @@
 The dataclasses mirror the tables of schema/edgemt.fbs; `expected_tensors`
 lists every tensor name of schema/TENSORS.md with the shape the config implies
 and whether it is a matrix (stored in the file's weight dtype) or a vector /
-table (always F32). The converter validates against this list and the reader
-uses it to check a file, so both sides agree on one definition.
+table (always F32). In int8 files every matrix `X` is followed by its per-row
+scales `X_scale` (F32 [out]; QuantizationScheme.Int8PerRowDynamic). The
+converter validates against this list and the reader uses it to check a file,
+so both sides agree on one definition.
 """
 
 from collections import OrderedDict
@@ -13,10 +15,29 @@ from typing import Dict, Optional, Tuple
 
 ACTIVATIONS = ("relu", "gelu", "swish")
 NORM_PLACEMENTS = ("post", "pre")
-WEIGHT_DTYPES = ("fp32", "fp16")
+WEIGHT_DTYPES = ("fp32", "fp16", "int8")
 
-MATRIX = "matrix"  # stored in the weight dtype (F32 or F16)
-VECTOR = "f32"     # biases, LayerNorm parameters, the position table: always F32
+# Model.quantization (schema QuantizationScheme), by the names of its values.
+QUANTIZATION_NONE = "None"
+QUANTIZATION_INT8 = "Int8PerRowDynamic"
+
+MATRIX = "matrix"  # stored in the weight dtype (F32, F16 or I8)
+VECTOR = "f32"     # biases, LayerNorm parameters, the position table, int8 scales: always F32
+
+SCALE_SUFFIX = "_scale"  # int8 files: `X_scale` holds the per-row scales of matrix `X`
+
+
+def quantization_scheme(weight_dtype: str) -> str:
+    """The only scheme a file with this weight dtype may declare: int8 files
+    are Int8PerRowDynamic, fp32/fp16 files None (schema/edgemt.fbs)."""
+    if weight_dtype not in WEIGHT_DTYPES:
+        raise ValueError(f"unknown weight dtype {weight_dtype!r} (known: {WEIGHT_DTYPES})")
+    return QUANTIZATION_INT8 if weight_dtype == "int8" else QUANTIZATION_NONE
+
+
+def scale_name(matrix_name: str) -> str:
+    """Name of the F32 per-row scale tensor of an int8 matrix."""
+    return matrix_name + SCALE_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -65,10 +86,14 @@ class ModelHeader:
     special_tokens: SpecialTokens
     source_language: str
     target_language: str
-    weight_dtype: str                 # "fp32" | "fp16"
+    weight_dtype: str                 # "fp32" | "fp16" | "int8"
     tokenizer_model: bytes            # serialized SentencePiece ModelProto
     append_eos_to_source: bool = True
     provenance: Provenance = field(default_factory=Provenance)
+    # QUANTIZATION_NONE | QUANTIZATION_INT8. None lets the writer store the
+    # scheme weight_dtype implies; the reader always fills in what the file says.
+    # Set explicitly only to write deliberately inconsistent test files.
+    quantization: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -109,10 +134,32 @@ def _norm(prefix: str, d: int, out: Dict[str, TensorSpec]) -> None:
     out[f"{prefix}.bias"] = TensorSpec((d,), VECTOR)
 
 
-def expected_tensors(cfg: TransformerConfig) -> "OrderedDict[str, TensorSpec]":
-    """Every tensor a file with this config must hold (schema/TENSORS.md), in a
-    stable, readable order (embeddings, positions, output, encoder, decoder).
-    Aliases carry `alias_of` and own no bytes."""
+def expected_tensors(cfg: TransformerConfig,
+                     weight_dtype: str = "fp32") -> "OrderedDict[str, TensorSpec]":
+    """Every tensor a file with this config and weight dtype must hold
+    (schema/TENSORS.md), in a stable, readable order (embeddings, positions,
+    output, encoder, decoder). Aliases carry `alias_of` and own no bytes.
+    With weight_dtype "int8" each matrix is directly followed by its scales."""
+    if weight_dtype not in WEIGHT_DTYPES:
+        raise ValueError(f"unknown weight dtype {weight_dtype!r} (known: {WEIGHT_DTYPES})")
+    specs = _float_tensors(cfg)
+    return _with_scales(specs) if weight_dtype == "int8" else specs
+
+
+def _with_scales(specs: "OrderedDict[str, TensorSpec]") -> "OrderedDict[str, TensorSpec]":
+    """Insert `X_scale` [out] (F32) after every matrix X; the scales of an alias
+    alias the scales of its target (output.weight_scale -> embedding.target_scale)."""
+    out: "OrderedDict[str, TensorSpec]" = OrderedDict()
+    for name, spec in specs.items():
+        out[name] = spec
+        if spec.kind == MATRIX:
+            target = scale_name(spec.alias_of) if spec.alias_of is not None else None
+            out[scale_name(name)] = TensorSpec((spec.shape[0],), VECTOR, target)
+    return out
+
+
+def _float_tensors(cfg: TransformerConfig) -> "OrderedDict[str, TensorSpec]":
+    """The tensors of an fp32/fp16 file (no scales)."""
     d, f, v, p = cfg.d_model, cfg.ffn_dim, cfg.vocab_size, cfg.max_positions
     out: "OrderedDict[str, TensorSpec]" = OrderedDict()
     out["embedding.source"] = TensorSpec((v, d), MATRIX)

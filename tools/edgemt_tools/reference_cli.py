@@ -12,6 +12,7 @@ import time
 
 from .errors import UserError
 from .atomic_file import atomic_write
+from .model_spec import WEIGHT_DTYPES
 from . import search
 
 PROG = "edgemt-reference"
@@ -42,9 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
                    f"max_positions (default A={search.DEFAULT_MAX_LEN_A})")
     p.add_argument("--max-len-b", type=float, default=search.DEFAULT_MAX_LEN_B, metavar="B",
                    help=f"(default B={search.DEFAULT_MAX_LEN_B})")
-    p.add_argument("--weights-dtype", choices=["fp32", "fp16"], default="fp32",
+    p.add_argument("--weights-dtype", choices=list(WEIGHT_DTYPES), default="fp32",
                    help="fp16: round the matrices through float16 first (reference for "
-                        "an --dtype fp16 file); compute stays float32 (default fp32)")
+                        "an --dtype fp16 file); int8: use the matrices' per-row int8 "
+                        "values and quantize every projection's input per row, as the "
+                        "runtime does (reference for an --dtype int8 file); compute "
+                        "stays float32 (default fp32)")
     p.add_argument("--limit", type=int, default=0, metavar="N",
                    help="first N lines only (default 0 = all)")
     p.add_argument("--threads", type=int, default=1, metavar="N",

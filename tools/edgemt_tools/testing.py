@@ -102,9 +102,11 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                     aliases: Optional[Mapping[str, str]] = None, weight_dtype: str = "fp32",
                     special_tokens: Optional[Mapping[str, int]] = None,
                     tokenizer_model: bytes = b"", source_language: str = "en",
-                    target_language: str = "de") -> int:
+                    target_language: str = "de", quantization: Optional[str] = None) -> int:
     """Write an .emt file from an edgemt config dict (TransformerConfig field names)
-    and name -> array tensors, WITHOUT checking that they agree. For bad-input tests."""
+    and name -> array tensors, WITHOUT checking that they agree. For bad-input tests.
+    `quantization` (model_spec.QUANTIZATION_*) overrides the scheme weight_dtype
+    implies, to write a file whose header contradicts itself."""
     tokens = {"pad": 0, "unk": 1, "bos": 2, "eos": 3, "decoder_start": 2}
     tokens.update(special_tokens or {})
     header = ModelHeader(config=TransformerConfig(**config),
@@ -112,5 +114,6 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                          source_language=source_language, target_language=target_language,
                          weight_dtype=weight_dtype, tokenizer_model=tokenizer_model,
                          provenance=Provenance(source_format="test",
-                                               converter_version="testing"))
+                                               converter_version="testing"),
+                         quantization=quantization)
     return write_model(path, header, tensors, aliases)

@@ -23,6 +23,9 @@ def beam_search_batch(reference, sources: Sequence[Sequence[int]], beam: int,
                       alpha: float = search.DEFAULT_LENGTH_PENALTY) -> List[List[int]]:
     """Best hypothesis (ids without bos/eos) for each source id list."""
     model = reference.model
+    if model.quantize_activations:
+        raise ValueError("beam_search_batch calls the model's layers directly and would skip "
+                         "the int8 activation quantization; use TorchReference.beam_search")
     pad, bos, eos = reference.pad, reference.bos, reference.eos
     banned = list(reference.banned)
     batch = len(sources)

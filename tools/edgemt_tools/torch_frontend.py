@@ -22,6 +22,11 @@ Name mapping (torch -> edgemt), layer i, d = d_model:
   linear1 -> ffn.in, linear2 -> ffn.out
   encoder.norm / decoder.norm                 -> encoder.final_norm / decoder.final_norm
   (computed) position table [max_len, d]      -> position.table
+
+With --dtype int8 every matrix is quantized per output row (quantize.py) and
+stored as I8 codes plus its F32 `<name>_scale` [out]; splitting the cross
+attention rows before or after quantizing gives the same codes and scales,
+because each row is quantized on its own.
 """
 
 import hashlib
@@ -34,8 +39,9 @@ import numpy as np
 
 from .errors import UserError
 from .model_spec import (MATRIX, ModelHeader, Provenance, SpecialTokens, TransformerConfig,
-                         expected_tensors)
+                         expected_tensors, scale_name)
 from .positions import TABLES
+from .quantize import quantize_rows
 
 TORCH_PREFIX = "transformer."
 
@@ -133,7 +139,8 @@ def torch_key_map(cfg: TransformerConfig) -> "OrderedDict[str, List[Tuple[str, i
 
 
 def is_matrix_key(cfg: TransformerConfig, torch_key: str) -> bool:
-    """True when this torch tensor is stored in the weight dtype (F16 in fp16 files)."""
+    """True when this torch tensor is stored in the weight dtype (F16 in fp16
+    files, I8 + scales in int8 files)."""
     if torch_key == "generator.weight":
         return True
     specs = expected_tensors(cfg)
@@ -180,18 +187,25 @@ def _expected_torch_shape(specs, targets) -> Tuple[int, ...]:
     return (rows,) + tuple(first[1:])
 
 
-def _to_dtype(name: str, array: np.ndarray, kind: str, dtype: str) -> np.ndarray:
+def _to_dtype(name: str, array: np.ndarray, kind: str,
+              dtype: str) -> "OrderedDict[str, np.ndarray]":
+    """The arrays stored for tensor `name`, in file order: the tensor itself in
+    its storage type and, for an int8 matrix, its per-row scales after it."""
     if kind != MATRIX or dtype == "fp32":
-        return np.ascontiguousarray(array, dtype=np.float32)
+        return OrderedDict([(name, np.ascontiguousarray(array, dtype=np.float32))])
+    if dtype == "int8":
+        codes, scale = quantize_rows(array, name)
+        return OrderedDict([(name, np.ascontiguousarray(codes)), (scale_name(name), scale)])
     if np.abs(array).max(initial=0.0) > np.finfo(np.float16).max:
         raise UserError(f"tensor {name} has values beyond the fp16 range; use --dtype fp32")
-    return np.ascontiguousarray(array.astype(np.float16))
+    return OrderedDict([(name, np.ascontiguousarray(array.astype(np.float16)))])
 
 
 def convert_state_dict(state: Mapping[str, np.ndarray], config: Mapping, dtype: str):
     """Validate `state` against `config` and map it to edgemt tensors.
 
-    Returns (TransformerConfig, tensors: OrderedDict name -> array, aliases: name -> name).
+    Returns (TransformerConfig, tensors: OrderedDict name -> array, aliases: name -> name);
+    with dtype "int8" the tensors include every matrix's `_scale` (model_spec).
     Raises UserError on missing/unexpected keys, shape mismatches, non-finite values.
     """
     tied = "generator.weight" in state and "embed.weight" in state and \
@@ -200,7 +214,7 @@ def convert_state_dict(state: Mapping[str, np.ndarray], config: Mapping, dtype: 
     cfg = transformer_config(config, tied_output=tied)
     keymap = torch_key_map(cfg)
     _check_keys(state, keymap)
-    specs = expected_tensors(cfg)
+    specs = expected_tensors(cfg, dtype)
 
     for key, targets in keymap.items():
         want = _expected_torch_shape(specs, targets)
@@ -230,7 +244,11 @@ def convert_state_dict(state: Mapping[str, np.ndarray], config: Mapping, dtype: 
         if spec.alias_of is not None:
             aliases[name] = spec.alias_of if spec.alias_of in tensors else aliases[spec.alias_of]
             continue
-        tensors[name] = _to_dtype(name, pieces[name], spec.kind, dtype)
+        if name in tensors:
+            continue  # an int8 scale, stored together with its matrix
+        tensors.update(_to_dtype(name, pieces[name], spec.kind, dtype))
+    missing = [name for name in specs if name not in tensors and name not in aliases]
+    assert not missing, f"no array for {missing}"  # expected_tensors and _to_dtype disagree
     return cfg, tensors, aliases
 
 

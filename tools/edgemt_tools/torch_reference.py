@@ -18,18 +18,77 @@ computed once.
 `weights_dtype="fp16"` rounds every tensor the converter stores as F16
 (embedding and projection matrices) through float16 before running in float32:
 the reference for a `--dtype fp16` file.
+
+`weights_dtype="int8"` is the reference for a `--dtype int8` file
+(Int8PerRowDynamic, quantize.py): every matrix the converter stores as I8
+(embedding table = tied generator weight, attention in_proj/out_proj,
+linear1/linear2, an untied generator) is replaced by its dequantized values,
+and the input of every projection is fake-quantized per row right before the
+matrix product, as the runtime's dynamic int8 GEMM quantizes it. That happens
+in `int8_projections()`: torch.nn.functional.linear, which nn.Linear and
+nn.MultiheadAttention's Python path call for every projection, is wrapped
+while the model runs. PyTorch's fused eval-mode kernels
+(`_transformer_encoder_layer_fwd`, `_native_multi_head_attention`) would
+bypass it, so those forward passes run with grad enabled and parameters that
+require grad, a condition under which PyTorch always declines the fast paths
+(their `why_not_fast_path` checks); outputs are detached. Per forward pass that is one
+fake-quantization per projection matrix of schema/TENSORS.md: 4 per encoder
+layer (qkv, out, ffn.in, ffn.out), 7 per decoder layer (qkv, out, cross q,
+cross kv, cross out, ffn.in, ffn.out) and 1 for the generator.
 """
 
+import contextlib
 import math
-from typing import List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from . import search
+from .model_spec import WEIGHT_DTYPES
 from .positions import TABLES
+from .quantize import dequantize_rows, fake_quantize_activation_rows, quantize_rows
 from .torch_frontend import is_matrix_key, read_config, transformer_config
+
+
+def fake_quantize_input(x: torch.Tensor) -> torch.Tensor:
+    """A projection input [..., K] with each row replaced by its per-row int8
+    values (quantize.fake_quantize_activation_rows, float32, no gradient)."""
+    return torch.from_numpy(fake_quantize_activation_rows(x.detach().numpy()))
+
+
+@contextlib.contextmanager
+def int8_projections() -> Iterator[None]:
+    """Within the block, every F.linear (= every projection of the model)
+    multiplies the fake-quantized input, and grad mode is on so that PyTorch
+    takes its unfused path, which calls F.linear. Not thread-safe (patches the
+    torch.nn.functional module) and not reentrant (that would quantize twice)."""
+    original = F.linear
+    if getattr(original, "_edgemt_int8", False):
+        raise RuntimeError("int8_projections() is already active")
+
+    def linear(input, weight, bias=None):  # pylint: disable=redefined-builtin
+        return original(fake_quantize_input(input), weight, bias)
+
+    linear._edgemt_int8 = True
+    F.linear = linear
+    try:
+        with torch.enable_grad():
+            yield
+    finally:
+        F.linear = original
+
+
+def _stored_matrix(name: str, tensor: torch.Tensor, weights_dtype: str) -> torch.Tensor:
+    """The float32 values a matrix has after the converter stored it in `weights_dtype`."""
+    if weights_dtype == "fp16":
+        return tensor.half().float()
+    if weights_dtype == "int8":
+        codes, scale = quantize_rows(tensor.detach().float().numpy(), name)
+        return torch.from_numpy(dequantize_rows(codes, scale))
+    return tensor
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -51,6 +110,8 @@ class Seq2SeqTransformer(nn.Module):
         self.scale = float(config["embedding_scale"])
         table = TABLES[config["positional_encoding"]](config["max_len"], d)
         self.register_buffer("positions", torch.from_numpy(table), persistent=False)
+        # True: projections see per-row int8 fake-quantized inputs (int8 reference).
+        self.quantize_activations = False
 
     def embed_tokens(self, ids: torch.Tensor) -> torch.Tensor:
         """ids [N, t] -> [N, t, d]."""
@@ -58,10 +119,19 @@ class Seq2SeqTransformer(nn.Module):
 
     def encode(self, src: torch.Tensor) -> torch.Tensor:
         """src [1, S] -> memory [1, S, d] (encoder stack incl. its final norm)."""
+        if self.quantize_activations:
+            with int8_projections():
+                return self.transformer.encoder(self.embed_tokens(src)).detach()
         return self.transformer.encoder(self.embed_tokens(src))
 
     def next_logits(self, tgt: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
         """tgt [N, t], memory [N, S, d] -> logits after the last position [N, V]."""
+        if self.quantize_activations:
+            with int8_projections():
+                return self._next_logits(tgt, memory).detach()
+        return self._next_logits(tgt, memory)
+
+    def _next_logits(self, tgt: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
         t = tgt.shape[1]
         causal = torch.triu(torch.full((t, t), -math.inf), diagonal=1)
         h = self.transformer.decoder(self.embed_tokens(tgt), memory, tgt_mask=causal)
@@ -72,18 +142,27 @@ class TorchReference:
     """Load checkpoint + config (+ SentencePiece) and translate one sentence at a time."""
 
     def __init__(self, checkpoint: str, config_path: str, spm_path: Optional[str] = None,
-                 weights_dtype: str = "fp32"):
-        if weights_dtype not in ("fp32", "fp16"):
-            raise ValueError(f"weights_dtype must be fp32 or fp16, got {weights_dtype}")
+                 weights_dtype: str = "fp32", quantize_activations: bool = True):
+        """weights_dtype: "fp32", "fp16" or "int8" (see the module docstring).
+        quantize_activations=False keeps only the int8 weight rounding (the
+        dequantized-weights-only model, to tell the two error sources apart);
+        it has no effect for fp32/fp16."""
+        if weights_dtype not in WEIGHT_DTYPES:
+            raise ValueError(f"weights_dtype must be one of {', '.join(WEIGHT_DTYPES)}, "
+                             f"got {weights_dtype}")
+        self.weights_dtype = weights_dtype
         self.config = read_config(config_path)
         state = torch.load(checkpoint, map_location="cpu", weights_only=True)
-        if weights_dtype == "fp16":
+        if weights_dtype != "fp32":
             cfg = transformer_config(self.config, tied_output=True)
-            state = {k: (v.half().float() if is_matrix_key(cfg, k) else v)
+            state = {k: (_stored_matrix(k, v, weights_dtype) if is_matrix_key(cfg, k) else v)
                      for k, v in state.items()}
         self.model = Seq2SeqTransformer(self.config)
         self.model.load_state_dict(state, strict=True)
         self.model.eval()
+        self.model.quantize_activations = weights_dtype == "int8" and quantize_activations
+        if self.model.quantize_activations:
+            self.model.requires_grad_(True)  # keeps PyTorch off its fused fast paths
         self.bos, self.eos, self.pad = (self.config["bos_id"], self.config["eos_id"],
                                         self.config["pad_id"])
         self.banned = sorted({self.pad, self.bos})

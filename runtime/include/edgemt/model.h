@@ -30,11 +30,16 @@ inline constexpr uint32_t kFormatVersion = 1;
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 enum class Activation : uint8_t { kRelu = 0, kGelu = 1, kSwish = 2 };
 enum class NormPlacement : uint8_t { kPostNorm = 0, kPreNorm = 1 };
+// How an I8 file's matrices are read (schema/edgemt.fbs): kInt8PerRowDynamic
+// is symmetric int8 per output row with `<matrix>_scale` tensors, activations
+// quantized per row at run time. kNone for F32 and F16 files.
+enum class QuantizationScheme : uint8_t { kNone = 0, kInt8PerRowDynamic = 1 };
 
 const char* dtype_name(DType dtype);            // "f32", "f16", "i8"
 size_t dtype_size(DType dtype);                 // bytes per element
 const char* activation_name(Activation act);    // "relu", "gelu", "swish"
 const char* norm_placement_name(NormPlacement placement);  // "post-norm", "pre-norm"
+const char* quantization_scheme_name(QuantizationScheme scheme);  // "none", "int8-per-row-dynamic"
 
 // Hyper-parameters of an encoder-decoder Transformer (see schema/edgemt.fbs).
 struct TransformerConfig {
@@ -105,6 +110,7 @@ class Model {
   const TransformerConfig& config() const;
   const SpecialTokens& special_tokens() const;
   DType weight_dtype() const;  // storage type of matrices and embeddings
+  QuantizationScheme quantization() const;  // kInt8PerRowDynamic exactly for I8 files
   const char* source_language() const;
   const char* target_language() const;
   const Provenance& provenance() const;

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/thread_pool.h"
+
 #include <pthread.h>
 #include <pthreadpool.h>
 
@@ -23,10 +25,7 @@ struct Visit {
   std::atomic<pthread_t> thread{};
 };
 
-struct PoolDeleter {
-  void operator()(pthreadpool* pool) const { pthreadpool_destroy(pool); }
-};
-using Pool = std::unique_ptr<pthreadpool, PoolDeleter>;
+using testing::Pool;
 
 void check_run(pthreadpool_t pool, size_t workers, size_t count) {
   CAPTURE(workers);

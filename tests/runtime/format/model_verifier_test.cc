@@ -2,6 +2,7 @@
 // by ModelBuilder (so AddressSanitizer/valgrind see any read past the end),
 // plus corruption sweeps that must never crash.
 #include "format/model_verifier.h"
+#include "format/tensor_layout.h"
 
 #include <doctest/doctest.h>
 
@@ -347,11 +348,69 @@ TEST_CASE("format/model_verifier: config values out of range") {
   CHECK(verify_config(testing::tiny_config()).is_ok());
 }
 
+TEST_CASE("format/model_verifier: int8 files (Int8PerRowDynamic) and their row scales") {
+  TransformerConfig tied = testing::tiny_config();
+  tied.shared_embeddings = tied.tied_output = true;
+  for (const TransformerConfig& config : {testing::tiny_config(), tied}) {
+    ModelBuilder int8(config, DType::kI8);
+    VerifiedModel model;
+    const std::vector<uint8_t> bytes = int8.build();
+    REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
+    CHECK(model.weight_dtype == DType::kI8);
+    CHECK(model.quantization == QuantizationScheme::kInt8PerRowDynamic);
+    CHECK(model.tensor_count == expected_tensor_count(config, DType::kI8));
+  }
+  ModelBuilder f32;
+  {
+    VerifiedModel model;
+    const std::vector<uint8_t> bytes = f32.build();
+    REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
+    CHECK(model.quantization == QuantizationScheme::kNone);
+  }
+
+  ModelBuilder no_scheme(testing::tiny_config(), DType::kI8);
+  no_scheme.raw_quantization = 0;
+  CHECK_STATUS(verify(no_scheme), StatusCode::kInvalidModel,
+               "quantization scheme none does not fit weight dtype i8 (expected int8-per-row-dynamic)");
+  f32.raw_quantization = 1;
+  CHECK_STATUS(verify(f32), StatusCode::kInvalidModel,
+               "quantization scheme int8-per-row-dynamic does not fit weight dtype f32");
+  ModelBuilder unknown(testing::tiny_config(), DType::kI8);
+  unknown.raw_quantization = 9;
+  CHECK_STATUS(verify(unknown), StatusCode::kUnsupported, "quantization scheme 9 is not supported");
+
+  ModelBuilder missing(testing::tiny_config(), DType::kI8);
+  REQUIRE(missing.remove_tensor("encoder.layers.0.ffn.in.weight_scale"));
+  CHECK_STATUS(verify(missing), StatusCode::kInvalidModel,
+               "model has no tensor 'encoder.layers.0.ffn.in.weight_scale'");
+  ModelBuilder wrong_shape(testing::tiny_config(), DType::kI8);
+  REQUIRE(wrong_shape.reshape("output.weight_scale", {31}));
+  CHECK_STATUS(verify(wrong_shape), StatusCode::kInvalidModel,
+               "tensor 'output.weight_scale' has shape [31], config implies [32]");
+  ModelBuilder f32_matrix(testing::tiny_config(), DType::kI8);
+  REQUIRE(f32_matrix.set_dtype("decoder.layers.0.cross_attn.q.weight", DType::kF32));
+  CHECK_STATUS(verify(f32_matrix), StatusCode::kInvalidModel,
+               "tensor 'decoder.layers.0.cross_attn.q.weight' has dtype f32, expected i8");
+  for (float bad : {-0.5f, NAN, INFINITY}) {
+    ModelBuilder scale(testing::tiny_config(), DType::kI8);
+    scale.find("decoder.layers.0.self_attn.out.weight_scale")->values[3] = bad;
+    CAPTURE(bad);
+    CHECK_STATUS(verify(scale), StatusCode::kInvalidModel,
+                 "tensor 'decoder.layers.0.self_attn.out.weight_scale' row 3 is");
+    CHECK_STATUS(verify(scale), StatusCode::kInvalidModel,
+                 "int8 row scales must be finite and >= 0");
+  }
+  // A tied output's scales are the embedding's, byte for byte.
+  ModelBuilder untied_scale(tied, DType::kI8);
+  testing::BuilderTensor* alias = untied_scale.find("output.weight_scale");
+  REQUIRE(alias != nullptr);
+  alias->alias_of.clear();
+  alias->values = untied_scale.values("embedding.target_scale");
+  CHECK_STATUS(verify(untied_scale), StatusCode::kInvalidModel,
+               "tensor 'output.weight_scale' must share its bytes with 'embedding.target_scale'");
+}
+
 TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {
-  ModelBuilder int8;
-  int8.weight_dtype = DType::kI8;
-  CHECK_STATUS(verify(int8), StatusCode::kUnsupported,
-               "int8 models are not supported by this build yet");
   ModelBuilder weight_dtype;
   weight_dtype.raw_weight_dtype = 5;
   CHECK_STATUS(verify(weight_dtype), StatusCode::kUnsupported, "weight dtype 5 is not supported");

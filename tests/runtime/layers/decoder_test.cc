@@ -40,6 +40,10 @@ constexpr Variant kVariants[] = {
      edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kF32},
     {"pre-norm relu separate embeddings f16", edgemt::NormPlacement::kPreNorm,
      edgemt::Activation::kRelu, true, false, true, true, edgemt::DType::kF16},
+    {"post-norm relu int8 (Int8PerRowDynamic)", edgemt::NormPlacement::kPostNorm,
+     edgemt::Activation::kRelu, true, true, true, true, edgemt::DType::kI8},
+    {"pre-norm gelu untied int8", edgemt::NormPlacement::kPreNorm, edgemt::Activation::kGelu,
+     false, false, false, true, edgemt::DType::kI8},
 };
 
 edgemt::TransformerConfig config_for(const Variant& v) {
@@ -108,7 +112,12 @@ TEST_CASE("decoder logits match the naive reference for every config variant") {
     for (size_t i = 0; i < logits.size(); ++i) {
       max_error = std::max(max_error, std::fabs(static_cast<double>(logits[i]) - expected[i]));
     }
-    CHECK(max_error < 2e-4);
+    // XNNPACK's f16 GEMMs (fp16-arithmetic CPUs, or EDGEMT_CPU_FEATURES=fp16)
+    // round inputs, sums and outputs to half: a looser bound for them.
+    const bool f16_native = std::string(f.translator->compute_path()).rfind("f16", 0) == 0;
+    MESSAGE(std::string(v.name) << ": " << std::string(f.translator->compute_path()) << ", max |logit error| "
+                                << max_error);
+    CHECK(max_error < (f16_native ? 3e-2 : 2e-4));
   }
 }
 

@@ -17,16 +17,14 @@
 
 #include "core/xnnpack_runtime.h"
 #include "support/kernel_testing.h"
+#include "support/thread_pool.h"
 
 namespace edgemt {
 namespace {
 
 using testing::Random;
 
-struct PoolDeleter {
-  void operator()(pthreadpool* pool) const { pthreadpool_destroy(pool); }
-};
-using Pool = std::unique_ptr<pthreadpool, PoolDeleter>;
+using testing::Pool;
 
 // XNNPACK may read XNN_EXTRA_BYTES past the input.
 constexpr size_t kPadFloats = XNN_EXTRA_BYTES / sizeof(float) + 16;

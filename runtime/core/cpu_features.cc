@@ -1,0 +1,49 @@
+#include "core/cpu_features.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+namespace edgemt {
+namespace {
+
+bool override_is(const char* wanted) {
+  const char* value = std::getenv("EDGEMT_CPU_FEATURES");
+  return value != nullptr && std::strcmp(value, wanted) == 0;
+}
+
+CpuFeatures detect() {
+  CpuFeatures f;
+  if (override_is("portable")) return f;
+  // Claims fp16 arithmetic so that f16 files take XNNPACK's f16 GEMMs
+  // wherever XNNPACK has them (on x86 it emulates them with F16C: slow, but
+  // it lets the native-f16 path be tested on the build machine).
+  f.fp16_arith = override_is("fp16");
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  f.avx2 = __builtin_cpu_supports("avx2");
+  f.avx512_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+#elif defined(__aarch64__)
+  f.neon = true;
+#if defined(__linux__)
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  f.neon_dotprod = (hwcap & HWCAP_ASIMDDP) != 0;
+  f.fp16_arith = f.fp16_arith || ((hwcap & HWCAP_FPHP) != 0 && (hwcap & HWCAP_ASIMDHP) != 0);
+#endif
+#endif
+  return f;
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = detect();  // thread-safe, on first use
+  return features;
+}
+
+}  // namespace edgemt

@@ -1,0 +1,29 @@
+// CpuFeatures: the instruction-set extensions the runtime's own kernels can
+// use, read once from the CPU (x86: CPUID via __builtin_cpu_supports;
+// AArch64: the kernel's HWCAP bits). Kernels are chosen at load time from
+// these; every variant computes the same bits as the portable one, so the
+// choice changes speed, never results.
+//
+// EDGEMT_CPU_FEATURES in the environment overrides the detection, for tests
+// and measurements: "portable" disables every extension (the portable
+// kernels run); "fp16" claims fp16 arithmetic on top of what the CPU has, so
+// f16 files run on XNNPACK's f16 GEMMs wherever XNNPACK offers them (x86
+// too, emulated with F16C; XNNPACK itself refuses where it cannot).
+// Thread-safe; no global constructors (a function-local static).
+#pragma once
+
+namespace edgemt {
+
+struct CpuFeatures {
+  // x86-64
+  bool avx2 = false;
+  bool avx512_vnni = false;  // with AVX-512 F/BW/VL: vpdpbusd on 512-bit registers
+  // AArch64
+  bool neon = false;         // always on AArch64
+  bool neon_dotprod = false; // SDOT/UDOT (ARMv8.2 DotProd, e.g. Cortex-A76)
+  bool fp16_arith = false;   // FP16 arithmetic in scalar and NEON (ARMv8.2 FP16)
+};
+
+const CpuFeatures& cpu_features();
+
+}  // namespace edgemt

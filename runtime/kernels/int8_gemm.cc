@@ -1,0 +1,162 @@
+#include "kernels/int8_gemm.h"
+
+#include <cstring>
+#include <limits>
+
+#include "core/cpu_features.h"
+#include "kernels/int8_gemm_variants.h"
+#include "kernels/portable_math.h"
+
+namespace edgemt::kernels::int8 {
+namespace {
+
+// Offsets of the parts of a pack: blocks, then scale, bias, column_sum.
+struct PackLayout {
+  size_t block_count, groups, scale, bias, column_sum, total;
+};
+
+PackLayout pack_layout(size_t columns, size_t depth) {
+  PackLayout l;
+  l.block_count = (columns + kBlockColumns - 1) / kBlockColumns;
+  l.groups = padded_depth(depth) / kGroupDepth;
+  const size_t padded_columns = l.block_count * kBlockColumns;
+  l.scale = round_up(l.block_count * l.groups * kGroupBytes, 64);
+  l.bias = l.scale + round_up(padded_columns * sizeof(float), 64);
+  l.column_sum = l.bias + round_up(padded_columns * sizeof(float), 64);
+  l.total = l.column_sum + round_up(padded_columns * sizeof(int32_t), 64);
+  return l;
+}
+
+// Round half to even for |v| < 2^22: adding 1.5·2^23 leaves no fraction bits,
+// so the FPU's default rounding does it; plain float ops (no FMA contraction:
+// -ffp-contract=off), the same on every CPU, and the loop vectorizes.
+inline float round_half_even(float v) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 · 2^23
+  return (v + kMagic) - kMagic;
+}
+
+}  // namespace
+
+size_t packed_bytes(size_t columns, size_t depth) { return pack_layout(columns, depth).total; }
+
+bool pack_weights(const int8_t* wq, const float* scale, const float* bias, size_t columns,
+                  size_t depth, void* storage, PackedWeights* out) {
+  for (size_t i = 0; i < columns * depth; ++i) {
+    if (wq[i] == std::numeric_limits<int8_t>::min()) return false;
+  }
+  const PackLayout l = pack_layout(columns, depth);
+  uint8_t* base = static_cast<uint8_t*>(storage);
+  std::memset(base, 0, l.total);
+  int8_t* blocks = reinterpret_cast<int8_t*>(base);
+  float* scales = reinterpret_cast<float*>(base + l.scale);
+  float* biases = reinterpret_cast<float*>(base + l.bias);
+  int32_t* sums = reinterpret_cast<int32_t*>(base + l.column_sum);
+  for (size_t n = 0; n < columns; ++n) {
+    const size_t b = n / kBlockColumns, c = n % kBlockColumns;
+    const int8_t* row = wq + n * depth;
+    int32_t sum = 0;
+    for (size_t k = 0; k < depth; ++k) {
+      const size_t g = k / kGroupDepth, j = k % kGroupDepth;
+      blocks[(b * l.groups + g) * kGroupBytes + c * kGroupDepth + j] = row[k];
+      sum += row[k];
+    }
+    scales[n] = scale[n];
+    biases[n] = bias != nullptr ? bias[n] : 0.0f;
+    sums[n] = sum;
+  }
+  out->blocks = blocks;
+  out->scale = scales;
+  out->bias = biases;
+  out->column_sum = sums;
+  out->columns = columns;
+  out->depth = depth;
+  out->groups = l.groups;
+  out->block_count = l.block_count;
+  return true;
+}
+
+void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
+                   float* scale) {
+  const size_t stride = padded_depth(depth);
+  for (size_t m = 0; m < rows; ++m) {
+    const float* __restrict row = x + m * x_stride;
+    int8_t* __restrict q = xq + m * stride;
+    // max|x| on the bit patterns: for non-negative floats they order like
+    // the values, and an integer max reduction vectorizes (a float one does
+    // not without -ffast-math). inf/NaN patterns are the largest.
+    uint32_t max_bits = 0;
+    for (size_t k = 0; k < depth; ++k) {
+      const uint32_t bits = math::float_bits(row[k]) & 0x7FFFFFFFu;
+      max_bits = bits > max_bits ? bits : max_bits;
+    }
+    if (max_bits == 0 || max_bits >= 0x7F800000u) {
+      scale[m] = max_bits == 0 ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+      std::memset(q, 0, stride);
+      continue;
+    }
+    const float max_abs = math::bits_float(max_bits);
+    const float inverse = 127.0f / max_abs;
+    scale[m] = max_abs / 127.0f;
+    for (size_t k = 0; k < depth; ++k) {
+      // |row[k]·inverse| <= 127 up to one rounding, which rounds back to 127.
+      float v = round_half_even(row[k] * inverse);
+      v = v > 127.0f ? 127.0f : v;
+      v = v < -127.0f ? -127.0f : v;
+      q[k] = static_cast<int8_t>(static_cast<int32_t>(v));
+    }
+    for (size_t k = depth; k < stride; ++k) q[k] = 0;
+  }
+}
+
+void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
+  const PackedWeights& w = *a.weights;
+  for (size_t b = first_block; b < first_block + block_count; ++b) {
+    const int8_t* block = w.blocks + b * w.groups * kGroupBytes;
+    const size_t n0 = b * kBlockColumns;
+    const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
+    for (size_t m = 0; m < a.rows; ++m) {
+      const int8_t* xr = a.xq + m * a.xq_stride;
+      int32_t sum[kBlockColumns] = {};
+      for (size_t g = 0; g < w.groups; ++g) {
+        const int8_t* group = block + g * kGroupBytes;
+        const int8_t* xg = xr + g * kGroupDepth;
+        for (size_t c = 0; c < kBlockColumns; ++c) {
+          for (size_t j = 0; j < kGroupDepth; ++j) {
+            sum[c] += static_cast<int32_t>(xg[j]) * group[c * kGroupDepth + j];
+          }
+        }
+      }
+      float* yr = a.y + m * a.y_stride + n0;
+      for (size_t c = 0; c < width; ++c) {
+        yr[c] = dequantize(sum[c], a.x_scale[m], w.scale[n0 + c], w.bias[n0 + c], a.relu);
+      }
+    }
+  }
+}
+
+size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
+  GemmVariant all[5];
+  size_t count = 0;
+  const CpuFeatures& cpu = cpu_features();
+#if defined(__x86_64__)
+  if (cpu.avx512_vnni) all[count++] = {gemm_avx512_vnni, "avx512-vnni"};
+  if (cpu.avx2) all[count++] = {gemm_avx2, "avx2"};
+#endif
+#if defined(__aarch64__)
+  if (cpu.neon_dotprod) all[count++] = {gemm_neon_dotprod, "neon-dotprod"};
+  if (cpu.neon) all[count++] = {gemm_neon, "neon"};
+#endif
+  (void)cpu;
+  all[count++] = {gemm_portable, "portable"};
+  const size_t written = count < capacity ? count : capacity;
+  for (size_t i = 0; i < written; ++i) out[i] = all[i];
+  return written;
+}
+
+GemmVariant best_gemm_kernel() {
+  GemmVariant best;
+  (void)available_gemm_kernels(&best, 1);
+  return best;
+}
+
+}  // namespace edgemt::kernels::int8

@@ -1,0 +1,101 @@
+// Int8 GEMM with dynamic activation quantization (the Int8PerRowDynamic
+// scheme of schema/edgemt.fbs):
+//
+//   y[m, n] = float(Σ_k xq[m, k] · wq[n, k]) · (x_scale[m] · w_scale[n]) + bias[n]
+//             (then max(y, 0) when ReLU is fused)
+//
+// wq: the file's per-output-row symmetric int8 weights, in [-127, 127].
+// xq, x_scale: each input row quantized on the fly (quantize_rows below).
+// The sum is exact in int32 (|Σ| ≤ 127·127·K < 2^31 for K < 133,000), and the
+// three float roundings (scale product, multiply, add) happen in this order
+// in every variant, so portable, AVX2, AVX-512 VNNI and NEON (dot-product or
+// not) kernels produce the same bits.
+//
+// Packed weight layout (built once at load by pack_weights): output columns
+// in blocks of 16, depth in groups of 4; block b, group g is 64 bytes
+//
+//   block[b].group[g][c][j] = wq[16·b + c][4·g + j]     c < 16, j < 4
+//
+// (zero past N or K). A group is 16 32-bit lanes of 4 int8: one VNNI
+// vpdpbusd (u8·s8), one 256-bit AVX2 pair, four NEON SDOT registers.
+// Per column the pack also stores scale, bias and Σ_k wq (the correction the
+// u8 kernels need: VNNI multiplies unsigned activations, so they use
+// xq + 128 and subtract 128·Σ_k wq).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace edgemt::kernels::int8 {
+
+inline constexpr size_t kBlockColumns = 16;
+inline constexpr size_t kGroupDepth = 4;
+inline constexpr size_t kGroupBytes = kBlockColumns * kGroupDepth;  // 64
+
+inline size_t round_up(size_t value, size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+// Depth of a quantized input row: K padded to whole groups.
+inline size_t padded_depth(size_t depth) { return round_up(depth, kGroupDepth); }
+
+// A packed weight matrix (views into one 64-byte-aligned allocation).
+struct PackedWeights {
+  const int8_t* blocks = nullptr;      // [block_count, groups, 16, 4]
+  const float* scale = nullptr;        // [block_count·16], 0 in padding columns
+  const float* bias = nullptr;         // [block_count·16], 0 without bias
+  const int32_t* column_sum = nullptr; // [block_count·16] Σ_k wq[n, k]
+  size_t columns = 0;                  // N
+  size_t depth = 0;                    // K
+  size_t groups = 0;                   // padded_depth(K) / 4
+  size_t block_count = 0;              // ceil(N / 16)
+};
+
+// Bytes pack_weights needs for an [N, K] matrix.
+size_t packed_bytes(size_t columns, size_t depth);
+
+// Packs wq [N, K] (row-major, the file's layout), scale [N] and bias [N] (or
+// nullptr) into `storage` (packed_bytes(N, K) bytes, 64-byte aligned).
+// Returns false, leaving *out unset, if a weight is -128 (outside the
+// symmetric range the kernels rely on).
+[[nodiscard]] bool pack_weights(const int8_t* wq, const float* scale, const float* bias,
+                                size_t columns, size_t depth, void* storage, PackedWeights* out);
+
+// Quantizes each row of x [rows, depth] (row stride x_stride) symmetrically:
+// scale[m] = max|x[m, :]| / 127, xq[m, k] = round_half_even(x[m, k] · (127 /
+// max|x[m, :]|)) in [-127, 127]; an all-zero row gets scale 0 and zeros; a
+// row with inf or NaN gets scale NaN (the output row becomes NaN, on every
+// CPU alike). xq: [rows, padded_depth(depth)], zero-padded past depth.
+void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
+                   float* scale);
+
+// One GEMM call's operands. The kernels compute columns of blocks
+// [first_block, first_block + block_count) for every row.
+struct GemmArgs {
+  const int8_t* xq = nullptr;       // [rows, xq_stride] from quantize_rows
+  size_t xq_stride = 0;             // padded_depth(K)
+  const float* x_scale = nullptr;   // [rows]
+  size_t rows = 0;
+  const PackedWeights* weights = nullptr;
+  float* y = nullptr;               // [rows, y_stride]; only columns < N are written
+  size_t y_stride = 0;
+  bool relu = false;
+};
+
+using GemmKernel = void (*)(const GemmArgs& args, size_t first_block, size_t block_count);
+
+// The portable kernel (any CPU; the reference the others are tested against).
+void gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count);
+
+// The fastest kernel this CPU runs (see core/cpu_features.h) and its name
+// ("avx512-vnni", "avx2", "neon-dotprod", "neon", "portable").
+struct GemmVariant {
+  GemmKernel kernel = nullptr;
+  const char* name = "";
+};
+GemmVariant best_gemm_kernel();
+
+// Every kernel this CPU can run, fastest first (for tests and benchmarks).
+// Returns how many were written to `out` (at most `capacity`).
+size_t available_gemm_kernels(GemmVariant* out, size_t capacity);
+
+}  // namespace edgemt::kernels::int8

@@ -1,0 +1,59 @@
+// The CPU-specific int8 GEMM kernels (int8_gemm.h has the contract), each in
+// its own file compiled for its instruction set: x86/ (AVX2, AVX-512 VNNI)
+// and arm/ (NEON, NEON dot product). Only the files of the target
+// architecture are built; int8_gemm.cc picks one at run time.
+#pragma once
+
+#include <cstring>
+
+#include "kernels/int8_gemm.h"
+
+namespace edgemt::kernels::int8 {
+
+// The 4 activation bytes of one group, as one 32-bit lane.
+inline uint32_t load_group(const int8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// A register tile: `rows` (MR) rows from m0, `blocks` (NB) blocks from b0.
+using TileFunction = void (*)(const GemmArgs& args, size_t m0, size_t b0);
+
+// Walks the output in tiles: four blocks at a time outer (their weights,
+// 4·16·K bytes, stay in L1/L2 while every row passes over them), rows four
+// at a time inner; a tile of r rows spans at most max_blocks[r - 1] blocks
+// (what the registers hold). tiles[r - 1][nb - 1] computes r rows × nb
+// blocks; entries for nb > max_blocks[r - 1] are never called.
+inline void run_tiles(const GemmArgs& a, size_t first_block, size_t block_count,
+                      const TileFunction (&tiles)[4][4], const size_t (&max_blocks)[4]) {
+  const size_t end_block = first_block + block_count;
+  for (size_t b = first_block; b < end_block; b += 4) {
+    const size_t end = end_block - b < 4 ? end_block : b + 4;
+    for (size_t m = 0; m < a.rows; m += 4) {
+      const size_t mr = a.rows - m < 4 ? a.rows - m : 4;
+      const size_t step = max_blocks[mr - 1];
+      for (size_t bb = b; bb < end; bb += step) {
+        const size_t nb = end - bb < step ? end - bb : step;
+        tiles[mr - 1][nb - 1](a, m, bb);
+      }
+    }
+  }
+}
+
+// Shared by every kernel: the float part, in one order (see int8_gemm.h).
+inline float dequantize(int32_t sum, float x_scale, float w_scale, float bias, bool relu) {
+  const float y = static_cast<float>(sum) * (x_scale * w_scale) + bias;
+  return relu ? (y > 0.0f ? y : 0.0f) : y;
+}
+
+#if defined(__x86_64__)
+void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
+void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
+#endif
+#if defined(__aarch64__)
+void gemm_neon(const GemmArgs& args, size_t first_block, size_t block_count);
+void gemm_neon_dotprod(const GemmArgs& args, size_t first_block, size_t block_count);
+#endif
+
+}  // namespace edgemt::kernels::int8

@@ -1,0 +1,95 @@
+// Int8 GEMM on AVX2 (compiled with -mavx2; chosen when the CPU has AVX2 but
+// not AVX-512 VNNI).
+//
+// AVX2 has no 4-way byte dot product with 32-bit sums; vpmaddubsw (u8·s8 ->
+// s16 pairs, saturating) followed by vpmaddwd with ones is the usual pair.
+// To keep vpmaddubsw from saturating, it gets |x| as the unsigned operand and
+// w with x's sign applied (vpsignb) as the signed one: |x|, |w| <= 127, so a
+// pair sums to at most 2·127·127 = 32258 < 32767 and every sum stays exact.
+// A packed group (16 columns × 4 depth) is two 256-bit registers.
+//
+// Tiles: MR rows × NB blocks with MR·NB <= 4 (8 of the 16 ymm registers as
+// accumulators): one row takes four blocks, four rows take one.
+#include <immintrin.h>
+
+#include "kernels/int8_gemm_variants.h"
+
+namespace edgemt::kernels::int8 {
+namespace {
+
+// Stores the first `count` (0..8) lanes of v.
+inline void store_partial(float* out, __m256 v, size_t count) {
+  if (count >= 8) {
+    _mm256_storeu_ps(out, v);
+  } else if (count > 0) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lane);
+    _mm256_maskstore_ps(out, mask, v);
+  }
+}
+
+template <int MR, int NB>
+void tile(const GemmArgs& a, size_t m0, size_t b0) {
+  const PackedWeights& w = *a.weights;
+  const size_t block_stride = w.groups * kGroupBytes;
+  const int8_t* block = w.blocks + b0 * block_stride;
+  __m256i sum[MR][NB][2];
+  for (int r = 0; r < MR; ++r) {
+    for (int nb = 0; nb < NB; ++nb) sum[r][nb][0] = sum[r][nb][1] = _mm256_setzero_si256();
+  }
+  const __m256i ones = _mm256_set1_epi16(1);
+  const int8_t* x = a.xq + m0 * a.xq_stride;
+  for (size_t g = 0; g < w.groups; ++g) {
+    __m256i wv[NB][2];
+    for (int nb = 0; nb < NB; ++nb) {
+      const int8_t* group = block + nb * block_stride + g * kGroupBytes;
+      wv[nb][0] = _mm256_load_si256(reinterpret_cast<const __m256i*>(group));
+      wv[nb][1] = _mm256_load_si256(reinterpret_cast<const __m256i*>(group + 32));
+    }
+    for (int r = 0; r < MR; ++r) {
+      const __m256i xv =
+          _mm256_set1_epi32(static_cast<int>(load_group(x + r * a.xq_stride + g * kGroupDepth)));
+      const __m256i magnitude = _mm256_abs_epi8(xv);
+      for (int nb = 0; nb < NB; ++nb) {
+        for (int h = 0; h < 2; ++h) {
+          const __m256i pairs = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(wv[nb][h], xv));
+          sum[r][nb][h] = _mm256_add_epi32(sum[r][nb][h], _mm256_madd_epi16(pairs, ones));
+        }
+      }
+    }
+  }
+  const __m256 zero = _mm256_setzero_ps();
+  for (int nb = 0; nb < NB; ++nb) {
+    const size_t n0 = (b0 + nb) * kBlockColumns;
+    const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
+    for (int h = 0; h < 2; ++h) {
+      const size_t n = n0 + 8 * h;
+      const __m256 w_scale = _mm256_load_ps(w.scale + n);
+      const __m256 bias = _mm256_load_ps(w.bias + n);
+      const size_t count = width > 8 * static_cast<size_t>(h) ? width - 8 * h : 0;
+      for (int r = 0; r < MR; ++r) {
+        const __m256 exact = _mm256_cvtepi32_ps(sum[r][nb][h]);
+        const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(a.x_scale[m0 + r]), w_scale);
+        __m256 y = _mm256_add_ps(_mm256_mul_ps(exact, scale), bias);
+        if (a.relu) y = _mm256_max_ps(y, zero);  // NaN -> 0, -0 -> +0, as portable
+        store_partial(a.y + (m0 + r) * a.y_stride + n, y, count);
+      }
+    }
+  }
+}
+
+constexpr TileFunction kTiles[4][4] = {
+    {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>},
+    {tile<2, 1>, tile<2, 2>, nullptr, nullptr},
+    {tile<3, 1>, nullptr, nullptr, nullptr},
+    {tile<4, 1>, nullptr, nullptr, nullptr},
+};
+constexpr size_t kMaxBlocks[4] = {4, 2, 1, 1};  // per row count: MR·NB <= 4
+
+}  // namespace
+
+void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
+  run_tiles(a, first_block, block_count, kTiles, kMaxBlocks);
+}
+
+}  // namespace edgemt::kernels::int8

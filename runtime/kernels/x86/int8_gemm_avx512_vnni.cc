@@ -1,0 +1,82 @@
+// Int8 GEMM on AVX-512 VNNI (compiled with -mavx512f -mavx512bw -mavx512vl
+// -mavx512vnni; chosen only when the CPU has them).
+//
+// vpdpbusd multiplies unsigned by signed bytes, 4 per 32-bit lane: the
+// activations go in as xq + 128 (a sign-bit flip) and the epilogue subtracts
+// 128 · Σ_k wq per column, which the pack stores. A group of the packed
+// weights is one 512-bit register: 16 columns × 4 depth.
+//
+// Tile: MR rows × NB blocks (16 columns each) of 32-bit accumulators,
+// MR, NB <= 4 (16 of the 32 zmm registers): at batch-1 decoding (one row)
+// four blocks give four independent dependency chains.
+// GCC 12's avx512fintrin.h initializes its "undefined" vectors from
+// themselves, which -Wuninitialized reports wherever they are inlined
+// (GCC bug 105593); the warning is about the header, not this file.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include "kernels/int8_gemm_variants.h"
+
+namespace edgemt::kernels::int8 {
+namespace {
+
+template <int MR, int NB>
+void tile(const GemmArgs& a, size_t m0, size_t b0) {
+  const PackedWeights& w = *a.weights;
+  const size_t block_stride = w.groups * kGroupBytes;
+  const int8_t* block = w.blocks + b0 * block_stride;
+  __m512i sum[MR][NB];
+  for (int r = 0; r < MR; ++r) {
+    for (int nb = 0; nb < NB; ++nb) sum[r][nb] = _mm512_setzero_si512();
+  }
+  const __m512i flip = _mm512_set1_epi32(static_cast<int>(0x80808080u));
+  const int8_t* x = a.xq + m0 * a.xq_stride;
+  for (size_t g = 0; g < w.groups; ++g) {
+    __m512i wv[NB];
+    for (int nb = 0; nb < NB; ++nb) {
+      wv[nb] = _mm512_load_si512(block + nb * block_stride + g * kGroupBytes);
+    }
+    for (int r = 0; r < MR; ++r) {
+      const __m512i xv = _mm512_xor_si512(
+          _mm512_set1_epi32(static_cast<int>(load_group(x + r * a.xq_stride + g * kGroupDepth))),
+          flip);
+      for (int nb = 0; nb < NB; ++nb) sum[r][nb] = _mm512_dpbusd_epi32(sum[r][nb], xv, wv[nb]);
+    }
+  }
+  const __m512 zero = _mm512_setzero_ps();
+  for (int nb = 0; nb < NB; ++nb) {
+    const size_t n0 = (b0 + nb) * kBlockColumns;
+    const __m512i correction = _mm512_slli_epi32(_mm512_load_si512(w.column_sum + n0), 7);
+    const __m512 w_scale = _mm512_load_ps(w.scale + n0);
+    const __m512 bias = _mm512_load_ps(w.bias + n0);
+    const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
+    const __mmask16 mask = static_cast<__mmask16>((1u << width) - 1u);
+    for (int r = 0; r < MR; ++r) {
+      const __m512 exact = _mm512_cvtepi32_ps(_mm512_sub_epi32(sum[r][nb], correction));
+      const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(a.x_scale[m0 + r]), w_scale);
+      __m512 y = _mm512_add_ps(_mm512_mul_ps(exact, scale), bias);
+      // max(y, 0) keeps the portable y > 0 ? y : 0 (NaN -> 0, -0 -> +0).
+      if (a.relu) y = _mm512_max_ps(y, zero);
+      _mm512_mask_storeu_ps(a.y + (m0 + r) * a.y_stride + n0, mask, y);
+    }
+  }
+}
+
+constexpr TileFunction kTiles[4][4] = {
+    {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>},
+    {tile<2, 1>, tile<2, 2>, tile<2, 3>, tile<2, 4>},
+    {tile<3, 1>, tile<3, 2>, tile<3, 3>, tile<3, 4>},
+    {tile<4, 1>, tile<4, 2>, tile<4, 3>, tile<4, 4>},
+};
+constexpr size_t kMaxBlocks[4] = {4, 4, 4, 4};  // 16 accumulators at most
+
+}  // namespace
+
+void gemm_avx512_vnni(const GemmArgs& a, size_t first_block, size_t block_count) {
+  run_tiles(a, first_block, block_count, kTiles, kMaxBlocks);
+}
+
+}  // namespace edgemt::kernels::int8

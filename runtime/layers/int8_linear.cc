@@ -1,0 +1,132 @@
+#include "layers/int8_linear.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <utility>
+
+namespace edgemt {
+
+namespace q8 = kernels::int8;
+
+Int8Linear::~Int8Linear() { std::free(storage_); }
+
+Int8Linear::Int8Linear(Int8Linear&& other) noexcept
+    : storage_(std::exchange(other.storage_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      packed_(std::exchange(other.packed_, {})),
+      kernel_(other.kernel_),
+      relu_(other.relu_) {}
+
+Int8Linear& Int8Linear::operator=(Int8Linear&& other) noexcept {
+  if (this != &other) {
+    std::free(storage_);
+    storage_ = std::exchange(other.storage_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    packed_ = std::exchange(other.packed_, {});
+    kernel_ = other.kernel_;
+    relu_ = other.relu_;
+  }
+  return *this;
+}
+
+Status Int8Linear::create(const int8_t* weight, const float* scale, const float* bias,
+                          size_t in_features, size_t out_features, bool relu) {
+  for (size_t n = 0; n < out_features; ++n) {
+    if (!(scale[n] >= 0.0f) || !std::isfinite(scale[n])) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "int8 row scale %zu is %g (must be finite and >= 0)", n,
+                           static_cast<double>(scale[n]));
+    }
+  }
+  const size_t bytes = q8::packed_bytes(out_features, in_features);
+  void* storage = std::aligned_alloc(64, bytes);
+  if (storage == nullptr) {
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for int8 weights", bytes);
+  }
+  q8::PackedWeights packed;
+  if (!q8::pack_weights(weight, scale, bias, out_features, in_features, storage, &packed)) {
+    std::free(storage);
+    return Status::error(StatusCode::kInvalidModel,
+                         "int8 weight of -128 in a %zux%zu matrix (the scheme uses [-127, 127])",
+                         out_features, in_features);
+  }
+  std::free(storage_);
+  storage_ = storage;
+  bytes_ = bytes;
+  packed_ = packed;
+  kernel_ = q8::best_gemm_kernel();
+  relu_ = relu;
+  return Status::ok();
+}
+
+namespace {
+
+// Column blocks per task: 4 blocks (64 columns) is one kernel tile.
+constexpr size_t kBlocksPerTask = 4;
+
+struct QuantizeTask {
+  const float* x;
+  size_t depth;
+  int8_t* quantized;
+  float* row_scale;
+};
+
+struct GemmTask {
+  const q8::GemmArgs* args;
+  q8::GemmKernel kernel;
+};
+
+}  // namespace
+
+Status Int8Linear::run(const float* x, size_t rows, float* y, pthreadpool_t pool,
+                       const LinearScratch& scratch) const {
+  if (rows == 0) return Status::ok();
+  const size_t depth = packed_.depth;
+  if (storage_ == nullptr || scratch.quantized == nullptr || rows > scratch.max_rows ||
+      depth > scratch.max_depth) {
+    return Status::error(StatusCode::kFailedPrecondition,
+                         "int8 Linear run without room for %zu rows of %zu (scratch %zu x %zu)",
+                         rows, depth, scratch.max_rows, scratch.max_depth);
+  }
+  const size_t stride = q8::padded_depth(depth);
+  // Rows are quantized independently, so splitting them over threads keeps
+  // the bits; worth it only when there are many (the encoder).
+  if (pool != nullptr && rows >= 16) {
+    QuantizeTask task{x, depth, scratch.quantized, scratch.row_scale};
+    pthreadpool_parallelize_1d_tile_1d(
+        pool,
+        [](void* context, size_t first, size_t count) {
+          const QuantizeTask& t = *static_cast<const QuantizeTask*>(context);
+          const size_t stride_ = q8::padded_depth(t.depth);
+          q8::quantize_rows(t.x + first * t.depth, count, t.depth, t.depth,
+                            t.quantized + first * stride_, t.row_scale + first);
+        },
+        &task, rows, 8, 0);
+  } else {
+    q8::quantize_rows(x, rows, depth, depth, scratch.quantized, scratch.row_scale);
+  }
+  q8::GemmArgs args;
+  args.xq = scratch.quantized;
+  args.xq_stride = stride;
+  args.x_scale = scratch.row_scale;
+  args.rows = rows;
+  args.weights = &packed_;
+  args.y = y;
+  args.y_stride = packed_.columns;
+  args.relu = relu_;
+  if (pool == nullptr || packed_.block_count <= kBlocksPerTask) {
+    kernel_.kernel(args, 0, packed_.block_count);
+    return Status::ok();
+  }
+  GemmTask task{&args, kernel_.kernel};
+  pthreadpool_parallelize_1d_tile_1d(
+      pool,
+      [](void* context, size_t first, size_t count) {
+        const GemmTask& t = *static_cast<const GemmTask*>(context);
+        t.kernel(*t.args, first, count);
+      },
+      &task, packed_.block_count, kBlocksPerTask, 0);
+  return Status::ok();
+}
+
+}  // namespace edgemt

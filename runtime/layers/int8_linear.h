@@ -1,0 +1,58 @@
+// Int8Linear: y = x · Wᵀ + b for a matrix stored in the Int8PerRowDynamic
+// scheme (schema/edgemt.fbs), on the own int8 GEMM (kernels/int8_gemm.h):
+// each input row is quantized on the fly with its own scale, the product is
+// summed exactly in int32 and scaled back to f32 with the weight row scales.
+//
+// Load phase: create() packs W [out, in] int8 + scale [out] + bias [out]
+// into one buffer of its own (int8: a quarter of the f32 bytes) and picks the
+// fastest kernel this CPU runs. Run phase: run() quantizes x into the
+// caller's scratch and runs the kernel on the thread pool, split by output
+// columns; no allocation, and the same bits for any thread count or kernel.
+// Not thread-safe per instance: one Translator owns it.
+#pragma once
+
+#include <pthreadpool.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgemt/status.h"
+#include "kernels/int8_gemm.h"
+#include "layers/linear_scratch.h"
+
+namespace edgemt {
+
+class Int8Linear {
+ public:
+  Int8Linear() = default;
+  ~Int8Linear();
+  Int8Linear(const Int8Linear&) = delete;
+  Int8Linear& operator=(const Int8Linear&) = delete;
+  Int8Linear(Int8Linear&& other) noexcept;
+  Int8Linear& operator=(Int8Linear&& other) noexcept;
+
+  // weight: [out, in] int8 in [-127, 127]; scale: [out]; bias: [out] or
+  // nullptr. With `relu` the ReLU is applied in the GEMM's epilogue.
+  // Errors: kInvalidModel (a weight of -128, a non-finite or negative scale),
+  // kOutOfMemory.
+  [[nodiscard]] Status create(const int8_t* weight, const float* scale, const float* bias,
+                              size_t in_features, size_t out_features, bool relu);
+
+  // x: [rows, in] (row stride in_features), y: [rows, out].
+  [[nodiscard]] Status run(const float* x, size_t rows, float* y, pthreadpool_t pool,
+                           const LinearScratch& scratch) const;
+
+  size_t in_features() const { return packed_.depth; }
+  size_t out_features() const { return packed_.columns; }
+  size_t packed_bytes() const { return bytes_; }
+  const char* kernel_name() const { return kernel_.name; }
+
+ private:
+  void* storage_ = nullptr;
+  size_t bytes_ = 0;
+  kernels::int8::PackedWeights packed_;
+  kernels::int8::GemmVariant kernel_;
+  bool relu_ = false;
+};
+
+}  // namespace edgemt

@@ -1,0 +1,233 @@
+// Int8PerRowDynamic kernels (kernels/int8_gemm.h) against naive references:
+// the packed layout, per-row activation quantization (scales, ties to even,
+// saturation, zero and non-finite rows), every GEMM kernel this CPU runs bit
+// for bit against an exact integer GEMM, block ranges, and the error of the
+// whole int8 product against the float product it approximates.
+#include "kernels/int8_gemm.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "support/int8_reference.h"
+#include "support/kernel_testing.h"
+
+namespace edgemt::kernels::int8 {
+namespace {
+
+using testing::Random;
+
+// 64-byte-aligned storage for a pack.
+struct PackStorage {
+  explicit PackStorage(size_t bytes) : bytes_(bytes + 64) {}
+  void* aligned() {
+    return bytes_.data() + (64 - reinterpret_cast<uintptr_t>(bytes_.data()) % 64) % 64;
+  }
+  std::vector<uint8_t> bytes_;
+};
+
+TEST_CASE("kernels/int8: pack_weights lays out 16-column blocks of 4-deep groups, zero padded") {
+  const size_t columns = 20, depth = 6;  // 2 blocks, 2 groups (depth padded to 8)
+  std::vector<int8_t> w(columns * depth);
+  for (size_t n = 0; n < columns; ++n) {
+    for (size_t k = 0; k < depth; ++k) w[n * depth + k] = static_cast<int8_t>((n * 7 + k * 3) % 255 - 127);
+  }
+  std::vector<float> scale(columns), bias(columns);
+  for (size_t n = 0; n < columns; ++n) {
+    scale[n] = 0.5f + static_cast<float>(n);
+    bias[n] = -static_cast<float>(n);
+  }
+  PackStorage storage(packed_bytes(columns, depth));
+  PackedWeights p;
+  REQUIRE(pack_weights(w.data(), scale.data(), bias.data(), columns, depth, storage.aligned(), &p));
+  CHECK(p.block_count == 2);
+  CHECK(p.groups == 2);
+  CHECK(p.columns == columns);
+  CHECK(p.depth == depth);
+  CHECK(reinterpret_cast<uintptr_t>(p.blocks) % 64 == 0);
+  for (size_t b = 0; b < 2; ++b) {
+    for (size_t g = 0; g < 2; ++g) {
+      for (size_t c = 0; c < 16; ++c) {
+        for (size_t j = 0; j < 4; ++j) {
+          const size_t n = b * 16 + c, k = g * 4 + j;
+          const int8_t want = n < columns && k < depth ? w[n * depth + k] : 0;
+          CHECK(p.blocks[((b * 2 + g) * 16 + c) * 4 + j] == want);
+        }
+      }
+    }
+  }
+  for (size_t n = 0; n < 32; ++n) {
+    int32_t sum = 0;
+    for (size_t k = 0; n < columns && k < depth; ++k) sum += w[n * depth + k];
+    CHECK(p.column_sum[n] == sum);
+    CHECK(p.scale[n] == (n < columns ? scale[n] : 0.0f));
+    CHECK(p.bias[n] == (n < columns ? bias[n] : 0.0f));
+  }
+  PackedWeights no_bias;
+  REQUIRE(pack_weights(w.data(), scale.data(), nullptr, columns, depth, storage.aligned(), &no_bias));
+  for (size_t n = 0; n < 32; ++n) CHECK(no_bias.bias[n] == 0.0f);
+}
+
+TEST_CASE("kernels/int8: pack_weights rejects -128 (outside the symmetric range)") {
+  std::vector<int8_t> w = {1, 2, 3, -128, 5};
+  const std::vector<float> scale = {1.0f};
+  PackStorage storage(packed_bytes(1, 5));
+  PackedWeights p;
+  CHECK_FALSE(pack_weights(w.data(), scale.data(), nullptr, 1, 5, storage.aligned(), &p));
+  w[3] = -127;
+  CHECK(pack_weights(w.data(), scale.data(), nullptr, 1, 5, storage.aligned(), &p));
+}
+
+TEST_CASE("kernels/int8: quantize_rows matches the reference on random rows of any depth") {
+  Random rng(5);
+  for (size_t depth : {size_t{1}, size_t{3}, size_t{4}, size_t{17}, size_t{256}, size_t{1023}}) {
+    const size_t rows = 6;
+    std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 3.0f);
+    const testing::QuantizedRows want = testing::reference_quantize_rows(x, rows, depth);
+    std::vector<int8_t> q(rows * padded_depth(depth), 99);
+    std::vector<float> scale(rows, -1.0f);
+    quantize_rows(x.data(), rows, depth, depth, q.data(), scale.data());
+    CAPTURE(depth);
+    CHECK(q == want.q);
+    CHECK(testing::same_bits(scale.data(), want.scale.data(), rows));
+    // Round to nearest: |x - q·scale| <= scale/2 (plus the float rounding of
+    // x·(127/max), well under a part in 10^6 of the scale).
+    bool within = true;
+    for (size_t m = 0; m < rows; ++m) {
+      for (size_t k = 0; k < depth; ++k) {
+        const double err = std::fabs(static_cast<double>(x[m * depth + k]) -
+                                     static_cast<double>(q[m * padded_depth(depth) + k]) * static_cast<double>(scale[m]));
+        within = within && err <= 0.5 * static_cast<double>(scale[m]) * (1.0 + 1e-5);
+      }
+    }
+    CHECK(within);
+  }
+}
+
+TEST_CASE("kernels/int8: quantize_rows maps max|x| to +-127, rounds ties to even, pads zeros") {
+  // max 127 gives 127/max = 1 exactly: q is x rounded, ties to even.
+  const std::vector<float> x = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, -3.5f};
+  std::vector<int8_t> q(8, 99);
+  float scale = 0;
+  quantize_rows(x.data(), 1, x.size(), x.size(), q.data(), &scale);
+  CHECK(scale == 1.0f);
+  CHECK(q == std::vector<int8_t>{127, 0, 2, 2, 0, -2, -4, 0});
+  // The negative extreme maps to -127, never -128.
+  const std::vector<float> y = {-3.0f, 1.5f, 0.75f};
+  std::vector<int8_t> r(4, 99);
+  quantize_rows(y.data(), 1, 3, 3, r.data(), &scale);
+  CHECK(scale == 3.0f / 127.0f);
+  CHECK(r[0] == -127);
+  CHECK(r[1] == 64);   // 1.5 · 127/3 = 63.5: tie, to even
+  CHECK(r[2] == 32);   // 31.75
+  CHECK(r[3] == 0);
+}
+
+TEST_CASE("kernels/int8: quantize_rows - all-zero row gets scale 0, a non-finite row NaN") {
+  const std::vector<float> x = {0.0f, -0.0f, 0.0f,  1.0f, INFINITY, 2.0f,  NAN, 1.0f, 0.0f,  4.0f, 2.0f, -1.0f};
+  std::vector<int8_t> q(16, 99);
+  std::vector<float> scale(4, -1.0f);
+  quantize_rows(x.data(), 4, 3, 3, q.data(), scale.data());
+  CHECK(scale[0] == 0.0f);
+  CHECK(std::isnan(scale[1]));
+  CHECK(std::isnan(scale[2]));
+  CHECK(scale[3] == 4.0f / 127.0f);
+  for (size_t i = 0; i < 12; ++i) CHECK(q[i] == 0);
+  CHECK(q[12] == 127);
+  CHECK(q[13] == 64);  // 63.5, tie to even
+  CHECK(q[14] == -32);  // -31.75
+}
+
+TEST_CASE("kernels/int8: quantize_rows reads rows with a stride wider than the depth") {
+  const std::vector<float> x = {1.0f, -2.0f, 555.0f,  4.0f, 2.0f, 555.0f};
+  std::vector<int8_t> q(8, 99);
+  std::vector<float> scale(2);
+  quantize_rows(x.data(), 2, 2, 3, q.data(), scale.data());
+  CHECK(scale[0] == 2.0f / 127.0f);
+  CHECK(scale[1] == 4.0f / 127.0f);
+  CHECK(q == std::vector<int8_t>{64, -127, 0, 0, 127, 64, 0, 0});
+}
+
+TEST_CASE("kernels/int8: every GEMM kernel this CPU runs equals the exact integer reference") {
+  GemmVariant kernels[8];
+  const size_t count = available_gemm_kernels(kernels, 8);
+  REQUIRE(count >= 1);
+  CHECK(std::string(kernels[count - 1].name) == "portable");
+  CHECK(std::string(best_gemm_kernel().name) == kernels[0].name);
+  for (size_t i = 0; i < count; ++i) {
+    MESSAGE("int8 GEMM kernel: " << std::string(kernels[i].name));
+    testing::check_gemm_kernel_against_reference(kernels[i].kernel, kernels[i].name);
+  }
+}
+
+TEST_CASE("kernels/int8: a block range writes only its columns") {
+  Random rng(9);
+  const size_t columns = 70, depth = 40, rows = 3;  // 5 blocks
+  const testing::QuantizedWeights w = testing::random_int8_weights(rng, columns, depth);
+  PackStorage storage(packed_bytes(columns, depth));
+  PackedWeights p;
+  REQUIRE(pack_weights(w.q.data(), w.scale.data(), nullptr, columns, depth, storage.aligned(), &p));
+  const std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 1.0f);
+  const testing::QuantizedRows xq = testing::reference_quantize_rows(x, rows, depth);
+  const std::vector<float> want =
+      testing::reference_int8_gemm(xq, rows, depth, w.q, w.scale, nullptr, columns, false);
+  GemmVariant kernels[8];
+  const size_t count = available_gemm_kernels(kernels, 8);
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<float> y(rows * columns, -7.0f);
+    GemmArgs args{xq.q.data(), padded_depth(depth), xq.scale.data(), rows, &p, y.data(), columns, false};
+    kernels[i].kernel(args, 1, 2);  // blocks 1 and 2: columns [16, 48)
+    bool ok = true;
+    for (size_t m = 0; m < rows; ++m) {
+      for (size_t n = 0; n < columns; ++n) {
+        const bool inside = n >= 16 && n < 48;
+        ok = ok && (inside ? y[m * columns + n] == want[m * columns + n] : y[m * columns + n] == -7.0f);
+      }
+    }
+    CAPTURE(kernels[i].name);
+    CHECK(ok);
+  }
+}
+
+TEST_CASE("kernels/int8: the int8 product stays within the quantization error of the float product") {
+  // Weights w = q·s exactly (they are what the file means); the only error is
+  // the activations' rounding, at most scale/2 per element:
+  //   |y - x·wᵀ| <= Σ_k |w[n,k]| · x_scale/2 (+ float rounding).
+  Random rng(77);
+  const size_t rows = 5, columns = 37, depth = 300;
+  const testing::QuantizedWeights w = testing::random_int8_weights(rng, columns, depth);
+  PackStorage storage(packed_bytes(columns, depth));
+  PackedWeights p;
+  REQUIRE(pack_weights(w.q.data(), w.scale.data(), nullptr, columns, depth, storage.aligned(), &p));
+  const std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 1.0f);
+  std::vector<int8_t> xq(rows * padded_depth(depth));
+  std::vector<float> x_scale(rows);
+  quantize_rows(x.data(), rows, depth, depth, xq.data(), x_scale.data());
+  std::vector<float> y(rows * columns);
+  GemmArgs args{xq.data(), padded_depth(depth), x_scale.data(), rows, &p, y.data(), columns, false};
+  best_gemm_kernel().kernel(args, 0, p.block_count);
+  bool within = true;
+  double worst = 0;
+  for (size_t m = 0; m < rows; ++m) {
+    for (size_t n = 0; n < columns; ++n) {
+      double exact = 0, bound = 0;
+      for (size_t k = 0; k < depth; ++k) {
+        const double wk = static_cast<double>(w.q[n * depth + k]) * static_cast<double>(w.scale[n]);
+        exact += static_cast<double>(x[m * depth + k]) * wk;
+        bound += std::fabs(wk) * 0.5 * static_cast<double>(x_scale[m]);
+      }
+      const double err = std::fabs(static_cast<double>(y[m * columns + n]) - exact);
+      worst = std::fmax(worst, err / bound);
+      within = within && err <= bound * 1.001 + 1e-6 * std::fabs(exact);
+    }
+  }
+  MESSAGE("worst error / bound = " << worst);
+  CHECK(within);
+}
+
+}  // namespace
+}  // namespace edgemt::kernels::int8

@@ -1,0 +1,150 @@
+// Int8Linear (and Linear::create_int8) against the naive int8 reference:
+// odd shapes with and without bias and ReLU, every row count up to the
+// scratch, thread pools giving the same bits, and the errors a bad matrix or
+// a missing scratch produce.
+#include "layers/int8_linear.h"
+
+#include <doctest/doctest.h>
+
+#include <pthreadpool.h>
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "layers/linear.h"
+#include "support/int8_reference.h"
+#include "support/kernel_testing.h"
+#include "support/thread_pool.h"
+
+namespace edgemt {
+namespace {
+
+using testing::Random;
+
+using testing::Pool;
+
+// Owns the memory a LinearScratch points to.
+struct Scratch {
+  Scratch(size_t rows, size_t depth)
+      : quantized(rows * kernels::int8::padded_depth(depth)), scale(rows) {
+    view.quantized = quantized.data();
+    view.row_scale = scale.data();
+    view.max_rows = rows;
+    view.max_depth = depth;
+  }
+  std::vector<int8_t> quantized;
+  std::vector<float> scale;
+  LinearScratch view;
+};
+
+TEST_CASE("layers/int8_linear: matches the naive int8 reference on odd shapes, bias and ReLU") {
+  Random rng(21);
+  for (size_t in : {size_t{5}, size_t{64}, size_t{257}}) {
+    for (size_t out : {size_t{1}, size_t{7}, size_t{300}}) {
+      const testing::QuantizedWeights w = testing::random_int8_weights(rng, out, in);
+      const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool with_bias = (variant & 1) != 0;
+        const bool relu = (variant & 2) != 0;
+        Int8Linear linear;
+        REQUIRE(linear.create(w.q.data(), w.scale.data(), with_bias ? b.data() : nullptr, in, out, relu).is_ok());
+        CHECK(linear.in_features() == in);
+        CHECK(linear.out_features() == out);
+        CHECK(linear.packed_bytes() == kernels::int8::packed_bytes(out, in));
+        CHECK(std::string(linear.kernel_name()) == kernels::int8::best_gemm_kernel().name);
+        Scratch scratch(17, in);
+        for (size_t rows : {size_t{1}, size_t{3}, size_t{17}}) {
+          const std::vector<float> x = rng.normal_vector(rows * in, 0.0f, 1.0f);
+          std::vector<float> y(rows * out, NAN);
+          REQUIRE(linear.run(x.data(), rows, y.data(), nullptr, scratch.view).is_ok());
+          const auto want = testing::reference_int8_gemm(
+              testing::reference_quantize_rows(x, rows, in), rows, in, w.q, w.scale,
+              with_bias ? b.data() : nullptr, out, relu);
+          CAPTURE(in);
+          CAPTURE(out);
+          CAPTURE(variant);
+          CAPTURE(rows);
+          CHECK(testing::same_bits(y.data(), want.data(), y.size()));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("layers/int8_linear: 1 and 2 threads give the same bits (rows split too)") {
+  Pool pool(pthreadpool_create(2));
+  REQUIRE(pool != nullptr);
+  Random rng(22);
+  const size_t in = 256, out = 1000;  // 63 column blocks
+  const testing::QuantizedWeights w = testing::random_int8_weights(rng, out, in);
+  const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
+  Linear linear;
+  REQUIRE(linear.create_int8(w.q.data(), w.scale.data(), b.data(), in, out, true).is_ok());
+  CHECK(linear.is_int8());
+  CHECK(linear.int8_kernel_name() != nullptr);
+  Scratch scratch(40, in);
+  for (size_t rows : {size_t{1}, size_t{4}, size_t{40}}) {
+    const std::vector<float> x = rng.normal_vector(rows * in, 0.0f, 1.0f);
+    std::vector<float> serial(rows * out), threaded(rows * out);
+    REQUIRE(linear.run(x.data(), rows, serial.data(), nullptr, &scratch.view).is_ok());
+    REQUIRE(linear.run(x.data(), rows, threaded.data(), pool.get(), &scratch.view).is_ok());
+    CAPTURE(rows);
+    CHECK(testing::same_bits(serial.data(), threaded.data(), serial.size()));
+  }
+}
+
+TEST_CASE("layers/int8_linear: bad matrices and missing scratch are errors, not crashes") {
+  const std::vector<int8_t> w = {1, -2, 3, 4, -128, 6};  // [2, 3]
+  const std::vector<float> scale = {0.5f, 0.25f};
+  Int8Linear linear;
+  Status s = linear.create(w.data(), scale.data(), nullptr, 3, 2, false);
+  CHECK(s.code() == StatusCode::kInvalidModel);
+  CHECK(std::string(s.message()).find("-128") != std::string::npos);
+  const std::vector<int8_t> good = {1, -2, 3, 4, -127, 6};
+  for (float bad : {-1.0f, NAN, INFINITY}) {
+    const std::vector<float> bad_scale = {0.5f, bad};
+    s = linear.create(good.data(), bad_scale.data(), nullptr, 3, 2, false);
+    CHECK(s.code() == StatusCode::kInvalidModel);
+  }
+  REQUIRE(linear.create(good.data(), scale.data(), nullptr, 3, 2, false).is_ok());
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  std::vector<float> y(4);
+  Scratch small(1, 3);
+  CHECK(linear.run(x.data(), 2, y.data(), nullptr, small.view).code() == StatusCode::kFailedPrecondition);
+  Scratch narrow(2, 2);
+  CHECK(linear.run(x.data(), 2, y.data(), nullptr, narrow.view).code() == StatusCode::kFailedPrecondition);
+  Scratch fits(2, 3);
+  CHECK(linear.run(x.data(), 2, y.data(), nullptr, fits.view).is_ok());
+  // Through Linear: an int8 Linear without scratch.
+  Linear wrapped;
+  REQUIRE(wrapped.create_int8(good.data(), scale.data(), nullptr, 3, 2, false).is_ok());
+  CHECK(wrapped.run(x.data(), 2, y.data(), nullptr).code() == StatusCode::kFailedPrecondition);
+  CHECK(wrapped.run(x.data(), 2, y.data(), nullptr, &fits.view).is_ok());
+  // rows == 0 is a no-op, with or without scratch.
+  CHECK(wrapped.run(nullptr, 0, y.data(), nullptr).is_ok());
+}
+
+TEST_CASE("layers/int8_linear: an all-zero weight row and an all-zero input row give the bias") {
+  const std::vector<int8_t> w = {0, 0, 0, 5, -7, 9};  // row 0 all zero (scale 0)
+  const std::vector<float> scale = {0.0f, 0.125f};
+  const std::vector<float> bias = {1.5f, -2.0f};
+  Int8Linear linear;
+  REQUIRE(linear.create(w.data(), scale.data(), bias.data(), 3, 2, false).is_ok());
+  const std::vector<float> x = {0, 0, 0, 1, 2, 3};  // row 0 all zero
+  std::vector<float> y(4);
+  Scratch scratch(2, 3);
+  REQUIRE(linear.run(x.data(), 2, y.data(), nullptr, scratch.view).is_ok());
+  CHECK(y[0] == 1.5f);
+  CHECK(y[1] == -2.0f);
+  CHECK(y[2] == 1.5f);
+  // x row 1 quantizes to {42, 85, 127} (3 -> 127, ties none), scale 3/127:
+  // Σ q·w = 42·5 - 85·7 + 127·9 = 758.
+  CHECK(y[3] == 758.0f * ((3.0f / 127.0f) * 0.125f) + -2.0f);
+}
+
+}  // namespace
+}  // namespace edgemt

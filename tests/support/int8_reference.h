@@ -1,0 +1,142 @@
+// Naive int8 references for the Int8PerRowDynamic kernels (kernels/int8_gemm.h),
+// written from the scheme's definition, independent of the packed layout:
+// symmetric per-row quantization of activations and an exact integer GEMM on
+// the file's [N, K] int8 weights followed by the scheme's float epilogue.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/int8_gemm.h"
+#include "support/kernel_testing.h"
+
+namespace edgemt::testing {
+
+struct QuantizedRows {
+  std::vector<int8_t> q;      // [rows, padded_depth(depth)]
+  std::vector<float> scale;   // [rows]
+};
+
+// max|x| / 127 per row; q = nearest (ties to even) of x · (127 / max|x|).
+inline QuantizedRows reference_quantize_rows(const std::vector<float>& x, size_t rows,
+                                             size_t depth) {
+  const size_t stride = kernels::int8::padded_depth(depth);
+  QuantizedRows out{std::vector<int8_t>(rows * stride, 0), std::vector<float>(rows, 0.0f)};
+  for (size_t m = 0; m < rows; ++m) {
+    float max_abs = 0.0f;
+    for (size_t k = 0; k < depth; ++k) max_abs = std::fmax(max_abs, std::fabs(x[m * depth + k]));
+    if (max_abs == 0.0f) continue;
+    const float inverse = 127.0f / max_abs;
+    out.scale[m] = max_abs / 127.0f;
+    for (size_t k = 0; k < depth; ++k) {
+      const float v = std::nearbyint(x[m * depth + k] * inverse);  // default mode: ties to even
+      out.q[m * stride + k] = static_cast<int8_t>(std::fmin(127.0f, std::fmax(-127.0f, v)));
+    }
+  }
+  return out;
+}
+
+// y[m, n] = float(Σ q·w) · (x_scale · w_scale) + bias, ReLU optional.
+inline std::vector<float> reference_int8_gemm(const QuantizedRows& x, size_t rows, size_t depth,
+                                              const std::vector<int8_t>& w,
+                                              const std::vector<float>& w_scale,
+                                              const float* bias, size_t columns, bool relu) {
+  const size_t stride = kernels::int8::padded_depth(depth);
+  std::vector<float> y(rows * columns);
+  for (size_t m = 0; m < rows; ++m) {
+    for (size_t n = 0; n < columns; ++n) {
+      int64_t sum = 0;
+      for (size_t k = 0; k < depth; ++k) {
+        sum += static_cast<int64_t>(x.q[m * stride + k]) * w[n * depth + k];
+      }
+      const float scale = x.scale[m] * w_scale[n];
+      float v = static_cast<float>(static_cast<int32_t>(sum)) * scale;
+      v = v + (bias != nullptr ? bias[n] : 0.0f);
+      y[m * columns + n] = relu ? (v > 0.0f ? v : 0.0f) : v;
+    }
+  }
+  return y;
+}
+
+// Per-row symmetric weights as the converter makes them (scale = max|w|/127).
+struct QuantizedWeights {
+  std::vector<int8_t> q;     // [N, K]
+  std::vector<float> scale;  // [N]
+};
+
+inline QuantizedWeights random_int8_weights(Random& rng, size_t columns, size_t depth) {
+  QuantizedWeights w{std::vector<int8_t>(columns * depth), std::vector<float>(columns)};
+  for (size_t n = 0; n < columns; ++n) {
+    w.scale[n] = rng.uniform(0.001f, 0.05f);
+    for (size_t k = 0; k < depth; ++k) {
+      w.q[n * depth + k] = static_cast<int8_t>(static_cast<int>(rng.index(0, 254)) - 127);
+    }
+  }
+  return w;
+}
+
+}  // namespace edgemt::testing
+
+#include <doctest/doctest.h>
+
+#include <initializer_list>
+
+namespace edgemt::testing {
+
+// Runs `kernel` over odd and round shapes (rows 1-17, columns not multiples
+// of 16, depth not multiple of 4), with and without bias and ReLU, and checks
+// every output bit against reference_int8_gemm; columns past N untouched.
+inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel,
+                                                const char* name) {
+  namespace q8 = kernels::int8;
+  Random rng(811);
+  for (size_t depth : {size_t{1}, size_t{3}, size_t{4}, size_t{5}, size_t{64}, size_t{255}, size_t{256}}) {
+    for (size_t columns : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{33}, size_t{64}, size_t{100}}) {
+      const QuantizedWeights w = random_int8_weights(rng, columns, depth);
+      const std::vector<float> bias = rng.normal_vector(columns, 0.0f, 1.0f);
+      for (bool with_bias : {false, true}) {
+        std::vector<uint8_t> storage(q8::packed_bytes(columns, depth) + 64);
+        void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+        q8::PackedWeights packed;
+        REQUIRE(q8::pack_weights(w.q.data(), w.scale.data(), with_bias ? bias.data() : nullptr,
+                                 columns, depth, aligned, &packed));
+        for (size_t rows : {size_t{1}, size_t{2}, size_t{3}, size_t{4}, size_t{5}, size_t{7}, size_t{9}, size_t{17}}) {
+          const std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 2.0f);
+          const QuantizedRows xq = reference_quantize_rows(x, rows, depth);
+          for (bool relu : {false, true}) {
+            const size_t y_stride = columns + 3;  // a stride wider than N: the gap stays untouched
+            std::vector<float> y(rows * y_stride, -7.0f);
+            q8::GemmArgs args;
+            args.xq = xq.q.data();
+            args.xq_stride = q8::padded_depth(depth);
+            args.x_scale = xq.scale.data();
+            args.rows = rows;
+            args.weights = &packed;
+            args.y = y.data();
+            args.y_stride = y_stride;
+            args.relu = relu;
+            kernel(args, 0, packed.block_count);
+            const std::vector<float> want = reference_int8_gemm(
+                xq, rows, depth, w.q, w.scale, with_bias ? bias.data() : nullptr, columns, relu);
+            bool same = true, gap_untouched = true;
+            for (size_t m = 0; m < rows; ++m) {
+              same = same && same_bits(&y[m * y_stride], &want[m * columns], columns);
+              for (size_t n = columns; n < y_stride; ++n) gap_untouched = gap_untouched && y[m * y_stride + n] == -7.0f;
+            }
+            CAPTURE(name);
+            CAPTURE(depth);
+            CAPTURE(columns);
+            CAPTURE(rows);
+            CAPTURE(with_bias);
+            CAPTURE(relu);
+            CHECK(same);
+            CHECK(gap_untouched);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace edgemt::testing

@@ -1,0 +1,88 @@
+"""Int8 per-row symmetric quantization: QuantizationScheme.Int8PerRowDynamic.
+
+Weights (done once, by the converter): every matrix [out, in] is stored as
+int8 codes q and one float32 scale per output row,
+
+    scale[r] = float32(max|w[r, :]|) / float32(127)        (float32 division)
+    q[r, c]  = clip(rint(w[r, c] / scale[r]), -127, 127)   (float64 division)
+    w[r, c] ~ q[r, c] * scale[r]                           (float32 product)
+
+Symmetric, so the code -128 is never used (the C++ kernels may negate codes
+without overflow). `rint` rounds half to even; the division is evaluated in
+float64 from the float32 operands so that which side of a .5 boundary a
+weight falls on is well defined (and reproducible in C++ with doubles). An
+all-zero row gets scale 0 and codes 0 (no division by zero).
+
+Activations (done at run time, by the runtime's dynamic int8 GEMM; here for
+the PyTorch reference): each row x of a projection's input is quantized on
+its own, in float32 only,
+
+    amax = max|x|;  if amax == 0 the row stays 0, else
+    q    = clip(rint(x * (float32(127) / amax)), -127, 127)
+    x   ~ q * (amax / float32(127))
+
+which mirrors the runtime operation for operation, so the reference rounds
+exactly where the runtime does.
+"""
+
+from typing import Tuple
+
+import numpy as np
+
+from .errors import UserError
+
+QMAX = 127  # largest code; codes lie in [-QMAX, QMAX]
+
+
+def quantize_rows(w: np.ndarray, name: str = "matrix") -> Tuple[np.ndarray, np.ndarray]:
+    """Matrix w [out, in] (float) -> (codes int8 [out, in], scale float32 [out]).
+
+    Raises UserError naming `name` when w holds nan or inf (a scale computed
+    from them would silently zero or poison the whole row)."""
+    w32 = np.asarray(w, dtype=np.float32)
+    if w32.ndim != 2:
+        raise ValueError(f"tensor {name}: quantize_rows needs a matrix, got shape {w32.shape}")
+    if not np.isfinite(w32).all():
+        raise UserError(f"tensor {name} contains non-finite values (nan or inf); "
+                        "cannot quantize it to int8")
+    amax = np.abs(w32).max(axis=1, initial=np.float32(0))              # [out] float32
+    scale = (amax / np.float32(QMAX)).astype(np.float32)                # [out] float32
+    # Rows with scale 0 (all zero, or a max so tiny that max/127 underflows)
+    # divide by 1 and are then zeroed: no division by zero, no warnings.
+    divisor = np.where(scale > 0, scale, np.float32(1)).astype(np.float64)
+    codes = np.rint(w32.astype(np.float64) / divisor[:, None])
+    q = np.clip(codes, -QMAX, QMAX).astype(np.int8)
+    q[scale == 0] = 0
+    return q, scale
+
+
+def dequantize_rows(q: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Codes [out, in] and scales [out] -> float32 [out, in], q * scale[r] in
+    float32 (what the runtime's embedding lookup and the reference use)."""
+    q = np.asarray(q)
+    scale = np.asarray(scale, dtype=np.float32)
+    if q.ndim != 2 or scale.shape != (q.shape[0],):
+        raise ValueError(f"dequantize_rows: codes {q.shape} and scales {scale.shape} "
+                         "do not match (need [out, in] and [out])")
+    return q.astype(np.float32) * scale[:, None]
+
+
+def quantize_activation_rows(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Activations [..., K] -> (codes int8 [..., K], scale float32 [..., 1]):
+    each row (last axis) quantized dynamically on its own, all in float32."""
+    x32 = np.asarray(x, dtype=np.float32)
+    amax = np.abs(x32).max(axis=-1, keepdims=True, initial=np.float32(0))  # [..., 1]
+    # A zero row uses amax 1: x * 127 is then 0 and so are its codes.
+    safe = np.where(amax > 0, amax, np.float32(1)).astype(np.float32)
+    inverse = np.float32(QMAX) / safe                                      # float32
+    q = np.clip(np.rint(x32 * inverse), -QMAX, QMAX).astype(np.int8)
+    scale = np.where(amax > 0, safe / np.float32(QMAX), np.float32(0)).astype(np.float32)
+    return q, scale
+
+
+def fake_quantize_activation_rows(x: np.ndarray) -> np.ndarray:
+    """Activations [..., K] -> float32 [..., K] with each row replaced by the
+    values its int8 codes stand for (q * amax / 127): the input the runtime's
+    dynamic int8 GEMM effectively multiplies."""
+    q, scale = quantize_activation_rows(x)
+    return q.astype(np.float32) * scale
