@@ -5,7 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bash "$root/platforms/debian12/install-deps.sh"
 bash "$root/platforms/debian12/build.sh"
-model="$root/models/multi30k-en-de.fp16.emt"
+model="$root/models/multi30k-en-de.int8.emt"
 echo
 echo "== edgemt translate -m models/$(basename "$model")"
 printf '%s\n' \

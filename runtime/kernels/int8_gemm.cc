@@ -41,28 +41,51 @@ size_t packed_bytes(size_t columns, size_t depth) { return pack_layout(columns, 
 
 bool pack_weights(const int8_t* wq, const float* scale, const float* bias, size_t columns,
                   size_t depth, void* storage, PackedWeights* out) {
-  for (size_t i = 0; i < columns * depth; ++i) {
-    if (wq[i] == std::numeric_limits<int8_t>::min()) return false;
-  }
   const PackLayout l = pack_layout(columns, depth);
   uint8_t* base = static_cast<uint8_t*>(storage);
-  std::memset(base, 0, l.total);
   int8_t* blocks = reinterpret_cast<int8_t*>(base);
   float* scales = reinterpret_cast<float*>(base + l.scale);
   float* biases = reinterpret_cast<float*>(base + l.bias);
   int32_t* sums = reinterpret_cast<int32_t*>(base + l.column_sum);
-  for (size_t n = 0; n < columns; ++n) {
-    const size_t b = n / kBlockColumns, c = n % kBlockColumns;
-    const int8_t* row = wq + n * depth;
+  const size_t padded_columns = l.block_count * kBlockColumns;
+  // Per row: the -128 check and Σ_k (both vectorize), scale and bias.
+  for (size_t n = 0; n < padded_columns; ++n) {
     int32_t sum = 0;
-    for (size_t k = 0; k < depth; ++k) {
-      const size_t g = k / kGroupDepth, j = k % kGroupDepth;
-      blocks[(b * l.groups + g) * kGroupBytes + c * kGroupDepth + j] = row[k];
-      sum += row[k];
+    int32_t low = 0;
+    if (n < columns) {
+      const int8_t* row = wq + n * depth;
+      for (size_t k = 0; k < depth; ++k) {
+        sum += row[k];
+        low = row[k] < low ? row[k] : low;
+      }
     }
-    scales[n] = scale[n];
-    biases[n] = bias != nullptr ? bias[n] : 0.0f;
+    if (low == std::numeric_limits<int8_t>::min()) return false;
     sums[n] = sum;
+    scales[n] = n < columns ? scale[n] : 0.0f;
+    biases[n] = n < columns && bias != nullptr ? bias[n] : 0.0f;
+  }
+  // The blocks: each (column, group) is the row's 4 bytes at depth 4g, so
+  // whole groups move as 32-bit words; the last partial group and the
+  // padding columns are zero.
+  const size_t full_groups = depth / kGroupDepth;
+  for (size_t b = 0; b < l.block_count; ++b) {
+    for (size_t g = 0; g < l.groups; ++g) {
+      int8_t* group = blocks + (b * l.groups + g) * kGroupBytes;
+      for (size_t c = 0; c < kBlockColumns; ++c) {
+        const size_t n = b * kBlockColumns + c;
+        int8_t* lane = group + c * kGroupDepth;
+        if (n >= columns) {
+          std::memset(lane, 0, kGroupDepth);
+        } else if (g < full_groups) {
+          std::memcpy(lane, wq + n * depth + g * kGroupDepth, kGroupDepth);
+        } else {
+          for (size_t j = 0; j < kGroupDepth; ++j) {
+            const size_t k = g * kGroupDepth + j;
+            lane[j] = k < depth ? wq[n * depth + k] : 0;
+          }
+        }
+      }
+    }
   }
   out->blocks = blocks;
   out->scale = scales;

@@ -137,10 +137,10 @@ TEST_CASE("the allocation counters see allocations") {
 
 // Runs the allocation check: 12 reference sentences, 1 and 2 threads,
 // greedy and beam 4, with `profile` attached (nullptr: none).
-static void check_translate_allocates_nothing(edgemt::Profile* profile) {
+static void check_translate_allocates_nothing(const char* path, edgemt::Profile* profile) {
+  CAPTURE(std::string(path));
   std::unique_ptr<edgemt::Model> model;
-  REQUIRE_MESSAGE(edgemt::Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok(),
-                  "bundled model missing: " EDGEMT_BUNDLED_MODEL);
+  REQUIRE_MESSAGE(edgemt::Model::load(path, &model).is_ok(), "bundled model missing: " << path);
   std::unique_ptr<edgemt::Tokenizer> tokenizer;
   REQUIRE(edgemt::Tokenizer::create(*model, &tokenizer).is_ok());
 
@@ -189,13 +189,14 @@ static void check_translate_allocates_nothing(edgemt::Profile* profile) {
   }
 }
 
-TEST_CASE("translate() makes no heap or XNNPACK allocation") {
-  check_translate_allocates_nothing(nullptr);
+TEST_CASE("translate() makes no heap or XNNPACK allocation (int8 and fp16 models)") {
+  check_translate_allocates_nothing(EDGEMT_BUNDLED_MODEL, nullptr);
+  check_translate_allocates_nothing(EDGEMT_BUNDLED_FP16_MODEL, nullptr);
 }
 
 TEST_CASE("translate() with a Profile attached makes no heap or XNNPACK allocation") {
   edgemt::Profile profile;
-  check_translate_allocates_nothing(&profile);
+  check_translate_allocates_nothing(EDGEMT_BUNDLED_MODEL, &profile);
   CHECK(profile.count(edgemt::ProfilePart::kTranslate) == 4);  // 2 thread counts x 2 beams
   CHECK(profile.ns(edgemt::ProfilePart::kDecoderStep) > 0);
 }

@@ -1,5 +1,6 @@
-// Translator on the bundled model: the decoding paths (batching, threads,
-// beams) must agree with each other and with the PyTorch references.
+// Translator on the bundled models (int8 default, fp16): the decoding paths
+// (batching, threads, beams) must agree with each other and with the PyTorch
+// references.
 #include "edgemt/translator.h"
 
 #include <doctest/doctest.h>
@@ -21,9 +22,9 @@ struct Loaded {
   std::unique_ptr<edgemt::Translator> translator;
 };
 
-Loaded load(size_t threads, size_t max_batch, size_t max_beam) {
+Loaded load(const char* path, size_t threads, size_t max_batch, size_t max_beam) {
   Loaded loaded;
-  const edgemt::Status status = edgemt::Model::load(EDGEMT_BUNDLED_MODEL, &loaded.model);
+  const edgemt::Status status = edgemt::Model::load(path, &loaded.model);
   REQUIRE_MESSAGE(status.is_ok(), status.message());
   edgemt::TranslatorOptions options;
   options.threads = threads;
@@ -77,32 +78,43 @@ size_t count_equal(const std::vector<Ids>& a, const std::vector<Ids>& b) {
 
 }  // namespace
 
+constexpr const char* kBundledModels[] = {EDGEMT_BUNDLED_MODEL, EDGEMT_BUNDLED_FP16_MODEL};
+
 TEST_CASE("batched greedy output equals one-at-a-time output") {
   const std::vector<Ids> sources = first_sources(48);
-  Loaded loaded = load(1, 16, 1);
-  const std::vector<Ids> one = translate_all(*loaded.translator, sources, 1, 1);
-  const std::vector<Ids> batched = translate_all(*loaded.translator, sources, 16, 1);
-  CHECK(count_equal(one, batched) == sources.size());
+  for (const char* path : kBundledModels) {
+    CAPTURE(std::string(path));
+    Loaded loaded = load(path, 1, 16, 1);
+    const std::vector<Ids> one = translate_all(*loaded.translator, sources, 1, 1);
+    const std::vector<Ids> batched = translate_all(*loaded.translator, sources, 16, 1);
+    CHECK(count_equal(one, batched) == sources.size());
+  }
 }
 
 TEST_CASE("batched beam output equals one-at-a-time output") {
   const std::vector<Ids> sources = first_sources(24);
-  Loaded loaded = load(1, 8, 4);
-  const std::vector<Ids> one = translate_all(*loaded.translator, sources, 1, 4);
-  const std::vector<Ids> batched = translate_all(*loaded.translator, sources, 8, 4);
-  CHECK(count_equal(one, batched) == sources.size());
+  for (const char* path : kBundledModels) {
+    CAPTURE(std::string(path));
+    Loaded loaded = load(path, 1, 8, 4);
+    const std::vector<Ids> one = translate_all(*loaded.translator, sources, 1, 4);
+    const std::vector<Ids> batched = translate_all(*loaded.translator, sources, 8, 4);
+    CHECK(count_equal(one, batched) == sources.size());
+  }
 }
 
 TEST_CASE("output is identical for 1 2 and 3 threads") {
   const std::vector<Ids> sources = first_sources(32);
-  Loaded single = load(1, 16, 4);
-  const std::vector<Ids> greedy1 = translate_all(*single.translator, sources, 16, 1);
-  const std::vector<Ids> beam1 = translate_all(*single.translator, sources, 8, 4);
-  for (size_t threads : {size_t{2}, size_t{3}}) {
-    CAPTURE(threads);
-    Loaded multi = load(threads, 16, 4);
-    CHECK(count_equal(greedy1, translate_all(*multi.translator, sources, 16, 1)) == sources.size());
-    CHECK(count_equal(beam1, translate_all(*multi.translator, sources, 8, 4)) == sources.size());
+  for (const char* path : kBundledModels) {
+    CAPTURE(std::string(path));
+    Loaded single = load(path, 1, 16, 4);
+    const std::vector<Ids> greedy1 = translate_all(*single.translator, sources, 16, 1);
+    const std::vector<Ids> beam1 = translate_all(*single.translator, sources, 8, 4);
+    for (size_t threads : {size_t{2}, size_t{3}}) {
+      CAPTURE(threads);
+      Loaded multi = load(path, threads, 16, 4);
+      CHECK(count_equal(greedy1, translate_all(*multi.translator, sources, 16, 1)) == sources.size());
+      CHECK(count_equal(beam1, translate_all(*multi.translator, sources, 8, 4)) == sources.size());
+    }
   }
 }
 
@@ -110,7 +122,7 @@ TEST_CASE("fp16 greedy matches PyTorch on the fp16-rounded weights") {
   const std::vector<Ids> expected = read_id_lines(reference_path("torch_fp16_greedy.ids"));
   REQUIRE_MESSAGE(expected.size() == 1000, "models/reference/torch_fp16_greedy.ids missing");
   const std::vector<Ids> sources = first_sources(1000);
-  Loaded loaded = load(2, 32, 1);
+  Loaded loaded = load(EDGEMT_BUNDLED_FP16_MODEL, 2, 32, 1);
   const std::vector<Ids> outputs = translate_all(*loaded.translator, sources, 32, 1);
   const size_t equal = count_equal(outputs, expected);
   MESSAGE("fp16 greedy identical to the PyTorch reference: " << equal << " / 1000");
@@ -119,7 +131,7 @@ TEST_CASE("fp16 greedy matches PyTorch on the fp16-rounded weights") {
 
 TEST_CASE("beam output holds no EOS bos or pad") {
   const std::vector<Ids> sources = first_sources(16);
-  Loaded loaded = load(1, 16, 4);
+  Loaded loaded = load(EDGEMT_BUNDLED_MODEL, 1, 16, 4);
   const std::vector<Ids> beam = translate_all(*loaded.translator, sources, 16, 4);
   for (const Ids& ids : beam) {
     CHECK(!ids.empty());

@@ -20,7 +20,9 @@ CHECKPOINT_DIR = os.path.join(SHARED_DIR, "models", "multi30k-en-de")
 DATA_DIR = os.path.join(SHARED_DIR, "data", "multi30k")
 MODELS_DIR = os.path.join(REPO_ROOT, "models")
 REFERENCE_DIR = os.path.join(MODELS_DIR, "reference")
-BUNDLED_MODEL = os.path.join(MODELS_DIR, "multi30k-en-de.fp16.emt")
+# The bundled default model (int8) and its fp16 sibling (models/MODEL_CARD.md).
+BUNDLED_MODEL = os.path.join(MODELS_DIR, "multi30k-en-de.int8.emt")
+BUNDLED_FP16_MODEL = os.path.join(MODELS_DIR, "multi30k-en-de.fp16.emt")
 SKIP_MESSAGE = "SKIPPED: ../shared checkpoint not found"
 
 

@@ -1,5 +1,5 @@
-"""models/multi30k-en-de.fp16.emt: the one bundled model is complete and valid
-(needs only the repository)."""
+"""models/multi30k-en-de.int8.emt (the default) and .fp16.emt: the bundled models
+are complete and valid (needs only the repository)."""
 
 import os
 import shutil
@@ -19,10 +19,26 @@ class BundledModelTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.model = read_model(helpers.BUNDLED_MODEL)
+        cls.fp16 = read_model(helpers.BUNDLED_FP16_MODEL)
 
     def test_only_emt_in_models(self):
-        emts = [n for n in os.listdir(helpers.MODELS_DIR) if n.endswith(".emt")]
-        self.assertEqual(emts, ["multi30k-en-de.fp16.emt"])
+        emts = sorted(n for n in os.listdir(helpers.MODELS_DIR) if n.endswith(".emt"))
+        self.assertEqual(emts, ["multi30k-en-de.fp16.emt", "multi30k-en-de.int8.emt"])
+
+    def test_int8_is_the_fp16_model_quantized(self):
+        """Same header (but dtype and scheme) and tokenizer; int8 matrices a quarter of f32."""
+        self.assertEqual(self.model.header.weight_dtype, "int8")
+        self.assertEqual(self.model.header.quantization, "Int8PerRowDynamic")
+        self.assertEqual(self.fp16.header.weight_dtype, "fp16")
+        self.assertEqual(self.model.header.config, self.fp16.header.config)
+        self.assertEqual(self.model.header.tokenizer_model, self.fp16.header.tokenizer_model)
+        self.fp16.check_against_config()
+        for name, entry in self.fp16.entries.items():
+            if entry.dtype == "f16":
+                self.assertEqual(self.model.entries[name].dtype, "i8", name)
+                self.assertEqual(self.model.entries[name].size * 2, entry.size, name)
+        self.assertLessEqual(os.path.getsize(helpers.BUNDLED_MODEL),
+                             0.30 * 2 * os.path.getsize(helpers.BUNDLED_FP16_MODEL))
 
     def test_tensors_agree_with_config(self):
         self.model.check_against_config()
@@ -35,7 +51,7 @@ class BundledModelTest(unittest.TestCase):
         self.assertTrue(cfg.tied_output and cfg.shared_embeddings and cfg.output_bias)
         self.assertEqual(cfg.embedding_scale, 16.0)
         self.assertAlmostEqual(cfg.layer_norm_eps, 1e-5)
-        self.assertEqual(self.model.header.weight_dtype, "fp16")
+        self.assertEqual(self.model.header.weight_dtype, "int8")
         for name in self.model.entries:
             self.assertTrue(np.isfinite(self.model.array(name)).all(), name)
 

@@ -17,7 +17,8 @@ class CompareSmokeTest(unittest.TestCase):
                                   "--edgemt", CLI, "--shared", helpers.SHARED_DIR)
         self.assertEqual(result.returncode, 0, result.stderr)
         for expected in ("machine:", "command:", "threads 1", "PyTorch eager fp32",
-                         "PyTorch dynamic int8", "edgemt fp32", "edgemt fp16", "p50 ms"):
+                         "PyTorch dynamic int8", "edgemt fp32", "edgemt fp16", "edgemt int8",
+                         "edgemt int8 vs edgemt fp32:", "p50 ms", "sent/s"):
             self.assertIn(expected, result.stdout)
 
 

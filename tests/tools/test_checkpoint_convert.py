@@ -31,16 +31,17 @@ class CheckpointConvertTest(unittest.TestCase):
                         "--src-lang", "en", "--tgt-lang", "de", "--dtype", dtype, "-o", output],
                        check=True, env=env, capture_output=True)
 
-    def test_bundled_model_is_a_fresh_conversion(self):
-        """models/multi30k-en-de.fp16.emt is byte-identical to converting again with
-        the same created_utc (so it cannot silently go stale)."""
-        bundled = read_model(helpers.BUNDLED_MODEL)
-        created = bundled.header.provenance.created_utc
-        epoch = calendar.timegm(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ"))
-        output = os.path.join(self.tmp, "again.emt")
-        self.convert("fp16", output, epoch)
-        with open(output, "rb") as a, open(helpers.BUNDLED_MODEL, "rb") as b:
-            self.assertTrue(a.read() == b.read(), "bundled model differs from a fresh conversion")
+    def test_bundled_models_are_fresh_conversions(self):
+        """models/multi30k-en-de.{int8,fp16}.emt are byte-identical to converting again
+        with the same created_utc (so they cannot silently go stale)."""
+        for dtype, path in (("int8", helpers.BUNDLED_MODEL), ("fp16", helpers.BUNDLED_FP16_MODEL)):
+            bundled = read_model(path)
+            created = bundled.header.provenance.created_utc
+            epoch = calendar.timegm(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ"))
+            output = os.path.join(self.tmp, f"again.{dtype}.emt")
+            self.convert(dtype, output, epoch)
+            with open(output, "rb") as a, open(path, "rb") as b:
+                self.assertTrue(a.read() == b.read(), f"{path} differs from a fresh conversion")
 
     def test_fp32_tensors_equal_state_dict(self):
         output = os.path.join(self.tmp, "m32.emt")

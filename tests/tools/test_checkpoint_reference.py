@@ -59,7 +59,7 @@ class CheckpointReferenceTest(unittest.TestCase):
     def test_bundled_file_logits_match_fp16_reference(self):
         """Independent numpy forward over the bundled .emt == torch with fp16-rounded weights."""
         ref = self.make("fp16")
-        numpy_model = NumpyTransformer(read_model(helpers.BUNDLED_MODEL))
+        numpy_model = NumpyTransformer(read_model(helpers.BUNDLED_FP16_MODEL))
         src = ref.encode_text(self.sources[1])
         prefix = [2] + read_ids("torch_fp16_greedy.ids", 2)[1][:5]
         got = numpy_model.next_logits(src, prefix)

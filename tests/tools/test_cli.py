@@ -67,7 +67,8 @@ class CliTest(unittest.TestCase):
     def test_output_matches_the_pytorch_reference(self):
         sources = helpers_lines("test_2016_flickr.en")[:40]
         expected = helpers_lines("torch_fp16_greedy.de")[:40]
-        result = run("translate", "-m", MODEL, stdin="".join(s + "\n" for s in sources))
+        result = run("translate", "-m", helpers.BUNDLED_FP16_MODEL,
+                     stdin="".join(s + "\n" for s in sources))
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout.decode("utf-8").splitlines(), expected)
 
@@ -84,8 +85,10 @@ class CliTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         out = result.stdout.decode("utf-8")
         for fragment in ("format version     1", "en -> de", "d_model          256",
-                         "compute path", "encoder.layers.0.self_attn.qkv.weight", "f16",
-                         "[768, 256]", "parameters       7652160", "file size"):
+                         "weight dtype       i8", "quantization       int8-per-row-dynamic",
+                         "compute path     int8 (int8-per-row-dynamic: own int8 GEMM",
+                         "encoder.layers.0.self_attn.qkv.weight", "encoder.layers.0.ffn.in.weight_scale",
+                         "[768, 256]", "file size"):
             self.assertIn(fragment, out)
 
     def test_bench_prints_figures_and_checks_outputs(self):

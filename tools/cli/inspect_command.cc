@@ -42,6 +42,10 @@ void print_config(const Model& model) {
   std::printf("converter          edgemt-convert %s, created %s\n", p.converter_version,
               p.created_utc);
   std::printf("weight dtype       %s\n", dtype_name(model.weight_dtype()));
+  std::printf("quantization       %s%s\n", quantization_scheme_name(model.quantization()),
+              model.quantization() == QuantizationScheme::kInt8PerRowDynamic
+                  ? " (int8 per output row with <matrix>_scale; activations per row at run time)"
+                  : "");
   std::printf("\nconfig\n");
   std::printf("  layers           %u encoder, %u decoder\n", c.encoder_layers, c.decoder_layers);
   std::printf("  d_model          %u\n", c.d_model);

@@ -8,7 +8,8 @@ repetition (machine drift cancels), medians over --repeat:
     `translate --batch 32 --beam 4` minus its load time (measured on an
     empty input, reported as its own column).
 Systems: PyTorch eager fp32, PyTorch dynamic int8 (quantize_dynamic on
-nn.Linear), edgemt fp32 (converted here) and the bundled edgemt fp16 file.
+nn.Linear), edgemt fp32 (converted here) and the bundled edgemt fp16 and int8
+files. After each table, edgemt int8 and fp16 against edgemt fp32.
 Each measurement runs in its own process; peak RSS is that process's.
 """
 import argparse
@@ -25,6 +26,7 @@ from .textio import read_lines
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 BUNDLED_FP16 = os.path.join(REPO_ROOT, "models", "multi30k-en-de.fp16.emt")
+BUNDLED_INT8 = os.path.join(REPO_ROOT, "models", "multi30k-en-de.int8.emt")
 SKIP_MESSAGE = "SKIPPED: ../shared checkpoint not found"
 
 
@@ -126,6 +128,22 @@ def run_edgemt_throughput(binary, model, threads, src, empty, out):
             "tokens": None}
 
 
+def print_against_edgemt_fp32(summary, lower_is_faster):
+    """One line per other edgemt precision: speed and peak RSS relative to edgemt
+    fp32 in the same run, and how many outputs are identical to fp32's."""
+    if "edgemt fp32" not in summary:
+        return
+    speed32, rss32, out32 = summary["edgemt fp32"]
+    for name in ("edgemt fp16", "edgemt int8"):
+        if name not in summary:
+            continue
+        speed, rss, out = summary[name]
+        faster = speed32 / speed if lower_is_faster else speed / speed32
+        same = sum(a == b for a, b in zip(out, out32))
+        print(f"  {name} vs edgemt fp32: {faster:.2f}x the speed, {rss / rss32:.2f}x the peak RSS, "
+              f"{same}/{len(out32)} outputs identical")
+
+
 def _pct(values, q):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
@@ -179,7 +197,9 @@ def main(argv=None):
                     paths["checkpoint"]),
                    ("edgemt fp32", lambda t: run_edgemt(args.edgemt, fp32, t, sources), fp32),
                    ("edgemt fp16", lambda t: run_edgemt(args.edgemt, BUNDLED_FP16, t, sources),
-                    BUNDLED_FP16)]
+                    BUNDLED_FP16),
+                   ("edgemt int8", lambda t: run_edgemt(args.edgemt, BUNDLED_INT8, t, sources),
+                    BUNDLED_INT8)]
         for threads in [int(t) for t in args.threads.split(",")]:
             res = {name: [] for name, _, _ in systems}
             for _ in range(args.repeat):          # interleaved: every system once per repetition
@@ -189,6 +209,7 @@ def main(argv=None):
             print(f"{'system':22} {'p50 ms':>8} {'p90 ms':>8} {'mean ms':>8} {'RSS MiB':>8} "
                   f"{'file MB':>8} {'BLEU':>6} {'speed-up':>8} {'mem':>6}")
             base = None
+            summary = {}
             for name, _, path in systems:
                 runs = res[name]
                 p50 = statistics.median(_pct(r["times"], .5) for r in runs) * 1e3
@@ -197,9 +218,11 @@ def main(argv=None):
                 rss = statistics.median(r["rss"] for r in runs)
                 bleu = corpus_bleu(runs[0]["outputs"], refs).score
                 base = base or (p50, rss)
+                summary[name] = (p50, rss, runs[0]["outputs"])
                 print(f"{name:22} {p50:8.2f} {p90:8.2f} {mean:8.2f} {rss:8.1f} "
                       f"{os.path.getsize(path) / 1e6:8.1f} {bleu:6.2f} "
                       f"{base[0] / p50:7.2f}x {rss / base[1]:6.2f}")
+            print_against_edgemt_fp32(summary, lower_is_faster=True)
         throughput(args, paths, fp32, tmp, corpus_bleu)
     return 0
 
@@ -218,6 +241,8 @@ def throughput(args, paths, fp32, tmp, corpus_bleu):
                ("PyTorch dynamic int8", lambda t: run_torch("int8", paths, t, src, 32)),
                ("edgemt fp32", lambda t: run_edgemt_throughput(args.edgemt, fp32, t, src, empty, out)),
                ("edgemt fp16", lambda t: run_edgemt_throughput(args.edgemt, BUNDLED_FP16, t, src,
+                                                               empty, out)),
+               ("edgemt int8", lambda t: run_edgemt_throughput(args.edgemt, BUNDLED_INT8, t, src,
                                                                empty, out))]
     print(f"\nbatch-32 beam-4 throughput, {n} sentences of test_2016_flickr, repeat {args.repeat}"
           " (edgemt: seconds exclude its load time, shown separately)")
@@ -230,6 +255,7 @@ def throughput(args, paths, fp32, tmp, corpus_bleu):
         print(f"{'system':22} {'sent/s':>8} {'load ms':>8} {'RSS MiB':>8} {'BLEU':>6} "
               f"{'speed-up':>8} {'mem':>6}")
         base = None
+        summary = {}
         for name, _ in systems:
             runs = res[name]
             seconds = statistics.median(r["seconds"] for r in runs)
@@ -239,5 +265,7 @@ def throughput(args, paths, fp32, tmp, corpus_bleu):
             bleu = corpus_bleu(runs[0]["outputs"], refs).score
             base = base or (rate, rss)
             load_text = f"{load:8.1f}" if load is not None else f"{'-':>8}"
+            summary[name] = (rate, rss, runs[0]["outputs"])
             print(f"{name:22} {rate:8.2f} {load_text} {rss:8.1f} {bleu:6.2f} "
                   f"{rate / base[0]:7.2f}x {rss / base[1]:6.2f}")
+        print_against_edgemt_fp32(summary, lower_is_faster=False)

@@ -4,13 +4,16 @@ On Multi30k test_2016_flickr (1,000 sentences) it runs, in one invocation:
   * PyTorch greedy on the checkpoint (fp32, live; or read from the committed
     reference with --torch-from-reference),
   * edgemt fp32 greedy and fp32 beam 4 (a file converted from the checkpoint
-    into a temporary folder), and edgemt fp16 greedy (the bundled model),
+    into a temporary folder), and edgemt fp16 and int8 greedy (the bundled
+    models),
 and prints corpus BLEU (sacreBLEU-compatible, edgemt_tools.bleu) per system,
 how many outputs are identical to the matching PyTorch output, and the wall
 time. With --check it exits 1 unless the issue's thresholds hold:
   fp32 greedy identical to PyTorch greedy for >= 995 sentences,
   fp32 beam 4 identical to the PyTorch reference beam search for >= 980,
-  fp16 greedy BLEU within 0.2 of fp32 greedy BLEU.
+  fp16 greedy BLEU within 0.2 of fp32 greedy BLEU,
+  int8 greedy BLEU within 0.5 of fp32 greedy BLEU,
+  int8 greedy identical to edgemt fp32 greedy for >= 80% of the sentences.
 """
 
 import argparse
@@ -28,7 +31,8 @@ from .textio import read_lines
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REFERENCE_DIR = os.path.join(REPO_ROOT, "models", "reference")
-BUNDLED_MODEL = os.path.join(REPO_ROOT, "models", "multi30k-en-de.fp16.emt")
+BUNDLED_FP16 = os.path.join(REPO_ROOT, "models", "multi30k-en-de.fp16.emt")
+BUNDLED_INT8 = os.path.join(REPO_ROOT, "models", "multi30k-en-de.int8.emt")
 SKIP_MESSAGE = "SKIPPED: ../shared checkpoint not found"
 
 
@@ -126,10 +130,13 @@ def main(argv=None) -> int:
             for label, model, beam, compare, compare_label in [
                     ("edgemt fp32 greedy", fp32_model, 1, torch_out, "PyTorch greedy"),
                     ("edgemt fp32 beam 4", fp32_model, 4, beam_reference, "PyTorch beam 4"),
-                    ("edgemt fp16 greedy", BUNDLED_MODEL, 1, torch_out, "PyTorch greedy")]:
+                    ("edgemt fp16 greedy", BUNDLED_FP16, 1, torch_out, "PyTorch greedy"),
+                    ("edgemt int8 greedy", BUNDLED_INT8, 1, None, "edgemt fp32 greedy")]:
                 output = os.path.join(tmp, label.replace(" ", "_") + ".de")
                 seconds = run_edgemt(args.edgemt, model, source_file, output, beam, args.threads)
                 hyps = read_lines(output)
+                if compare is None:  # int8 is held to edgemt's own fp32 output
+                    compare = runs[0][1]
                 runs.append((label, hyps, seconds, identical(hyps, compare), compare_label))
     except (UserError, OSError) as error:
         print(f"edgemt-evaluate: {error}", file=sys.stderr)
@@ -146,12 +153,15 @@ def main(argv=None) -> int:
         agreement = f"{same}/{n} {compare_label}" if same is not None else "-"
         print(f"{label:<44} {score:6.2f} {agreement:>26} {seconds:8.1f}")
 
-    fp32, beam, fp16 = runs
+    fp32, beam, fp16, int8 = runs
     checks = [
         (f"fp32 greedy identical to PyTorch greedy >= {0.995 * n:.0f}", fp32[3] >= 0.995 * n),
         (f"fp32 beam 4 identical to PyTorch beam 4 >= {0.98 * n:.0f}", beam[3] >= 0.98 * n),
         ("fp16 greedy BLEU within 0.2 of fp32 greedy",
          abs(bleu[fp16[0]] - bleu[fp32[0]]) <= 0.2),
+        ("int8 greedy BLEU within 0.5 of fp32 greedy",
+         abs(bleu[int8[0]] - bleu[fp32[0]]) <= 0.5),
+        (f"int8 greedy identical to fp32 greedy >= {0.8 * n:.0f}", int8[3] >= 0.8 * n),
     ]
     print()
     for text, ok in checks:

@@ -292,34 +292,33 @@ TEST_CASE("format/model: unsupported version through load") {
   CHECK(model == nullptr);
 }
 
-TEST_CASE("format/model: the bundled model loads with the expected config") {
-  struct stat info;
-  if (::stat(EDGEMT_BUNDLED_MODEL, &info) != 0) {
-    MESSAGE("SKIPPED: bundled model " EDGEMT_BUNDLED_MODEL " is not there yet");
-    return;
-  }
+void check_bundled_model(const char* path, DType dtype, QuantizationScheme scheme) {
+  CAPTURE(std::string(path));
   std::unique_ptr<Model> model;
-  const Status status = Model::load(EDGEMT_BUNDLED_MODEL, &model);
-  CHECK_MESSAGE(status.is_ok(), std::string(status.message()));
-  if (!model) return;
+  const Status status = Model::load(path, &model);
+  REQUIRE_MESSAGE(status.is_ok(), std::string(status.message()));
   const TransformerConfig& c = model->config();
   CHECK(c.d_model == 256);
   CHECK(c.heads == 4);
   CHECK(c.encoder_layers == 3);
   CHECK(c.decoder_layers == 3);
   CHECK(c.vocab_size == 8000);
-  CHECK(model->weight_dtype() == DType::kF16);
-  CHECK(model->tensor_count() == expected_tensor_count(c));
+  CHECK(model->weight_dtype() == dtype);
+  CHECK(model->quantization() == scheme);
+  CHECK(model->tensor_count() == expected_tensor_count(c, dtype));
   size_t tokenizer_size = 0;
   CHECK(model->tokenizer_model(&tokenizer_size) != nullptr);
   CHECK(tokenizer_size > 0);
   const TensorView* positions = model->find_tensor("position.table");
-  CHECK(positions != nullptr);
-  if (positions != nullptr) {
-    CHECK(positions->dtype == DType::kF32);
-    CHECK(positions->shape[0] == c.max_positions);
-    CHECK(positions->shape[1] == 256);
-  }
+  REQUIRE(positions != nullptr);
+  CHECK(positions->dtype == DType::kF32);
+  CHECK(positions->shape[0] == c.max_positions);
+  CHECK(positions->shape[1] == 256);
+}
+
+TEST_CASE("format/model: the bundled models (int8 default, fp16) load with the expected config") {
+  check_bundled_model(EDGEMT_BUNDLED_MODEL, DType::kI8, QuantizationScheme::kInt8PerRowDynamic);
+  check_bundled_model(EDGEMT_BUNDLED_FP16_MODEL, DType::kF16, QuantizationScheme::kNone);
 }
 
 }  // namespace
