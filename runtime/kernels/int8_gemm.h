@@ -86,11 +86,16 @@ using GemmKernel = void (*)(const GemmArgs& args, size_t first_block, size_t blo
 // The portable kernel (any CPU; the reference the others are tested against).
 void gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count);
 
-// The fastest kernel this CPU runs (see core/cpu_features.h) and its name
-// ("avx512-vnni", "avx2", "neon-dotprod", "neon", "portable").
+using QuantizeKernel = void (*)(const float* x, size_t rows, size_t depth, size_t x_stride,
+                                int8_t* xq, float* scale);
+
+// The fastest kernel this CPU runs (see core/cpu_features.h), its name
+// ("avx512-vnni", "avx2", "neon-dotprod", "neon", "portable") and the
+// activation quantizer that goes with it (the same bits as quantize_rows).
 struct GemmVariant {
   GemmKernel kernel = nullptr;
   const char* name = "";
+  QuantizeKernel quantize = nullptr;
 };
 GemmVariant best_gemm_kernel();
 

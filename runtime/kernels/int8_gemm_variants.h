@@ -50,6 +50,9 @@ inline float dequantize(int32_t sum, float x_scale, float w_scale, float bias, b
 #if defined(__x86_64__)
 void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
+// quantize_rows with AVX-512 (F, BW): the same bits, 16 values at a time.
+void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
+                          float* scale);
 #endif
 #if defined(__aarch64__)
 void gemm_neon(const GemmArgs& args, size_t first_block, size_t block_count);

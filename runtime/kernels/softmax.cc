@@ -20,12 +20,11 @@ void softmax(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-void log_softmax(float* x, size_t n) {
-  const float m = detail::max(x, n);
-  // An all -inf row stays all -inf (log of the all-zero softmax row).
-  if (m == -__builtin_huge_valf()) return;
+namespace {
 
-  // sum(e^(x - m)) without touching x: blocks of lanes as detail::sum.
+// log(sum(e^(x - m))) for the row's max m (finite), without touching x:
+// blocks of lanes as detail::sum, so the exp loop vectorizes.
+float log_sum_exp_shifted(const float* x, size_t n, float m) {
   float total = 0.0f;
   for (size_t b = 0; b < n; b += detail::kBlock) {
     const size_t len = n - b < detail::kBlock ? n - b : detail::kBlock;
@@ -38,8 +37,23 @@ void log_softmax(float* x, size_t n) {
     for (size_t l = 0; i + l < len; ++l) acc[l] += math::exp_f32(xb[i + l] - m);
     total += detail::combine_lanes(acc);
   }
-  const float log_total = static_cast<float>(math::log_f64(static_cast<double>(total)));
+  return static_cast<float>(math::log_f64(static_cast<double>(total)));
+}
+
+}  // namespace
+
+void log_softmax(float* x, size_t n) {
+  const float m = detail::max(x, n);
+  // An all -inf row stays all -inf (log of the all-zero softmax row).
+  if (m == -__builtin_huge_valf()) return;
+  const float log_total = log_sum_exp_shifted(x, n, m);
   for (size_t j = 0; j < n; ++j) x[j] = (x[j] - m) - log_total;
+}
+
+float log_sum_exp(const float* x, size_t n) {
+  const float m = detail::max(x, n);
+  if (m == -__builtin_huge_valf()) return m;
+  return m + log_sum_exp_shifted(x, n, m);
 }
 
 }  // namespace edgemt::kernels

@@ -12,4 +12,9 @@ void softmax(float* x, size_t n);
 // log_softmax over one row: x[i] - max - log(sum(exp(x - max))). In place.
 void log_softmax(float* x, size_t n);
 
+// log(sum(exp(x))) = max + log(sum(exp(x - max))), the normalizer of
+// log_softmax computed exactly as log_softmax computes it, without writing x
+// (greedy search scores its arg-max with it). -inf for an all -inf row.
+float log_sum_exp(const float* x, size_t n);
+
 }  // namespace edgemt::kernels

@@ -65,6 +65,7 @@ namespace {
 constexpr size_t kBlocksPerTask = 4;
 
 struct QuantizeTask {
+  q8::QuantizeKernel quantize;
   const float* x;
   size_t depth;
   int8_t* quantized;
@@ -92,18 +93,18 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, pthreadpool_t pool
   // Rows are quantized independently, so splitting them over threads keeps
   // the bits; worth it only when there are many (the encoder).
   if (pool != nullptr && rows >= 16) {
-    QuantizeTask task{x, depth, scratch.quantized, scratch.row_scale};
+    QuantizeTask task{kernel_.quantize, x, depth, scratch.quantized, scratch.row_scale};
     pthreadpool_parallelize_1d_tile_1d(
         pool,
         [](void* context, size_t first, size_t count) {
           const QuantizeTask& t = *static_cast<const QuantizeTask*>(context);
           const size_t stride_ = q8::padded_depth(t.depth);
-          q8::quantize_rows(t.x + first * t.depth, count, t.depth, t.depth,
-                            t.quantized + first * stride_, t.row_scale + first);
+          t.quantize(t.x + first * t.depth, count, t.depth, t.depth, t.quantized + first * stride_,
+                     t.row_scale + first);
         },
         &task, rows, 8, 0);
   } else {
-    q8::quantize_rows(x, rows, depth, depth, scratch.quantized, scratch.row_scale);
+    kernel_.quantize(x, rows, depth, depth, scratch.quantized, scratch.row_scale);
   }
   q8::GemmArgs args;
   args.xq = scratch.quantized;

@@ -34,13 +34,4 @@ size_t argmax_excluding(const float* x, size_t n, const int32_t* banned, size_t 
   return best;
 }
 
-float log_sum_exp(const float* x, size_t n) {
-  float max_value = -INFINITY;
-  for (size_t i = 0; i < n; ++i) max_value = x[i] > max_value ? x[i] : max_value;
-  if (std::isinf(max_value)) return max_value;
-  float sum = 0.0f;
-  for (size_t i = 0; i < n; ++i) sum += std::exp(x[i] - max_value);
-  return max_value + std::log(sum);
-}
-
 }  // namespace edgemt

@@ -31,7 +31,4 @@ class TopK {
 // index). banned: `banned_count` token ids.
 size_t argmax_excluding(const float* x, size_t n, const int32_t* banned, size_t banned_count);
 
-// log(sum(exp(x))) computed stably.
-float log_sum_exp(const float* x, size_t n);
-
 }  // namespace edgemt

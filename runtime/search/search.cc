@@ -108,7 +108,7 @@ void BatchSearch::score_rows(size_t rows) {
     float* row = logits + r * V_;
     if (K_ == 1) {
       b_.row_best[r] = argmax_excluding(row, V_, banned_, 2);
-      b_.row_lse[r] = log_sum_exp(row, V_);
+      b_.row_lse[r] = kernels::log_sum_exp(row, V_);
     } else {
       kernels::log_softmax(row, V_);
       for (int32_t banned : banned_) row[banned] = -INFINITY;

@@ -18,6 +18,8 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
+#include <cstring>
+
 #include "kernels/int8_gemm_variants.h"
 
 namespace edgemt::kernels::int8 {
@@ -74,6 +76,49 @@ constexpr TileFunction kTiles[4][4] = {
 constexpr size_t kMaxBlocks[4] = {4, 4, 4, 4};  // 16 accumulators at most
 
 }  // namespace
+
+void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
+                          float* scale) {
+  const size_t stride = padded_depth(depth);
+  const size_t full = depth / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (depth - full)) - 1u);
+  const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF);
+  for (size_t m = 0; m < rows; ++m) {
+    const float* row = x + m * x_stride;
+    int8_t* q = xq + m * stride;
+    // max|x| on the bit patterns, as the portable loop (inf/NaN largest).
+    __m512i max_bits = _mm512_setzero_si512();
+    for (size_t k = 0; k < full; k += 16) {
+      max_bits = _mm512_max_epu32(max_bits, _mm512_and_si512(_mm512_loadu_si512(row + k), magnitude));
+    }
+    max_bits = _mm512_max_epu32(
+        max_bits, _mm512_and_si512(_mm512_maskz_loadu_epi32(tail, row + full), magnitude));
+    const uint32_t bits = _mm512_reduce_max_epu32(max_bits);
+    if (bits == 0 || bits >= 0x7F800000u) {  // all zero, or inf/NaN: as portable
+      quantize_rows(row, 1, depth, depth, q, scale + m);
+      continue;
+    }
+    float max_abs;
+    std::memcpy(&max_abs, &bits, sizeof max_abs);
+    const __m512 inverse = _mm512_set1_ps(127.0f / max_abs);
+    scale[m] = max_abs / 127.0f;
+    const __m512 high = _mm512_set1_ps(127.0f), low = _mm512_set1_ps(-127.0f);
+    auto convert = [&](__m512 v) {
+      // Nearest, ties to even (what the portable 1.5·2^23 trick does), clamped.
+      v = _mm512_roundscale_ps(_mm512_mul_ps(v, inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      return _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_max_ps(_mm512_min_ps(v, high), low)));
+    };
+    size_t k = 0;
+    for (; k < full; k += 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k), convert(_mm512_loadu_ps(row + k)));
+    }
+    if (k < depth) {
+      const __m128i last = convert(_mm512_maskz_loadu_ps(tail, row + k));
+      _mm_mask_storeu_epi8(q + k, tail, last);
+    }
+    for (size_t p = depth; p < stride; ++p) q[p] = 0;
+  }
+}
 
 void gemm_avx512_vnni(const GemmArgs& a, size_t first_block, size_t block_count) {
   run_tiles(a, first_block, block_count, kTiles, kMaxBlocks);

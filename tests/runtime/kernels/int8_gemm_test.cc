@@ -152,6 +152,32 @@ TEST_CASE("kernels/int8: quantize_rows reads rows with a stride wider than the d
   CHECK(q == std::vector<int8_t>{64, -127, 0, 0, 127, 64, 0, 0});
 }
 
+TEST_CASE("kernels/int8: every variant's activation quantizer gives quantize_rows' bits") {
+  Random rng(6);
+  GemmVariant kernels[8];
+  const size_t count = available_gemm_kernels(kernels, 8);
+  for (size_t depth : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{256}, size_t{1023}}) {
+    const size_t rows = 7;
+    std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 3.0f);
+    for (size_t k = 0; k < depth; ++k) x[k] = 0.0f;               // row 0: all zero
+    x[depth + depth / 2] = NAN;                                   // row 1: NaN
+    x[2 * depth] = -INFINITY;                                     // row 2: -inf
+    for (size_t k = 0; k < depth; ++k) x[3 * depth + k] = std::round(x[3 * depth + k]);  // ties
+    std::vector<int8_t> want(rows * padded_depth(depth), 99);
+    std::vector<float> want_scale(rows, -1.0f);
+    quantize_rows(x.data(), rows, depth, depth, want.data(), want_scale.data());
+    for (size_t i = 0; i < count; ++i) {
+      std::vector<int8_t> q(want.size(), 99);
+      std::vector<float> scale(rows, -1.0f);
+      kernels[i].quantize(x.data(), rows, depth, depth, q.data(), scale.data());
+      CAPTURE(std::string(kernels[i].name));
+      CAPTURE(depth);
+      CHECK(q == want);
+      CHECK(testing::same_bits(scale.data(), want_scale.data(), rows));
+    }
+  }
+}
+
 TEST_CASE("kernels/int8: every GEMM kernel this CPU runs equals the exact integer reference") {
   GemmVariant kernels[8];
   const size_t count = available_gemm_kernels(kernels, 8);

@@ -178,5 +178,33 @@ TEST_CASE("kernels/log_softmax: -inf stays -inf - all -inf row unchanged") {
   CHECK(single == 0.0f);
 }
 
+TEST_CASE("kernels/log_sum_exp: matches a double reference and log_softmax's normalizer") {
+  Random rng(29);
+  for (size_t n : kSizes) {
+    for (float offset : {0.0f, 1000.0f, -1000.0f}) {
+      std::vector<float> x(n);
+      for (float& v : x) v = offset + rng.normal(0.0f, 5.0f);
+      double m = -INFINITY;
+      for (float v : x) m = std::fmax(m, static_cast<double>(v));
+      double total = 0.0;
+      for (float v : x) total += std::exp(static_cast<double>(v) - m);
+      const double want = m + std::log(total);
+      const float got = log_sum_exp(x.data(), n);
+      CAPTURE(n);
+      CAPTURE(offset);
+      CHECK(std::fabs(static_cast<double>(got) - want) <= 1e-6 * std::fmax(1.0, std::fabs(want)));
+      // log_softmax(x)[i] + log_sum_exp(x) gives x back (same normalizer).
+      std::vector<float> y = x;
+      log_softmax(y.data(), n);
+      CHECK(std::fabs(static_cast<double>(y[0] + got) - static_cast<double>(x[0])) <=
+            1e-6 * std::fmax(1.0, std::fabs(static_cast<double>(x[0]))));
+    }
+  }
+  const float large[3] = {1000.0f, 1000.0f, -INFINITY};
+  CHECK(log_sum_exp(large, 3) == doctest::Approx(1000.0 + std::log(2.0)));
+  const float none[2] = {-INFINITY, -INFINITY};
+  CHECK(log_sum_exp(none, 2) == -INFINITY);
+}
+
 }  // namespace
 }  // namespace edgemt::kernels
