@@ -129,6 +129,26 @@ TEST_CASE("fp16 greedy matches PyTorch on the fp16-rounded weights") {
   CHECK(equal >= 995);
 }
 
+TEST_CASE("int8 greedy matches PyTorch's int8 reference and agrees with fp32") {
+  // torch_int8_greedy: PyTorch on the int8 file's weights (q·scale) with every
+  // projection input quantized per row, in float32. edgemt sums the same
+  // integers exactly, so it differs only where float rounding moves an
+  // activation across a rounding boundary or two logits are near-tied.
+  const std::vector<Ids> int8_reference = read_id_lines(reference_path("torch_int8_greedy.ids"));
+  const std::vector<Ids> fp32_reference = read_id_lines(reference_path("torch_fp32_greedy.ids"));
+  REQUIRE(int8_reference.size() == 1000);
+  REQUIRE(fp32_reference.size() == 1000);
+  const std::vector<Ids> sources = first_sources(1000);
+  Loaded loaded = load(EDGEMT_BUNDLED_MODEL, 2, 32, 1);
+  const std::vector<Ids> outputs = translate_all(*loaded.translator, sources, 32, 1);
+  const size_t same_int8 = count_equal(outputs, int8_reference);
+  const size_t same_fp32 = count_equal(outputs, fp32_reference);
+  MESSAGE("int8 greedy identical to PyTorch int8: " << same_int8 << " / 1000, to PyTorch fp32: "
+                                                    << same_fp32 << " / 1000");
+  CHECK(same_int8 >= 970);   // measured 979
+  CHECK(same_fp32 >= 800);   // issue 4: >= 80% (measured 888)
+}
+
 TEST_CASE("beam output holds no EOS bos or pad") {
   const std::vector<Ids> sources = first_sources(16);
   Loaded loaded = load(EDGEMT_BUNDLED_MODEL, 1, 16, 4);

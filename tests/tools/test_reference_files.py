@@ -9,7 +9,7 @@ from edgemt_tools.bleu import corpus_bleu
 from edgemt_tools.model_file import read_model
 
 LINES = 1000
-OUTPUTS = ("torch_fp32_greedy", "torch_fp16_greedy", "torch_fp32_beam4")
+OUTPUTS = ("torch_fp32_greedy", "torch_fp16_greedy", "torch_fp32_beam4", "torch_int8_greedy")
 # PyTorch fp32 greedy on test_2016_flickr, as recorded in models/MODEL_CARD.md.
 GREEDY_BLEU = 31.95
 
