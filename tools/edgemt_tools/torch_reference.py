@@ -39,7 +39,7 @@ cross kv, cross out, ffn.in, ffn.out) and 1 for the generator.
 
 import contextlib
 import math
-from typing import Iterator, List, Optional, Sequence
+from typing import Callable, Iterator, List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -59,18 +59,34 @@ def fake_quantize_input(x: torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(fake_quantize_activation_rows(x.detach().numpy()))
 
 
+# projection(linear, input, weight, bias) -> output: what one projection
+# computes inside int8_projections(); `linear` is the unpatched F.linear.
+Projection = Callable[..., torch.Tensor]
+
+
+def dynamic_int8_projection(linear, input, weight, bias=None):  # pylint: disable=redefined-builtin
+    """The shipped scheme (Int8PerRowDynamic): the product of the per-row
+    fake-quantized input with the weight, float32 output."""
+    return linear(fake_quantize_input(input), weight, bias)
+
+
 @contextlib.contextmanager
-def int8_projections() -> Iterator[None]:
+def int8_projections(projection: Optional[Projection] = None) -> Iterator[None]:
     """Within the block, every F.linear (= every projection of the model)
     multiplies the fake-quantized input, and grad mode is on so that PyTorch
     takes its unfused path, which calls F.linear. Not thread-safe (patches the
-    torch.nn.functional module) and not reentrant (that would quantize twice)."""
+    torch.nn.functional module) and not reentrant (that would quantize twice).
+
+    `projection` replaces what each F.linear call computes (default
+    dynamic_int8_projection); other schemes (static scales, see
+    quant_study.py) or recorders of activation ranges plug in here."""
     original = F.linear
     if getattr(original, "_edgemt_int8", False):
         raise RuntimeError("int8_projections() is already active")
+    project = dynamic_int8_projection if projection is None else projection
 
     def linear(input, weight, bias=None):  # pylint: disable=redefined-builtin
-        return original(fake_quantize_input(input), weight, bias)
+        return project(original, input, weight, bias)
 
     linear._edgemt_int8 = True
     F.linear = linear
@@ -112,6 +128,9 @@ class Seq2SeqTransformer(nn.Module):
         self.register_buffer("positions", torch.from_numpy(table), persistent=False)
         # True: projections see per-row int8 fake-quantized inputs (int8 reference).
         self.quantize_activations = False
+        # With quantize_activations: what each projection computes, passed to
+        # int8_projections() (None = dynamic per-row, the shipped scheme).
+        self.projection: Optional[Projection] = None
 
     def embed_tokens(self, ids: torch.Tensor) -> torch.Tensor:
         """ids [N, t] -> [N, t, d]."""
@@ -120,14 +139,14 @@ class Seq2SeqTransformer(nn.Module):
     def encode(self, src: torch.Tensor) -> torch.Tensor:
         """src [1, S] -> memory [1, S, d] (encoder stack incl. its final norm)."""
         if self.quantize_activations:
-            with int8_projections():
+            with int8_projections(self.projection):
                 return self.transformer.encoder(self.embed_tokens(src)).detach()
         return self.transformer.encoder(self.embed_tokens(src))
 
     def next_logits(self, tgt: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
         """tgt [N, t], memory [N, S, d] -> logits after the last position [N, V]."""
         if self.quantize_activations:
-            with int8_projections():
+            with int8_projections(self.projection):
                 return self._next_logits(tgt, memory).detach()
         return self._next_logits(tgt, memory)
 
