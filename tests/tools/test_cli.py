@@ -72,6 +72,24 @@ class CliTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout.decode("utf-8").splitlines(), expected)
 
+    def test_int8_output_is_the_same_on_every_int8_kernel(self):
+        """models/reference/edgemt_int8_greedy.de is this runtime's int8 output; the
+        fastest kernel of this CPU and the portable one must both reproduce it (the
+        aarch64 build holds its NEON kernels to the same file)."""
+        sources = helpers_lines("test_2016_flickr.en")[:60]
+        expected = helpers_lines("edgemt_int8_greedy.de")[:60]
+        stdin = "".join(s + "\n" for s in sources)
+        for features in (None, "portable"):
+            with self.subTest(EDGEMT_CPU_FEATURES=features):
+                env = dict(os.environ)
+                env.pop("EDGEMT_CPU_FEATURES", None)
+                if features:
+                    env["EDGEMT_CPU_FEATURES"] = features
+                result = subprocess.run([CLI, "translate", "-m", MODEL], input=stdin.encode(),
+                                        capture_output=True, env=env, timeout=300)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertEqual(result.stdout.decode("utf-8").splitlines(), expected)
+
     def test_input_and_output_files(self):
         source = self.write("in.en", b"A man is riding a bike.\r\n")
         output = os.path.join(self.tmp, "out.de")

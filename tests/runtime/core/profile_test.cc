@@ -33,7 +33,7 @@ TEST_CASE("core/profile: every part has a distinct name") {
   }
 }
 
-TEST_CASE("core/profile: a scope adds one call and its time; a null profile reads nothing") {
+TEST_CASE("core/profile: a scope adds one call and its time - a null profile reads nothing") {
   Profile profile;
   for (int i = 0; i < 3; ++i) {
     ProfileScope timed(&profile, ProfilePart::kSearch);
@@ -53,7 +53,7 @@ TEST_CASE("core/profile: a scope adds one call and its time; a null profile read
   CHECK(profile.ns(ProfilePart::kSearch) == 0);
 }
 
-TEST_CASE("core/profile: translate() fills every part; nested parts fit in their parents") {
+TEST_CASE("core/profile: translate() fills every part - nested parts fit in their parents") {
   std::unique_ptr<Model> model;
   REQUIRE_MESSAGE(Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok(),
                   "bundled model missing: " EDGEMT_BUNDLED_MODEL);

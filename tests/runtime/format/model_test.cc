@@ -144,7 +144,7 @@ TEST_CASE("format/model: an f16 model holds the builder's values rounded to f16"
   check_tensors_match(*model, builder);
 }
 
-TEST_CASE("format/model: every config option round-trips; aliases share bytes") {
+TEST_CASE("format/model: every config option round-trips - aliases share bytes") {
   TransformerConfig config = testing::tiny_config();
   config.encoder_layers = 2;
   config.decoder_layers = 3;
