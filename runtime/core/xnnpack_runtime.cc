@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/prefaulted_memory.h"
+
 namespace edgemt {
 namespace {
 
@@ -23,13 +25,13 @@ void* counting_reallocate(void*, void* pointer, size_t size) {
   return std::realloc(pointer, size);
 }
 void counting_deallocate(void*, void* pointer) { std::free(pointer); }
+// XNNPACK's aligned blocks are its packed weights, written in full at
+// operator creation: prefaulted (see core/prefaulted_memory.h for why).
 void* counting_aligned_allocate(void*, size_t alignment, size_t size) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
-  // aligned_alloc wants size to be a multiple of alignment.
-  const size_t rounded = (size + alignment - 1) / alignment * alignment;
-  return std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+  return allocate_prefaulted(alignment, size);
 }
-void counting_aligned_deallocate(void*, void* pointer) { std::free(pointer); }
+void counting_aligned_deallocate(void*, void* pointer) { free_prefaulted(pointer); }
 
 const xnn_allocator kCountingAllocator = {
     nullptr,           counting_allocate,         counting_reallocate,

@@ -4,11 +4,13 @@
 #include <cstdlib>
 #include <utility>
 
+#include "core/prefaulted_memory.h"
+
 namespace edgemt {
 
 namespace q8 = kernels::int8;
 
-Int8Linear::~Int8Linear() { std::free(storage_); }
+Int8Linear::~Int8Linear() { free_prefaulted(storage_); }
 
 Int8Linear::Int8Linear(Int8Linear&& other) noexcept
     : storage_(std::exchange(other.storage_, nullptr)),
@@ -19,7 +21,7 @@ Int8Linear::Int8Linear(Int8Linear&& other) noexcept
 
 Int8Linear& Int8Linear::operator=(Int8Linear&& other) noexcept {
   if (this != &other) {
-    std::free(storage_);
+    free_prefaulted(storage_);
     storage_ = std::exchange(other.storage_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
     packed_ = std::exchange(other.packed_, {});
@@ -39,18 +41,18 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
     }
   }
   const size_t bytes = q8::packed_bytes(out_features, in_features);
-  void* storage = std::aligned_alloc(64, bytes);
+  void* storage = allocate_prefaulted(64, bytes);  // written in full by pack_weights
   if (storage == nullptr) {
     return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for int8 weights", bytes);
   }
   q8::PackedWeights packed;
   if (!q8::pack_weights(weight, scale, bias, out_features, in_features, storage, &packed)) {
-    std::free(storage);
+    free_prefaulted(storage);
     return Status::error(StatusCode::kInvalidModel,
                          "int8 weight of -128 in a %zux%zu matrix (the scheme uses [-127, 127])",
                          out_features, in_features);
   }
-  std::free(storage_);
+  free_prefaulted(storage_);
   storage_ = storage;
   bytes_ = bytes;
   packed_ = packed;

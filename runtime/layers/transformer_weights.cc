@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/cpu_features.h"
+#include "core/prefaulted_memory.h"
 #include "format/tensor_layout.h"
 #include "kernels/fp16.h"
 
@@ -151,8 +152,13 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
 
   // f16 matrices run natively on CPUs with fp16 arithmetic when XNNPACK
   // has f16 GEMMs for them; otherwise they are widened to f32 through one
-  // buffer as large as the largest matrix.
-  std::unique_ptr<float[]> widen;
+  // buffer as large as the largest matrix. Prefaulted: the output
+  // projection, widened first, is usually that largest matrix and fills it;
+  // the buffer is freed at the end of the load.
+  struct FreePrefaulted {
+    void operator()(float* p) const { free_prefaulted(p); }
+  };
+  std::unique_ptr<float, FreePrefaulted> widen;
   if (model.weight_dtype() == DType::kF16) {
     load.f16_native = f16_gemm_is_native();
     if (!load.f16_native) {
@@ -160,7 +166,7 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
       for (size_t i = 0; i < model.tensor_count(); ++i) {
         if (model.tensor(i).rank == 2) largest = std::max<size_t>(largest, model.tensor(i).element_count());
       }
-      widen.reset(new (std::nothrow) float[largest]);
+      widen.reset(static_cast<float*>(allocate_prefaulted(alignof(float), largest * sizeof(float))));
       if (!widen) {
         return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu floats to widen f16 weights",
                              largest);
