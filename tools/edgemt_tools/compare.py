@@ -3,14 +3,21 @@
 Two configurations, each at every --threads count, systems interleaved per
 repetition (machine drift cancels), medians over --repeat:
   * batch-1 greedy latency per sentence (p50, p90, mean);
-  * batch-32 beam-4 throughput (source sentences/s, target tokens/s), with
+  * batch-32 beam-4 throughput (source sentences/s), with
     PyTorch running a batched beam search (torch_batched.py) and edgemt
     `translate --batch 32 --beam 4` minus its load time (measured on an
     empty input, reported as its own column).
 Systems: PyTorch eager fp32, PyTorch dynamic int8 (quantize_dynamic on
 nn.Linear), edgemt fp32 (converted here) and the bundled edgemt fp16 and int8
-files. After each table, edgemt int8 and fp16 against edgemt fp32.
+files. Every table gives BLEU on its sentences and speed and peak RSS
+relative to PyTorch eager fp32; after it, edgemt fp16 and int8 against
+edgemt fp32 (speed, RSS, identical outputs).
+At the defaults (all 1,000 sentences, 320 for throughput, 5 repetitions,
+1 and 2 threads) a run takes about 45 minutes on 2 cores, most of it PyTorch.
 Each measurement runs in its own process; peak RSS is that process's.
+PyTorch's BLAS is checked first and printed: Debian's torch on the netlib
+reference BLAS is ~5x slower than on OpenBLAS, a baseline that would flatter
+edgemt, so that is refused unless --allow-reference-blas.
 """
 import argparse
 import json
@@ -78,6 +85,19 @@ def torch_child(argv):
             outputs.append(out)
     print(json.dumps({"times": times, "outputs": outputs, "rss": _vmhwm_mib()}))
     return 0
+
+
+def torch_probe():
+    """PyTorch's version, BLAS (fp32 GEMMs) and quantized engine (dynamic int8
+    Linear), from a child process started as the measured ones are."""
+    result = subprocess.run([sys.executable, "-c",
+                             "import sys, json; sys.path.insert(0, %r); import torch; "
+                             "from edgemt_tools.torch_blas import torch_blas; "
+                             "print(json.dumps([torch.__version__, torch_blas()._asdict(), "
+                             "torch.backends.quantized.engine]))"
+                             % os.path.join(REPO_ROOT, "tools")],
+                            capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
 
 
 def run_torch(mode, paths, threads, src, batch=0):
@@ -150,16 +170,39 @@ def _pct(values, q):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="edgemt-compare", description=__doc__)
-    parser.add_argument("--edgemt", default=os.path.join(REPO_ROOT, "build", "edgemt"))
-    parser.add_argument("--shared", default=os.path.join(os.path.dirname(REPO_ROOT), "shared"))
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--latency-sentences", type=int, default=200)
-    parser.add_argument("--throughput-sentences", type=int, default=64,
-                        help="sentences for batch-32 beam-4 throughput (default 64)")
+    parser = argparse.ArgumentParser(prog="edgemt-compare", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--edgemt", default=os.path.join(REPO_ROOT, "build", "edgemt"),
+                        help="the edgemt executable (default build/edgemt)")
+    parser.add_argument("--shared", default=os.path.join(os.path.dirname(REPO_ROOT), "shared"),
+                        help="folder with models/multi30k-en-de and data/multi30k (default "
+                             "../shared); without it the command prints SKIPPED and exits 0")
+    parser.add_argument("--threads", default="1,2",
+                        help="thread counts, comma separated; one table per count (default 1,2)")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="repetitions per system, interleaved; figures are medians (default 5)")
+    parser.add_argument("--latency-sentences", type=int, default=0,
+                        help="first N sentences of test_2016_flickr for batch-1 greedy latency "
+                             "(default 0: all 1,000)")
+    parser.add_argument("--throughput-sentences", type=int, default=320,
+                        help="first N sentences for batch-32 beam-4 throughput (default 320, "
+                             "10 batches)")
     parser.add_argument("--quick", action="store_true", help="20 sentences, repeat 1")
+    parser.add_argument("--allow-reference-blas", action="store_true",
+                        help="measure PyTorch even when it runs on the netlib reference BLAS "
+                             "(install libopenblas0-openmp instead: a fair baseline)")
     args = parser.parse_args(argv)
+    for name in ("repeat", "latency_sentences", "throughput_sentences"):
+        if getattr(args, name) < (1 if name == "repeat" else 0):
+            parser.error(f"--{name.replace('_', '-')} must be "
+                         f"{'>= 1' if name == 'repeat' else '>= 0'}")
+    try:
+        thread_counts = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        thread_counts = []
+    if not thread_counts or min(thread_counts) < 1:
+        parser.error(f"--threads wants positive integers separated by commas, got {args.threads!r}")
+    args.thread_counts = thread_counts
     if args.quick:
         args.latency_sentences, args.throughput_sentences, args.repeat = 20, 32, 1
     mdir = os.path.join(args.shared, "models", "multi30k-en-de")
@@ -170,16 +213,29 @@ def main(argv=None):
     if not all(os.path.isfile(p) for p in [*paths.values(), src_gz, ref_gz]):
         print(SKIP_MESSAGE)
         return 0
+    if not os.access(args.edgemt, os.X_OK):
+        print(f"edgemt-compare: no edgemt executable at {args.edgemt} (build it, or pass "
+              "--edgemt)", file=sys.stderr)
+        return 2
+    torch_version, blas, quantized_engine = torch_probe()
+    if blas["kind"] == "reference" and not args.allow_reference_blas:
+        print("edgemt-compare: PyTorch runs on the netlib reference BLAS "
+              f"({blas['path']}), about 5x slower than an optimized one: the "
+              "comparison would flatter edgemt. Install libopenblas0-openmp (Debian switches "
+              "libblas.so.3 to it) or pass --allow-reference-blas.", file=sys.stderr)
+        return 2
     from .bleu import corpus_bleu
-    n = args.latency_sentences
-    sources, refs = read_lines(src_gz)[:n], read_lines(ref_gz)[:n]
+    sources, refs = read_lines(src_gz), read_lines(ref_gz)
+    n = args.latency_sentences or len(sources)
+    sources, refs = sources[:n], refs[:n]
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), platform.processor())
     print(f"machine: {cpu}, nproc {os.cpu_count()}")
+    print(f"PyTorch {torch_version} on {blas['name']} ({blas['path'] or '-'})")
     print("command: " + " ".join([os.path.basename(sys.argv[0])] + (argv or sys.argv[1:])))
     print(f"batch-1 greedy latency, {n} sentences of test_2016_flickr, repeat {args.repeat}")
-    print("PyTorch int8: quantize_dynamic on nn.Linear only (FFN + generator; attention "
-          "in_proj/out_proj stay fp32)")
+    print(f"PyTorch int8: quantize_dynamic on nn.Linear only (FFN + generator; attention "
+          f"in_proj/out_proj stay fp32), quantized engine {quantized_engine}")
     print("edgemt latency includes the stdin/stdout pipe round trip (tens of microseconds)")
     with tempfile.TemporaryDirectory(prefix="edgemt-compare-") as tmp:
         src = os.path.join(tmp, "src.en")
@@ -200,7 +256,7 @@ def main(argv=None):
                     BUNDLED_FP16),
                    ("edgemt int8", lambda t: run_edgemt(args.edgemt, BUNDLED_INT8, t, sources),
                     BUNDLED_INT8)]
-        for threads in [int(t) for t in args.threads.split(",")]:
+        for threads in args.thread_counts:
             res = {name: [] for name, _, _ in systems}
             for _ in range(args.repeat):          # interleaved: every system once per repetition
                 for name, fn, _ in systems:
@@ -246,7 +302,7 @@ def throughput(args, paths, fp32, tmp, corpus_bleu):
                                                                empty, out))]
     print(f"\nbatch-32 beam-4 throughput, {n} sentences of test_2016_flickr, repeat {args.repeat}"
           " (edgemt: seconds exclude its load time, shown separately)")
-    for threads in [int(t) for t in args.threads.split(",")]:
+    for threads in args.thread_counts:
         res = {name: [] for name, _ in systems}
         for _ in range(args.repeat):
             for name, fn in systems:

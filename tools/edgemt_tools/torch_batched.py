@@ -18,6 +18,19 @@ import torch
 from . import search
 
 
+def _top_candidates(candidates: torch.Tensor, k: int):
+    """The first k of `candidates` [n] in (score desc, index asc) order, as a
+    full stable sort would give them (SEARCH.md), without sorting all n: the
+    k-th best score bounds the set, every candidate at or above it (ties
+    included, in index order) is stable-sorted. Returns (scores, indices),
+    possibly longer than k when scores tie at the bound."""
+    k = min(k, candidates.numel())
+    bound = torch.topk(candidates, k, sorted=False).values.min()
+    chosen = torch.nonzero(candidates >= bound).squeeze(1)        # ascending indices
+    order = torch.sort(candidates[chosen], descending=True, stable=True).indices
+    return candidates[chosen][order], chosen[order]
+
+
 @torch.no_grad()
 def beam_search_batch(reference, sources: Sequence[Sequence[int]], beam: int,
                       alpha: float = search.DEFAULT_LENGTH_PENALTY) -> List[List[int]]:
@@ -59,7 +72,7 @@ def beam_search_batch(reference, sources: Sequence[Sequence[int]], beam: int,
             n = len(live[b])
             candidates = (live_scores[b].unsqueeze(1) + logprobs[offset:offset + n]).reshape(-1)
             offset += n
-            ordered_scores, ordered_index = torch.sort(candidates, descending=True, stable=True)
+            ordered_scores, ordered_index = _top_candidates(candidates, 2 * beam)
             next_tokens, next_scores = [], []
             for rank in range(min(2 * beam, candidates.numel())):
                 score = float(ordered_scores[rank])
