@@ -9,6 +9,7 @@
 #include <new>
 
 #include "core/arena.h"
+#include "core/parallel.h"
 #include "core/profile.h"
 #include "core/xnnpack_runtime.h"
 #include "layers/decoder.h"
@@ -43,11 +44,15 @@ void describe_compute_path(const Model& model, const TransformerWeights& weights
 
 }  // namespace
 
+static_assert(TranslatorOptions{}.min_parallel_nanoseconds == kMinParallelNanoseconds,
+              "the public default and core/parallel.h agree");
+
 struct Translator::Impl {
   const Model* model = nullptr;
   TransformerWeights weights;
   pthreadpool_t pool = nullptr;
   size_t workers = 1;
+  size_t min_parallel_nanoseconds = kMinParallelNanoseconds;
   char compute_path[192] = "f32";
   Profile* profile = nullptr;  // caller's, while attached
 
@@ -71,8 +76,7 @@ struct Translator::Impl {
     c.config = &model->config();
     c.weights = &weights;
     c.workspace = &workspace;
-    c.pool = pool;
-    c.workers = workers;
+    c.parallel = Parallel(pool, workers, min_parallel_nanoseconds);
     c.profile = profile;
     return c;
   }
@@ -165,6 +169,7 @@ Status Translator::create(const Model& model, const TranslatorOptions& options,
   }
   impl->model = &model;
   impl->workers = options.threads;
+  impl->min_parallel_nanoseconds = options.min_parallel_nanoseconds;
   if (options.threads > 1) {
     impl->pool = pthreadpool_create(options.threads);
     if (impl->pool == nullptr) {

@@ -38,4 +38,12 @@ void scaled_dot_product_attention(const AttentionShape& shape, const float* q,
                                   const float* k, const float* v, float* probs,
                                   float* out);
 
+// Rough time of one call, for deciding whether to split work over threads
+// (core/parallel.h): query_len * key_len * head_dim multiply-adds for the
+// scores and as many for probs · v, at ~10 per ns (edgemt_kernels_benchmark
+// BM_Attention: 16-21 GFLOP/s on this project's Zen 4 VM).
+constexpr size_t attention_nanoseconds(size_t query_len, size_t key_len, size_t head_dim) {
+  return query_len * key_len * head_dim * 2 / 10;
+}
+
 }  // namespace edgemt::kernels

@@ -162,15 +162,15 @@ size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
   size_t count = 0;
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
-  if (cpu.avx512_vnni) all[count++] = {gemm_avx512_vnni, "avx512-vnni", quantize_rows_avx512};
-  if (cpu.avx2) all[count++] = {gemm_avx2, "avx2", quantize_rows};
+  if (cpu.avx512_vnni) all[count++] = {gemm_avx512_vnni, "avx512-vnni", quantize_rows_avx512, 100};
+  if (cpu.avx2) all[count++] = {gemm_avx2, "avx2", quantize_rows, 60};
 #endif
 #if defined(__aarch64__)
-  if (cpu.neon_dotprod) all[count++] = {gemm_neon_dotprod, "neon-dotprod", quantize_rows};
-  if (cpu.neon) all[count++] = {gemm_neon, "neon", quantize_rows};
+  if (cpu.neon_dotprod) all[count++] = {gemm_neon_dotprod, "neon-dotprod", quantize_rows, 32};
+  if (cpu.neon) all[count++] = {gemm_neon, "neon", quantize_rows, 12};
 #endif
   (void)cpu;
-  all[count++] = {gemm_portable, "portable", quantize_rows};
+  all[count++] = {gemm_portable, "portable", quantize_rows, 6};
   const size_t written = count < capacity ? count : capacity;
   for (size_t i = 0; i < written; ++i) out[i] = all[i];
   return written;

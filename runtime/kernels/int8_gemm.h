@@ -90,13 +90,26 @@ using QuantizeKernel = void (*)(const float* x, size_t rows, size_t depth, size_
                                 int8_t* xq, float* scale);
 
 // The fastest kernel this CPU runs (see core/cpu_features.h), its name
-// ("avx512-vnni", "avx2", "neon-dotprod", "neon", "portable") and the
-// activation quantizer that goes with it (the same bits as quantize_rows).
+// ("avx512-vnni", "avx2", "neon-dotprod", "neon", "portable"), the
+// activation quantizer that goes with it (the same bits as quantize_rows),
+// and its rough speed in multiply-adds per ns at the decoder's shapes, used
+// only to decide whether a product is worth splitting over threads
+// (core/parallel.h). x86 rates are edgemt_kernels_benchmark BM_Int8Gemm at
+// M = 1 on this project's Zen 4 VM (VNNI ~100, AVX2 ~60, portable ~6); the
+// NEON ones are estimates (no ARM hardware here, and qemu timings mean
+// nothing).
 struct GemmVariant {
   GemmKernel kernel = nullptr;
   const char* name = "";
   QuantizeKernel quantize = nullptr;
+  size_t multiply_adds_per_ns = 1;
 };
+
+// Rough time of a [rows, depth] x [depth, columns] product on `variant`.
+inline size_t gemm_nanoseconds(const GemmVariant& variant, size_t rows, size_t depth,
+                               size_t columns) {
+  return rows * depth * columns / variant.multiply_adds_per_ns;
+}
 GemmVariant best_gemm_kernel();
 
 // Every kernel this CPU can run, fastest first (for tests and benchmarks).

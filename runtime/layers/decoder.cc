@@ -51,7 +51,8 @@ void self_attention(const RunContext& c, const DecoderStep& step, const float* q
                                           w.attention_scratch + slot * w.scratch_stride,
                                           ctx + r * heads.d + h * heads.dim);
   };
-  parallel_for(c.pool, c.workers, step.rows * heads.count, task);
+  parallel_for(c.parallel, step.rows * heads.count,
+               kernels::attention_nanoseconds(1, step.step + 1, heads.dim), task);
 }
 
 // Cross-attention of each row's query over its source's encoder rows.
@@ -78,14 +79,17 @@ void cross_attention(const RunContext& c, const PackedSequences& sources, const 
                                           w.attention_scratch + slot * w.scratch_stride,
                                           ctx + r * heads.d + h * heads.dim);
   };
-  parallel_for(c.pool, c.workers, step.rows * heads.count, task);
+  // Work per item estimated at the mean source length.
+  const size_t mean_source = sources.offsets[sources.count] / (sources.count ? sources.count : 1);
+  parallel_for(c.parallel, step.rows * heads.count,
+               kernels::attention_nanoseconds(1, mean_source, heads.dim), task);
 }
 
 // y [rows, out] = linear(x), timed as `part`.
 Status run_linear(const RunContext& c, ProfilePart part, const Linear& linear, const float* x,
                   size_t rows, float* y) {
   ProfileScope timed(c.profile, part);
-  return linear.run(x, rows, y, c.pool, &c.workspace->linear_scratch);
+  return linear.run(x, rows, y, c.parallel, &c.workspace->linear_scratch);
 }
 
 const float* timed_sublayer_input(const RunContext& c, const NormWeights& norm, const float* x,

@@ -39,7 +39,10 @@ void self_attention(const RunContext& c, const PackedSequences& seqs, const floa
                                           w.attention_scratch + slot * w.scratch_stride,
                                           ctx + first * d + h * head_dim);
   };
-  parallel_for(c.pool, c.workers, seqs.count * heads, task);
+  // Work per item estimated at the mean sequence length.
+  const size_t mean_len = seqs.offsets[seqs.count] / (seqs.count ? seqs.count : 1);
+  parallel_for(c.parallel, seqs.count * heads,
+               kernels::attention_nanoseconds(mean_len, mean_len, head_dim), task);
 }
 
 }  // namespace
@@ -55,7 +58,7 @@ Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequence
   const NormPlacement placement = config.norm_placement;
   // y [rows, out] = x [rows, in] · Wᵀ + b
   auto linear = [&](const Linear& layer, const float* x, float* y) {
-    return layer.run(x, rows, y, c.pool, &w.linear_scratch);
+    return layer.run(x, rows, y, c.parallel, &w.linear_scratch);
   };
 
   // x [rows, d] = E[ids] * scale + PE[position within its sequence]

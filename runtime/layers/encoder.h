@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/parallel.h"
 #include "edgemt/model.h"
 #include "edgemt/profile.h"
 #include "edgemt/status.h"
@@ -28,8 +29,7 @@ struct RunContext {
   const TransformerConfig* config = nullptr;
   const TransformerWeights* weights = nullptr;
   Workspace* workspace = nullptr;
-  pthreadpool_t pool = nullptr;
-  size_t workers = 1;
+  Parallel parallel;  // threads, scratch slots, smallest work worth splitting
   Profile* profile = nullptr;  // nullptr: not profiling (see core/profile.h)
 };
 

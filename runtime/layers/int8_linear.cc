@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "core/parallel.h"
 #include "core/prefaulted_memory.h"
 
 namespace edgemt {
@@ -81,7 +82,7 @@ struct GemmTask {
 
 }  // namespace
 
-Status Int8Linear::run(const float* x, size_t rows, float* y, pthreadpool_t pool,
+Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel,
                        const LinearScratch& scratch) const {
   if (rows == 0) return Status::ok();
   const size_t depth = packed_.depth;
@@ -93,11 +94,12 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, pthreadpool_t pool
   }
   const size_t stride = q8::padded_depth(depth);
   // Rows are quantized independently, so splitting them over threads keeps
-  // the bits; worth it only when there are many (the encoder).
-  if (pool != nullptr && rows >= 16) {
+  // the bits; worth it only for many long rows (the encoder). ~4 entries per
+  // ns (a max|x| pass and a rounding pass, vectorized).
+  if (parallel.worth(rows * depth / 4)) {
     QuantizeTask task{kernel_.quantize, x, depth, scratch.quantized, scratch.row_scale};
     pthreadpool_parallelize_1d_tile_1d(
-        pool,
+        parallel.pool,
         [](void* context, size_t first, size_t count) {
           const QuantizeTask& t = *static_cast<const QuantizeTask*>(context);
           const size_t stride_ = q8::padded_depth(t.depth);
@@ -117,13 +119,14 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, pthreadpool_t pool
   args.y = y;
   args.y_stride = packed_.columns;
   args.relu = relu_;
-  if (pool == nullptr || packed_.block_count <= kBlocksPerTask) {
+  if (packed_.block_count <= kBlocksPerTask ||
+      !parallel.worth(q8::gemm_nanoseconds(kernel_, rows, depth, packed_.columns))) {
     kernel_.kernel(args, 0, packed_.block_count);
     return Status::ok();
   }
   GemmTask task{&args, kernel_.kernel};
   pthreadpool_parallelize_1d_tile_1d(
-      pool,
+      parallel.pool,
       [](void* context, size_t first, size_t count) {
         const GemmTask& t = *static_cast<const GemmTask*>(context);
         t.kernel(*t.args, first, count);

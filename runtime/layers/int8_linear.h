@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/parallel.h"
 #include "edgemt/status.h"
 #include "kernels/int8_gemm.h"
 #include "layers/linear_scratch.h"
@@ -38,8 +39,9 @@ class Int8Linear {
   [[nodiscard]] Status create(const int8_t* weight, const float* scale, const float* bias,
                               size_t in_features, size_t out_features, bool relu);
 
-  // x: [rows, in] (row stride in_features), y: [rows, out].
-  [[nodiscard]] Status run(const float* x, size_t rows, float* y, pthreadpool_t pool,
+  // x: [rows, in] (row stride in_features), y: [rows, out]. Quantization
+  // and GEMM are split over parallel.pool when the work is worth it.
+  [[nodiscard]] Status run(const float* x, size_t rows, float* y, const Parallel& parallel,
                            const LinearScratch& scratch) const;
 
   size_t in_features() const { return packed_.depth; }

@@ -84,14 +84,15 @@ Status Linear::create_int8(const int8_t* weight, const float* scale, const float
   return Status::ok();
 }
 
-Status Linear::run(const float* x, size_t rows, float* y, pthreadpool_t pool,
+Status Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel,
                    const LinearScratch* scratch) const {
+  pthreadpool_t pool = parallel.pool;
   if (rows == 0) return Status::ok();
   if (is_int8()) {
     if (scratch == nullptr) {
       return Status::error(StatusCode::kFailedPrecondition, "int8 Linear run without scratch");
     }
-    return int8_.run(x, rows, y, pool, *scratch);
+    return int8_.run(x, rows, y, parallel, *scratch);
   }
   if (is_f16()) {
     if (scratch == nullptr) {

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 
+#include "core/parallel.h"
 #include "edgemt/status.h"
 #include "layers/f16_linear.h"
 #include "layers/int8_linear.h"
@@ -51,7 +52,9 @@ class Linear {
 
   // x: [rows, in] (row stride in_features), y: [rows, out]. int8 and f16
   // Linears convert x into `scratch` (kFailedPrecondition without enough).
-  [[nodiscard]] Status run(const float* x, size_t rows, float* y, pthreadpool_t pool,
+  // XNNPACK splits its GEMMs over parallel.pool itself; the own int8 GEMM
+  // splits only work worth it (core/parallel.h).
+  [[nodiscard]] Status run(const float* x, size_t rows, float* y, const Parallel& parallel,
                            const LinearScratch* scratch = nullptr) const;
 
   size_t in_features() const { return in_; }

@@ -22,12 +22,14 @@ struct Loaded {
   std::unique_ptr<edgemt::Translator> translator;
 };
 
-Loaded load(const char* path, size_t threads, size_t max_batch, size_t max_beam) {
+Loaded load(const char* path, size_t threads, size_t max_batch, size_t max_beam,
+            size_t min_parallel_nanoseconds = edgemt::TranslatorOptions{}.min_parallel_nanoseconds) {
   Loaded loaded;
   const edgemt::Status status = edgemt::Model::load(path, &loaded.model);
   REQUIRE_MESSAGE(status.is_ok(), status.message());
   edgemt::TranslatorOptions options;
   options.threads = threads;
+  options.min_parallel_nanoseconds = min_parallel_nanoseconds;
   REQUIRE(edgemt::Translator::create(*loaded.model, options, &loaded.translator).is_ok());
   edgemt::Limits limits;
   limits.max_batch = max_batch;
@@ -115,17 +117,27 @@ TEST_CASE("batched beam output equals one-at-a-time output") {
 }
 
 TEST_CASE("output is identical for 1 2 and 3 threads") {
+  // Threshold 0 splits every call (batch 1 included), the default only work
+  // worth a dispatch: both must give the single-thread output.
   const std::vector<Ids> sources = first_sources(32);
   for (const char* path : kBundledModels) {
     CAPTURE(std::string(path));
     Loaded single = load(path, 1, 16, 4);
     const std::vector<Ids> greedy1 = translate_all(*single.translator, sources, 16, 1);
     const std::vector<Ids> beam1 = translate_all(*single.translator, sources, 8, 4);
+    const std::vector<Ids> greedy1_batch1 = translate_all(*single.translator, sources, 1, 1);
     for (size_t threads : {size_t{2}, size_t{3}}) {
-      CAPTURE(threads);
-      Loaded multi = load(path, threads, 16, 4);
-      CHECK(count_equal(greedy1, translate_all(*multi.translator, sources, 16, 1)) == sources.size());
-      CHECK(count_equal(beam1, translate_all(*multi.translator, sources, 8, 4)) == sources.size());
+      for (size_t threshold : {edgemt::TranslatorOptions{}.min_parallel_nanoseconds, size_t{0}}) {
+        CAPTURE(threads);
+        CAPTURE(threshold);
+        Loaded multi = load(path, threads, 16, 4, threshold);
+        CHECK(count_equal(greedy1, translate_all(*multi.translator, sources, 16, 1)) ==
+              sources.size());
+        CHECK(count_equal(beam1, translate_all(*multi.translator, sources, 8, 4)) ==
+              sources.size());
+        CHECK(count_equal(greedy1_batch1, translate_all(*multi.translator, sources, 1, 1)) ==
+              sources.size());
+      }
     }
   }
 }

@@ -34,6 +34,12 @@ namespace edgemt {
 
 struct TranslatorOptions {
   size_t threads = 1;  // workers in translate(); 1 = the calling thread only
+  // With threads > 1: a kernel call whose work is estimated below this runs
+  // on the calling thread, because handing it to the pool costs more than it
+  // saves (a dispatch costs ~2 µs on a 2-vCPU x86 VM; slower to wake cores
+  // may want more). 0 splits every call that can be split. Never changes
+  // the output.
+  size_t min_parallel_nanoseconds = 8000;
 };
 
 // The largest request translate() will accept after prepare().

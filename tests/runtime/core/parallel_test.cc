@@ -1,7 +1,8 @@
 // parallel_for on a real pthreadpool and on none: every item runs exactly
 // once, the slot is below the worker count (and the item count), each slot
 // owns one contiguous slice run by one thread (per-slot scratch is safe),
-// and counts of 0 and below the worker count work.
+// and counts of 0 and below the worker count work. Work estimated below
+// kMinParallelNanoseconds runs on the calling thread in slot 0.
 #include "core/parallel.h"
 
 #include <doctest/doctest.h>
@@ -39,7 +40,7 @@ void check_run(pthreadpool_t pool, size_t workers, size_t count) {
     visits[item].slot.store(slot);
     visits[item].thread.store(pthread_self());
   };
-  parallel_for(pool, workers, count, f);
+  parallel_for(Parallel(pool, workers, 0), count, 1, f);  // threshold 0: always split
   CHECK(calls.load() == static_cast<int>(count));
 
   const size_t effective = workers < count ? workers : count;
@@ -97,9 +98,9 @@ TEST_CASE("core/parallel: count 0 never calls the function") {
   REQUIRE(pool != nullptr);
   int calls = 0;
   auto f = [&](size_t, size_t) { ++calls; };
-  parallel_for(pool.get(), 2, 0, f);
-  parallel_for(nullptr, 2, 0, f);
-  parallel_for(pool.get(), 0, 0, f);
+  parallel_for(Parallel(pool.get(), 2, 0), 0, 1, f);
+  parallel_for(Parallel(nullptr, 2, 0), 0, 1, f);
+  parallel_for(Parallel(pool.get(), 0, 0), 0, 1, f);
   CHECK(calls == 0);
 }
 
@@ -114,11 +115,52 @@ TEST_CASE("core/parallel: per-slot scratch sums equal the serial sum") {
     CAPTURE(workers);
     std::vector<uint64_t> scratch(workers, 0);
     auto f = [&](size_t item, size_t slot) { scratch[slot] += item + 1; };
-    parallel_for(pool.get(), workers, kCount, f);
+    parallel_for(Parallel(pool.get(), workers, 0), kCount, 1, f);
     uint64_t total = 0;
     for (uint64_t s : scratch) total += s;
     CHECK(total == uint64_t{kCount} * (kCount + 1) / 2);
   }
+}
+
+TEST_CASE("core/parallel: work below the threshold runs on the calling thread in slot 0") {
+  Pool pool(pthreadpool_create(2));
+  REQUIRE(pool != nullptr);
+  const pthread_t caller = pthread_self();
+  for (size_t count : {size_t{1}, size_t{4}, size_t{100}}) {
+    CAPTURE(count);
+    const size_t per_item = (kMinParallelNanoseconds - 1) / count;  // total just below
+    size_t calls = 0;
+    bool on_caller = true;
+    bool slot_zero = true;
+    auto f = [&](size_t, size_t slot) {
+      ++calls;  // no atomics needed: everything runs here
+      on_caller &= pthread_equal(pthread_self(), caller) != 0;
+      slot_zero &= slot == 0;
+    };
+    parallel_for(Parallel(pool.get(), 2, kMinParallelNanoseconds), count, per_item, f);
+    CHECK(calls == count);
+    CHECK(on_caller);
+    CHECK(slot_zero);
+  }
+}
+
+TEST_CASE("core/parallel: worth() needs a pool of 2+ threads and enough work") {
+  Pool one(pthreadpool_create(1));
+  Pool two(pthreadpool_create(2));
+  REQUIRE(one != nullptr);
+  REQUIRE(two != nullptr);
+  CHECK_FALSE(Parallel().worth(kMinParallelNanoseconds * 100));
+  CHECK_FALSE(Parallel(one.get()).worth(kMinParallelNanoseconds * 100));
+  CHECK_FALSE(Parallel(two.get()).worth(kMinParallelNanoseconds - 1));
+  CHECK(Parallel(two.get()).worth(kMinParallelNanoseconds));
+  // A bare pool gets one scratch slot per thread and the default threshold.
+  CHECK(Parallel(two.get()).workers == 2);
+  CHECK(Parallel(nullptr).workers == 1);
+  CHECK(Parallel(two.get()).min_nanoseconds == kMinParallelNanoseconds);
+  // Threshold 0 splits any work; a custom one is honoured exactly.
+  CHECK(Parallel(two.get(), 2, 0).worth(0));
+  CHECK_FALSE(Parallel(two.get(), 2, 500).worth(499));
+  CHECK(Parallel(two.get(), 2, 500).worth(500));
 }
 
 }  // namespace

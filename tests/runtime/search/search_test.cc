@@ -99,6 +99,7 @@ Fixture make(const Variant& v, size_t threads) {
   REQUIRE_MESSAGE(loaded.is_ok(), loaded.message());
   TranslatorOptions options;
   options.threads = threads;
+  options.min_parallel_nanoseconds = 0;  // tiny model: split anyway, to test the threaded kernels
   REQUIRE(Translator::create(*f.model, options, &f.translator).is_ok());
   Limits limits;
   limits.max_batch = 4;
