@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -71,7 +72,14 @@ TEST_CASE("core/prefaulted_memory: a large block is resident before it is touche
   REQUIRE(block != nullptr);
   size_t pages = 0;
   const size_t resident = resident_pages(block, size, &pages);
-  CHECK(resident == pages);
+  // qemu-user (platforms/cmake/qemu-aarch64-run sets the variable) maps
+  // anonymous memory itself and drops MAP_POPULATE; a kernel honours it.
+  if (std::getenv("EDGEMT_UNDER_QEMU_USER") != nullptr) {
+    MESSAGE("NOT CHECKED under qemu-user (it ignores MAP_POPULATE): " << resident << " of "
+                                                                       << pages << " pages resident");
+  } else {
+    CHECK(resident == pages);
+  }
   free_prefaulted(block);
 }
 
