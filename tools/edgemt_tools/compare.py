@@ -13,7 +13,7 @@ files. Every table gives BLEU on its sentences and speed and peak RSS
 relative to PyTorch eager fp32; after it, edgemt fp16 and int8 against
 edgemt fp32 (speed, RSS, identical outputs).
 At the defaults (all 1,000 sentences, 320 for throughput, 5 repetitions,
-1 and 2 threads) a run takes about 45 minutes on 2 cores, most of it PyTorch.
+1 and 2 threads) a run takes about 50 minutes on 2 cores, most of it PyTorch.
 Each measurement runs in its own process; peak RSS is that process's.
 PyTorch's BLAS is checked first and printed: Debian's torch on the netlib
 reference BLAS is ~5x slower than on OpenBLAS, a baseline that would flatter
