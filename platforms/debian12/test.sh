@@ -1,11 +1,24 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs every test (C++ and Python) under
 # ctest. Tests that need ../shared (the PyTorch checkpoint, Multi30k) carry
-# the label 'checkpoint' and report SKIPPED when it is absent.
+# the label 'checkpoint' and report SKIPPED when it is absent. Before the
+# native tests: the aarch64 cross build and its kernel tests under qemu-user.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bash "$root/platforms/debian12/install-deps.sh"
 bash "$root/platforms/debian12/build.sh"
+# AArch64 first (ctest's summary of the native run must come last). The
+# cross build catches what only GCC's aarch64 back end rejects (an internal
+# compiler error once went unnoticed across several commits); the kernel
+# tests under qemu-user hold the NEON and NEON dot-product int8 kernels to
+# the integer reference on a CPU with fp16 arithmetic and dot product
+# (cortex-a76) and on one without (cortex-a53). About a minute of tests per
+# CPU; the whole suite under qemu (about an hour per CPU) is test-aarch64.sh
+# without a filter. EDGEMT_CI_AARCH64=0 skips this step.
+if [ "${EDGEMT_CI_AARCH64:-1}" != 0 ]; then
+  EDGEMT_AARCH64_CTEST_ARGS='-R ^(kernels/|platform[.]qemu_cpu$)' \
+    bash "$root/platforms/debian12/test-aarch64.sh" cortex-a76 cortex-a53
+fi
 cd "$root/build"
 # Serially: several tests run 2-3 threads of their own, and pthreadpool
 # workers that share a core with another test wait for each other.
