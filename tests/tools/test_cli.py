@@ -98,6 +98,32 @@ class CliTest(unittest.TestCase):
         with open(output, encoding="utf-8") as handle:
             self.assertIn("Mann", handle.read())
 
+    def test_more_threads_than_cpus_warns_and_still_translates(self):
+        """Pinned to one CPU with taskset, --threads 2 oversubscribes: a warning on
+        stderr (pthreadpool workers spin), the same output, status 0; --threads 1
+        gives no warning."""
+        cpu = min(os.sched_getaffinity(0))
+        text = "Two dogs are playing in the snow.\nA little girl is reading a book.\n"
+        outputs = {}
+        for threads in ("1", "2"):
+            result = subprocess.run(["taskset", "-c", str(cpu), CLI, "translate", "-m", MODEL,
+                                     "--threads", threads], input=text.encode(),
+                                    capture_output=True, timeout=300)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            outputs[threads] = result.stdout
+            stderr = result.stderr.decode("utf-8")
+            if threads == "1":
+                self.assertNotIn("warning", stderr)
+            else:
+                self.assertIn("edgemt: warning: 2 threads but this process may run on 1 CPU(s)",
+                              stderr)
+        self.assertEqual(outputs["1"], outputs["2"])
+        bench = subprocess.run(["taskset", "-c", str(cpu), CLI, "bench", "-m", MODEL,
+                                "--sentences", "2", "--threads", "1,2"],
+                               capture_output=True, timeout=300)
+        self.assertEqual(bench.returncode, 0, bench.stderr)
+        self.assertEqual(bench.stderr.decode("utf-8").count("edgemt: warning: 2 threads"), 1)
+
     def test_inspect_prints_config_tensors_and_totals(self):
         result = run("inspect", MODEL)
         self.assertEqual(result.returncode, 0, result.stderr)

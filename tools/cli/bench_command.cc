@@ -21,6 +21,7 @@
 
 #include "cli/arguments.h"
 #include "cli/commands.h"
+#include "cli/cpu_count.h"
 #include "edgemt/model.h"
 #include "edgemt/profile.h"
 #include "edgemt/tokenizer.h"
@@ -55,6 +56,7 @@ constexpr const char* kHelp =
     "      --repeat R       timed passes over the sentences (1..1000)     [1]\n"
     "      --warmup N       untimed translate() calls per config (0..1000) [1]\n"
     "      --threads LIST   comma-separated thread counts                 [1]\n"
+    "                       (more than the CPUs this process may use: warned)\n"
     "      --batch LIST     comma-separated batch sizes (1..256)          [1]\n"
     "      --beam LIST      comma-separated beam sizes (1..16)            [1]\n"
     "      --profile        attach a Profile to the timed calls and print the\n"
@@ -363,6 +365,8 @@ int run_bench(int argc, char** argv) {
   bool header_printed = false;
   for (size_t t = 0; t < settings.threads.size(); ++t) {
     const size_t threads = settings.threads[t];
+    const std::string warning = oversubscription_warning(threads, usable_cpu_count());
+    if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
     const double create_start = now_ms();
     std::unique_ptr<Translator> translator;
     TranslatorOptions options;

@@ -11,6 +11,7 @@
 
 #include "cli/arguments.h"
 #include "cli/commands.h"
+#include "cli/cpu_count.h"
 #include "edgemt/model.h"
 #include "edgemt/tokenizer.h"
 #include "edgemt/translator.h"
@@ -35,6 +36,8 @@ constexpr const char* kHelp =
     "      --max-len-a A       at most floor(A * source tokens + B)  [2.0]\n"
     "      --max-len-b B       generated tokens (with --max-len-a)   [10]\n"
     "      --threads N         worker threads (1..256)               [1]\n"
+    "                          more than the CPUs this process may use\n"
+    "                          runs slower and gets a warning\n"
     "      --batch N           sentences per batch (1..256)          [16; 1 on a terminal]\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -164,6 +167,8 @@ int run_translate(int argc, char** argv) {
     std::fputs(kHelp, stdout);
     return kExitOk;
   }
+  const std::string warning = oversubscription_warning(settings.threads, usable_cpu_count());
+  if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
 
   std::unique_ptr<Model> model;
   Status status = Model::load(settings.model_path.c_str(), &model);
