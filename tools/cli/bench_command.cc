@@ -365,8 +365,7 @@ int run_bench(int argc, char** argv) {
   bool header_printed = false;
   for (size_t t = 0; t < settings.threads.size(); ++t) {
     const size_t threads = settings.threads[t];
-    const std::string warning = oversubscription_warning(threads, usable_cpu_count());
-    if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
+    warn_if_more_threads_than_cpus(threads);
     const double create_start = now_ms();
     std::unique_ptr<Translator> translator;
     TranslatorOptions options;

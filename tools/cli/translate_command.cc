@@ -167,8 +167,7 @@ int run_translate(int argc, char** argv) {
     std::fputs(kHelp, stdout);
     return kExitOk;
   }
-  const std::string warning = oversubscription_warning(settings.threads, usable_cpu_count());
-  if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
+  warn_if_more_threads_than_cpus(settings.threads);
 
   std::unique_ptr<Model> model;
   Status status = Model::load(settings.model_path.c_str(), &model);
