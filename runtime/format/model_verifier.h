@@ -43,21 +43,17 @@
 #include <cstdint>
 #include <memory>
 
+#include "edgemt/limits.h"
 #include "edgemt/model.h"
 #include "edgemt/status.h"
 
 namespace edgemt {
 
-// Limits of a sane config. They keep every size computation far from
-// overflow (V·d·4 < 2^41) and reject nonsense early with a readable message.
-inline constexpr uint32_t kMaxDModel = 16384;
-inline constexpr uint32_t kMaxLayersPerStack = 128;
-inline constexpr uint32_t kMaxFfnDim = 262144;
-inline constexpr uint32_t kMaxVocabSize = 1u << 24;
-inline constexpr uint32_t kMaxPositions = 65536;
-// Upper bound on FlatBuffer tables the verifier visits: a model at the limits
-// above has 4 + 1 + 128·12 + 128·20 + 4 = 4105 tensors plus 6 other tables.
-inline constexpr uint32_t kMaxFlatBufferTables = 16384;
+// Limits of a sane file are in edgemt/limits.h. They keep every size
+// computation far from overflow (V·d·4 < 2^41) and reject nonsense early
+// with a readable message. Upper bound on FlatBuffer tables the verifier
+// visits: kMaxTensors tensors plus a handful of other tables.
+inline constexpr uint32_t kMaxFlatBufferTables = 2 * kMaxTensors;
 inline constexpr uint32_t kMaxFlatBufferDepth = 16;
 
 // Alignment of the weight segment and of each tensor in it.

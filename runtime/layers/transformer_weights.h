@@ -10,6 +10,7 @@
 
 #include <cstddef>
 
+#include "edgemt/limits.h"
 #include "edgemt/model.h"
 #include "edgemt/status.h"
 #include "kernels/embedding.h"
@@ -17,7 +18,7 @@
 
 namespace edgemt {
 
-inline constexpr size_t kMaxLayers = 64;
+inline constexpr size_t kMaxLayers = kMaxLayersPerStack;  // edgemt/limits.h
 
 struct NormWeights {
   const float* weight = nullptr;  // [d]

@@ -1,6 +1,7 @@
 #include "support/reference_transformer.h"
 
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <string>
 
@@ -47,12 +48,12 @@ Matrix attention(const Matrix& q, const Matrix& k, const Matrix& v, size_t tq, s
   std::vector<double> p(tk);
   for (size_t h = 0; h < heads; ++h) {
     for (size_t i = 0; i < tq; ++i) {
-      double max_score = -INFINITY;
+      double max_score = -std::numeric_limits<double>::infinity();
       for (size_t j = 0; j < tk; ++j) {
         double s = 0.0;
         for (size_t c = 0; c < hd; ++c) s += q[i * d + h * hd + c] * k[j * d + h * hd + c];
         s /= std::sqrt(static_cast<double>(hd));
-        if (causal && j > i) s = -INFINITY;
+        if (causal && j > i) s = -std::numeric_limits<double>::infinity();
         p[j] = s;
         max_score = std::max(max_score, s);
       }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <initializer_list>
 #include <vector>
 
@@ -184,7 +185,7 @@ TEST_CASE("kernels/log_sum_exp: matches a double reference and log_softmax's nor
     for (float offset : {0.0f, 1000.0f, -1000.0f}) {
       std::vector<float> x(n);
       for (float& v : x) v = offset + rng.normal(0.0f, 5.0f);
-      double m = -INFINITY;
+      double m = -std::numeric_limits<double>::infinity();
       // Written out: GCC 12.2 for aarch64 crashes (ICE in vect_transform_reduction)
       // vectorizing an fmax reduction in double (docs: DESIGN.md, ARM).
       for (float v : x) m = static_cast<double>(v) > m ? static_cast<double>(v) : m;
