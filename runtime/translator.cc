@@ -277,6 +277,8 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
     }
     impl.max_len[s] = max_len;
     results[s].length = 0;
+    results[s].status = StatusCode::kOk;
+    results[s].error = "";
   }
 
   PackedSequences packed;

@@ -18,6 +18,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kUnsupported: return "unsupported";
     case StatusCode::kOutOfMemory: return "out-of-memory";
     case StatusCode::kBackendError: return "backend-error";
+    case StatusCode::kNumericError: return "numeric-error";
   }
   return "unknown";
 }

@@ -1,11 +1,13 @@
 #include "format/model_verifier.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <new>
 
 #include "format/tensor_layout.h"
+#include "format/weight_values.h"
 #include "schema/edgemt_generated.h"
 
 namespace edgemt {
@@ -65,6 +67,11 @@ Status verify_container(const uint8_t* data, size_t size, const fb::Model** root
   }
   // The identifier first: a file of another kind (a checkpoint passed by
   // mistake) gets "not an edgemt model file", not a confusing size error.
+  if (uint64_t{size} > kMaxModelBytes) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "model file has %zu bytes; the limit is %llu", size,
+                         static_cast<unsigned long long>(kMaxModelBytes));
+  }
   if (!flatbuffers::BufferHasIdentifier(data, fb::ModelIdentifier(), /*size_prefixed=*/true)) {
     char found[5];
     printable_identifier(data + 2 * kSizePrefixBytes, found);
@@ -323,6 +330,10 @@ Status read_tensors(const fb::Model& root, const uint8_t* segment, VerifiedModel
   const auto* tensors = root.tensors();
   const size_t count = tensors != nullptr ? tensors->size() : 0;
   if (count == 0) return invalid("model has no tensors");
+  if (count > kMaxTensors) {
+    return Status::error(StatusCode::kInvalidModel, "model has %zu tensors; the limit is %u", count,
+                         kMaxTensors);
+  }
   out->tensors.reset(new (std::nothrow) TensorView[count]);
   if (!out->tensors) {
     return Status::error(StatusCode::kOutOfMemory, "cannot allocate the tensor table (%zu entries)",
@@ -424,23 +435,90 @@ Status check_layout(const VerifiedModel& model) {
   return Status::ok();
 }
 
-// Int8 row scales multiply every weight of their row: each must be finite and
-// >= 0 (0 only for an all-zero row). One pass over [rows] floats per matrix.
-Status check_int8_scales(const VerifiedModel& model) {
-  if (model.weight_dtype != DType::kI8) return Status::ok();
-  for (size_t i = 0; i < model.tensor_count; ++i) {
-    const TensorView& tensor = model.tensors[i];
-    const size_t length = std::strlen(tensor.name);
-    if (length < 6 || std::strcmp(tensor.name + length - 6, "_scale") != 0) continue;
-    const float* scale = static_cast<const float*>(tensor.data);
-    for (uint64_t r = 0; r < tensor.element_count(); ++r) {
-      if (!std::isfinite(scale[r]) || scale[r] < 0.0f) {
-        return Status::error(StatusCode::kInvalidModel,
-                             "tensor '%s' row %llu is %g: int8 row scales must be finite and >= 0",
-                             tensor.name, static_cast<unsigned long long>(r),
-                             static_cast<double>(scale[r]));
+// ---- Step 8: values -------------------------------------------------------
+
+// "[12, 7]": the coordinates of flat element `index` of `tensor`.
+void format_coordinates(char* buffer, size_t size, const TensorView& tensor, uint64_t index) {
+  uint32_t coordinates[kMaxTensorRank] = {};
+  for (uint32_t i = tensor.rank; i-- > 0;) {
+    coordinates[i] = tensor.shape[i] == 0 ? 0 : static_cast<uint32_t>(index % tensor.shape[i]);
+    index = tensor.shape[i] == 0 ? 0 : index / tensor.shape[i];
+  }
+  format_shape(buffer, size, coordinates, tensor.rank);
+}
+
+Status bad_value(const TensorView& tensor, uint64_t index, const char* what, const char* rule) {
+  char at[64];
+  format_coordinates(at, sizeof(at), tensor, index);
+  return Status::error(StatusCode::kInvalidModel, "tensor '%s' holds %s at %s: %s", tensor.name,
+                       what, at, rule);
+}
+
+const char* describe_f32(float value) {
+  return std::isnan(value) ? "NaN" : (value > 0.0f ? "+inf" : "-inf");
+}
+
+// Every value of one tensor: finite floats (and, for int8 row scales, >= 0:
+// 0 only for an all-zero row), int8 codes in [-127, 127].
+Status check_tensor_values(const TensorView& tensor) {
+  const size_t count = static_cast<size_t>(tensor.element_count());
+  switch (tensor.dtype) {
+    case DType::kF32: {
+      const float* values = static_cast<const float*>(tensor.data);
+      const size_t at = find_non_finite_f32(values, count);
+      if (at != count) {
+        return bad_value(tensor, at, describe_f32(values[at]), "weights must be finite");
+      }
+      const size_t length = std::strlen(tensor.name);
+      if (length >= 6 && std::strcmp(tensor.name + length - 6, "_scale") == 0) {
+        for (size_t r = 0; r < count; ++r) {
+          if (values[r] < 0.0f) {
+            return bad_value(tensor, r, "a negative value", "int8 row scales must be >= 0");
+          }
+        }
+      }
+      return Status::ok();
+    }
+    case DType::kF16: {
+      const uint16_t* values = static_cast<const uint16_t*>(tensor.data);
+      const size_t at = find_non_finite_f16(values, count);
+      if (at == count) return Status::ok();
+      const bool nan = (values[at] & 0x3ff) != 0;
+      return bad_value(tensor, at, nan ? "NaN" : ((values[at] & 0x8000) ? "-inf" : "+inf"),
+                       "weights must be finite");
+    }
+    case DType::kI8: {
+      const size_t at = find_int8_min(tensor.data, count);
+      if (at == count) return Status::ok();
+      return bad_value(tensor, at, "the int8 code -128",
+                       "Int8PerRowDynamic codes are in [-127, 127]");
+    }
+  }
+  return Status::ok();
+}
+
+// Checks each stored tensor once: aliases share their owner's bytes, so
+// tensors are visited in offset order and a repeat of the previous
+// (offset, size) is skipped.
+Status check_values(const VerifiedModel& model) {
+  std::unique_ptr<uint32_t[]> order(new (std::nothrow) uint32_t[model.tensor_count]);
+  if (!order) return Status::error(StatusCode::kOutOfMemory, "cannot allocate verifier scratch");
+  for (size_t i = 0; i < model.tensor_count; ++i) order[i] = static_cast<uint32_t>(i);
+  const TensorView* tensors = model.tensors.get();
+  std::sort(order.get(), order.get() + model.tensor_count, [tensors](uint32_t a, uint32_t b) {
+    return tensors[a].offset != tensors[b].offset ? tensors[a].offset < tensors[b].offset
+                                                  : std::strcmp(tensors[a].name, tensors[b].name) < 0;
+  });
+  for (size_t k = 0; k < model.tensor_count; ++k) {
+    const TensorView& tensor = tensors[order[k]];
+    if (k > 0) {
+      const TensorView& previous = tensors[order[k - 1]];
+      if (previous.offset == tensor.offset && previous.size_bytes == tensor.size_bytes &&
+          previous.dtype == tensor.dtype) {
+        continue;
       }
     }
+    EDGEMT_RETURN_IF_ERROR(check_tensor_values(tensor));
   }
   return Status::ok();
 }
@@ -534,7 +612,7 @@ Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out) {
 
   EDGEMT_RETURN_IF_ERROR(read_tensors(*root, data + segment, out));
   EDGEMT_RETURN_IF_ERROR(check_layout(*out));
-  return check_int8_scales(*out);
+  return check_values(*out);
 }
 
 }  // namespace edgemt

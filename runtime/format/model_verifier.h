@@ -27,6 +27,14 @@
 //                  is present with exactly that shape and dtype, aliases share
 //                  bytes, and no other tensor is present
 //
+//   8. values      every stored tensor once (aliases share bytes): f32 and
+//                  f16 values finite, int8 codes in [-127, 127], int8 row
+//                  scales >= 0 (format/weight_values.h). This reads the
+//                  whole weight segment once, at memory speed.
+//
+// Sizes are bounded by edgemt/limits.h: the file (kMaxModelBytes), the
+// tensor count (kMaxTensors), every config dimension.
+//
 // On unexpected tensors (step 7) we reject rather than ignore. Format
 // versions are the compatibility mechanism (schema/edgemt.fbs: readers reject
 // versions they do not know), so a version-1 file with a tensor version 1
@@ -82,7 +90,7 @@ struct VerifiedModel {
   size_t tensor_count = 0;
 };
 
-// Runs steps 1–7 on `data` [0, size). `data` must stay valid while *out is
+// Runs steps 1–8 on `data` [0, size). `data` must stay valid while *out is
 // used; it should be 64-byte aligned (then TensorView::data is too), which
 // this function does not require. On success *out is filled; on error *out is
 // left in an unspecified but destructible state.

@@ -123,11 +123,18 @@ inline float normal_cdf_f32(float x) {
   return select(x < 0.0f, tail, upper);
 }
 
-// Natural log in double for x > 0 finite (one call per softmax row, so
-// scalar is fine). x = m·2^e with m in [sqrt(1/2), sqrt2); ln m via the
-// atanh series 2(s + s³/3 + ...) with s = (m-1)/(m+1), |s| <= 0.172, summed
-// to s^23 (remainder < 1e-18).
+// Natural log in double (one call per softmax row, so scalar is fine).
+// x = m·2^e with m in [sqrt(1/2), sqrt2); ln m via the atanh series
+// 2(s + s³/3 + ...) with s = (m-1)/(m+1), |s| <= 0.172, summed to s^23
+// (remainder < 1e-18). Special values as libm: NaN and +inf are returned as
+// they are (the bit decomposition would read them as finite numbers near
+// 2^1024 and answer ~710, turning an overflowed softmax row into a finite
+// normalizer), 0 gives -inf, x < 0 NaN. Subnormals are not handled (the
+// callers' x is a sum of exponentials with one term equal to 1).
 inline double log_f64(double x) {
+  if (!(x > 0.0) || x == __builtin_huge_val()) {
+    return x == 0.0 ? -__builtin_huge_val() : (x < 0.0 ? __builtin_nan("") : x);
+  }
   uint64_t u;
   std::memcpy(&u, &x, sizeof u);
   int32_t e = static_cast<int32_t>((u >> 52) & 0x7FF) - 1023;

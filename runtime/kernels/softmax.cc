@@ -42,12 +42,13 @@ float log_sum_exp_shifted(const float* x, size_t n, float m) {
 
 }  // namespace
 
-void log_softmax(float* x, size_t n) {
+float log_softmax(float* x, size_t n) {
   const float m = detail::max(x, n);
   // An all -inf row stays all -inf (log of the all-zero softmax row).
-  if (m == -__builtin_huge_valf()) return;
+  if (m == -__builtin_huge_valf()) return m;
   const float log_total = log_sum_exp_shifted(x, n, m);
   for (size_t j = 0; j < n; ++j) x[j] = (x[j] - m) - log_total;
+  return m + log_total;
 }
 
 float log_sum_exp(const float* x, size_t n) {

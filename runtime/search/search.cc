@@ -28,6 +28,7 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   b->live_count = arena->allocate<size_t>(shape.max_batch);
   b->max_len = arena->allocate<size_t>(shape.max_batch);
   b->finished_count = arena->allocate<size_t>(shape.max_batch);
+  b->failed = arena->allocate<uint8_t>(shape.max_batch);
   b->finished_tokens = arena->allocate<int32_t>(finished * shape.max_target_len);
   b->finished_len = arena->allocate<size_t>(finished);
   b->finished_score = arena->allocate<float>(finished);
@@ -39,6 +40,17 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
 }
 
 namespace {
+
+// Why a sentence failed (SearchBuffers::failed); the messages are static.
+enum SentenceFailure : uint8_t { kNotFailed = 0, kNonFiniteScores, kNoFiniteCandidate };
+
+const char* failure_message(uint8_t failure) {
+  return failure == kNonFiniteScores
+             ? "the model computed NaN or infinite scores for this sentence (its activations "
+               "overflowed); no translation"
+             : "the model gave no token other than pad and bos a finite score for this "
+               "sentence; no translation";
+}
 
 // One search over a batch; `cur` indexes the row buffers of this step,
 // `next` those being built for the following step.
@@ -60,6 +72,8 @@ class BatchSearch {
   // Row `r` (current buffers) extended by `token` (-1: none, i.e. EOS).
   void finish(size_t s, size_t r, size_t step, int32_t token, float score);
   void add_live(size_t s, size_t r, size_t step, int32_t token, float score);
+  // True when every live row of sentence s has a finite log-sum-exp.
+  bool rows_finite(size_t s) const;
   void write_result(size_t s, Translation* result) const;
 
   const RunContext& c_;
@@ -110,7 +124,7 @@ void BatchSearch::score_rows(size_t rows) {
       b_.row_best[r] = argmax_excluding(row, V_, banned_, 2);
       b_.row_lse[r] = kernels::log_sum_exp(row, V_);
     } else {
-      kernels::log_softmax(row, V_);
+      b_.row_lse[r] = kernels::log_softmax(row, V_);
       for (int32_t banned : banned_) row[banned] = -INFINITY;
     }
   };
@@ -121,7 +135,8 @@ void BatchSearch::score_rows(size_t rows) {
   const size_t batch = req_.sources->count;
   auto candidates = [&](size_t s, size_t) {
     b_.candidate_count[s] = 0;
-    if (b_.live_count[s] == 0) return;
+    // An overflowed row's log_softmax is NaN: select_beam fails the sentence.
+    if (b_.live_count[s] == 0 || !rows_finite(s)) return;
     const size_t begin = b_.live_begin[s];
     TopK top(b_.candidate_score + s * 2 * K_, b_.candidate_index + s * 2 * K_, 2 * K_);
     for (size_t j = 0; j < b_.live_count[s]; ++j) {
@@ -135,10 +150,29 @@ void BatchSearch::score_rows(size_t rows) {
   parallel_for(c_.parallel, batch, K_ * V_, candidates);
 }
 
+bool BatchSearch::rows_finite(size_t s) const {
+  bool finite = true;
+  for (size_t j = 0; j < b_.live_count[s]; ++j) {
+    finite &= std::isfinite(b_.row_lse[b_.live_begin[s] + j]);
+  }
+  return finite;
+}
+
 void BatchSearch::select_greedy(size_t s, size_t step) {
   const size_t r = b_.live_begin[s];
   const float* logits = c_.workspace->logits + r * V_;
+  if (!std::isfinite(b_.row_lse[r])) {
+    b_.failed[s] = kNonFiniteScores;
+    return;
+  }
+  // argmax_excluding returns V_ when every allowed entry is NaN (impossible
+  // with a finite log-sum-exp, but the id must be valid by construction) or
+  // the arg-max may be -inf when only banned tokens are finite.
   const size_t token = b_.row_best[r];
+  if (token >= V_ || logits[token] == -INFINITY) {
+    b_.failed[s] = kNoFiniteCandidate;
+    return;
+  }
   const float score = b_.row_score[cur_][r] + (logits[token] - b_.row_lse[r]);
   const int32_t id = static_cast<int32_t>(token);
   if (id == req_.special->eos) {
@@ -151,6 +185,14 @@ void BatchSearch::select_greedy(size_t s, size_t step) {
 }
 
 void BatchSearch::select_beam(size_t s, size_t step) {
+  if (!rows_finite(s)) {
+    b_.failed[s] = kNonFiniteScores;
+    return;
+  }
+  if (b_.candidate_count[s] == 0) {
+    b_.failed[s] = kNoFiniteCandidate;
+    return;
+  }
   const size_t begin = b_.live_begin[s];
   const float* scores = b_.candidate_score + s * 2 * K_;     // best first (score_rows)
   const size_t* indices = b_.candidate_index + s * 2 * K_;  // j·V + token
@@ -185,6 +227,18 @@ void BatchSearch::select_beam(size_t s, size_t step) {
 }
 
 void BatchSearch::write_result(size_t s, Translation* result) const {
+  // A sentence ends with at least one finished hypothesis unless it failed
+  // (a greedy row always finishes or stays live; beam search finalizes
+  // every live hypothesis at max_len): checked anyway, so a result is never
+  // read from slots this sentence did not write.
+  if (b_.failed[s] != kNotFailed || b_.finished_count[s] == 0) {
+    result->length = 0;
+    result->score = 0.0f;
+    result->status = StatusCode::kNumericError;
+    const uint8_t failure = b_.failed[s];
+    result->error = failure_message(failure != kNotFailed ? failure : uint8_t{kNoFiniteCandidate});
+    return;
+  }
   size_t best = 0;
   const size_t first = s * 2 * K_;
   for (size_t i = 1; i < b_.finished_count[s]; ++i) {
@@ -195,6 +249,8 @@ void BatchSearch::write_result(size_t s, Translation* result) const {
   std::memcpy(result->tokens, b_.finished_tokens + slot * T_, length * sizeof(int32_t));
   result->length = length;
   result->score = b_.finished_score[slot];
+  result->status = StatusCode::kOk;
+  result->error = "";
 }
 
 Status BatchSearch::run(Translation* results) {
@@ -205,6 +261,7 @@ Status BatchSearch::run(Translation* results) {
       b_.live_begin[s] = s;
       b_.live_count[s] = 1;
       b_.finished_count[s] = 0;
+      b_.failed[s] = kNotFailed;
       b_.max_len[s] = req_.max_len[s];
       b_.row_source[0][s] = s;
       b_.row_score[0][s] = 0.0f;

@@ -11,6 +11,18 @@
 //     reached (live ones are then finalized too); the best normalized score
 //     wins (ties: earliest finished).
 //
+// A sentence whose scores cannot be trusted fails alone (Translation::status
+// kNumericError), the rest of the batch goes on:
+//   - a live row whose log-sum-exp is not finite (a NaN or +inf logit, or
+//     every logit -inf: the model overflowed);
+//   - no candidate with a finite score once pad and bos are banned (greedy:
+//     the arg-max is -inf or there is none; beam: an empty top 2K), even
+//     when some hypotheses had finished: with verified, finite weights a
+//     -inf logit only comes from an overflow, so nothing of it is trusted.
+// So every token the search emits or feeds back to the decoder is a real
+// vocabulary id with a finite score, and every sentence ends with a defined
+// result.
+//
 // Live hypotheses of a sentence occupy consecutive decoder rows, compacted
 // after each step (token history double-buffered); their K/V cache stays in
 // the sentence's own slots and is reordered within them only when beams
@@ -41,12 +53,13 @@ struct SearchBuffers {
   size_t* parent = nullptr;    // [R] row (then index in its sentence) of each new row's parent
   size_t* row_slot = nullptr;  // [R] K/V cache slot of each row
   size_t* row_best = nullptr;  // [R] greedy: arg-max of each row's logits (pad/bos banned)
-  float* row_lse = nullptr;    // [R] greedy: log-sum-exp of each row's logits
+  float* row_lse = nullptr;    // [R] log-sum-exp of each row's logits (finite = usable)
   // Per sentence.
   size_t* live_begin = nullptr;  // [B]
   size_t* live_count = nullptr;  // [B]
   size_t* max_len = nullptr;     // [B]
   size_t* finished_count = nullptr;  // [B]
+  uint8_t* failed = nullptr;         // [B] SentenceFailure
   // Finished hypotheses: up to 2K per sentence.
   int32_t* finished_tokens = nullptr;  // [B, 2K, T]
   size_t* finished_len = nullptr;      // [B, 2K]

@@ -117,7 +117,7 @@ void BM_LogSoftmax(benchmark::State& state) {
   std::vector<float> x(n);
   for (auto _ : state) {
     std::copy(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(n), x.begin());
-    edgemt::kernels::log_softmax(x.data(), n);
+    benchmark::DoNotOptimize(edgemt::kernels::log_softmax(x.data(), n));
     benchmark::DoNotOptimize(x.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));

@@ -27,6 +27,8 @@ enum class StatusCode : uint8_t {
   // Environment errors.
   kOutOfMemory,         // buffer too small or allocation at load failed
   kBackendError,        // XNNPACK or pthreadpool failed
+  // Per-sentence result errors (Translation::status).
+  kNumericError,        // the model computed NaN or infinite scores for a sentence
 };
 
 // Short stable name of a code ("invalid-model", ...), for logs and tests.

@@ -66,11 +66,20 @@ struct TokenSpan {
 
 // One output; `tokens` is caller memory of `capacity` ids (capacity >=
 // Limits::max_target_len never truncates). EOS, BOS and pad are not included.
+//
+// A sentence can fail on its own while the rest of its batch is translated:
+// then `status` is not kOk, `error` says why, and length is 0. Today the one
+// such failure is kNumericError: the model's scores for the sentence were
+// NaN or infinite (its activations overflowed, as an fp16 model can), or
+// gave no token but pad/bos a finite score, so no translation is defined.
+// Every token id written is inside the vocabulary.
 struct Translation {
   int32_t* tokens = nullptr;
   size_t capacity = 0;
   size_t length = 0;
-  float score = 0.0f;  // log-probability (beam: length-normalized)
+  float score = 0.0f;  // log-probability (beam: length-normalized); 0 on failure
+  StatusCode status = StatusCode::kOk;
+  const char* error = "";  // static text, never null; "" when status is kOk
 };
 
 class Translator {
@@ -92,10 +101,12 @@ class Translator {
   const Limits& limits() const;
 
   // Translates `count` sentences of source ids (each ending with EOS if the
-  // model expects it; see Model::append_eos_to_source). Errors:
-  // kFailedPrecondition (not prepared), kInvalidArgument (count or beam over
-  // the limits, id outside the vocabulary, empty source), kOutOfRange (a
-  // source longer than Limits::max_source_len).
+  // model expects it; see Model::append_eos_to_source). Errors (the whole
+  // call; no result is written): kFailedPrecondition (not prepared),
+  // kInvalidArgument (count or beam over the limits, id outside the
+  // vocabulary, empty source), kOutOfRange (a source longer than
+  // Limits::max_source_len). An ok return means every result is written:
+  // check each result's `status` (a sentence can fail alone, see Translation).
   [[nodiscard]] Status translate(const TokenSpan* sources, size_t count,
                                  const DecodeOptions& options, Translation* results);
 

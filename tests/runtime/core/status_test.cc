@@ -16,7 +16,7 @@ constexpr StatusCode kAllCodes[] = {
     StatusCode::kOk,           StatusCode::kInvalidArgument,    StatusCode::kOutOfRange,
     StatusCode::kFailedPrecondition, StatusCode::kNotFound,     StatusCode::kIoError,
     StatusCode::kInvalidModel, StatusCode::kUnsupportedVersion, StatusCode::kUnsupported,
-    StatusCode::kOutOfMemory,  StatusCode::kBackendError,
+    StatusCode::kOutOfMemory,  StatusCode::kBackendError,       StatusCode::kNumericError,
 };
 
 TEST_CASE("core/status: default and ok() are ok with an empty message") {
@@ -95,6 +95,7 @@ TEST_CASE("core/status: every code has a distinct non-empty name") {
   CHECK(std::string(status_code_name(StatusCode::kInvalidArgument)) == "invalid-argument");
   CHECK(std::string(status_code_name(StatusCode::kInvalidModel)) == "invalid-model");
   CHECK(std::string(status_code_name(StatusCode::kBackendError)) == "backend-error");
+  CHECK(std::string(status_code_name(StatusCode::kNumericError)) == "numeric-error");
   CHECK(std::string(status_code_name(static_cast<StatusCode>(200))) == "unknown");
 }
 

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -396,9 +397,10 @@ TEST_CASE("format/model_verifier: int8 files (Int8PerRowDynamic) and their row s
     scale.find("decoder.layers.0.self_attn.out.weight_scale")->values[3] = bad;
     CAPTURE(bad);
     CHECK_STATUS(verify(scale), StatusCode::kInvalidModel,
-                 "tensor 'decoder.layers.0.self_attn.out.weight_scale' row 3 is");
+                 "tensor 'decoder.layers.0.self_attn.out.weight_scale' holds");
     CHECK_STATUS(verify(scale), StatusCode::kInvalidModel,
-                 "int8 row scales must be finite and >= 0");
+                 bad < 0.0f ? "a negative value at [3]: int8 row scales must be >= 0"
+                            : "at [3]: weights must be finite");
   }
   // A tied output's scales are the embedding's, byte for byte.
   ModelBuilder untied_scale(tied, DType::kI8);
@@ -477,6 +479,82 @@ TEST_CASE("format/model_verifier: the verified view points into the buffer") {
   CHECK(std::string(text) == "[1024, 255]");
   format_shape(text, 6, shape, 2);
   CHECK(std::string(text) == "[1024");
+}
+
+// Issue 13, defect 1: NaN written over a norm, the output bias or the output
+// projection passed the verifier, and greedy search then read past the
+// logits row. Every placement, in every weight dtype, is now refused at
+// load with the tensor and the element named.
+TEST_CASE("format/model_verifier: a NaN or infinite weight anywhere is refused, f32 f16 and i8") {
+  TransformerConfig config = testing::tiny_config();
+  config.output_bias = true;
+  config.decoder_final_norm = true;
+  const char* const kFloatPlacements[] = {
+      "embedding.source",     "embedding.target", "position.table",
+      "output.weight",        "output.bias",      "encoder.layers.0.self_attn.qkv.weight",
+      "encoder.layers.0.ffn.in.bias", "decoder.layers.0.cross_attn.kv.weight",
+      "decoder.layers.0.ffn_norm.weight", "decoder.final_norm.bias",
+  };
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kI8}) {
+    for (const char* name : kFloatPlacements) {
+      for (float bad : {NAN, INFINITY, -INFINITY}) {
+        ModelBuilder builder(config, dtype);
+        testing::BuilderTensor* tensor = builder.find(name);
+        REQUIRE(tensor != nullptr);
+        // An int8 matrix cannot hold a NaN: its row scale does instead.
+        std::string target = name;
+        if (tensor->dtype == DType::kI8) {
+          target += "_scale";
+          tensor = builder.find(target);
+          REQUIRE(tensor != nullptr);
+        }
+        const size_t at = tensor->values.size() - 1;  // the last element: [rows - 1, cols - 1]
+        tensor->values[at] = bad;
+        CAPTURE(dtype_name(dtype));
+        CAPTURE(target);
+        CAPTURE(bad);
+        const std::string expected = "tensor '" + target + "' holds " +
+                                     (std::isnan(bad) ? "NaN" : (bad > 0.0f ? "+inf" : "-inf"));
+        CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, expected);
+        CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, "weights must be finite");
+      }
+    }
+  }
+}
+
+TEST_CASE("format/model_verifier: the element of a bad value is named by its coordinates") {
+  ModelBuilder builder;  // ffn.in.weight is [16, 8]
+  builder.find("encoder.layers.0.ffn.in.weight")->values[3 * 8 + 5] = NAN;
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel,
+               "tensor 'encoder.layers.0.ffn.in.weight' holds NaN at [3, 5]");
+}
+
+TEST_CASE("format/model_verifier: an int8 code of -128 is refused at load") {
+  ModelBuilder builder(testing::tiny_config(), DType::kI8);
+  testing::BuilderTensor* tensor = builder.find("decoder.layers.0.ffn.out.weight");
+  REQUIRE(tensor != nullptr);
+  REQUIRE(!tensor->int8_values.empty());
+  tensor->int8_values[10] = -128;
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel,
+               "tensor 'decoder.layers.0.ffn.out.weight' holds the int8 code -128 at [0, 10]");
+}
+
+TEST_CASE("format/model_verifier: large but finite weights pass (overflow is the search's job)") {
+  ModelBuilder builder;
+  builder.find("output.weight")->values[0] = 3.4e38f;
+  builder.find("position.table")->values[0] = -3.4e38f;
+  const Status status = verify(builder);
+  CHECK_MESSAGE(status.is_ok(), std::string(status.message()));
+}
+
+TEST_CASE("format/model_verifier: more tensors than kMaxTensors are refused before any is read") {
+  ModelBuilder builder;
+  for (uint32_t i = 0; i <= kMaxTensors; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "zz.extra.%05u", i);
+    builder.add_tensor(name, {1}, DType::kF32);
+  }
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, "tensors; the limit is 8192");
 }
 
 }  // namespace

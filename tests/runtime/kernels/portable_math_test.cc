@@ -68,5 +68,15 @@ TEST_CASE("kernels/portable_math: log_f64 within 2 ulp of double") {
   CHECK(log_f64(1.0) == 0.0);
 }
 
+// The softmax normalizer of a row holding a NaN or +inf must not come out
+// finite (the search fails such sentences instead of emitting garbage).
+TEST_CASE("kernels/portable_math: log_f64 special values as libm") {
+  CHECK(std::isnan(log_f64(std::nan(""))));
+  CHECK(log_f64(HUGE_VAL) == HUGE_VAL);
+  CHECK(log_f64(0.0) == -HUGE_VAL);
+  CHECK(std::isnan(log_f64(-1.0)));
+  CHECK(std::isnan(log_f64(-HUGE_VAL)));
+}
+
 }  // namespace
 }  // namespace edgemt::kernels::math

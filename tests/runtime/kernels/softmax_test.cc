@@ -198,7 +198,7 @@ TEST_CASE("kernels/log_sum_exp: matches a double reference and log_softmax's nor
       CHECK(std::fabs(static_cast<double>(got) - want) <= 1e-6 * std::fmax(1.0, std::fabs(want)));
       // log_softmax(x)[i] + log_sum_exp(x) gives x back (same normalizer).
       std::vector<float> y = x;
-      log_softmax(y.data(), n);
+      CHECK(log_softmax(y.data(), n) == got);  // the normalizer it returns
       CHECK(std::fabs(static_cast<double>(y[0] + got) - static_cast<double>(x[0])) <=
             1e-6 * std::fmax(1.0, std::fabs(static_cast<double>(x[0]))));
     }
@@ -207,6 +207,32 @@ TEST_CASE("kernels/log_sum_exp: matches a double reference and log_softmax's nor
   CHECK(log_sum_exp(large, 3) == doctest::Approx(1000.0 + std::log(2.0)));
   const float none[2] = {-INFINITY, -INFINITY};
   CHECK(log_sum_exp(none, 2) == -INFINITY);
+}
+
+// The search refuses a row whose normalizer is not finite (an overflowed
+// model), so a single NaN or +inf anywhere in a row of any length, at any
+// position (vector body or tail), must make it non-finite.
+TEST_CASE("kernels/log_sum_exp and log_softmax: one NaN or +inf makes the normalizer non-finite") {
+  Random rng(31);
+  for (size_t n : kSizes) {
+    for (float bad : {NAN, INFINITY}) {
+      for (size_t at : {size_t{0}, n / 2, n - 1}) {
+        std::vector<float> x(n);
+        for (float& v : x) v = rng.normal(0.0f, 3.0f);
+        x[at] = bad;
+        CAPTURE(n);
+        CAPTURE(at);
+        CAPTURE(bad);
+        CHECK_FALSE(std::isfinite(log_sum_exp(x.data(), n)));
+        CHECK_FALSE(std::isfinite(log_softmax(x.data(), n)));
+      }
+    }
+  }
+  std::vector<float> all_nan(37, NAN);
+  CHECK_FALSE(std::isfinite(log_sum_exp(all_nan.data(), all_nan.size())));
+  CHECK_FALSE(std::isfinite(log_softmax(all_nan.data(), all_nan.size())));
+  std::vector<float> all_minus_inf(37, -INFINITY);
+  CHECK_FALSE(std::isfinite(log_softmax(all_minus_inf.data(), all_minus_inf.size())));
 }
 
 }  // namespace
