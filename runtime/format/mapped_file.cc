@@ -1,33 +1,15 @@
 #include "format/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 
+#include "format/regular_file.h"
+
 namespace edgemt {
-namespace {
-
-// Closes a descriptor on every return path (the mapping outlives it).
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-}  // namespace
 
 MappedFile::~MappedFile() { reset(); }
 
@@ -61,37 +43,11 @@ Status MappedFile::open(const char* path, MappedFile* out) {
   }
   out->reset();
 
-  int fd = -1;
-  do {
-    fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) {
-    const int error = errno;
-    const StatusCode code = error == ENOENT ? StatusCode::kNotFound : StatusCode::kIoError;
-    return Status::error(code, "cannot open model file '%s': %s", path, std::strerror(error));
-  }
-  FileDescriptor file(fd);
+  RegularFile file;
+  EDGEMT_RETURN_IF_ERROR(RegularFile::open(path, &file));
+  const size_t size = file.size();
 
-  struct stat info;
-  if (::fstat(file.get(), &info) != 0) {
-    const int error = errno;
-    return Status::error(StatusCode::kIoError, "cannot stat model file '%s': %s", path,
-                         std::strerror(error));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    return Status::error(StatusCode::kIoError, "model file '%s' is not a regular file", path);
-  }
-  if (info.st_size <= 0) {
-    return Status::error(StatusCode::kInvalidModel, "model file '%s' is empty", path);
-  }
-  if (static_cast<uint64_t>(info.st_size) > SIZE_MAX) {
-    return Status::error(StatusCode::kIoError,
-                         "model file '%s' (%lld bytes) is larger than the address space", path,
-                         static_cast<long long>(info.st_size));
-  }
-  const size_t size = static_cast<size_t>(info.st_size);
-
-  void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.get(), 0);
+  void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.descriptor(), 0);
   if (address == MAP_FAILED) {
     const int error = errno;
     return Status::error(StatusCode::kIoError, "cannot map model file '%s' (%zu bytes): %s", path,

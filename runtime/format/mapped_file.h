@@ -8,9 +8,13 @@
 // mapping is private and read-only) until the MappedFile is destroyed or
 // reset. Concurrent reads from any number of threads are fine.
 //
-// Like every mapping, it assumes nobody truncates the file while it is mapped
-// (that would turn reads into SIGBUS); model files are replaced atomically by
-// the tools (rename), which keeps the old inode alive for existing mappings.
+// Like every mapping, it assumes nobody truncates the file while it is mapped:
+// the kernel then removes the pages past the new end from every mapping,
+// private ones included, and reading them raises SIGBUS. Model files are
+// replaced atomically by the tools (a new file renamed over the old one),
+// which keeps the old inode, and so every existing mapping, intact. For files
+// you do not control, read a private copy instead (CopiedFile,
+// Model::LoadMode::kCopy).
 #pragma once
 
 #include <cstddef>
@@ -30,12 +34,8 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   // Maps the file at `path`, replacing whatever *out held.
-  // Errors:
-  //   kNotFound      the file does not exist
-  //                  ("cannot open model file 'x': No such file or directory")
-  //   kIoError       open, fstat or mmap failed, or `path` is not a regular
-  //                  file (message carries strerror)
-  //   kInvalidModel  the file is empty (nothing to map)
+  // Errors: those of RegularFile::open (kNotFound, kIoError for anything but
+  // a regular file, kInvalidModel when empty), kIoError when mmap fails.
   [[nodiscard]] static Status open(const char* path, MappedFile* out);
 
   const uint8_t* data() const { return data_; }  // page aligned; nullptr when empty

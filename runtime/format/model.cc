@@ -1,4 +1,4 @@
-// edgemt::Model: a MappedFile (or a borrowed buffer) plus the VerifiedModel
+// edgemt::Model: a MappedFile, a CopiedFile or a borrowed buffer, plus the VerifiedModel
 // the verifier extracted from it. All checks live in model_verifier.cc; this
 // file only owns memory and answers accessors.
 #include "edgemt/model.h"
@@ -8,6 +8,7 @@
 #include <new>
 #include <utility>
 
+#include "format/copied_file.h"
 #include "format/mapped_file.h"
 #include "format/model_verifier.h"
 
@@ -63,44 +64,67 @@ uint64_t TensorView::element_count() const {
 }
 
 struct Model::Impl {
-  MappedFile file;        // unmapped when the buffer is borrowed (from_buffer)
+  MappedFile file;        // LoadMode::kMap; unmapped otherwise
+  CopiedFile copy;        // LoadMode::kCopy; empty otherwise
   uint64_t file_size = 0;
   VerifiedModel model;
 };
 
 namespace {
 
-// Verifies `data` and wraps it, with `file` (possibly empty) moved into the Impl.
-Status make_model(const uint8_t* data, size_t size, MappedFile file,
+// Verifies `data` and wraps it, with `file` and `copy` (either or both
+// empty) moved into the Impl.
+Status make_model(const uint8_t* data, size_t size, MappedFile file, CopiedFile copy,
                   std::unique_ptr<Model::Impl>* impl) {
   impl->reset(new (std::nothrow) Model::Impl);
   if (!*impl) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model");
   (*impl)->file = std::move(file);
+  (*impl)->copy = std::move(copy);
   (*impl)->file_size = size;
   return verify_model(data, size, &(*impl)->model);
 }
+
 
 }  // namespace
 
 Model::Model(Impl* impl) : impl_(impl) {}
 
-Model::~Model() { delete impl_; }
-
-Status Model::load(const char* path, std::unique_ptr<Model>* out) {
-  if (path == nullptr || out == nullptr) {
-    return Status::error(StatusCode::kInvalidArgument, "Model::load: null argument");
-  }
-  out->reset();
-  MappedFile file;
-  EDGEMT_RETURN_IF_ERROR(MappedFile::open(path, &file));
-  const uint8_t* data = file.data();
-  const size_t size = file.size();
-  std::unique_ptr<Impl> impl;
-  EDGEMT_RETURN_IF_ERROR(make_model(data, size, std::move(file), &impl));
+Status Model::adopt(std::unique_ptr<Impl> impl, std::unique_ptr<Model>* out) {
   out->reset(new (std::nothrow) Model(impl.get()));
   if (!*out) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model");
   impl.release();
   return Status::ok();
+}
+
+Model::~Model() { delete impl_; }
+
+Status Model::load(const char* path, std::unique_ptr<Model>* out) {
+  return load(path, LoadOptions(), out);
+}
+
+Status Model::load(const char* path, const LoadOptions& options, std::unique_ptr<Model>* out) {
+  if (path == nullptr || out == nullptr) {
+    return Status::error(StatusCode::kInvalidArgument, "Model::load: null argument");
+  }
+  out->reset();
+  std::unique_ptr<Impl> impl;
+  if (options.mode == LoadMode::kCopy) {
+    CopiedFile copy;
+    EDGEMT_RETURN_IF_ERROR(CopiedFile::read(path, &copy));
+    const uint8_t* data = copy.data();
+    const size_t size = copy.size();
+    EDGEMT_RETURN_IF_ERROR(make_model(data, size, MappedFile(), std::move(copy), &impl));
+  } else if (options.mode == LoadMode::kMap) {
+    MappedFile file;
+    EDGEMT_RETURN_IF_ERROR(MappedFile::open(path, &file));
+    const uint8_t* data = file.data();
+    const size_t size = file.size();
+    EDGEMT_RETURN_IF_ERROR(make_model(data, size, std::move(file), CopiedFile(), &impl));
+  } else {
+    return Status::error(StatusCode::kInvalidArgument, "Model::load: unknown load mode %d",
+                         static_cast<int>(options.mode));
+  }
+  return adopt(std::move(impl), out);
 }
 
 Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>* out) {
@@ -114,12 +138,9 @@ Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>*
                          static_cast<unsigned long long>(kWeightAlignment));
   }
   std::unique_ptr<Impl> impl;
-  EDGEMT_RETURN_IF_ERROR(
-      make_model(static_cast<const uint8_t*>(data), size, MappedFile(), &impl));
-  out->reset(new (std::nothrow) Model(impl.get()));
-  if (!*out) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model");
-  impl.release();
-  return Status::ok();
+  EDGEMT_RETURN_IF_ERROR(make_model(static_cast<const uint8_t*>(data), size, MappedFile(),
+                                    CopiedFile(), &impl));
+  return adopt(std::move(impl), out);
 }
 
 uint32_t Model::format_version() const { return impl_->model.format_version; }

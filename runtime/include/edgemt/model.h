@@ -91,11 +91,37 @@ struct TensorView {
   uint64_t element_count() const;
 };
 
+// How Model::load reads a file.
+enum class LoadMode : uint8_t {
+  // mmap the file (default): nothing is copied, weights are read in place
+  // and only the pages used are resident. The file must not be truncated or
+  // rewritten in place while the Model lives: reading a page the file no
+  // longer has raises SIGBUS, which kills the process unless it handles the
+  // signal (edgemt translate does, with a message). Replacing the file by
+  // renaming a new one over it is safe: the mapping keeps the old inode.
+  kMap = 0,
+  // Read the whole file into private memory: immune to anything done to the
+  // file after load, at the cost of the file's size in resident memory for
+  // the Model's life (weights a Translator packs are then resident twice).
+  // For model files the process does not control.
+  kCopy = 1,
+};
+
+struct LoadOptions {
+  LoadMode mode = LoadMode::kMap;
+};
+
 class Model {
  public:
-  // Maps and verifies the file at `path`. On success *out holds the model.
-  // Errors: kNotFound, kIoError, kInvalidModel, kUnsupportedVersion, kUnsupported.
+  // Maps (or copies, per options) and verifies the file at `path`, which
+  // must be a regular file: FIFOs, devices, sockets and directories are
+  // refused without reading (a FIFO would block until a writer came). On
+  // success *out holds the model.
+  // Errors: kNotFound, kIoError, kInvalidModel, kUnsupportedVersion,
+  // kUnsupported, kOutOfMemory (kCopy).
   [[nodiscard]] static Status load(const char* path, std::unique_ptr<Model>* out);
+  [[nodiscard]] static Status load(const char* path, const LoadOptions& options,
+                                   std::unique_ptr<Model>* out);
 
   // Verifies a model already in memory (firmware: flash or a caller buffer).
   // The buffer is borrowed: it must outlive the Model and be 64-byte aligned.
@@ -131,13 +157,16 @@ class Model {
   // Tells the model that `tensor`'s bytes will not be read again (a
   // Translator packed its own copy): for a mapped file their pages leave
   // resident memory; they are read back from the file if touched later, so
-  // this never changes results. No-op for from_buffer models. Thread-safe.
+  // this never changes results. No-op for copied (LoadMode::kCopy) and
+  // from_buffer models. Thread-safe.
   void release_tensor_pages(const TensorView& tensor) const;
 
   struct Impl;
 
  private:
   explicit Model(Impl* impl);
+  // Wraps a verified Impl in a new Model (kOutOfMemory if that fails).
+  [[nodiscard]] static Status adopt(std::unique_ptr<Impl> impl, std::unique_ptr<Model>* out);
   Impl* impl_;
 };
 

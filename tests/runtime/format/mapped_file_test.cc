@@ -70,7 +70,7 @@ TEST_CASE("format/mapped_file: a directory is kIoError") {
   MappedFile mapped;
   const Status status = MappedFile::open("/", &mapped);
   CHECK(status.code() == StatusCode::kIoError);
-  CHECK_MESSAGE(contains(status, "not a regular file"), std::string(status.message()));
+  CHECK_MESSAGE(contains(status, "is a directory, not a regular file"), std::string(status.message()));
 }
 
 TEST_CASE("format/mapped_file: an unreadable file is kIoError with strerror") {

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
@@ -319,6 +320,47 @@ void check_bundled_model(const char* path, DType dtype, QuantizationScheme schem
 TEST_CASE("format/model: the bundled models (int8 default, fp16) load with the expected config") {
   check_bundled_model(EDGEMT_BUNDLED_MODEL, DType::kI8, QuantizationScheme::kInt8PerRowDynamic);
   check_bundled_model(EDGEMT_BUNDLED_FP16_MODEL, DType::kF16, QuantizationScheme::kNone);
+}
+
+TEST_CASE("format/model: LoadMode::kCopy gives the same model, and it survives truncation") {
+  ModelBuilder builder;
+  TempFile file(builder.build());
+  REQUIRE(file.ok());
+  std::unique_ptr<Model> mapped;
+  std::unique_ptr<Model> copied;
+  REQUIRE(Model::load(file.path().c_str(), &mapped).is_ok());
+  LoadOptions options;
+  options.mode = LoadMode::kCopy;
+  const Status status = Model::load(file.path().c_str(), options, &copied);
+  REQUIRE_MESSAGE(status.is_ok(), std::string(status.message()));
+  REQUIRE(copied->tensor_count() == mapped->tensor_count());
+  for (size_t i = 0; i < mapped->tensor_count(); ++i) {
+    const TensorView& a = mapped->tensor(i);
+    const TensorView& b = copied->tensor(i);
+    CHECK(std::string(a.name) == b.name);
+    CHECK(a.data != b.data);
+    CHECK(std::memcmp(a.data, b.data, a.size_bytes) == 0);
+  }
+  // What a mapping cannot survive (its pages would raise SIGBUS):
+  REQUIRE(::truncate(file.path().c_str(), 0) == 0);
+  const TensorView* output = copied->find_tensor("output.weight");
+  REQUIRE(output != nullptr);
+  CHECK(read_floats(*output) == builder.values("output.weight"));
+  copied->release_tensor_pages(*output);  // a no-op for a copy: the bytes stay
+  CHECK(read_floats(*output) == builder.values("output.weight"));
+}
+
+TEST_CASE("format/model: a FIFO or a device as model path is refused at once, both modes") {
+  for (LoadMode mode : {LoadMode::kMap, LoadMode::kCopy}) {
+    LoadOptions options;
+    options.mode = mode;
+    std::unique_ptr<Model> model;
+    Status status = Model::load("/dev/zero", options, &model);
+    CHECK(status.code() == StatusCode::kIoError);
+    CHECK_MESSAGE(contains(status, "is a character device"), std::string(status.message()));
+    CHECK(model == nullptr);
+  }
+  // The FIFO itself: format/regular_file_test.cc (it must not block).
 }
 
 }  // namespace
