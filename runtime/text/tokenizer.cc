@@ -9,12 +9,23 @@ struct Tokenizer::Impl {
   SpecialTokens special;
   bool append_eos = true;
   int vocab = 0;
+  size_t max_input_bytes = kDefaultMaxInputBytes;
 };
 
 Tokenizer::Tokenizer(Impl* impl) : impl_(impl) {}
 Tokenizer::~Tokenizer() { delete impl_; }
 
 Status Tokenizer::create(const Model& model, std::unique_ptr<Tokenizer>* out) {
+  return create(model, TokenizerOptions(), out);
+}
+
+Status Tokenizer::create(const Model& model, const TokenizerOptions& options,
+                         std::unique_ptr<Tokenizer>* out) {
+  if (options.max_input_bytes == 0 || options.max_input_bytes > kMaxInputBytes) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "max_input_bytes must be in [1, %zu], got %zu", kMaxInputBytes,
+                         options.max_input_bytes);
+  }
   size_t size = 0;
   const uint8_t* bytes = model.tokenizer_model(&size);
   if (bytes == nullptr || size == 0) {
@@ -35,11 +46,16 @@ Status Tokenizer::create(const Model& model, std::unique_ptr<Tokenizer>* out) {
   }
   impl->special = model.special_tokens();
   impl->append_eos = model.append_eos_to_source();
+  impl->max_input_bytes = options.max_input_bytes;
   out->reset(new Tokenizer(impl.release()));
   return Status::ok();
 }
 
 Status Tokenizer::encode(std::string_view text, std::vector<int32_t>* ids) const {
+  if (text.size() > impl_->max_input_bytes) {
+    return Status::error(StatusCode::kOutOfRange, "input has %zu bytes, more than the limit of %zu",
+                         text.size(), impl_->max_input_bytes);
+  }
   size_t bad = 0;
   if (!is_valid_utf8(text, &bad)) {
     return Status::error(StatusCode::kInvalidArgument, "input is not valid UTF-8 (byte %zu)", bad);

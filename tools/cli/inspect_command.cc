@@ -8,6 +8,7 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "edgemt/model.h"
+#include "edgemt/tokenizer.h"
 #include "edgemt/translator.h"
 
 namespace edgemt::cli {
@@ -16,11 +17,14 @@ namespace {
 constexpr const char* kHelp =
     "usage: edgemt inspect MODEL\n"
     "\n"
-    "Verifies MODEL and prints its format version, languages, provenance,\n"
-    "config, special tokens, the compute path this machine would use, the\n"
-    "tensor table (name, dtype, shape, bytes) and totals.\n"
+    "Verifies MODEL (everything translate will trust: structure, config,\n"
+    "tensor shapes, every weight value, the embedded tokenizer) and prints its\n"
+    "format version, languages, provenance, config, special tokens, the\n"
+    "compute path this machine would use, the tensor table (name, dtype,\n"
+    "shape, bytes) and totals.\n"
     "\n"
-    "exit status: 0 ok, 1 the file is missing or invalid, 2 bad usage\n";
+    "exit status: 0 ok, 1 the file is missing, invalid or cannot translate\n"
+    "here, 2 bad usage\n";
 
 std::string shape_text(const TensorView& tensor) {
   std::string text = "[";
@@ -93,6 +97,12 @@ int run_inspect(int argc, char** argv) {
   }
   print_config(*model);
 
+  // What translate would do next: SentencePiece reads the tokenizer (the
+  // verifier already checked its structure) and the Translator resolves the
+  // weights. Either failing means the file cannot translate: exit 1.
+  std::unique_ptr<Tokenizer> tokenizer;
+  const Status tokenizer_status = Tokenizer::create(*model, &tokenizer);
+  std::printf("  tokenizer check  %s\n", tokenizer_status.is_ok() ? "loads" : tokenizer_status.message());
   std::unique_ptr<Translator> translator;
   status = Translator::create(*model, TranslatorOptions(), &translator);
   std::printf("  compute path     %s\n",
@@ -122,6 +132,11 @@ int run_inspect(int argc, char** argv) {
   std::printf("  weight bytes     %" PRIu64 " (f32 %" PRIu64 ", f16 %" PRIu64 ", i8 %" PRIu64 ")\n",
               stored_bytes, bytes_by_dtype[0], bytes_by_dtype[1], bytes_by_dtype[2]);
   std::printf("  file size        %" PRIu64 " bytes\n", model->file_size());
+  const Status& failed = !tokenizer_status.is_ok() ? tokenizer_status : status;
+  if (!failed.is_ok()) {
+    std::fprintf(stderr, "edgemt: model '%s' cannot translate: %s\n", path.c_str(), failed.message());
+    return kExitFailure;
+  }
   return kExitOk;
 }
 

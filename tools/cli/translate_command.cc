@@ -1,8 +1,11 @@
 // edgemt translate: lines in, one translation per line out, in order.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -10,8 +13,11 @@
 #include <vector>
 
 #include "cli/arguments.h"
+#include "cli/bus_error.h"
 #include "cli/commands.h"
 #include "cli/cpu_count.h"
+#include "cli/line_reader.h"
+#include "edgemt/limits.h"
 #include "edgemt/model.h"
 #include "edgemt/tokenizer.h"
 #include "edgemt/translator.h"
@@ -39,12 +45,27 @@ constexpr const char* kHelp =
     "                          more than the CPUs this process may use\n"
     "                          runs slower and gets a warning\n"
     "      --batch N           sentences per batch (1..256)          [16; 1 on a terminal]\n"
+    "      --max-line-bytes N  longest input line read, in bytes     [65536]\n"
+    "                          (1..67108864); memory stays bounded by it\n"
+    "      --copy-model        read the model file into memory instead of\n"
+    "                          mapping it (see 'model file' below)\n"
     "  -h, --help              show this help\n"
     "\n"
-    "A line whose source is longer than the model's position table (in\n"
-    "tokens, counting EOS) or that is not valid UTF-8 is not translated: an\n"
-    "error naming the line goes to stderr, an empty line to the output, and\n"
-    "edgemt exits with status 1 after the other lines are done.\n"
+    "Every input line gives exactly one output line. A line is not translated,\n"
+    "and gives an empty output line plus an error naming it on stderr, when\n"
+    "it is longer than --max-line-bytes (it is skipped unread, not split), is\n"
+    "not valid UTF-8, has more tokens than the model's position table (counting\n"
+    "EOS), or when the model computes NaN or infinite scores for it (an\n"
+    "overflow, e.g. in an fp16 model); the other lines are translated as usual\n"
+    "and edgemt exits with status 1 at the end.\n"
+    "\n"
+    "model file: by default MODEL is memory-mapped and its weights are read in\n"
+    "place. Do not truncate or rewrite it in place while edgemt runs: edgemt\n"
+    "then stops with status 1 and a 'bus error reading the model file' message.\n"
+    "Replacing it by renaming a new file over it is safe (edgemt-convert writes\n"
+    "that way). --copy-model reads the whole file at start instead, so nothing\n"
+    "done to the file later matters, at the cost of its size in memory.\n"
+    "MODEL must be a regular file (a FIFO or a device is refused).\n"
     "\n"
     "exit status: 0 ok, 1 model or input error, 2 bad usage\n";
 
@@ -56,6 +77,8 @@ struct Settings {
   size_t max_len = 0;
   size_t threads = 1;
   size_t batch = 16;
+  size_t max_line_bytes = kDefaultMaxInputBytes;
+  bool copy_model = false;
 };
 
 bool read_settings(int argc, char** argv, Settings* settings, std::string* error) {
@@ -64,6 +87,7 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
       {"beam", '\0', true},     {"length-penalty", '\0', true},
       {"max-len", '\0', true},  {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
       {"threads", '\0', true},  {"batch", '\0', true},    {"help", 'h', false},
+      {"max-line-bytes", '\0', true}, {"copy-model", '\0', false},
   };
   Arguments args;
   if (!args.parse(argc, argv, 2, specs, error)) return false;
@@ -79,6 +103,7 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
   }
   settings->input_path = args.get("input", "");
   settings->output_path = args.get("output", "");
+  settings->copy_model = args.has("copy-model");
   const size_t default_batch = isatty(STDIN_FILENO) && settings->input_path.empty() ? 1 : 16;
   return args.get_size("beam", 1, 1, 16, &settings->decode.beam_size, error) &&
          args.get_float("length-penalty", 1.0f, &settings->decode.length_penalty, error) &&
@@ -87,6 +112,8 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
          args.get_float("max-len-b", 10.0f, &settings->decode.max_len_b, error) &&
          args.get_size("threads", 1, 1, 256, &settings->threads, error) &&
          args.get_size("batch", default_batch, 1, 256, &settings->batch, error) &&
+         args.get_size("max-line-bytes", kDefaultMaxInputBytes, 1, kMaxInputBytes,
+                       &settings->max_line_bytes, error) &&
          (settings->decode.max_len_a >= 0.0f ||
           (*error = "option '--max-len-a' must not be negative", false));
 }
@@ -96,28 +123,51 @@ bool is_blank(const std::string& line) {
                      [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; });
 }
 
+// One input line: its text, or only its length when it was too long to keep.
+struct InputLine {
+  std::string text;
+  size_t bytes = 0;
+  bool too_long = false;
+};
+
+// A translation is one output line: a line break inside it (a model's
+// pieces could decode to one) would shift every later line.
+void keep_on_one_line(std::string* text) {
+  std::replace(text->begin(), text->end(), '\n', ' ');
+  std::replace(text->begin(), text->end(), '\r', ' ');
+}
+
 // Translates one batch of lines; failed lines get an empty output and an
 // error on stderr. Returns false if any line failed.
-bool translate_batch(const std::vector<std::string>& lines, size_t first_line_number,
+bool translate_batch(const std::vector<InputLine>& lines, size_t first_line_number,
                      const Tokenizer& tokenizer, Translator& translator,
-                     const DecodeOptions& decode, std::ostream& out) {
+                     const DecodeOptions& decode, size_t max_line_bytes, std::ostream& out) {
   const Limits& limits = translator.limits();
   bool all_ok = true;
   std::vector<std::string> outputs(lines.size());
   std::vector<std::vector<int32_t>> sources(lines.size());
   std::vector<size_t> todo;
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (is_blank(lines[i])) continue;
-    const Status status = tokenizer.encode(lines[i], &sources[i]);
+    const size_t line_number = first_line_number + i;
+    if (lines[i].too_long) {
+      std::fprintf(stderr,
+                   "edgemt: line %zu: %zu bytes, more than --max-line-bytes (%zu); line left "
+                   "empty\n",
+                   line_number, lines[i].bytes, max_line_bytes);
+      all_ok = false;
+      continue;
+    }
+    if (is_blank(lines[i].text)) continue;
+    const Status status = tokenizer.encode(lines[i].text, &sources[i]);
     if (!status.is_ok()) {
-      std::fprintf(stderr, "edgemt: line %zu: %s; line left empty\n", first_line_number + i,
+      std::fprintf(stderr, "edgemt: line %zu: %s; line left empty\n", line_number,
                    status.message());
       all_ok = false;
     } else if (sources[i].size() > limits.max_source_len) {
       std::fprintf(stderr,
                    "edgemt: line %zu: source has %zu tokens, more than the %zu the model takes; "
                    "line left empty\n",
-                   first_line_number + i, sources[i].size(), limits.max_source_len);
+                   line_number, sources[i].size(), limits.max_source_len);
       all_ok = false;
     } else {
       todo.push_back(i);
@@ -140,12 +190,22 @@ bool translate_batch(const std::vector<std::string>& lines, size_t first_line_nu
       all_ok = false;
     } else {
       for (size_t k = 0; k < todo.size(); ++k) {
+        const size_t line_number = first_line_number + todo[k];
+        if (results[k].status != StatusCode::kOk) {
+          std::fprintf(stderr, "edgemt: line %zu: %s; line left empty\n", line_number,
+                       results[k].error);
+          all_ok = false;
+          continue;
+        }
         const Status decoded =
             tokenizer.decode(results[k].tokens, results[k].length, &outputs[todo[k]]);
         if (!decoded.is_ok()) {
-          std::fprintf(stderr, "edgemt: line %zu: %s\n", first_line_number + todo[k], decoded.message());
+          std::fprintf(stderr, "edgemt: line %zu: %s; line left empty\n", line_number,
+                       decoded.message());
+          outputs[todo[k]].clear();
           all_ok = false;
         }
+        keep_on_one_line(&outputs[todo[k]]);
       }
     }
   }
@@ -170,7 +230,10 @@ int run_translate(int argc, char** argv) {
   warn_if_more_threads_than_cpus(settings.threads);
 
   std::unique_ptr<Model> model;
-  Status status = Model::load(settings.model_path.c_str(), &model);
+  LoadOptions load_options;
+  load_options.mode = settings.copy_model ? LoadMode::kCopy : LoadMode::kMap;
+  if (!settings.copy_model) exit_cleanly_on_bus_error(settings.model_path);
+  Status status = Model::load(settings.model_path.c_str(), load_options, &model);
   if (!status.is_ok()) {
     std::fprintf(stderr, "edgemt: cannot load model '%s': %s\n", settings.model_path.c_str(),
                  status.message());
@@ -180,7 +243,9 @@ int run_translate(int argc, char** argv) {
   std::unique_ptr<Translator> translator;
   TranslatorOptions options;
   options.threads = settings.threads;
-  status = Tokenizer::create(*model, &tokenizer);
+  TokenizerOptions tokenizer_options;
+  tokenizer_options.max_input_bytes = settings.max_line_bytes;
+  status = Tokenizer::create(*model, tokenizer_options, &tokenizer);
   if (status.is_ok()) status = Translator::create(*model, options, &translator);
   if (status.is_ok()) {
     const size_t positions = model->config().max_positions;
@@ -196,11 +261,12 @@ int run_translate(int argc, char** argv) {
     return kExitFailure;
   }
 
-  std::ifstream input_file;
+  int input_fd = STDIN_FILENO;
   if (!settings.input_path.empty()) {
-    input_file.open(settings.input_path);
-    if (!input_file) {
-      std::fprintf(stderr, "edgemt: cannot open input '%s'\n", settings.input_path.c_str());
+    input_fd = ::open(settings.input_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (input_fd < 0) {
+      std::fprintf(stderr, "edgemt: cannot open input '%s': %s\n", settings.input_path.c_str(),
+                   std::strerror(errno));
       return kExitFailure;
     }
   }
@@ -209,30 +275,37 @@ int run_translate(int argc, char** argv) {
     output_file.open(settings.output_path);
     if (!output_file) {
       std::fprintf(stderr, "edgemt: cannot open output '%s'\n", settings.output_path.c_str());
+      if (input_fd != STDIN_FILENO) ::close(input_fd);
       return kExitFailure;
     }
   }
-  std::istream& in = settings.input_path.empty() ? std::cin : input_file;
   std::ostream& out = settings.output_path.empty() ? std::cout : output_file;
 
   bool all_ok = true;
   size_t line_number = 1;
-  std::vector<std::string> batch;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  std::vector<InputLine> batch;
+  LineReader reader(input_fd, settings.max_line_bytes);
+  InputLine line;
+  LineReader::Result result;
+  while ((result = reader.next(&line.text, &line.bytes)) == LineReader::Result::kLine ||
+         result == LineReader::Result::kTooLong) {
+    line.too_long = result == LineReader::Result::kTooLong;
+    if (!line.text.empty() && line.text.back() == '\r') line.text.pop_back();
     batch.push_back(line);
     if (batch.size() == settings.batch) {
-      all_ok &= translate_batch(batch, line_number, *tokenizer, *translator, settings.decode, out);
+      all_ok &= translate_batch(batch, line_number, *tokenizer, *translator, settings.decode,
+                                settings.max_line_bytes, out);
       line_number += batch.size();
       batch.clear();
     }
   }
   if (!batch.empty()) {
-    all_ok &= translate_batch(batch, line_number, *tokenizer, *translator, settings.decode, out);
+    all_ok &= translate_batch(batch, line_number, *tokenizer, *translator, settings.decode,
+                              settings.max_line_bytes, out);
   }
-  if (in.bad()) {
-    std::fprintf(stderr, "edgemt: error reading the input\n");
+  if (input_fd != STDIN_FILENO) ::close(input_fd);
+  if (result == LineReader::Result::kError) {
+    std::fprintf(stderr, "edgemt: error reading the input: %s\n", std::strerror(reader.error()));
     return kExitFailure;
   }
   if (!out) {

@@ -12,19 +12,31 @@
 #include <string_view>
 #include <vector>
 
+#include "edgemt/limits.h"
 #include "edgemt/model.h"
 #include "edgemt/status.h"
 
 namespace edgemt {
 
+struct TokenizerOptions {
+  // encode() refuses longer text before tokenizing it: SentencePiece needs
+  // ~80 bytes of memory per input byte, so this bounds the memory a line can
+  // take (a 50 MB line once took 4 GB). At most kMaxInputBytes.
+  size_t max_input_bytes = kDefaultMaxInputBytes;
+};
+
 class Tokenizer {
  public:
-  // Errors: kInvalidModel (no or unreadable SentencePiece model).
+  // Errors: kInvalidModel (no or unreadable SentencePiece model),
+  // kInvalidArgument (max_input_bytes 0 or above kMaxInputBytes).
   [[nodiscard]] static Status create(const Model& model, std::unique_ptr<Tokenizer>* out);
+  [[nodiscard]] static Status create(const Model& model, const TokenizerOptions& options,
+                                     std::unique_ptr<Tokenizer>* out);
   ~Tokenizer();
 
   // Source ids for `text` (EOS appended when the model wants it). Errors:
-  // kInvalidArgument for text that is not valid UTF-8.
+  // kOutOfRange for text longer than max_input_bytes (checked first, so
+  // memory stays bounded), kInvalidArgument for text that is not valid UTF-8.
   [[nodiscard]] Status encode(std::string_view text, std::vector<int32_t>* ids) const;
 
   // Text of target ids; special tokens (pad, bos, eos) are skipped.

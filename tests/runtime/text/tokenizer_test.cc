@@ -241,5 +241,33 @@ TEST_CASE("text/tokenizer: special token ids come from the model file not Senten
   CHECK(text == "dogs play");
 }
 
+// Issue 13, defect 4: the whole of a 50 MB line was tokenized (4 GB of
+// SentencePiece memory) before its length was checked. encode() now refuses
+// text over max_input_bytes before touching it.
+TEST_CASE("text/tokenizer: text longer than max_input_bytes is kOutOfRange before tokenizing") {
+  if (!bundled_model_present()) return;
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok());
+  TokenizerOptions options;
+  options.max_input_bytes = 100;
+  std::unique_ptr<Tokenizer> tokenizer;
+  REQUIRE(Tokenizer::create(*model, options, &tokenizer).is_ok());
+  std::vector<int32_t> ids;
+  CHECK(tokenizer->encode(std::string(100, 'a'), &ids).is_ok());
+  const Status status = tokenizer->encode(std::string(101, 'a'), &ids);
+  CHECK(status.code() == StatusCode::kOutOfRange);
+  CHECK_MESSAGE(contains(status, "input has 101 bytes, more than the limit of 100"),
+                status.message());
+  // The default is kDefaultMaxInputBytes; 50 MB is refused at once.
+  std::unique_ptr<Tokenizer> by_default;
+  REQUIRE(Tokenizer::create(*model, &by_default).is_ok());
+  CHECK(by_default->encode(std::string(kDefaultMaxInputBytes, 'a'), &ids).is_ok());
+  CHECK(by_default->encode(std::string(50u << 20, 'a'), &ids).code() == StatusCode::kOutOfRange);
+  for (size_t bad : {size_t{0}, kMaxInputBytes + 1}) {
+    options.max_input_bytes = bad;
+    CHECK(Tokenizer::create(*model, options, &tokenizer).code() == StatusCode::kInvalidArgument);
+  }
+}
+
 }  // namespace
 }  // namespace edgemt
