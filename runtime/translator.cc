@@ -9,6 +9,7 @@
 #include <new>
 
 #include "core/arena.h"
+#include "edgemt/limits.h"
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/xnnpack_runtime.h"
@@ -113,6 +114,13 @@ struct Translator::Impl {
     const TransformerConfig& config = model->config();
     if (l.max_batch == 0 || l.max_beam == 0 || l.max_source_len == 0 || l.max_target_len == 0) {
       return Status::error(StatusCode::kInvalidArgument, "limits must all be at least 1");
+    }
+    // edgemt/limits.h: with these bounds no arena size computation overflows.
+    if (l.max_batch > kMaxBatch || l.max_beam > kMaxBeam) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "limits exceed what a translator accepts: max_batch %zu (at most %zu), "
+                           "max_beam %zu (at most %zu)",
+                           l.max_batch, kMaxBatch, l.max_beam, kMaxBeam);
     }
     if (l.max_source_len > config.max_positions || l.max_target_len > config.max_positions) {
       return Status::error(StatusCode::kInvalidArgument,

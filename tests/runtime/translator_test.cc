@@ -5,10 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "edgemt/limits.h"
 #include "support/reference_data.h"
 
 namespace {
@@ -224,6 +226,23 @@ TEST_CASE("translate rejects bad requests with a clear status") {
     edgemt::Limits too_long = limits;
     too_long.max_source_len = model->config().max_positions + 1;
     CHECK(translator->prepare(too_long).code() == edgemt::StatusCode::kInvalidArgument);
+  }
+  SUBCASE("limits beyond kMaxBatch and kMaxBeam (no arena size may overflow)") {
+    for (size_t huge : {edgemt::kMaxBatch + 1, size_t{1} << 40, SIZE_MAX}) {
+      edgemt::Limits batch = limits;
+      batch.max_batch = huge;
+      edgemt::Limits beam = limits;
+      beam.max_beam = huge;
+      size_t bytes = 0;
+      CHECK(translator->arena_bytes(batch, &bytes).code() == edgemt::StatusCode::kInvalidArgument);
+      CHECK(translator->prepare(beam).code() == edgemt::StatusCode::kInvalidArgument);
+    }
+    edgemt::Limits most = limits;
+    most.max_batch = edgemt::kMaxBatch;
+    most.max_beam = edgemt::kMaxBeam;
+    size_t bytes = 0;
+    CHECK(translator->arena_bytes(most, &bytes).is_ok());
+    CHECK(bytes > 0);
   }
   SUBCASE("source longer than the prepared limit") {
     Ids long_source(9, 6);

@@ -42,7 +42,9 @@ struct TranslatorOptions {
   size_t min_parallel_nanoseconds = 8000;
 };
 
-// The largest request translate() will accept after prepare().
+// The largest request translate() will accept after prepare(). Each at
+// least 1; max_batch <= kMaxBatch, max_beam <= kMaxBeam (edgemt/limits.h),
+// lengths <= the model's max_positions.
 struct Limits {
   size_t max_batch = 16;        // sentences per translate() call
   size_t max_source_len = 256;  // source tokens, counting EOS; <= max_positions
