@@ -9,6 +9,8 @@ packages=(
   doctest-dev libbenchmark-dev
   libsentencepiece-dev python3-sentencepiece
   python3-torch python3-numpy                # converter and PyTorch reference
+  clang-14 libclang-rt-14-dev llvm-14        # sanitizer builds and libFuzzer (asan-ubsan preset);
+                                             # llvm-symbolizer names the frames of a report
   libopenblas0-openmp                        # an optimized BLAS for PyTorch: Debian's torch links
                                              # libblas.so.3, the reference BLAS unless this is
                                              # installed (~5x slower; edgemt-compare needs it)

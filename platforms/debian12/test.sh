@@ -2,7 +2,8 @@
 # Installs dependencies, builds, and runs every test (C++ and Python) under
 # ctest. Tests that need ../shared (the PyTorch checkpoint, Multi30k) carry
 # the label 'checkpoint' and report SKIPPED when it is absent. Before the
-# native tests: the aarch64 cross build and its kernel tests under qemu-user.
+# native tests: the aarch64 cross build and its kernel tests under qemu-user,
+# then the whole suite under ASan+UBSan and 60 s of every fuzz target.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bash "$root/platforms/debian12/install-deps.sh"
@@ -18,6 +19,20 @@ bash "$root/platforms/debian12/build.sh"
 if [ "${EDGEMT_CI_AARCH64:-1}" != 0 ]; then
   EDGEMT_AARCH64_CTEST_ARGS='-R ^(kernels/|platform[.]qemu_cpu$)' \
     bash "$root/platforms/debian12/test-aarch64.sh" cortex-a76 cortex-a53
+fi
+# Sanitizers: the whole suite again under AddressSanitizer + UBSan (+ leak
+# checks), built by clang 14 with the libFuzzer targets (CMakePresets.json
+# "asan-ubsan"), then every fuzz target for 60 s from its seed corpus
+# (platforms/debian12/fuzz.sh). A report of any kind fails CI. About 25
+# minutes on 2 cores; EDGEMT_CI_SANITIZERS=0 skips this step.
+if [ "${EDGEMT_CI_SANITIZERS:-1}" != 0 ]; then
+  jobs=$(nproc 2>/dev/null || echo 2)
+  (cd "$root" && cmake --preset asan-ubsan && cmake --build --preset asan-ubsan -j "$jobs")
+  (cd "$root/build-asan" &&
+     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     ctest --output-on-failure)
+  bash "$root/platforms/debian12/fuzz.sh" "${EDGEMT_CI_FUZZ_SECONDS:-60}" "$root/build-asan"
 fi
 cd "$root/build"
 # Serially: several tests run 2-3 threads of their own, and pthreadpool
