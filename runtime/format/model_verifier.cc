@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "format/sentencepiece_verifier.h"
 #include "format/tensor_layout.h"
 #include "format/weight_values.h"
 #include "schema/edgemt_generated.h"
@@ -229,11 +230,11 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
     return Status::error(StatusCode::kUnsupported, "tokenizer kind %d is not supported",
                          static_cast<int>(tokenizer->kind()));
   }
-  if (tokenizer->model() == nullptr || tokenizer->model()->size() == 0) {
-    return invalid("model has an empty tokenizer model");
-  }
-  out->tokenizer_model = tokenizer->model()->data();
-  out->tokenizer_model_size = tokenizer->model()->size();
+  const flatbuffers::Vector<uint8_t>* spm = tokenizer->model();
+  if (spm == nullptr || spm->size() == 0) return invalid("model has an empty tokenizer model");
+  EDGEMT_RETURN_IF_ERROR(verify_sentencepiece_model(spm->data(), spm->size(), out->config.vocab_size));
+  out->tokenizer_model = spm->data();
+  out->tokenizer_model_size = spm->size();
   out->append_eos_to_source = tokenizer->append_eos_to_source();
 
   out->source_language = string_or_empty(root.source_language());

@@ -13,8 +13,9 @@
 //   3. FlatBuffer  flatbuffers::Verifier over [0, 4 + S) (size prefixed;
 //                  bounded depth and table count)
 //   4. header      family, config ranges (see the limits below), weight
-//                  dtype, special token ids inside the vocabulary, tokenizer
-//                  model present
+//                  dtype, special token ids inside the vocabulary; the
+//                  embedded SentencePiece model walked and checked wherever
+//                  SentencePiece trusts it (format/sentencepiece_verifier.h)
 //   5. segment     the weight segment starts at align64(4 + S) and its
 //                  weights_size bytes lie inside the file (trailing bytes
 //                  after it are allowed: flash images are often padded)

@@ -17,9 +17,11 @@ size_t find_first(const void* data, size_t count) {
     const size_t len = count - begin < kBlock ? count - begin : kBlock;
     Bits block[kBlock];
     std::memcpy(block, bytes + begin * sizeof(Bits), len * sizeof(Bits));
-    bool any = false;
-    for (size_t i = 0; i < len; ++i) any |= (block[i] & kMask) == kMatch;
-    if (!any) continue;
+    // OR-ed in the element type (a bool accumulator does not vectorize:
+    // 1.7 GB/s for int8 against ~20 GB/s this way).
+    Bits any = 0;
+    for (size_t i = 0; i < len; ++i) any |= static_cast<Bits>((block[i] & kMask) == kMatch);
+    if (any == 0) continue;
     for (size_t i = 0; i < len; ++i) {
       if ((block[i] & kMask) == kMatch) return begin + i;
     }

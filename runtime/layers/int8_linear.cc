@@ -98,7 +98,7 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
   // ns (a max|x| pass and a rounding pass, vectorized).
   if (parallel.worth(rows * depth / 4)) {
     QuantizeTask task{kernel_.quantize, x, depth, scratch.quantized, scratch.row_scale};
-    pthreadpool_parallelize_1d_tile_1d(
+    pool_parallelize_1d_tile_1d(
         parallel.pool,
         [](void* context, size_t first, size_t count) {
           const QuantizeTask& t = *static_cast<const QuantizeTask*>(context);
@@ -106,7 +106,7 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
           t.quantize(t.x + first * t.depth, count, t.depth, t.depth, t.quantized + first * stride_,
                      t.row_scale + first);
         },
-        &task, rows, 8, 0);
+        &task, rows, 8);
   } else {
     kernel_.quantize(x, rows, depth, depth, scratch.quantized, scratch.row_scale);
   }
@@ -125,13 +125,13 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
     return Status::ok();
   }
   GemmTask task{&args, kernel_.kernel};
-  pthreadpool_parallelize_1d_tile_1d(
+  pool_parallelize_1d_tile_1d(
       parallel.pool,
       [](void* context, size_t first, size_t count) {
         const GemmTask& t = *static_cast<const GemmTask*>(context);
         t.kernel(*t.args, first, count);
       },
-      &task, packed_.block_count, kBlocksPerTask, 0);
+      &task, packed_.block_count, kBlocksPerTask);
   return Status::ok();
 }
 

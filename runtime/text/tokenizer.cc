@@ -2,7 +2,34 @@
 
 #include <sentencepiece_processor.h>
 
+#include <exception>
+#include <new>
+
 namespace edgemt {
+namespace {
+
+// Runs one SentencePiece call, turning both of its ways to fail into a
+// Status: a returned error status, and an exception. It throws on some
+// input it does not check (its trie library, on keys it cannot hold; the
+// verifier refuses the ones known) and when allocation fails; nothing may
+// be thrown out of the text library, whose callers build without
+// exceptions (an escaping one ends the process).
+template <typename Call>
+Status call_sentencepiece(StatusCode code, const char* what, Call&& call) {
+  try {
+    const sentencepiece::util::Status status = call();
+    if (status.ok()) return Status::ok();
+    return Status::error(code, "%s: %s", what, status.ToString().c_str());
+  } catch (const std::bad_alloc&) {
+    return Status::error(StatusCode::kOutOfMemory, "%s: out of memory", what);
+  } catch (const std::exception& error) {
+    return Status::error(code, "%s: %s", what, error.what());
+  } catch (...) {
+    return Status::error(code, "%s: an unknown exception", what);
+  }
+}
+
+}  // namespace
 
 struct Tokenizer::Impl {
   sentencepiece::SentencePieceProcessor processor;
@@ -31,13 +58,13 @@ Status Tokenizer::create(const Model& model, const TokenizerOptions& options,
   if (bytes == nullptr || size == 0) {
     return Status::error(StatusCode::kInvalidModel, "the model file has no SentencePiece model");
   }
-  std::unique_ptr<Impl> impl(new Impl);
-  const auto status = impl->processor.LoadFromSerializedProto(
-      std::string_view(reinterpret_cast<const char*>(bytes), size));
-  if (!status.ok()) {
-    return Status::error(StatusCode::kInvalidModel, "cannot read the SentencePiece model: %s",
-                         status.ToString().c_str());
-  }
+  std::unique_ptr<Impl> impl(new (std::nothrow) Impl);
+  if (!impl) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the tokenizer");
+  EDGEMT_RETURN_IF_ERROR(call_sentencepiece(
+      StatusCode::kInvalidModel, "cannot read the SentencePiece model", [&] {
+        return impl->processor.LoadFromSerializedProto(
+            std::string_view(reinterpret_cast<const char*>(bytes), size));
+      }));
   impl->vocab = impl->processor.GetPieceSize();
   if (static_cast<uint32_t>(impl->vocab) > model.config().vocab_size) {
     return Status::error(StatusCode::kInvalidModel,
@@ -61,11 +88,8 @@ Status Tokenizer::encode(std::string_view text, std::vector<int32_t>* ids) const
     return Status::error(StatusCode::kInvalidArgument, "input is not valid UTF-8 (byte %zu)", bad);
   }
   std::vector<int> pieces;
-  const auto status = impl_->processor.Encode(text, &pieces);
-  if (!status.ok()) {
-    return Status::error(StatusCode::kInvalidArgument, "tokenization failed: %s",
-                         status.ToString().c_str());
-  }
+  EDGEMT_RETURN_IF_ERROR(call_sentencepiece(StatusCode::kInvalidArgument, "tokenization failed",
+                                            [&] { return impl_->processor.Encode(text, &pieces); }));
   ids->assign(pieces.begin(), pieces.end());
   if (impl_->append_eos) ids->push_back(impl_->special.eos);
   return Status::ok();
@@ -83,12 +107,8 @@ Status Tokenizer::decode(const int32_t* ids, size_t count, std::string* text) co
     }
     pieces.push_back(id);
   }
-  const auto status = impl_->processor.Decode(pieces, text);
-  if (!status.ok()) {
-    return Status::error(StatusCode::kInvalidArgument, "detokenization failed: %s",
-                         status.ToString().c_str());
-  }
-  return Status::ok();
+  return call_sentencepiece(StatusCode::kInvalidArgument, "detokenization failed",
+                            [&] { return impl_->processor.Decode(pieces, text); });
 }
 
 }  // namespace edgemt

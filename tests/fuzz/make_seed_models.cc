@@ -1,15 +1,30 @@
 // Writes the seed corpus of model_file_fuzzer: small valid model files of
-// every weight dtype and config option, built by the test ModelBuilder.
-//   edgemt_make_fuzz_seeds tests/fuzz/corpus/model_file
+// every weight dtype and config option, built by the test ModelBuilder; and
+// its SentencePiece model into the sentencepiece_model corpus.
+//   edgemt_make_fuzz_seeds tests/fuzz/corpus/model_file tests/fuzz/corpus/sentencepiece_model
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "support/model_builder.h"
+#include "support/sentencepiece_builder.h"
+
+namespace {
+
+bool write_file(const std::string& path, const void* data, size_t size) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  const bool ok = file != nullptr && std::fwrite(data, 1, size, file) == size;
+  if (file != nullptr) std::fclose(file);
+  if (!ok) std::fprintf(stderr, "cannot write %s\n", path.c_str());
+  std::printf("%s: %zu bytes\n", path.c_str(), size);
+  return ok;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s OUTPUT_DIR\n", argv[0]);
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s MODEL_FILE_DIR SENTENCEPIECE_DIR\n", argv[0]);
     return 2;
   }
   using edgemt::DType;
@@ -38,14 +53,10 @@ int main(int argc, char** argv) {
     if (seed.tied) config.shared_embeddings = config.tied_output = true;
     const edgemt::testing::ModelBuilder builder(config, seed.dtype, 3);
     const std::vector<uint8_t> bytes = builder.build();
-    const std::string path = std::string(argv[1]) + "/" + seed.name + ".emt";
-    std::FILE* file = std::fopen(path.c_str(), "wb");
-    if (file == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
-      std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    if (!write_file(std::string(argv[1]) + "/" + seed.name + ".emt", bytes.data(), bytes.size())) {
       return 1;
     }
-    std::fclose(file);
-    std::printf("%s: %zu bytes\n", path.c_str(), bytes.size());
   }
-  return 0;
+  const std::string spm = edgemt::testing::tiny_sentencepiece_model(32);
+  return write_file(std::string(argv[2]) + "/builder-32.model", spm.data(), spm.size()) ? 0 : 1;
 }

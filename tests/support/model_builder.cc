@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "format/tensor_layout.h"
+#include "support/sentencepiece_builder.h"
 #include "kernels/fp16.h"
 #include "schema/edgemt_generated.h"
 
@@ -143,6 +144,9 @@ ModelBuilder::ModelBuilder(const TransformerConfig& config_in, DType weight_dtyp
   special_tokens.bos = 2;
   special_tokens.eos = 3;
   special_tokens.decoder_start = 2;
+  // Pieces up to the vocabulary (a vocabulary of 4 or fewer gets 5: such
+  // files fail the verifier for the tokenizer, as they should).
+  tokenizer_model = tiny_sentencepiece_model(config.vocab_size > 5 ? config.vocab_size : 5);
   regenerate_tensors();
 }
 

@@ -80,8 +80,10 @@ class ModelBuilder {
   std::string identifier = "EMT1";  // 4 characters
   std::string source_language = "en";
   std::string target_language = "de";
-  // Stand-in for a SentencePiece model: format tests never parse it.
-  std::string tokenizer_model = "not a real sentencepiece model";
+  // A real SentencePiece model of config.vocab_size pieces
+  // (support/sentencepiece_builder.h), made by the constructor: the verifier
+  // checks it. Changing the config afterwards does not remake it.
+  std::string tokenizer_model;
   bool append_eos_to_source = true;
   std::string source_format = "test";
   std::string source_checkpoint = "tiny.pt";

@@ -15,6 +15,7 @@
 #include "edgemt/limits.h"
 #include "edgemt/model.h"
 #include "edgemt/status.h"
+#include "edgemt/utf8.h"  // is_valid_utf8, which encode() applies
 
 namespace edgemt {
 
@@ -48,9 +49,5 @@ class Tokenizer {
   explicit Tokenizer(Impl* impl);
   Impl* impl_;
 };
-
-// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code
-// points above U+10FFFF). On failure *error_offset is the first bad byte.
-bool is_valid_utf8(std::string_view text, size_t* error_offset);
 
 }  // namespace edgemt

@@ -16,6 +16,7 @@
 
 #include "edgemt/model.h"
 #include "support/model_builder.h"
+#include "support/sentencepiece_builder.h"
 
 namespace edgemt {
 namespace {
@@ -154,10 +155,27 @@ TEST_CASE("text/tokenizer: decoding an id outside the vocabulary is kInvalidArgu
   CHECK(b.tokenizer->decode(last.data(), last.size(), &text).is_ok());
 }
 
-TEST_CASE("text/tokenizer: a tokenizer blob that is not SentencePiece is kInvalidModel") {
-  ModelBuilder builder;  // its tokenizer bytes are a placeholder string
+// Issue 13, defect 8: a corrupt tokenizer blob used to load, pass inspect,
+// and fail only when SentencePiece parsed it. The verifier refuses it at load.
+TEST_CASE("text/tokenizer: a tokenizer blob that is not SentencePiece is refused at load") {
+  ModelBuilder builder;
+  builder.tokenizer_model = "not a real sentencepiece model";
   TempFile file(builder.build());
   REQUIRE(file.ok());
+  std::unique_ptr<Model> model;
+  const Status loaded = Model::load(file.path().c_str(), &model);
+  CHECK(loaded.code() == StatusCode::kInvalidModel);
+  CHECK_MESSAGE(contains(loaded, "tokenizer model:"), loaded.message());
+}
+
+TEST_CASE("text/tokenizer: what the verifier passes but SentencePiece refuses is kInvalidModel") {
+  // A duplicate piece: well-formed, but SentencePiece will not load it.
+  ModelBuilder builder;
+  builder.tokenizer_model = testing::tiny_sentencepiece_model(31) +
+                            testing::ProtoWriter()
+                                .bytes(1, testing::sentencepiece_piece("a", -1.0f, 1))
+                                .data();
+  TempFile file(builder.build());
   std::unique_ptr<Model> model;
   const Status loaded = Model::load(file.path().c_str(), &model);
   REQUIRE_MESSAGE(loaded.is_ok(), loaded.message());
@@ -168,7 +186,23 @@ TEST_CASE("text/tokenizer: a tokenizer blob that is not SentencePiece is kInvali
   CHECK(tokenizer == nullptr);
 }
 
-TEST_CASE("text/tokenizer: more SentencePiece pieces than the model vocabulary is kInvalidModel") {
+TEST_CASE("text/tokenizer: the test builder's tokenizer encodes and decodes") {
+  ModelBuilder builder;
+  TempFile file(builder.build());
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(file.path().c_str(), &model).is_ok());
+  std::unique_ptr<Tokenizer> tokenizer;
+  REQUIRE(Tokenizer::create(*model, &tokenizer).is_ok());
+  std::vector<int32_t> ids;
+  REQUIRE(tokenizer->encode("a cab.", &ids).is_ok());
+  CHECK(ids.back() == builder.special_tokens.eos);
+  for (int32_t id : ids) CHECK((id >= 0 && id < 32));
+  std::string text;
+  REQUIRE(tokenizer->decode(ids.data(), ids.size(), &text).is_ok());
+  CHECK(text == "a cab.");
+}
+
+TEST_CASE("text/tokenizer: more SentencePiece pieces than the model vocabulary is refused at load") {
   if (!bundled_model_present()) return;
   Bundled bundled = load_bundled();
   size_t size = 0;
@@ -177,12 +211,10 @@ TEST_CASE("text/tokenizer: more SentencePiece pieces than the model vocabulary i
   builder.tokenizer_model.assign(reinterpret_cast<const char*>(bytes), size);
   TempFile file(builder.build());
   std::unique_ptr<Model> model;
-  REQUIRE(Model::load(file.path().c_str(), &model).is_ok());
-  std::unique_ptr<Tokenizer> tokenizer;
-  const Status status = Tokenizer::create(*model, &tokenizer);
-  CHECK(status.code() == StatusCode::kInvalidModel);
-  CHECK_MESSAGE(contains(status, "8000"), status.message());
-  CHECK(tokenizer == nullptr);
+  const Status loaded = Model::load(file.path().c_str(), &model);
+  CHECK(loaded.code() == StatusCode::kInvalidModel);
+  CHECK_MESSAGE(contains(loaded, "more pieces than the model's 32 vocabulary entries"),
+                loaded.message());
 }
 
 TEST_CASE("text/tokenizer: no EOS is appended when the model does not want it") {

@@ -1,7 +1,6 @@
-#include <cstdint>
-#include <string_view>
+#include "edgemt/utf8.h"
 
-#include "edgemt/tokenizer.h"
+#include <cstdint>
 
 namespace edgemt {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "edgemt/tokenizer.h"
+#include "edgemt/utf8.h"
 
 namespace edgemt {
 namespace {
@@ -58,7 +58,7 @@ std::string bytes(std::initializer_list<int> values) {
   return s;
 }
 
-TEST_CASE("text/utf8: valid texts") {
+TEST_CASE("core/utf8: valid texts") {
   const std::string valid[] = {
       "",
       "plain ASCII with punctuation: 1 + 2 = 3!",
@@ -85,7 +85,7 @@ TEST_CASE("text/utf8: valid texts") {
   }
 }
 
-TEST_CASE("text/utf8: invalid texts report the first bad sequence") {
+TEST_CASE("core/utf8: invalid texts report the first bad sequence") {
   struct Case {
     const char* what;
     std::string text;
@@ -149,7 +149,7 @@ std::string hex(const std::string& s) {
   return out;
 }
 
-TEST_CASE("text/utf8: every string of 1 to 3 bytes agrees with Table 3-7") {
+TEST_CASE("core/utf8: every string of 1 to 3 bytes agrees with Table 3-7") {
   std::string s;
   size_t mismatches = 0;
   std::string first;
@@ -169,7 +169,7 @@ TEST_CASE("text/utf8: every string of 1 to 3 bytes agrees with Table 3-7") {
   CHECK_MESSAGE(mismatches == 0, "first mismatch: " << first);
 }
 
-TEST_CASE("text/utf8: 4-byte strings of boundary bytes agree with Table 3-7 alone and shifted") {
+TEST_CASE("core/utf8: 4-byte strings of boundary bytes agree with Table 3-7 alone and shifted") {
   const unsigned char kBoundaries[] = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0,
                                        0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
                                        0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5,
