@@ -164,7 +164,7 @@ class ConfigTest(unittest.TestCase):
         cases = [({"heads": 3}, "not a multiple of heads"),
                  ({"activation": "tanh"}, "activation 'tanh'"),
                  ({"positional_encoding": "learned"}, "positional_encoding 'learned'"),
-                 ({"eos_id": 96}, "eos_id 96 outside"),
+                 ({"eos_id": 96}, r"eos_id = 96 is out of range \(0 to 95\)"),
                  ({"norm_first": 0}, "'norm_first' has the wrong type")]
         for change, pattern in cases:
             with self.subTest(change=change):

@@ -18,6 +18,7 @@ from . import calibration
 from .errors import UserError
 from .model_file import write_model
 from .model_spec import QUANTIZATION_INT8, WEIGHT_DTYPES
+from .validate import first_line
 
 PROG = "edgemt-convert"
 DEFAULT_CALIBRATION_LINES = 100
@@ -30,6 +31,13 @@ header (config, special tokens, SentencePiece model, provenance) followed by a
 Supported source: --from torch, a torch.nn.Transformer state_dict saved with
 torch.save(model.state_dict()) whose wrapper has `embed`, `transformer` and
 `generator` (see models/MODEL_CARD.md), with its config.json.
+
+Everything is checked before anything is written: config values against the
+runtime's limits (layers <= 64 per stack, max_len <= 65536, LayerNorm epsilon
+and embedding scale finite and > 0, ...), the SentencePiece model, and every
+tensor's name, shape and values (NaN or infinite weights, or weights beyond
+the fp16 range with --dtype fp16, are refused naming the tensor). On any error
+the command prints one line and writes nothing.
 
 --dtype fp16 stores the embedding and projection matrices as IEEE half;
 biases, LayerNorm parameters and the position table stay float32.
@@ -128,7 +136,7 @@ def _read_spm(path: str, config: dict) -> bytes:
         sp = spm.SentencePieceProcessor(model_proto=proto)
     except Exception as err:  # noqa: BLE001 - sentencepiece raises plain RuntimeError/OSError
         raise UserError(f"cannot load SentencePiece model {path}: "
-                        f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
+                        f"{first_line(err)}") from None
     if sp.get_piece_size() != config["vocab_size"]:
         raise UserError(f"SentencePiece model has {sp.get_piece_size()} pieces, config "
                         f"vocab_size is {config['vocab_size']}")
@@ -144,8 +152,10 @@ def run(args: argparse.Namespace) -> str:
     calibration line after it with --calibrate)."""
     from . import torch_frontend
     for label, path in (("checkpoint", args.checkpoint), ("config file", args.config)):
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise UserError(f"{label} not found: {path}")
+        if not os.path.isfile(path):
+            raise UserError(f"{label} {path} is not a regular file")
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise UserError(f"output folder does not exist: {out_dir}")

@@ -12,10 +12,11 @@ Layout (schema/edgemt.fbs):
 The writer takes already-converted numpy arrays (float32, float16 or int8,
 any shape) and lays them out in the order given; aliases are extra table entries
 pointing at the same offset/size. The tensor table is sorted by the UTF-8 bytes
-of the names, as FlatBuffers `(key)` lookups require. The writer checks only
-what the container needs (dtypes, alias targets, unique names); checking the
-tensors against a config is the front-end's job (see `model_spec`), so tests
-can write deliberately inconsistent files with `testing.write_unchecked`.
+of the names, as FlatBuffers `(key)` lookups require. `write_model` first
+validates everything (validate.py: config inside the runtime's limits,
+tokenizer, tensors exactly as the config implies, every value finite) and
+writes nothing when anything is wrong; `write_unvalidated` skips that, for
+tests that need deliberately broken files (`testing.write_unchecked`).
 
 Int8 files (weight_dtype "int8", quantization Int8PerRowDynamic): matrices are
 I8 codes in [-127, 127] with F32 per-row `<name>_scale` tensors (see
@@ -31,9 +32,10 @@ import numpy as np
 
 from . import fbs
 from .atomic_file import atomic_write
-from .model_spec import (MATRIX, QUANTIZATION_INT8, QUANTIZATION_NONE, SCALE_SUFFIX, ModelHeader,
-                         Provenance, SpecialTokens, TransformerConfig, expected_tensors,
-                         quantization_scheme, resolve_alias)
+from .errors import UserError
+from .model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, ModelHeader, Provenance,
+                         SpecialTokens, TransformerConfig, quantization_scheme)
+from .validate import validate_model, validate_tensors
 
 ALIGNMENT = 64
 
@@ -186,11 +188,21 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
 
 def write_model(path: str, header: ModelHeader, tensors: Mapping[str, np.ndarray],
                 aliases: Optional[Mapping[str, str]] = None) -> int:
-    """Write `path` atomically; returns the file size in bytes.
+    """Validate (validate.validate_model: raises UserError naming the key or
+    tensor), then write `path` atomically; returns the file size in bytes.
+    Nothing is written when validation fails.
 
     tensors: name -> float32 / float16 / int8 array, stored in this order.
     aliases: alias name -> stored tensor name (same bytes, one copy).
     """
+    validate_model(header, tensors, aliases)
+    return write_unvalidated(path, header, tensors, aliases)
+
+
+def write_unvalidated(path: str, header: ModelHeader, tensors: Mapping[str, np.ndarray],
+                      aliases: Optional[Mapping[str, str]] = None) -> int:
+    """write_model without the validation: only for tests that need files the
+    runtime must refuse. Converters call write_model."""
     aliases = dict(aliases or {})
     entries, weights_size = _layout(tensors, aliases)
     buffer = _build_flatbuffer(header, entries, weights_size)
@@ -318,45 +330,23 @@ class ModelFile:
 
     def check_against_config(self) -> None:
         """Raise ModelFileError unless the tensor table is exactly what the config
-        and weight dtype imply (names, shapes, dtypes, aliases sharing bytes) and,
-        in int8 files, the codes and scales are valid."""
-        specs = expected_tensors(self.header.config, self.header.weight_dtype)
-        missing = sorted(set(specs) - set(self.entries))
-        extra = sorted(set(self.entries) - set(specs))
-        if missing or extra:
-            raise ModelFileError(f"tensor names differ: missing {missing}, unexpected {extra}")
-        weight = {"fp32": "f32", "fp16": "f16", "int8": "i8"}[self.header.weight_dtype]
-        for name, spec in specs.items():
-            e = self.entries[name]
-            if e.shape != spec.shape:
-                raise ModelFileError(f"{name}: shape {e.shape}, config implies {spec.shape}")
-            want = weight if spec.kind == MATRIX else "f32"
-            if e.dtype != want:
-                raise ModelFileError(f"{name}: dtype {e.dtype}, expected {want}")
-            if spec.alias_of is not None:
-                owner = self.entries[resolve_alias(specs, name)]
-                if (e.offset, e.size) != (owner.offset, owner.size):
-                    raise ModelFileError(f"{name} should alias {owner.name}")
-        if self.header.weight_dtype == "int8":
-            self._check_int8_values(specs)
-
-    def _check_int8_values(self, specs) -> None:
-        """Codes must avoid -128 (the scheme is symmetric) and scales must be
-        finite and >= 0; checked once per stored tensor (aliases share bytes)."""
-        for name, spec in specs.items():
-            if spec.alias_of is not None:
-                continue
-            values = self.array(name)
-            if spec.kind == MATRIX:
-                rows = np.flatnonzero((values == -128).any(axis=-1))
-                if rows.size:
-                    raise ModelFileError(f"{name}: int8 value -128 in row {int(rows[0])} "
-                                         "(Int8PerRowDynamic codes are in [-127, 127])")
-            elif name.endswith(SCALE_SUFFIX):
-                bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
-                if bad.size:
-                    raise ModelFileError(f"{name}: scale {values[bad[0]]} in row {int(bad[0])} "
-                                         "(scales must be finite and >= 0)")
+        and weight dtype imply (names, shapes, dtypes, aliases sharing bytes) and
+        every value is valid (finite floats; int8 codes and scales) — the checks
+        the writer makes (validate.validate_tensors), on what was read."""
+        tensors = {}
+        aliases = {}
+        owners = {}  # (offset, size) -> first stored name, in table order
+        for name in self.table_order:
+            entry = self.entries[name]
+            owner = owners.setdefault((entry.offset, entry.size), name)
+            if owner != name:
+                aliases[name] = owner
+            else:
+                tensors[name] = self.array(name)
+        try:
+            validate_tensors(self.header, tensors, aliases)
+        except UserError as err:
+            raise ModelFileError(str(err)) from None
 
 
 def read_model(path: str) -> ModelFile:

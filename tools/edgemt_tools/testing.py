@@ -1,7 +1,7 @@
 """Helpers for tests (Python and runtime): tiny checkpoints and unchecked files.
 
 Nothing here is used by the converter. `write_unchecked` calls the container
-writer directly, skipping the front-end validation, so tests can produce files
+writer without its validation (`model_file.write_unvalidated`), so tests can produce files
 the runtime must reject (a tensor shape that disagrees with the config, a
 missing tensor, ...). `tiny_*` build a small random torch.nn.Transformer
 checkpoint in the multi30k-en-de layout, so converter and reference tests run
@@ -15,7 +15,7 @@ from typing import Dict, Mapping, Optional
 
 import numpy as np
 
-from .model_file import write_model
+from .model_file import write_unvalidated
 from .model_spec import ModelHeader, Provenance, SpecialTokens, TransformerConfig
 
 # Text for training the tiny SentencePiece model (no files needed).
@@ -116,4 +116,4 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                          provenance=Provenance(source_format="test",
                                                converter_version="testing"),
                          quantization=quantization)
-    return write_model(path, header, tensors, aliases)
+    return write_unvalidated(path, header, tensors, aliases)

@@ -37,11 +37,13 @@ from typing import Dict, List, Mapping, Tuple
 
 import numpy as np
 
+from . import limits
 from .errors import UserError
 from .model_spec import (MATRIX, ModelHeader, Provenance, SpecialTokens, TransformerConfig,
                          expected_tensors, scale_name)
 from .positions import TABLES
 from .quantize import quantize_rows
+from .validate import check_int, check_positive_float, first_line
 
 TORCH_PREFIX = "transformer."
 
@@ -54,15 +56,21 @@ _CONFIG_KEYS = {
 }
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a valid JSON number")
+
+
 def read_config(path: str) -> dict:
-    """Load and check config.json (types, ranges); raises UserError."""
+    """Load and check config.json (types, and every value against the
+    runtime's limits, before anything is built from it); raises UserError."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
-            config = json.load(handle)
+            # Python's json accepts NaN and Infinity; JSON does not, nor do we.
+            config = json.load(handle, parse_constant=_refuse_constant)
     except FileNotFoundError:
         raise UserError(f"config file not found: {path}") from None
     except (OSError, ValueError) as err:
-        raise UserError(f"cannot read config {path}: {err}") from None
+        raise UserError(f"cannot read config {path}: {first_line(err)}") from None
     if not isinstance(config, dict):
         raise UserError(f"config {path}: expected a JSON object")
     for key, kind in _CONFIG_KEYS.items():
@@ -71,23 +79,35 @@ def read_config(path: str) -> dict:
         value = config[key]
         if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
             raise UserError(f"config {path}: '{key}' has the wrong type ({value!r})")
-    for key in ("d_model", "heads", "encoder_layers", "decoder_layers", "ffn_dim",
-                "vocab_size", "max_len"):
-        if config[key] <= 0:
-            raise UserError(f"config {path}: '{key}' must be positive, got {config[key]}")
-    if config["d_model"] % config["heads"]:
-        raise UserError(f"config {path}: d_model {config['d_model']} is not a multiple of "
-                        f"heads {config['heads']}")
-    if config["activation"] not in ("relu", "gelu"):
-        raise UserError(f"config {path}: activation '{config['activation']}' is not "
-                        "supported by nn.Transformer conversion (relu, gelu)")
-    if config["positional_encoding"] not in TABLES:
-        raise UserError(f"config {path}: positional_encoding '{config['positional_encoding']}'"
-                        f" unknown (known: {', '.join(sorted(TABLES))})")
-    for key in ("pad_id", "unk_id", "bos_id", "eos_id"):
-        if not 0 <= config[key] < config["vocab_size"]:
-            raise UserError(f"config {path}: {key} {config[key]} outside the vocabulary")
+    try:
+        _check_config_values(config)
+    except UserError as err:
+        raise UserError(f"config {path}: {err}") from None
     return config
+
+
+def _check_config_values(config: Mapping) -> None:
+    """Ranges, named by their config.json keys (the limits of limits.py)."""
+    for key in ("encoder_layers", "decoder_layers"):
+        check_int(key, config[key], 1, limits.MAX_LAYERS_PER_STACK)
+    check_int("d_model", config["d_model"], 1, limits.MAX_D_MODEL)
+    check_int("heads", config["heads"], 1, config["d_model"])
+    if config["d_model"] % config["heads"]:
+        raise UserError(f"d_model {config['d_model']} is not a multiple of heads "
+                        f"{config['heads']}")
+    check_int("ffn_dim", config["ffn_dim"], 1, limits.MAX_FFN_DIM)
+    check_int("vocab_size", config["vocab_size"], 1, limits.MAX_VOCAB_SIZE)
+    check_int("max_len", config["max_len"], 1, limits.MAX_POSITIONS)
+    check_positive_float("embedding_scale", config["embedding_scale"])
+    check_positive_float("layer_norm_eps", config.get("layer_norm_eps", 1e-5))
+    if config["activation"] not in ("relu", "gelu"):
+        raise UserError(f"activation '{config['activation']}' is not supported by "
+                        "nn.Transformer conversion (relu, gelu)")
+    if config["positional_encoding"] not in TABLES:
+        raise UserError(f"positional_encoding '{config['positional_encoding']}' unknown "
+                        f"(known: {', '.join(sorted(TABLES))})")
+    for key in ("pad_id", "unk_id", "bos_id", "eos_id"):
+        check_int(key, config[key], 0, config["vocab_size"] - 1)
 
 
 def transformer_config(config: Mapping, tied_output: bool) -> TransformerConfig:
@@ -151,11 +171,13 @@ def load_state_dict(path: str) -> Dict[str, np.ndarray]:
     """torch.load a state_dict (weights only, on CPU) -> name -> float32 numpy array."""
     import torch  # imported here: only this front-end needs it
     if not os.path.isfile(path):
-        raise UserError(f"checkpoint not found: {path}")
+        raise UserError(f"checkpoint not found (or not a regular file): {path}")
+    if os.path.getsize(path) == 0:
+        raise UserError(f"cannot load checkpoint {path}: the file is empty")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - any unpickling failure is a user error
-        raise UserError(f"cannot load checkpoint {path}: {str(err).splitlines()[0]}") from None
+        raise UserError(f"cannot load checkpoint {path}: {first_line(err)}") from None
     if not isinstance(state, Mapping) or not all(
             isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
         raise UserError(f"checkpoint {path}: expected a state_dict (name -> tensor), "

@@ -1,0 +1,49 @@
+"""edgemt_tools.limits equals runtime/include/edgemt/limits.h.
+
+The converter refuses files outside the runtime's limits; the two lists are
+written twice (C++ constexprs, Python constants), so this test reads the
+header and compares every model-file limit.
+"""
+
+import os
+import re
+import unittest
+
+import helpers
+from edgemt_tools import limits
+
+HEADER = os.path.join(helpers.REPO_ROOT, "runtime", "include", "edgemt", "limits.h")
+
+# `inline constexpr uint32_t kMaxVocabSize = 1u << 24;` and friends.
+_CONSTANT = re.compile(r"inline\s+constexpr\s+\w+\s+(k\w+)\s*=\s*([^;]+);")
+
+
+def evaluate(expression: str) -> int:
+    """The integer value of a limits.h initializer: literals with u suffixes,
+    uint64_t{N}, shifts, products and sums."""
+    text = re.sub(r"uint64_t\{(\d+)\}", r"\1", expression)
+    text = re.sub(r"(\d+)[uUlL]+", r"\1", text)
+    if not re.fullmatch(r"[\d\s<>()*+]+", text):
+        raise ValueError(f"cannot evaluate limits.h expression {expression!r}")
+    return int(eval(text, {"__builtins__": {}}))  # digits and operators only (checked above)
+
+
+class LimitsTest(unittest.TestCase):
+    def test_every_model_limit_equals_the_header(self):
+        with open(HEADER, encoding="utf-8") as handle:
+            constants = {name: evaluate(value) for name, value in _CONSTANT.findall(handle.read())}
+        for name, value in limits.BY_CPP_NAME.items():
+            with self.subTest(name=name):
+                self.assertIn(name, constants, f"{name} is no longer in limits.h")
+                self.assertEqual(constants[name], value)
+
+    def test_the_evaluator_reads_each_form(self):
+        self.assertEqual(evaluate("1u << 24"), 1 << 24)
+        self.assertEqual(evaluate("uint64_t{64} << 30"), 64 << 30)
+        self.assertEqual(evaluate("16384"), 16384)
+        with self.assertRaises(ValueError):
+            evaluate("__import__('os')")
+
+
+if __name__ == "__main__":
+    unittest.main()
