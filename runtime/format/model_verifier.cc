@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "format/crc32.h"
 #include "format/sentencepiece_verifier.h"
 #include "format/tensor_layout.h"
 #include "format/weight_values.h"
@@ -232,6 +233,18 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
   }
   const flatbuffers::Vector<uint8_t>* spm = tokenizer->model();
   if (spm == nullptr || spm->size() == 0) return invalid("model has an empty tokenizer model");
+  // The checksum first: storage corruption is named as such, even where the
+  // damaged bytes would still be well-formed.
+  const int64_t recorded = tokenizer->model_crc32();
+  if (recorded != -1) {
+    const uint32_t actual = crc32(spm->data(), spm->size());
+    if (recorded < 0 || recorded > 0xffffffffll || static_cast<uint32_t>(recorded) != actual) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "tokenizer model: CRC-32 is %08x, the file records %08llx (the file is "
+                           "corrupt)",
+                           actual, static_cast<unsigned long long>(recorded));
+    }
+  }
   EDGEMT_RETURN_IF_ERROR(verify_sentencepiece_model(spm->data(), spm->size(), out->config.vocab_size));
   out->tokenizer_model = spm->data();
   out->tokenizer_model_size = spm->size();

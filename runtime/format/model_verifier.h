@@ -14,8 +14,10 @@
 //                  bounded depth and table count)
 //   4. header      family, config ranges (see the limits below), weight
 //                  dtype, special token ids inside the vocabulary; the
-//                  embedded SentencePiece model walked and checked wherever
-//                  SentencePiece trusts it (format/sentencepiece_verifier.h)
+//                  embedded SentencePiece model: its CRC-32 when the file
+//                  records one (format/crc32.h), then walked and checked
+//                  wherever SentencePiece trusts it
+//                  (format/sentencepiece_verifier.h)
 //   5. segment     the weight segment starts at align64(4 + S) and its
 //                  weights_size bytes lie inside the file (trailing bytes
 //                  after it are allowed: flash images are often padded)

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "format/crc32.h"
 #include "format/tensor_layout.h"
 #include "schema/edgemt_generated.h"
 
@@ -169,6 +170,13 @@ void mutate_tokenizer(ModelFileParts* p, std::mt19937* rng, ByteMutator mutate_b
       break;
     }
   }
+  // Usually a matching checksum, so the structural checks behind it are
+  // reached; sometimes none, or a stale one.
+  switch (pick(rng, 8)) {
+    case 0: p->tokenizer_crc32 = -1; break;
+    case 1: break;
+    default: p->tokenizer_crc32 = crc32(bytes.data(), bytes.size()); break;
+  }
 }
 
 void mutate_segment(ModelFileParts* p, std::mt19937* rng) {
@@ -329,6 +337,7 @@ bool decode(const uint8_t* data, size_t size, ModelFileParts* p) {
     p->tokenizer_kind = static_cast<int8_t>(t->kind());
     if (t->model() != nullptr) p->tokenizer_model.assign(t->model()->begin(), t->model()->end());
     p->append_eos_to_source = t->append_eos_to_source();
+    p->tokenizer_crc32 = t->model_crc32();
   }
   p->has_provenance = m->provenance() != nullptr;
   if (const fb::Provenance* v = m->provenance()) {
@@ -377,6 +386,7 @@ std::vector<uint8_t> encode(const ModelFileParts& p) {
     tb.add_kind(static_cast<fb::TokenizerKind>(p.tokenizer_kind));
     tb.add_model(bytes);
     tb.add_append_eos_to_source(p.append_eos_to_source);
+    tb.add_model_crc32(p.tokenizer_crc32);
     tokenizer = tb.Finish();
   }
   flatbuffers::Offset<fb::Provenance> provenance;

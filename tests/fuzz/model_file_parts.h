@@ -43,6 +43,7 @@ struct ModelFileParts {
   bool has_tokenizer = true;
   int8_t tokenizer_kind = 0;
   std::vector<uint8_t> tokenizer_model;
+  int64_t tokenizer_crc32 = -1;  // -1: not recorded
   bool append_eos_to_source = true;
   bool has_provenance = true;
   std::string provenance[5];

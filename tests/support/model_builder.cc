@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "format/crc32.h"
 #include "format/tensor_layout.h"
 #include "support/sentencepiece_builder.h"
 #include "kernels/fp16.h"
@@ -368,8 +369,10 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
     const auto model_bytes = fbb.CreateVector(
         reinterpret_cast<const uint8_t*>(tokenizer_model.data()), tokenizer_model.size());
     const int8_t kind = raw_tokenizer_kind ? *raw_tokenizer_kind : 0;
+    const int64_t crc = tokenizer_crc32 ? *tokenizer_crc32
+                                        : int64_t{crc32(tokenizer_model.data(), tokenizer_model.size())};
     tokenizer_table = fb::CreateTokenizer(fbb, static_cast<fb::TokenizerKind>(kind), model_bytes,
-                                          append_eos_to_source);
+                                          append_eos_to_source, crc);
   }
   flatbuffers::Offset<fb::Provenance> provenance_table = 0;
   if (include_provenance) {

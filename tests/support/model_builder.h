@@ -84,6 +84,9 @@ class ModelBuilder {
   // (support/sentencepiece_builder.h), made by the constructor: the verifier
   // checks it. Changing the config afterwards does not remake it.
   std::string tokenizer_model;
+  // Tokenizer.model_crc32 as written; unset: the CRC-32 of tokenizer_model
+  // at build() (-1 writes a file without one).
+  std::optional<int64_t> tokenizer_crc32;
   bool append_eos_to_source = true;
   std::string source_format = "test";
   std::string source_checkpoint = "tiny.pt";

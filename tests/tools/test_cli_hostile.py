@@ -240,6 +240,31 @@ class HostileInputTest(unittest.TestCase):
                             self.assertEqual(result.stdout if args[0] == "translate" else b"",
                                              b"")
 
+    # -- defect 8: the embedded tokenizer ---------------------------------------------
+    def test_a_corrupt_tokenizer_is_refused_by_inspect_and_translate(self):
+        """inspect used to pass a tokenizer with 3,900 bytes overwritten, and
+        translate then failed inside SentencePiece. Now both refuse it at load,
+        whether the damage breaks its structure or not (one changed byte)."""
+        model = read_model(INT8_MODEL)
+        data = read_bytes(INT8_MODEL)
+        blob = model.header.tokenizer_model
+        start = data.find(blob)
+        self.assertGreater(start, 0)
+        rng = np.random.default_rng(8)
+        for length in (1, 4, 3900):
+            for at in (start + 100, start + len(blob) // 2, start + len(blob) - length - 1):
+                with self.subTest(length=length, offset=at - start):
+                    corrupt = bytearray(data)
+                    corrupt[at:at + length] = rng.integers(0, 256, length, dtype=np.uint8).tobytes()
+                    if corrupt == bytearray(data):
+                        continue
+                    path = self.path("tokenizer.emt")
+                    with open(path, "wb") as handle:
+                        handle.write(bytes(corrupt))
+                    for args in (["inspect", path], ["translate", "-m", path]):
+                        self.assert_clean_failure(run(*args, stdin=b"A dog.\n"),
+                                                  "tokenizer model:")
+
     def test_fp16_activations_that_overflow_fail_each_line_clearly(self):
         """Every weight of the first encoder FFN at 65504 (the largest half):
         on XNNPACK's f16 GEMMs (forced with EDGEMT_CPU_FEATURES=fp16, as on an

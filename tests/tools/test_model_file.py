@@ -7,6 +7,7 @@ import struct
 import subprocess
 import tempfile
 import unittest
+import zlib
 
 import numpy as np
 
@@ -73,6 +74,20 @@ class RoundTripTest(unittest.TestCase):
         for name, array in tensors.items():
             np.testing.assert_array_equal(model.array(name), array)
         np.testing.assert_array_equal(model.array("output.weight"), tensors["embedding.source"])
+
+    def test_tokenizer_crc32_is_recorded_and_checked(self):
+        tensors, aliases = tiny_tensors(TINY)
+        write_unchecked(self.path, TINY, tensors, aliases, tokenizer_model=b"spm-bytes")
+        with open(self.path, "rb") as handle:
+            data = bytearray(handle.read())
+        at = data.find(b"spm-bytes")
+        self.assertGreater(at, 0)
+        data[at] ^= 0x20  # "Spm-bytes": the recorded CRC-32 no longer matches
+        with open(self.path, "wb") as handle:
+            handle.write(bytes(data))
+        with self.assertRaisesRegex(ModelFileError, r"tokenizer model: CRC-32 is .* the file "
+                                                    r"records %08x" % zlib.crc32(b"spm-bytes")):
+            read_model(self.path)
 
     def test_fp16_matrices_and_f32_vectors(self):
         tensors, aliases = tiny_tensors(TINY, np.float16)

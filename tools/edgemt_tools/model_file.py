@@ -24,6 +24,7 @@ I8 codes in [-127, 127] with F32 per-row `<name>_scale` tensors (see
 scales finite and >= 0), since a reader cannot trust them otherwise.
 """
 
+import zlib
 from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Tuple
 
@@ -121,6 +122,7 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     fbs.tokenizer_fb.AddKind(b, fbs.TokenizerKind.SentencePiece)
     fbs.tokenizer_fb.AddModel(b, spm_vec)
     fbs.tokenizer_fb.AddAppendEosToSource(b, bool(header.append_eos_to_source))
+    fbs.tokenizer_fb.AddModelCrc32(b, zlib.crc32(bytes(header.tokenizer_model)))
     tokenizer = fbs.tokenizer_fb.End(b)
 
     prov = header.provenance
@@ -299,12 +301,17 @@ class ModelFile:
             raise ModelFileError(
                 f"quantization {quantization} does not fit weight_dtype {weight_dtype}: "
                 f"{QUANTIZATION_INT8} is required for int8 weights and allowed only for them")
+        tokenizer_model = t.ModelAsNumpy().tobytes() if t.ModelLength() else b""
+        recorded = t.ModelCrc32()  # -1: a file from before the field
+        if recorded != -1 and recorded != zlib.crc32(tokenizer_model):
+            raise ModelFileError(f"tokenizer model: CRC-32 is {zlib.crc32(tokenizer_model):08x}, "
+                                 f"the file records {recorded:08x} (the file is corrupt)")
         return ModelHeader(
             config=cfg, special_tokens=special,
             source_language=_str(model.SourceLanguage()),
             target_language=_str(model.TargetLanguage()),
             weight_dtype=weight_dtype,
-            tokenizer_model=t.ModelAsNumpy().tobytes() if t.ModelLength() else b"",
+            tokenizer_model=tokenizer_model,
             append_eos_to_source=t.AppendEosToSource(), provenance=prov,
             quantization=quantization)
 

@@ -2,6 +2,7 @@
 // by ModelBuilder (so AddressSanitizer/valgrind see any read past the end),
 // plus corruption sweeps that must never crash.
 #include "format/model_verifier.h"
+#include "format/crc32.h"
 #include "format/tensor_layout.h"
 
 #include <doctest/doctest.h>
@@ -555,6 +556,26 @@ TEST_CASE("format/model_verifier: more tensors than kMaxTensors are refused befo
     builder.add_tensor(name, {1}, DType::kF32);
   }
   CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, "tensors; the limit is 8192");
+}
+
+// Issue 13, defect 8: the tokenizer's bytes are checked at load. A file
+// records their CRC-32; any change to them is then refused, even one that
+// leaves the SentencePiece model well-formed (a score, a string).
+TEST_CASE("format/model_verifier: the tokenizer's CRC-32 is checked when the file records one") {
+  ModelBuilder builder;
+  const std::string good = builder.tokenizer_model;
+  builder.tokenizer_crc32 = int64_t{crc32(good.data(), good.size())};
+  CHECK(verify(builder).is_ok());
+  // One byte of one piece's score changed: still a valid SentencePiece model.
+  const size_t score = good.find("<unk>") + 5 + 2;  // the fixed32 after the text
+  builder.tokenizer_model[score] = static_cast<char>(builder.tokenizer_model[score] ^ 0x01);
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, "tokenizer model: CRC-32 is");
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, "(the file is corrupt)");
+  builder.tokenizer_crc32 = -1;  // a file without a checksum: the structure alone
+  const Status unrecorded = verify(builder);
+  CHECK_MESSAGE(unrecorded.is_ok(), std::string(unrecorded.message()));
+  builder.tokenizer_crc32 = int64_t{1} << 40;  // not a CRC-32
+  CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, "tokenizer model: CRC-32 is");
 }
 
 }  // namespace

@@ -69,7 +69,14 @@ class Tokenizer(object):
             return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
         return True
 
-def TokenizerStart(builder): builder.StartObject(3)
+    # Tokenizer
+    def ModelCrc32(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
+        return -1
+
+def TokenizerStart(builder): builder.StartObject(4)
 def Start(builder):
     return TokenizerStart(builder)
 def TokenizerAddKind(builder, kind): builder.PrependInt8Slot(0, kind, 0)
@@ -84,6 +91,9 @@ def StartModelVector(builder, numElems):
 def TokenizerAddAppendEosToSource(builder, appendEosToSource): builder.PrependBoolSlot(2, appendEosToSource, 1)
 def AddAppendEosToSource(builder, appendEosToSource):
     return TokenizerAddAppendEosToSource(builder, appendEosToSource)
+def TokenizerAddModelCrc32(builder, modelCrc32): builder.PrependInt64Slot(3, modelCrc32, -1)
+def AddModelCrc32(builder, modelCrc32):
+    return TokenizerAddModelCrc32(builder, modelCrc32)
 def TokenizerEnd(builder): return builder.EndObject()
 def End(builder):
     return TokenizerEnd(builder)
