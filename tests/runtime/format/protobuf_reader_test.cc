@@ -18,17 +18,23 @@ namespace {
 
 using testing::ProtoWriter;
 
-// All fields of `bytes` (an exact-size heap copy, for ASan), and the error.
-std::vector<ProtobufField> read_all(const std::string& bytes, std::string* error) {
-  std::unique_ptr<uint8_t[]> copy(new uint8_t[bytes.size() + 1]);
-  std::memcpy(copy.get(), bytes.data(), bytes.size());
-  ProtobufReader reader(copy.get(), bytes.size());
+// All fields of `bytes`, read from an exact-size heap copy (for ASan) that
+// lives as long as the result (the fields point into it), and the error.
+struct Read {
+  std::unique_ptr<uint8_t[]> copy;
   std::vector<ProtobufField> fields;
+};
+
+Read read_all(const std::string& bytes, std::string* error) {
+  Read read;
+  read.copy.reset(new uint8_t[bytes.size() + 1]);
+  std::memcpy(read.copy.get(), bytes.data(), bytes.size());
+  ProtobufReader reader(read.copy.get(), bytes.size());
   ProtobufField field;
-  while (reader.next(&field)) fields.push_back(field);
+  while (reader.next(&field)) read.fields.push_back(field);
   *error = reader.error();
   CHECK(reader.failed() == !error->empty());
-  return fields;
+  return read;
 }
 
 TEST_CASE("format/protobuf_reader: every wire type and varints at their edges") {
@@ -38,7 +44,8 @@ TEST_CASE("format/protobuf_reader: every wire type and varints at their edges") 
   writer.fixed32(2, 0xdeadbeef).bytes(3, "hello").bytes(536870911, "");  // the largest field number
   writer.raw(std::string("\x21\x01\x02\x03\x04\x05\x06\x07\x08", 9));  // field 4, fixed64
   std::string error;
-  const std::vector<ProtobufField> fields = read_all(writer.data(), &error);
+  const Read read = read_all(writer.data(), &error);
+  const std::vector<ProtobufField>& fields = read.fields;
   CHECK(error.empty());
   REQUIRE(fields.size() == 9 + 4);
   for (size_t i = 0; i < 9; ++i) {
