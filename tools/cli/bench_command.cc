@@ -7,11 +7,15 @@
 // batch and beam of the grid. Outputs of each configuration are compared
 // with those of the first configuration of the same beam size: the runtime
 // promises identical tokens for every thread count and batch size.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -22,6 +26,8 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/cpu_count.h"
+#include "cli/line_reader.h"
+#include "edgemt/limits.h"
 #include "edgemt/model.h"
 #include "edgemt/profile.h"
 #include "edgemt/tokenizer.h"
@@ -169,12 +175,26 @@ struct Corpus {
 // model's positions are skipped (and counted in *skipped).
 Status load_corpus(const std::string& path, size_t count, const Model& model, Corpus* corpus,
                    size_t* skipped) {
-  std::ifstream in(path);
-  if (!in) return Status::error(StatusCode::kNotFound, "cannot open input '%s'", path.c_str());
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(StatusCode::kNotFound, "cannot open input '%s'", path.c_str());
   std::unique_ptr<Tokenizer> tokenizer;
-  EDGEMT_RETURN_IF_ERROR(Tokenizer::create(model, &tokenizer));
+  const Status created = Tokenizer::create(model, &tokenizer);
+  if (!created.is_ok()) {
+    ::close(fd);
+    return created;
+  }
+  // Lines past the tokenizer's limit are skipped unread (memory stays bounded).
+  LineReader reader(fd, kDefaultMaxInputBytes);
   std::string line;
-  while (corpus->ids.size() < count && std::getline(in, line)) {
+  size_t bytes = 0;
+  LineReader::Result result = LineReader::Result::kLine;
+  while (corpus->ids.size() < count &&
+         ((result = reader.next(&line, &bytes)) == LineReader::Result::kLine ||
+          result == LineReader::Result::kTooLong)) {
+    if (result == LineReader::Result::kTooLong) {
+      ++*skipped;
+      continue;
+    }
     if (line.find_first_not_of(" \t\r\v\f") == std::string::npos) continue;
     std::vector<int32_t> ids;
     if (!tokenizer->encode(line, &ids).is_ok() || ids.size() > model.config().max_positions) {
@@ -183,6 +203,11 @@ Status load_corpus(const std::string& path, size_t count, const Model& model, Co
     }
     corpus->source_tokens += ids.size();
     corpus->ids.push_back(std::move(ids));
+  }
+  ::close(fd);
+  if (result == LineReader::Result::kError) {
+    return Status::error(StatusCode::kIoError, "cannot read input '%s': %s", path.c_str(),
+                         std::strerror(reader.error()));
   }
   if (corpus->ids.empty()) {
     return Status::error(StatusCode::kInvalidArgument, "no usable sentence in '%s'", path.c_str());
