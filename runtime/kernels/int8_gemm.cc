@@ -119,6 +119,14 @@ void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, i
     }
     const float max_abs = math::bits_float(max_bits);
     const float inverse = 127.0f / max_abs;
+    if (inverse > std::numeric_limits<float>::max()) {
+      // max|x| < 127 / FLT_MAX (~3.7e-37, subnormals included): 127 / max|x|
+      // overflows and 0·inf would be NaN. Such a row's products are below any
+      // normal bias, so it quantizes as the zero row it all but is.
+      scale[m] = 0.0f;
+      std::memset(q, 0, stride);
+      continue;
+    }
     scale[m] = max_abs / 127.0f;
     for (size_t k = 0; k < depth; ++k) {
       // |row[k]·inverse| <= 127 up to one rounding, which rounds back to 127.

@@ -18,7 +18,8 @@ struct QuantizedRows {
   std::vector<float> scale;   // [rows]
 };
 
-// max|x| / 127 per row; q = nearest (ties to even) of x · (127 / max|x|).
+// max|x| / 127 per row; q = nearest (ties to even) of x · (127 / max|x|);
+// a row whose 127 / max|x| overflows (max|x| < ~3.7e-37) is all zeros, scale 0.
 inline QuantizedRows reference_quantize_rows(const std::vector<float>& x, size_t rows,
                                              size_t depth) {
   const size_t stride = kernels::int8::padded_depth(depth);
@@ -26,8 +27,8 @@ inline QuantizedRows reference_quantize_rows(const std::vector<float>& x, size_t
   for (size_t m = 0; m < rows; ++m) {
     float max_abs = 0.0f;
     for (size_t k = 0; k < depth; ++k) max_abs = std::fmax(max_abs, std::fabs(x[m * depth + k]));
-    if (max_abs == 0.0f) continue;
     const float inverse = 127.0f / max_abs;
+    if (std::isinf(inverse)) continue;  // max|x| 0 or < 127 / FLT_MAX: a zero row
     out.scale[m] = max_abs / 127.0f;
     for (size_t k = 0; k < depth; ++k) {
       const float v = std::nearbyint(x[m * depth + k] * inverse);  // default mode: ties to even

@@ -240,6 +240,44 @@ class HostileInputTest(unittest.TestCase):
                             self.assertEqual(result.stdout if args[0] == "translate" else b"",
                                              b"")
 
+    def filled_model(self, source, tensors, value, name, first=None):
+        """A copy of `source` with every element of each f32 tensor set to
+        `value`, and element 0 of the first tensor to `first` if given."""
+        model = read_model(source)
+        data = bytearray(read_bytes(source))
+        for i, tensor in enumerate(tensors):
+            entry = model.entries[tensor]
+            self.assertEqual(entry.dtype, "f32")
+            values = np.full(entry.size // 4, value, np.float32)
+            if i == 0 and first is not None:
+                values[0] = first
+            at = model.segment_start + entry.offset
+            data[at:at + entry.size] = values.tobytes()
+        path = self.path(name)
+        with open(path, "wb") as handle:
+            handle.write(bytes(data))
+        return path
+
+    def test_subnormal_activations_into_an_int8_linear_act_as_zeros(self):
+        """Found by the model_file fuzzer under UBSan: a row whose max|x| is
+        subnormal made the int8 activation quantizer's 127 / max|x| inf, and
+        its zeros times inf NaN, cast to int (undefined). Here the norm before
+        the cross-attention query (post-norm: its output is that int8
+        linear's input) puts out zeros and one value near 1e-39; the
+        translation must equal the one whose norm puts out only zeros."""
+        norm = ["decoder.layers.0.self_attn_norm.weight", "decoder.layers.0.self_attn_norm.bias"]
+        tiny = self.filled_model(INT8_MODEL, norm, 0.0, "subnormal.emt", first=1e-39)
+        zero = self.filled_model(INT8_MODEL, norm, 0.0, "zero.emt")
+        lines = b"Two dogs are playing in the snow.\nA little girl is reading a book.\n"
+        for beam in ("1", "4"):
+            with self.subTest(beam=beam):
+                got = run("translate", "-m", tiny, "--beam", beam, stdin=lines)
+                want = run("translate", "-m", zero, "--beam", beam, stdin=lines)
+                self.assertEqual(got.returncode, 0, got.stderr.decode("utf-8", "replace"))
+                self.assertEqual(want.returncode, 0, want.stderr.decode("utf-8", "replace"))
+                self.assertEqual(got.stdout.count(b"\n"), 2)
+                self.assertEqual(got.stdout, want.stdout)
+
     # -- defect 8: the embedded tokenizer ---------------------------------------------
     def test_a_corrupt_tokenizer_is_refused_by_inspect_and_translate(self):
         """inspect used to pass a tokenizer with 3,900 bytes overwritten, and

@@ -142,6 +142,24 @@ TEST_CASE("kernels/int8: quantize_rows - all-zero row gets scale 0, a non-finite
   CHECK(q[14] == -32);  // -31.75
 }
 
+TEST_CASE("kernels/int8: quantize_rows - a row too small for 127 / max|x| is a zero row, not 0 * inf") {
+  // Found by the model_file fuzzer: a subnormal max|x| made 127 / max|x| inf,
+  // 0 · inf NaN, and the NaN's cast to int an undefined conversion.
+  const std::vector<float> x = {0.0f, 1e-39f, -0.0f,  -1e-45f, 0.0f, 0.0f,  3e-37f, 1e-38f, 0.0f,
+                                0.0f, 4e-37f, -1e-37f};
+  std::vector<int8_t> q(16, 99);
+  std::vector<float> scale(4, -1.0f);
+  quantize_rows(x.data(), 4, 3, 3, q.data(), scale.data());
+  CHECK(scale[0] == 0.0f);  // subnormal
+  CHECK(scale[1] == 0.0f);  // the smallest subnormal
+  CHECK(scale[2] == 0.0f);  // normal, still below 127 / FLT_MAX
+  for (size_t i = 0; i < 12; ++i) CHECK(q[i] == 0);
+  CHECK(scale[3] == 4e-37f / 127.0f);  // just above: quantized as usual
+  CHECK(q[12] == 0);
+  CHECK(q[13] == 127);
+  CHECK(q[14] == -32);  // -31.75
+}
+
 TEST_CASE("kernels/int8: quantize_rows reads rows with a stride wider than the depth") {
   const std::vector<float> x = {1.0f, -2.0f, 555.0f,  4.0f, 2.0f, 555.0f};
   std::vector<int8_t> q(8, 99);
@@ -163,6 +181,7 @@ TEST_CASE("kernels/int8: every variant's activation quantizer gives quantize_row
     x[depth + depth / 2] = NAN;                                   // row 1: NaN
     x[2 * depth] = -INFINITY;                                     // row 2: -inf
     for (size_t k = 0; k < depth; ++k) x[3 * depth + k] = std::round(x[3 * depth + k]);  // ties
+    for (size_t k = 0; k < depth; ++k) x[4 * depth + k] *= 1e-40f;  // row 4: subnormal
     std::vector<int8_t> want(rows * padded_depth(depth), 99);
     std::vector<float> want_scale(rows, -1.0f);
     quantize_rows(x.data(), rows, depth, depth, want.data(), want_scale.data());
