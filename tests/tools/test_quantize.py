@@ -129,6 +129,19 @@ class ActivationFakeQuantTest(unittest.TestCase):
         self.assertEqual(q[0].tolist(), [0] * 8)
         self.assertEqual(scale[0, 0], 0.0)
 
+    def test_a_row_too_small_for_127_over_its_maximum_is_a_zero_row(self):
+        """As the runtime's quantize_rows: below ~3.7e-37 (subnormals too)
+        127 / amax overflows, and the row is quantized as zeros, scale 0."""
+        x = np.array([[0.0, 1e-39, -0.0], [-1e-45, 0.0, 0.0], [3e-37, 1e-38, 0.0],
+                      [0.0, 4e-37, -1e-37]], np.float32)
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            q, scale = quantize_activation_rows(x)
+        self.assertEqual(q[:3].tolist(), [[0] * 3] * 3)
+        self.assertEqual(scale[:3, 0].tolist(), [0.0] * 3)
+        self.assertEqual(q[3].tolist(), [0, 127, -32])
+        self.assertEqual(scale[3, 0], np.float32(4e-37) / np.float32(127))
+
     def test_row_maximum_maps_to_127_and_back_to_itself(self):
         rng = np.random.default_rng(4)
         x = (rng.standard_normal((50, 33)) * 10 ** rng.uniform(-3, 3, (50, 1))).astype(np.float32)

@@ -17,7 +17,8 @@ Activations (done at run time, by the runtime's dynamic int8 GEMM; here for
 the PyTorch reference): each row x of a projection's input is quantized on
 its own, in float32 only,
 
-    amax = max|x|;  if amax == 0 the row stays 0, else
+    amax = max|x|;  if float32(127) / amax is inf (amax 0, or below
+                    127 / FLT_MAX ~ 3.7e-37) the row is 0 with scale 0, else
     q    = clip(rint(x * (float32(127) / amax)), -127, 127)
     x   ~ q * (amax / float32(127))
 
@@ -72,11 +73,16 @@ def quantize_activation_rows(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     each row (last axis) quantized dynamically on its own, all in float32."""
     x32 = np.asarray(x, dtype=np.float32)
     amax = np.abs(x32).max(axis=-1, keepdims=True, initial=np.float32(0))  # [..., 1]
-    # A zero row uses amax 1: x * 127 is then 0 and so are its codes.
-    safe = np.where(amax > 0, amax, np.float32(1)).astype(np.float32)
-    inverse = np.float32(QMAX) / safe                                      # float32
-    q = np.clip(np.rint(x32 * inverse), -QMAX, QMAX).astype(np.int8)
-    scale = np.where(amax > 0, safe / np.float32(QMAX), np.float32(0)).astype(np.float32)
+    # A row whose 127 / amax overflows (amax 0 or < ~3.7e-37) is a zero row:
+    # it uses amax 1 (x * 127 then rounds to 0 for every code) and scale 0.
+    # Scales of rows with amax < 127 · FLT_MIN are subnormal, as in the runtime.
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        usable = np.isfinite(np.float32(QMAX) / amax)
+        safe = np.where(usable, amax, np.float32(1)).astype(np.float32)
+        inverse = np.float32(QMAX) / safe                                  # float32
+        q = np.clip(np.rint(np.where(usable, x32, np.float32(0)) * inverse), -QMAX, QMAX)
+        scale = np.where(usable, safe / np.float32(QMAX), np.float32(0)).astype(np.float32)
+    q = q.astype(np.int8)
     return q, scale
 
 
