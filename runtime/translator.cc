@@ -57,15 +57,21 @@ struct Translator::Impl {
   char compute_path[192] = "f32";
   Profile* profile = nullptr;  // caller's, while attached
 
-  // Prepared state.
+  // Every run-phase buffer, carved from the arena by plan().
+  struct Buffers {
+    Workspace workspace;
+    SearchBuffers search;
+    int32_t* packed_ids = nullptr;  // [max_batch * max_source_len]
+    size_t* offsets = nullptr;      // [max_batch + 1]
+    size_t* max_len = nullptr;      // [max_batch]
+  };
+
+  // Prepared state: replaced only by a prepare() that succeeds.
   bool prepared = false;
   Limits limits;
   void* owned_arena = nullptr;
-  Workspace workspace;
-  SearchBuffers search;
-  int32_t* packed_ids = nullptr;  // [max_batch * max_source_len]
-  size_t* offsets = nullptr;      // [max_batch + 1]
-  size_t* max_len = nullptr;      // [max_batch]
+  Arena planner;  // planning scratch of prepare() (the last plan made)
+  Buffers buffers;
 
   ~Impl() {
     if (pool != nullptr) pthreadpool_destroy(pool);
@@ -76,14 +82,14 @@ struct Translator::Impl {
     RunContext c;
     c.config = &model->config();
     c.weights = &weights;
-    c.workspace = &workspace;
+    c.workspace = &buffers.workspace;
     c.parallel = Parallel(pool, workers, min_parallel_nanoseconds);
     c.profile = profile;
     return c;
   }
 
-  // Lays out every run-phase buffer; measuring when arena has no base.
-  void plan(const Limits& l, Arena* arena) {
+  // Requests every run-phase buffer from `arena` (planning or bound).
+  void plan(const Limits& l, Arena* arena, Buffers* out) const {
     const TransformerConfig& config = model->config();
     WorkspaceShape shape;
     shape.source_rows = l.max_batch * l.max_source_len;
@@ -99,15 +105,30 @@ struct Translator::Impl {
     shape.workers = workers;
     shape.int8 = model->weight_dtype() == DType::kI8;
     shape.f16 = weights.f16_native;
-    plan_workspace(shape, arena, &workspace);
+    plan_workspace(shape, arena, &out->workspace);
     SearchShape search_shape;
     search_shape.max_batch = l.max_batch;
     search_shape.max_beam = l.max_beam;
     search_shape.max_target_len = l.max_target_len;
-    plan_search(search_shape, arena, &search);
-    packed_ids = arena->allocate<int32_t>(l.max_batch * l.max_source_len);
-    offsets = arena->allocate<size_t>(l.max_batch + 1);
-    max_len = arena->allocate<size_t>(l.max_batch);
+    plan_search(search_shape, arena, &out->search);
+    out->packed_ids =
+        arena->allocate<int32_t>(l.max_batch * l.max_source_len, {run_step::kPack, run_step::kEmbed});
+    out->offsets = arena->allocate<size_t>(l.max_batch + 1, {run_step::kPack, run_step::kDecodeSearch});
+    out->max_len = arena->allocate<size_t>(l.max_batch, {run_step::kPack, run_step::kDecodeSearch});
+  }
+
+  // Checks the limits and plans the arena for them into `arena`.
+  Status plan_arena(const Limits& l, Arena* arena) const {
+    EDGEMT_RETURN_IF_ERROR(check_limits(l));
+    arena->reset();
+    Buffers ignored;
+    plan(l, arena, &ignored);
+    if (!arena->finish_plan()) {
+      return Status::error(
+          StatusCode::kOutOfMemory, "arena plan failed (internal error: %zu buffers requested, at most %zu)",
+          arena->request_count(), Arena::kMaxRequests);
+    }
+    return Status::ok();
   }
 
   Status check_limits(const Limits& l) const {
@@ -133,6 +154,7 @@ struct Translator::Impl {
   // Validates the sources and packs them into packed_ids/offsets.
   Status pack_sources(const TokenSpan* sources, size_t count) {
     const uint32_t vocab = model->config().vocab_size;
+    size_t* offsets = buffers.offsets;
     offsets[0] = 0;
     for (size_t s = 0; s < count; ++s) {
       const TokenSpan& source = sources[s];
@@ -151,7 +173,7 @@ struct Translator::Impl {
                                i, source.ids[i], vocab);
         }
       }
-      std::memcpy(packed_ids + offsets[s], source.ids, source.length * sizeof(int32_t));
+      std::memcpy(buffers.packed_ids + offsets[s], source.ids, source.length * sizeof(int32_t));
       offsets[s + 1] = offsets[s] + source.length;
     }
     return Status::ok();
@@ -192,10 +214,18 @@ Status Translator::create(const Model& model, const TranslatorOptions& options,
 }
 
 Status Translator::arena_bytes(const Limits& limits, size_t* bytes) const {
-  EDGEMT_RETURN_IF_ERROR(impl_->check_limits(limits));
-  Arena measuring;
-  impl_->plan(limits, &measuring);
-  *bytes = measuring.used();
+  ArenaPlan plan;
+  EDGEMT_RETURN_IF_ERROR(arena_plan(limits, &plan));
+  *bytes = plan.bytes;
+  return Status::ok();
+}
+
+Status Translator::arena_plan(const Limits& limits, ArenaPlan* plan) const {
+  Arena arena;
+  EDGEMT_RETURN_IF_ERROR(impl_->plan_arena(limits, &arena));
+  plan->bytes = arena.size();
+  plan->unshared_bytes = arena.unshared_size();
+  plan->buffers = arena.request_count();
   return Status::ok();
 }
 
@@ -218,8 +248,12 @@ Status Translator::prepare(const Limits& limits) {
 }
 
 Status Translator::prepare(const Limits& limits, void* arena_base, size_t arena_size) {
-  size_t bytes = 0;
-  EDGEMT_RETURN_IF_ERROR(arena_bytes(limits, &bytes));
+  Impl& impl = *impl_;
+  // Until this call succeeds the translator stays prepared as it was: its
+  // buffers are only replaced at the end (impl.planner holds just the plan).
+  Arena& arena = impl.planner;
+  EDGEMT_RETURN_IF_ERROR(impl.plan_arena(limits, &arena));
+  const size_t bytes = arena.size();
   if (arena_base == nullptr || reinterpret_cast<uintptr_t>(arena_base) % Arena::kAlignment != 0) {
     return Status::error(StatusCode::kInvalidArgument, "arena must be %zu-byte aligned",
                          Arena::kAlignment);
@@ -228,13 +262,15 @@ Status Translator::prepare(const Limits& limits, void* arena_base, size_t arena_
     return Status::error(StatusCode::kOutOfMemory, "arena of %zu bytes is too small: %zu needed",
                          arena_size, bytes);
   }
-  Arena arena(arena_base, arena_size);
-  impl_->plan(limits, &arena);
+  Impl::Buffers buffers;
+  arena.bind(arena_base);
+  impl.plan(limits, &arena, &buffers);
   if (arena.overflowed()) {
-    return Status::error(StatusCode::kOutOfMemory, "arena layout overflowed (internal error)");
+    return Status::error(StatusCode::kOutOfMemory, "arena layout differs from its plan (internal error)");
   }
-  impl_->limits = limits;
-  impl_->prepared = true;
+  impl.buffers = buffers;
+  impl.limits = limits;
+  impl.prepared = true;
   if (impl_->owned_arena != nullptr && impl_->owned_arena != arena_base) {
     std::free(impl_->owned_arena);
     impl_->owned_arena = nullptr;
@@ -283,7 +319,7 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
                            "result %zu has room for %zu tokens; up to %zu may be generated", s,
                            results[s].capacity, max_len);
     }
-    impl.max_len[s] = max_len;
+    impl.buffers.max_len[s] = max_len;
     results[s].length = 0;
     results[s].status = StatusCode::kOk;
     results[s].error = "";
@@ -291,17 +327,17 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
 
   PackedSequences packed;
   packed.count = count;
-  packed.offsets = impl.offsets;
+  packed.offsets = impl.buffers.offsets;
   const RunContext context = impl.context();
-  EDGEMT_RETURN_IF_ERROR(run_encoder(context, impl.packed_ids, packed));
+  EDGEMT_RETURN_IF_ERROR(run_encoder(context, impl.buffers.packed_ids, packed));
 
   SearchRequest request;
   request.sources = &packed;
   request.options = &options;
   request.special = &impl.model->special_tokens();
   request.vocab = impl.model->config().vocab_size;
-  request.max_len = impl.max_len;
-  return run_search(context, request, &impl.search, results);
+  request.max_len = impl.buffers.max_len;
+  return run_search(context, request, &impl.buffers.search, results);
 }
 
 Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target, float* logits) {
@@ -323,12 +359,12 @@ Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target
   EDGEMT_RETURN_IF_ERROR(impl.pack_sources(&source, 1));
   PackedSequences packed;
   packed.count = 1;
-  packed.offsets = impl.offsets;
+  packed.offsets = impl.buffers.offsets;
   const RunContext context = impl.context();
-  EDGEMT_RETURN_IF_ERROR(run_encoder(context, impl.packed_ids, packed));
+  EDGEMT_RETURN_IF_ERROR(run_encoder(context, impl.buffers.packed_ids, packed));
 
   size_t row_source = 0;
-  int32_t* token = impl.search.row_token;
+  int32_t* token = impl.buffers.search.row_token;
   for (size_t step = 0; step < target.length; ++step) {
     token[0] = step == 0 ? impl.model->special_tokens().decoder_start : target.ids[step - 1];
     DecoderStep decoder_step;
@@ -338,7 +374,7 @@ Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target
     decoder_step.row_source = &row_source;
     decoder_step.row_slot = &row_source;  // one sentence: slot 0
     EDGEMT_RETURN_IF_ERROR(run_decoder_step(context, packed, decoder_step));
-    std::memcpy(logits + step * vocab, impl.workspace.logits, vocab * sizeof(float));
+    std::memcpy(logits + step * vocab, impl.buffers.workspace.logits, vocab * sizeof(float));
   }
   return Status::ok();
 }

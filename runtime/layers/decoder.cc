@@ -48,7 +48,7 @@ void self_attention(const RunContext& c, const DecoderStep& step, const float* q
     const size_t cache_row = step.row_slot[r] * max_target * heads.d + h * heads.dim;
     kernels::scaled_dot_product_attention(shape, qkv + r * 3 * heads.d + h * heads.dim,
                                           k_cache + cache_row, v_cache + cache_row,
-                                          w.attention_scratch + slot * w.scratch_stride,
+                                          w.dec_attention_scratch + slot * w.dec_scratch_stride,
                                           ctx + r * heads.d + h * heads.dim);
   };
   parallel_for(c.parallel, step.rows * heads.count,
@@ -76,7 +76,7 @@ void cross_attention(const RunContext& c, const PackedSequences& sources, const 
     shape.scale = heads.scale;
     const float* k = memory_kv + first * 2 * heads.d + h * heads.dim;
     kernels::scaled_dot_product_attention(shape, q + r * heads.d + h * heads.dim, k, k + heads.d,
-                                          w.attention_scratch + slot * w.scratch_stride,
+                                          w.dec_attention_scratch + slot * w.dec_scratch_stride,
                                           ctx + r * heads.d + h * heads.dim);
   };
   // Work per item estimated at the mean source length.
@@ -89,7 +89,7 @@ void cross_attention(const RunContext& c, const PackedSequences& sources, const 
 Status run_linear(const RunContext& c, ProfilePart part, const Linear& linear, const float* x,
                   size_t rows, float* y) {
   ProfileScope timed(c.profile, part);
-  return linear.run(x, rows, y, c.parallel, &c.workspace->linear_scratch);
+  return linear.run(x, rows, y, c.parallel, &c.workspace->dec_linear_scratch);
 }
 
 const float* timed_sublayer_input(const RunContext& c, const NormWeights& norm, const float* x,

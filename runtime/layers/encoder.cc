@@ -36,7 +36,7 @@ void self_attention(const RunContext& c, const PackedSequences& seqs, const floa
     shape.scale = scale;
     const float* q = qkv + first * 3 * d + h * head_dim;
     kernels::scaled_dot_product_attention(shape, q, q + d, q + 2 * d,
-                                          w.attention_scratch + slot * w.scratch_stride,
+                                          w.enc_attention_scratch + slot * w.enc_scratch_stride,
                                           ctx + first * d + h * head_dim);
   };
   // Work per item estimated at the mean sequence length.
@@ -58,7 +58,7 @@ Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequence
   const NormPlacement placement = config.norm_placement;
   // y [rows, out] = x [rows, in] · Wᵀ + b
   auto linear = [&](const Linear& layer, const float* x, float* y) {
-    return layer.run(x, rows, y, c.parallel, &w.linear_scratch);
+    return layer.run(x, rows, y, c.parallel, &w.enc_linear_scratch);
   };
 
   // x [rows, d] = E[ids] * scale + PE[position within its sequence]

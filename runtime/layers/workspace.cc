@@ -5,51 +5,77 @@
 #include "kernels/int8_gemm.h"
 
 namespace edgemt {
+namespace {
 
-void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
-  const size_t d = s.d_model;
-  w->enc_x = arena->allocate<float>(s.source_rows * d);
-  w->enc_qkv = arena->allocate<float>(s.source_rows * 3 * d);
-  w->enc_ctx = arena->allocate<float>(s.source_rows * d);
-  w->enc_out = arena->allocate<float>(s.source_rows * d);
-  w->enc_norm = arena->allocate<float>(s.source_rows * d);
-  w->enc_ffn = arena->allocate<float>(s.source_rows * s.ffn_dim);
-  for (size_t l = 0; l < s.decoder_layers; ++l) {
-    w->memory_kv[l] = arena->allocate<float>(s.source_rows * 2 * d);
-  }
-  for (size_t l = 0; l < s.decoder_layers; ++l) {
-    w->k_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d);
-    w->v_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d);
-  }
-  w->reorder_scratch = arena->allocate<float>(s.max_beam * s.max_target_len * d);
-  w->dec_x = arena->allocate<float>(s.rows * d);
-  w->dec_qkv = arena->allocate<float>(s.rows * 3 * d);
-  w->dec_q = arena->allocate<float>(s.rows * d);
-  w->dec_ctx = arena->allocate<float>(s.rows * d);
-  w->dec_out = arena->allocate<float>(s.rows * d);
-  w->dec_norm = arena->allocate<float>(s.rows * d);
-  w->dec_ffn = arena->allocate<float>(s.rows * s.ffn_dim);
-  w->logits = arena->allocate<float>(s.rows * s.vocab);
-  // Every Linear's input is [rows, d] or [rows, f], rows <= max(Ns, R); its
-  // output is at most 3d (qkv), f or V wide.
-  LinearScratch& q = w->linear_scratch;
-  q.max_rows = std::max(s.source_rows, s.rows);
-  q.max_depth = std::max(d, s.ffn_dim);
-  q.max_out = std::max(std::max(3 * d, s.ffn_dim), s.vocab);
+using namespace run_step;
+
+// Scratch of the int8 / f16 Linears that run on up to `rows` rows, `depth`
+// inputs and `out` outputs.
+void plan_linear_scratch(const WorkspaceShape& s, size_t rows, size_t depth, size_t out,
+                         Lifetime lifetime, Arena* arena, LinearScratch* q) {
+  q->max_rows = rows;
+  q->max_depth = depth;
+  q->max_out = out;
   if (s.int8) {
-    q.quantized = arena->allocate<int8_t>(q.max_rows * kernels::int8::padded_depth(q.max_depth));
-    q.row_scale = arena->allocate<float>(q.max_rows);
+    q->quantized = arena->allocate<int8_t>(rows * kernels::int8::padded_depth(depth), lifetime);
+    q->row_scale = arena->allocate<float>(rows, lifetime);
   }
   if (s.f16) {
     constexpr size_t kSpare = 16;  // XNN_EXTRA_BYTES readable past the input
-    q.half_input = arena->allocate<uint16_t>(q.max_rows * q.max_depth + kSpare);
-    q.half_output = arena->allocate<uint16_t>(q.max_rows * q.max_out + kSpare);
+    q->half_input = arena->allocate<uint16_t>(rows * depth + kSpare, lifetime);
+    q->half_output = arena->allocate<uint16_t>(rows * out + kSpare, lifetime);
   }
+}
+
+}  // namespace
+
+void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
+  const size_t d = s.d_model;
+  const size_t ns = s.source_rows;
+  w->enc_x = arena->allocate<float>(ns * d, {kEmbed, kCrossKv});
+  w->enc_qkv = arena->allocate<float>(ns * 3 * d, {kAttnQkv, kAttnContext});
+  w->enc_ctx = arena->allocate<float>(ns * d, {kAttnContext, kAttnOut});
+  w->enc_out = arena->allocate<float>(ns * d, {kAttnOut, kFfnOut});
+  w->enc_norm = arena->allocate<float>(ns * d, {kAttnNorm, kFfnIn});
+  w->enc_ffn = arena->allocate<float>(ns * s.ffn_dim, {kFfnIn, kFfnOut});
+  for (size_t l = 0; l < s.decoder_layers; ++l) {
+    w->memory_kv[l] = arena->allocate<float>(ns * 2 * d, {kCrossKv, kDecodeSearch});
+  }
+  for (size_t l = 0; l < s.decoder_layers; ++l) {
+    w->k_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d, kWholeDecode);
+    w->v_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d, kWholeDecode);
+  }
+  // Greedy never reorders the cache; beam search does so in its step.
+  w->reorder_scratch =
+      s.max_beam > 1
+          ? arena->allocate<float>(s.max_beam * s.max_target_len * d, {kDecodeSearch, kDecodeSearch})
+          : nullptr;
+  const Lifetime layers{kDecodeLayers, kDecodeLayers};
+  w->dec_x = arena->allocate<float>(s.rows * d, {kDecodeLayers, kDecodeOutput});
+  w->dec_qkv = arena->allocate<float>(s.rows * 3 * d, layers);
+  w->dec_q = arena->allocate<float>(s.rows * d, layers);
+  w->dec_ctx = arena->allocate<float>(s.rows * d, layers);
+  w->dec_out = arena->allocate<float>(s.rows * d, layers);
+  w->dec_norm = arena->allocate<float>(s.rows * d, layers);
+  w->dec_ffn = arena->allocate<float>(s.rows * s.ffn_dim, layers);
+  w->logits = arena->allocate<float>(s.rows * s.vocab, {kDecodeOutput, kDecodeSearch});
+  // Every Linear's input is [rows, d] or [rows, f]; encoder outputs (qkv,
+  // FFN, cross-attention K | V) are at most max(3d, f) wide, decoder ones
+  // max(3d, f, V).
+  const size_t depth = std::max(d, s.ffn_dim);
+  plan_linear_scratch(s, ns, depth, std::max(3 * d, s.ffn_dim), {kAttnQkv, kCrossKv}, arena,
+                      &w->enc_linear_scratch);
+  plan_linear_scratch(s, s.rows, depth, std::max(std::max(3 * d, s.ffn_dim), s.vocab),
+                      {kDecodeLayers, kDecodeOutput}, arena, &w->dec_linear_scratch);
   // Encoder self-attention needs a [len, len] score block; decoder steps need
   // one row of at most max(len_source, len_target) keys.
-  w->scratch_stride = std::max(s.max_source_len * s.max_source_len, s.max_target_len + 1);
+  w->enc_scratch_stride = s.max_source_len * s.max_source_len;
+  w->dec_scratch_stride = std::max(s.max_source_len, s.max_target_len + 1);
   w->max_target_len = s.max_target_len;
-  w->attention_scratch = arena->allocate<float>(s.workers * w->scratch_stride);
+  w->enc_attention_scratch =
+      arena->allocate<float>(s.workers * w->enc_scratch_stride, {kAttnContext, kAttnContext});
+  w->dec_attention_scratch =
+      arena->allocate<float>(s.workers * w->dec_scratch_stride, {kDecodeLayers, kDecodeLayers});
 }
 
 }  // namespace edgemt

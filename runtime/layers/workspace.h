@@ -1,5 +1,7 @@
 // Workspace: the run-phase buffers of the encoder and decoder, carved from
-// the Translator's arena by plan_workspace() (see core/arena.h).
+// the Translator's arena by plan_workspace() (see core/arena.h), each with
+// the run steps in which it is live, so that buffers never live together
+// share memory (the encoder's temporaries and the decoder's caches above all).
 //
 // Shapes (Ns = max_batch·max_source_len packed source rows, R = max_batch·
 // max_beam hypothesis rows, T = max_target_len, d = d_model, f = ffn_dim,
@@ -7,11 +9,34 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/arena.h"
 #include "layers/transformer_weights.h"
 
 namespace edgemt {
+
+// The steps of one translate() call, in order. The encoder's layers repeat
+// kAttnNorm..kFfnOut: a buffer live only inside that span holds nothing from
+// one layer to the next.
+namespace run_step {
+inline constexpr uint16_t kPack = 0;         // sources checked and packed
+inline constexpr uint16_t kEmbed = 1;        // encoder x = embedding + positions
+inline constexpr uint16_t kAttnNorm = 2;     // sub-layer input (pre-norm)
+inline constexpr uint16_t kAttnQkv = 3;      // qkv projection
+inline constexpr uint16_t kAttnContext = 4;  // self-attention
+inline constexpr uint16_t kAttnOut = 5;      // output projection, residual
+inline constexpr uint16_t kFfnIn = 6;        // sub-layer input, first FFN matrix
+inline constexpr uint16_t kFfnOut = 7;       // second FFN matrix, residual
+inline constexpr uint16_t kCrossKv = 8;      // cross-attention K | V of every decoder layer
+// Each decoder step (they repeat too):
+inline constexpr uint16_t kDecodeLayers = 9;   // embedding and the decoder layers
+inline constexpr uint16_t kDecodeOutput = 10;  // final norm, output projection to logits
+inline constexpr uint16_t kDecodeSearch = 11;  // the search reads the logits, picks tokens
+}  // namespace run_step
+
+// Live from the first decoder step to the end of the search.
+inline constexpr Lifetime kWholeDecode{run_step::kDecodeLayers, run_step::kDecodeSearch};
 
 struct WorkspaceShape {
   size_t source_rows = 0;     // Ns
@@ -30,38 +55,46 @@ struct WorkspaceShape {
 };
 
 struct Workspace {
-  // Encoder.
-  float* enc_x = nullptr;     // [Ns, d]  activations; the encoder output at the end
-  float* enc_qkv = nullptr;   // [Ns, 3d]
-  float* enc_ctx = nullptr;   // [Ns, d]  attention context (heads side by side)
-  float* enc_out = nullptr;   // [Ns, d]  sub-layer output
-  float* enc_norm = nullptr;  // [Ns, d]  pre-norm sub-layer input
-  float* enc_ffn = nullptr;   // [Ns, f]
-  float* memory_kv[kMaxLayers] = {};  // [Ns, 2d] cross-attention K | V per decoder layer
+  // Encoder (lifetimes in run steps).
+  float* enc_x = nullptr;     // [Ns, d]  activations; the encoder output at the end  [kEmbed, kCrossKv]
+  float* enc_qkv = nullptr;   // [Ns, 3d]                                 [kAttnQkv, kAttnContext]
+  float* enc_ctx = nullptr;   // [Ns, d]  attention context (heads side by side) [kAttnContext, kAttnOut]
+  float* enc_out = nullptr;   // [Ns, d]  sub-layer output                [kAttnOut, kFfnOut]
+  float* enc_norm = nullptr;  // [Ns, d]  pre-norm sub-layer input        [kAttnNorm, kFfnIn]
+  float* enc_ffn = nullptr;   // [Ns, f]                                  [kFfnIn, kFfnOut]
+  float* memory_kv[kMaxLayers] = {};  // [Ns, 2d] cross-attention K | V per decoder layer  [kCrossKv, kDecodeSearch]
 
-  // Decoder self-attention cache per layer: [R slots, T, d]. Sentence s owns
-  // slots [s·beam, s·beam + beam): greedy never moves a cache row, beam
-  // search reorders only within a sentence (through reorder_scratch).
+  // Decoder. Self-attention cache per layer: [R slots, T, d], kWholeDecode.
+  // Sentence s owns slots [s·beam, s·beam + beam): greedy never moves a
+  // cache row, beam search reorders only within a sentence (through
+  // reorder_scratch, planned only when max_beam > 1).
   float* k_cache[kMaxLayers] = {};
   float* v_cache[kMaxLayers] = {};
-  float* reorder_scratch = nullptr;  // [max_beam, T, d]
-  float* dec_x = nullptr;     // [R, d]
-  float* dec_qkv = nullptr;   // [R, 3d]
+  float* reorder_scratch = nullptr;  // [max_beam, T, d]  kDecodeSearch
+  float* dec_x = nullptr;     // [R, d]   [kDecodeLayers, kDecodeOutput]
+  float* dec_qkv = nullptr;   // [R, 3d]  kDecodeLayers, as the five below
   float* dec_q = nullptr;     // [R, d]
   float* dec_ctx = nullptr;   // [R, d]
   float* dec_out = nullptr;   // [R, d]
   float* dec_norm = nullptr;  // [R, d]
   float* dec_ffn = nullptr;   // [R, f]
-  float* logits = nullptr;    // [R, V]
+  float* logits = nullptr;    // [R, V]   [kDecodeOutput, kDecodeSearch]
 
-  // Converted operands of int8 / f16 Linears (empty for f32 ones): rows up
-  // to max(Ns, R), inputs up to max(d, f) wide, f16 outputs up to max(3d, f, V).
-  LinearScratch linear_scratch;
+  // Converted operands of int8 / f16 Linears (empty for f32 ones): inputs
+  // up to max(d, f) wide. The encoder's serve Ns rows and outputs up to
+  // max(3d, f) wide [kAttnQkv, kCrossKv]; the decoder's R rows and
+  // max(3d, f, V) [kDecodeLayers, kDecodeOutput].
+  LinearScratch enc_linear_scratch;
+  LinearScratch dec_linear_scratch;
 
-  // Attention probabilities, one slice per worker (parallel_for slot).
-  float* attention_scratch = nullptr;  // [workers, scratch_stride]
+  // Attention probabilities, one slice per worker (parallel_for slot): the
+  // encoder's hold a [len, len] score block [kAttnContext], the decoder's one
+  // row of at most max(len_source, T) keys [kDecodeLayers].
+  float* enc_attention_scratch = nullptr;  // [workers, enc_scratch_stride]
+  float* dec_attention_scratch = nullptr;  // [workers, dec_scratch_stride]
+  size_t enc_scratch_stride = 0;
+  size_t dec_scratch_stride = 0;
   size_t max_target_len = 0;  // T: positions per cache row
-  size_t scratch_stride = 0;
 };
 
 // Lays the workspace out in `arena` (measuring or real).

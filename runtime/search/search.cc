@@ -15,27 +15,27 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   const size_t rows = shape.max_batch * shape.max_beam;
   const size_t finished = shape.max_batch * 2 * shape.max_beam;
   for (size_t i = 0; i < 2; ++i) {
-    b->row_source[i] = arena->allocate<size_t>(rows);
-    b->row_score[i] = arena->allocate<float>(rows);
-    b->history[i] = arena->allocate<int32_t>(rows * shape.max_target_len);
+    b->row_source[i] = arena->allocate<size_t>(rows, kWholeDecode);
+    b->row_score[i] = arena->allocate<float>(rows, kWholeDecode);
+    b->history[i] = arena->allocate<int32_t>(rows * shape.max_target_len, kWholeDecode);
   }
-  b->row_token = arena->allocate<int32_t>(rows);
-  b->parent = arena->allocate<size_t>(rows);
-  b->row_slot = arena->allocate<size_t>(rows);
-  b->row_best = arena->allocate<size_t>(rows);
-  b->row_lse = arena->allocate<float>(rows);
-  b->live_begin = arena->allocate<size_t>(shape.max_batch);
-  b->live_count = arena->allocate<size_t>(shape.max_batch);
-  b->max_len = arena->allocate<size_t>(shape.max_batch);
-  b->finished_count = arena->allocate<size_t>(shape.max_batch);
-  b->failed = arena->allocate<uint8_t>(shape.max_batch);
-  b->finished_tokens = arena->allocate<int32_t>(finished * shape.max_target_len);
-  b->finished_len = arena->allocate<size_t>(finished);
-  b->finished_score = arena->allocate<float>(finished);
-  b->finished_raw = arena->allocate<float>(finished);
-  b->candidate_score = arena->allocate<float>(shape.max_batch * 2 * shape.max_beam);
-  b->candidate_index = arena->allocate<size_t>(shape.max_batch * 2 * shape.max_beam);
-  b->candidate_count = arena->allocate<size_t>(shape.max_batch);
+  b->row_token = arena->allocate<int32_t>(rows, kWholeDecode);
+  b->parent = arena->allocate<size_t>(rows, kWholeDecode);
+  b->row_slot = arena->allocate<size_t>(rows, kWholeDecode);
+  b->row_best = arena->allocate<size_t>(rows, kWholeDecode);
+  b->row_lse = arena->allocate<float>(rows, kWholeDecode);
+  b->live_begin = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
+  b->live_count = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
+  b->max_len = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
+  b->finished_count = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
+  b->failed = arena->allocate<uint8_t>(shape.max_batch, kWholeDecode);
+  b->finished_tokens = arena->allocate<int32_t>(finished * shape.max_target_len, kWholeDecode);
+  b->finished_len = arena->allocate<size_t>(finished, kWholeDecode);
+  b->finished_score = arena->allocate<float>(finished, kWholeDecode);
+  b->finished_raw = arena->allocate<float>(finished, kWholeDecode);
+  b->candidate_score = arena->allocate<float>(shape.max_batch * 2 * shape.max_beam, kWholeDecode);
+  b->candidate_index = arena->allocate<size_t>(shape.max_batch * 2 * shape.max_beam, kWholeDecode);
+  b->candidate_count = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
   b->shape = shape;
 }
 

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -279,9 +280,66 @@ TEST_CASE("translate rejects bad requests with a clear status") {
     CHECK(translator->translate(&span, 1, options, &result).code() ==
           edgemt::StatusCode::kInvalidArgument);
   }
+  SUBCASE("a prepare() that fails leaves the previous one in place") {
+    // Once, planning for the failed call overwrote the prepared buffers'
+    // pointers, and the next translate() ran on null pointers.
+    REQUIRE(translator->translate(&span, 1, options, &result).is_ok());
+    const Ids before(result.tokens, result.tokens + result.length);
+    edgemt::Limits bigger = limits;
+    bigger.max_batch = 4;
+    size_t bytes = 0;
+    REQUIRE(translator->arena_bytes(bigger, &bytes).is_ok());
+    void* small = std::aligned_alloc(64, 64 * 16);
+    REQUIRE(small != nullptr);
+    CHECK(translator->prepare(bigger, small, 64 * 16).code() == edgemt::StatusCode::kOutOfMemory);
+    CHECK(translator->prepare(bigger, nullptr, bytes).code() == edgemt::StatusCode::kInvalidArgument);
+    edgemt::Limits too_long = limits;
+    too_long.max_source_len = model->config().max_positions + 1;
+    CHECK(translator->prepare(too_long).code() == edgemt::StatusCode::kInvalidArgument);
+    std::free(small);
+    CHECK(translator->limits().max_batch == limits.max_batch);
+    result.length = 0;
+    REQUIRE(translator->translate(&span, 1, options, &result).is_ok());
+    CHECK(Ids(result.tokens, result.tokens + result.length) == before);
+  }
   SUBCASE("a valid request still works after rejected ones") {
     const edgemt::Status status = translator->translate(&span, 1, options, &result);
     CHECK(status.is_ok());
     CHECK(result.length > 0);
+  }
+}
+
+TEST_CASE("the arena shares memory between buffers never live together") {
+  // Guards the lifetime plan (layers/workspace.h) against a buffer given a
+  // longer life than it needs: the decoder's caches and the encoder's
+  // temporaries must share. The floor is what decoding holds at once: the
+  // cross-attention K | V of every layer and the self-attention K/V caches.
+  std::unique_ptr<edgemt::Model> model;
+  REQUIRE(edgemt::Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok());
+  std::unique_ptr<edgemt::Translator> translator;
+  REQUIRE(edgemt::Translator::create(*model, edgemt::TranslatorOptions(), &translator).is_ok());
+  const edgemt::TransformerConfig& c = model->config();
+  struct Case {
+    size_t batch, beam;
+    double at_most;  // of the unshared size
+  };
+  for (const Case& k : {Case{16, 1, 0.53}, Case{32, 4, 0.75}}) {
+    CAPTURE(k.batch);
+    CAPTURE(k.beam);
+    edgemt::Limits limits;
+    limits.max_batch = k.batch;
+    limits.max_beam = k.beam;
+    limits.max_source_len = limits.max_target_len = 128;
+    edgemt::ArenaPlan plan;
+    REQUIRE(translator->arena_plan(limits, &plan).is_ok());
+    size_t bytes = 0;
+    REQUIRE(translator->arena_bytes(limits, &bytes).is_ok());
+    CHECK(bytes == plan.bytes);
+    const double floor = 4.0 * c.decoder_layers * c.d_model *
+                         (2.0 * k.batch * 128 + 2.0 * k.batch * k.beam * 128);
+    CHECK(static_cast<double>(plan.bytes) >= floor);
+    CHECK(static_cast<double>(plan.bytes) <= k.at_most * static_cast<double>(plan.unshared_bytes));
+    MESSAGE("arena " << plan.bytes / 1048576.0 << " MiB of " << plan.unshared_bytes / 1048576.0
+                     << " MiB unshared, " << plan.buffers << " buffers");
   }
 }

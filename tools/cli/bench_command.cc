@@ -51,6 +51,10 @@ constexpr const char* kHelp =
     "               generated token (encoder + first decoder step + its search)\n"
     "  sent/s tok/s source sentences and generated target tokens (EOS not\n"
     "               counted) per second, over all timed translate() calls\n"
+    "  arena MiB    run-phase memory a translator prepared for this batch\n"
+    "               and beam (sources and targets up to the model's\n"
+    "               positions) takes; the one timed is prepared for the\n"
+    "               largest batch and beam given\n"
     "Load time is Model::load + Translator::create + prepare for the first\n"
     "thread count. Peak RSS (VmHWM) is printed at the end.\n"
     "\n"
@@ -409,7 +413,7 @@ int run_bench(int argc, char** argv) {
     for (size_t batch : settings.batches) {
       for (size_t beam : settings.beams) {
         if (!header_printed) {
-          std::printf("threads batch beam  lat p50  lat p90  ttft p50   sent/s    tok/s\n");
+          std::printf("threads batch beam  lat p50  lat p90  ttft p50   sent/s    tok/s  arena MiB\n");
           header_printed = true;
         }
         Profile profile;
@@ -422,14 +426,22 @@ int run_bench(int argc, char** argv) {
           return kExitFailure;
         }
         const double seconds = row.total_ms / 1000.0;
+        // The arena a translator prepared for exactly this batch and beam
+        // would take (the one timed is prepared for the largest of each).
+        Limits own = limits;
+        own.max_batch = batch;
+        own.max_beam = beam;
+        size_t arena = 0;
+        status = translator->arena_bytes(own, &arena);
+        const double arena_mib = status.is_ok() ? static_cast<double>(arena) / (1 << 20) : -1.0;
         if (batch == 1) {
-          std::printf("%7zu %5zu %4zu %8.2f %8.2f %9.2f %8.1f %8.0f\n", threads, batch, beam,
+          std::printf("%7zu %5zu %4zu %8.2f %8.2f %9.2f %8.1f %8.0f %10.1f\n", threads, batch, beam,
                       percentile(row.sentence_ms, 50), percentile(row.sentence_ms, 90),
                       percentile(row.first_token_ms, 50), row.sentences / seconds,
-                      row.target_tokens / seconds);
+                      row.target_tokens / seconds, arena_mib);
         } else {
-          std::printf("%7zu %5zu %4zu %8s %8s %9s %8.1f %8.0f\n", threads, batch, beam, "-", "-", "-",
-                      row.sentences / seconds, row.target_tokens / seconds);
+          std::printf("%7zu %5zu %4zu %8s %8s %9s %8.1f %8.0f %10.1f\n", threads, batch, beam, "-", "-",
+                      "-", row.sentences / seconds, row.target_tokens / seconds, arena_mib);
         }
         if (settings.profile) print_profile(profile);
         auto found = reference.find(beam);

@@ -71,6 +71,35 @@ void print_config(const Model& model) {
               model.append_eos_to_source() ? ", EOS appended to the source" : "");
 }
 
+// The run-phase arena prepare() would take for a few limits: source and
+// target both up to 128 tokens (or the model's positions if fewer) and up to
+// the model's positions, with what sharing memory by lifetime saved.
+void print_arenas(const Model& model, const Translator& translator) {
+  const size_t positions = model.config().max_positions;
+  std::printf("\narena (run-phase memory, one prepare(); MiB; 'unshared': every buffer its own memory)\n");
+  std::printf("  %6s %5s %5s %10s %10s\n", "tokens", "batch", "beam", "arena", "unshared");
+  const size_t lengths[2] = {positions < 128 ? positions : 128, positions};
+  const size_t shapes[4][2] = {{1, 1}, {16, 1}, {16, 4}, {32, 4}};
+  for (size_t i = 0; i < 2; ++i) {
+    if (i == 1 && lengths[1] == lengths[0]) break;
+    for (const auto& shape : shapes) {
+      Limits limits;
+      limits.max_batch = shape[0];
+      limits.max_beam = shape[1];
+      limits.max_source_len = limits.max_target_len = lengths[i];
+      ArenaPlan plan;
+      const Status status = translator.arena_plan(limits, &plan);
+      if (!status.is_ok()) {
+        std::printf("  %6zu %5zu %5zu  %s\n", lengths[i], shape[0], shape[1], status.message());
+        continue;
+      }
+      std::printf("  %6zu %5zu %5zu %10.1f %10.1f\n", lengths[i], shape[0], shape[1],
+                  static_cast<double>(plan.bytes) / (1 << 20),
+                  static_cast<double>(plan.unshared_bytes) / (1 << 20));
+    }
+  }
+}
+
 }  // namespace
 
 int run_inspect(int argc, char** argv) {
@@ -132,6 +161,7 @@ int run_inspect(int argc, char** argv) {
   std::printf("  weight bytes     %" PRIu64 " (f32 %" PRIu64 ", f16 %" PRIu64 ", i8 %" PRIu64 ")\n",
               stored_bytes, bytes_by_dtype[0], bytes_by_dtype[1], bytes_by_dtype[2]);
   std::printf("  file size        %" PRIu64 " bytes\n", model->file_size());
+  if (status.is_ok()) print_arenas(*model, *translator);
   const Status& failed = !tokenizer_status.is_ok() ? tokenizer_status : status;
   if (!failed.is_ok()) {
     std::fprintf(stderr, "edgemt: model '%s' cannot translate: %s\n", path.c_str(), failed.message());

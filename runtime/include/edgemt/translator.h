@@ -10,12 +10,16 @@
 //   3. translate() the run phase: XNNPACK setup+run and own kernels on arena
 //                 memory. No malloc/new, no exceptions, no XNNPACK allocation.
 //
-// Arena layout (prepare() computes it with a measuring pass first):
-//   ┌ encoder activations [max_batch·max_source_len, ·] ┐
-//   ├ cross-attention K/V per decoder layer              ┤
-//   ├ self-attention K/V cache ×2 (reorder double buffer)┤
-//   ├ decoder activations, logits [max_rows, vocab]      ┤
-//   └ search state, per-thread attention scratch         ┘
+// Arena (prepare() plans it from buffer lifetimes, then lays it out):
+//   encode  encoder activations [max_batch·max_source_len, ·], then the
+//           cross-attention K | V of every decoder layer;
+//   decode  cross-attention K | V (still), the self-attention K/V cache
+//           [max_batch·max_beam, max_target_len, d_model] per layer (one
+//           copy: beam search reorders it through a [max_beam, ·] scratch),
+//           decoder activations, logits [max_batch·max_beam, vocab], search
+//           state, per-thread attention scratch.
+// The encoder's temporaries and the decoder's buffers are never live
+// together, so they share memory; arena_plan() reports both sizes.
 //
 // Threading: a Translator is used by one thread at a time; it runs its own
 // pthreadpool of `threads` workers inside translate(). Output is identical
@@ -84,6 +88,13 @@ struct Translation {
   const char* error = "";  // static text, never null; "" when status is kOk
 };
 
+// What prepare() would lay out for some limits (Translator::arena_plan).
+struct ArenaPlan {
+  size_t bytes = 0;           // the arena: buffers never live together share memory
+  size_t unshared_bytes = 0;  // the same buffers each with memory of its own
+  size_t buffers = 0;
+};
+
 class Translator {
  public:
   // Errors: kUnsupported (model family/dtype), kBackendError, kOutOfMemory.
@@ -96,9 +107,13 @@ class Translator {
   // Bytes of arena prepare() needs for `limits` (kInvalidArgument if the
   // limits exceed the model, e.g. max_source_len > max_positions).
   [[nodiscard]] Status arena_bytes(const Limits& limits, size_t* bytes) const;
+  // The same, with what planning by lifetime saved (for reports).
+  [[nodiscard]] Status arena_plan(const Limits& limits, ArenaPlan* plan) const;
   // Allocates the arena (load-time allocation).
   [[nodiscard]] Status prepare(const Limits& limits);
   // Uses caller memory (64-byte aligned, at least arena_bytes(limits)).
+  // A prepare() that fails leaves the translator as it was (prepared for
+  // its previous limits, or not at all).
   [[nodiscard]] Status prepare(const Limits& limits, void* arena, size_t arena_size);
   const Limits& limits() const;
 

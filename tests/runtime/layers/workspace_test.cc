@@ -1,105 +1,142 @@
 // plan_workspace: every buffer documented in layers/workspace.h is carved,
-// with its documented size, 64-byte aligned, inside the arena and disjoint
-// from every other (spare bytes included); the measuring and the real pass
-// agree; unused layers get no buffers.
+// with its documented size and lifetime, 64-byte aligned, inside the arena
+// and disjoint from every buffer live at the same time (spare bytes
+// included); the encoder's temporaries share memory with the decoder's
+// buffers; unused layers get no buffers.
 #include "layers/workspace.h"
+
+#include "kernels/int8_gemm.h"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace edgemt {
 namespace {
 
+using namespace run_step;
+
 struct Buffer {
   std::string name;
-  const float* data;
-  size_t floats;  // documented size
+  const void* data;
+  size_t bytes;  // documented size
+  Lifetime lifetime;
 };
 
-// The documented shapes, written out from the header's comments.
+// The documented shapes and lifetimes, written out from the header's comments.
 std::vector<Buffer> documented(const WorkspaceShape& s, const Workspace& w) {
   const size_t ns = s.source_rows, r = s.rows, t = s.max_target_len, d = s.d_model,
                f = s.ffn_dim, v = s.vocab;
-  const size_t stride = std::max(s.max_source_len * s.max_source_len, t + 1);
+  const size_t enc_stride = s.max_source_len * s.max_source_len;
+  const size_t dec_stride = std::max(s.max_source_len, t + 1);
+  const Lifetime layers{kDecodeLayers, kDecodeLayers};
+  const Lifetime whole{kDecodeLayers, kDecodeSearch};
+  const Lifetime dec_linears{kDecodeLayers, kDecodeOutput};
+  constexpr size_t F = sizeof(float);
   std::vector<Buffer> b = {
-      {"enc_x", w.enc_x, ns * d},       {"enc_qkv", w.enc_qkv, ns * 3 * d},
-      {"enc_ctx", w.enc_ctx, ns * d},   {"enc_out", w.enc_out, ns * d},
-      {"enc_norm", w.enc_norm, ns * d}, {"enc_ffn", w.enc_ffn, ns * f},
-      {"dec_x", w.dec_x, r * d},        {"dec_qkv", w.dec_qkv, r * 3 * d},
-      {"dec_q", w.dec_q, r * d},        {"dec_ctx", w.dec_ctx, r * d},
-      {"dec_out", w.dec_out, r * d},    {"dec_norm", w.dec_norm, r * d},
-      {"dec_ffn", w.dec_ffn, r * f},    {"logits", w.logits, r * v},
-      {"attention_scratch", w.attention_scratch, s.workers * stride},
-      {"reorder_scratch", w.reorder_scratch, s.max_beam * t * d},
+      {"enc_x", w.enc_x, ns * d * F, {kEmbed, kCrossKv}},
+      {"enc_qkv", w.enc_qkv, ns * 3 * d * F, {kAttnQkv, kAttnContext}},
+      {"enc_ctx", w.enc_ctx, ns * d * F, {kAttnContext, kAttnOut}},
+      {"enc_out", w.enc_out, ns * d * F, {kAttnOut, kFfnOut}},
+      {"enc_norm", w.enc_norm, ns * d * F, {kAttnNorm, kFfnIn}},
+      {"enc_ffn", w.enc_ffn, ns * f * F, {kFfnIn, kFfnOut}},
+      {"dec_x", w.dec_x, r * d * F, {kDecodeLayers, kDecodeOutput}},
+      {"dec_qkv", w.dec_qkv, r * 3 * d * F, layers},
+      {"dec_q", w.dec_q, r * d * F, layers},
+      {"dec_ctx", w.dec_ctx, r * d * F, layers},
+      {"dec_out", w.dec_out, r * d * F, layers},
+      {"dec_norm", w.dec_norm, r * d * F, layers},
+      {"dec_ffn", w.dec_ffn, r * f * F, layers},
+      {"logits", w.logits, r * v * F, {kDecodeOutput, kDecodeSearch}},
+      {"enc_attention_scratch", w.enc_attention_scratch, s.workers * enc_stride * F,
+       {kAttnContext, kAttnContext}},
+      {"dec_attention_scratch", w.dec_attention_scratch, s.workers * dec_stride * F, layers},
   };
+  if (s.max_beam > 1) {
+    b.push_back({"reorder_scratch", w.reorder_scratch, s.max_beam * t * d * F,
+                 {kDecodeSearch, kDecodeSearch}});
+  }
   for (size_t l = 0; l < s.decoder_layers; ++l) {
-    b.push_back({"memory_kv." + std::to_string(l), w.memory_kv[l], ns * 2 * d});
-    b.push_back({"k_cache." + std::to_string(l), w.k_cache[l], r * t * d});
-    b.push_back({"v_cache." + std::to_string(l), w.v_cache[l], r * t * d});
+    b.push_back({"memory_kv." + std::to_string(l), w.memory_kv[l], ns * 2 * d * F, {kCrossKv, kDecodeSearch}});
+    b.push_back({"k_cache." + std::to_string(l), w.k_cache[l], r * t * d * F, whole});
+    b.push_back({"v_cache." + std::to_string(l), w.v_cache[l], r * t * d * F, whole});
+  }
+  const size_t depth = std::max(d, f);
+  const Lifetime encoder_linears{kAttnQkv, kCrossKv};
+  if (s.int8) {
+    const size_t padded = kernels::int8::padded_depth(depth);
+    b.push_back({"enc quantized", w.enc_linear_scratch.quantized, ns * padded, encoder_linears});
+    b.push_back({"enc row_scale", w.enc_linear_scratch.row_scale, ns * F, encoder_linears});
+    b.push_back({"dec quantized", w.dec_linear_scratch.quantized, r * padded, dec_linears});
+    b.push_back({"dec row_scale", w.dec_linear_scratch.row_scale, r * F, dec_linears});
+  }
+  if (s.f16) {
+    const size_t enc_out = std::max(3 * d, f), dec_out = std::max(enc_out, v);
+    b.push_back({"enc half_input", w.enc_linear_scratch.half_input, (ns * depth + 16) * 2, encoder_linears});
+    b.push_back({"enc half_output", w.enc_linear_scratch.half_output, (ns * enc_out + 16) * 2, encoder_linears});
+    b.push_back({"dec half_input", w.dec_linear_scratch.half_input, (r * depth + 16) * 2, dec_linears});
+    b.push_back({"dec half_output", w.dec_linear_scratch.half_output, (r * dec_out + 16) * 2, dec_linears});
   }
   return b;
 }
 
-struct Block {
-  explicit Block(size_t bytes)
-      : data(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 64) / 64 * 64))) {}
-  ~Block() { std::free(data); }
-  uint8_t* data;
+struct Free {
+  void operator()(uint8_t* p) const { std::free(p); }
 };
 
+bool live_together(Lifetime a, Lifetime b) { return a.first <= b.last && b.first <= a.last; }
+
 void check_plan(const WorkspaceShape& shape) {
-  Arena measure;
+  Arena arena;
   Workspace measured;
-  plan_workspace(shape, &measure, &measured);
-  CHECK_FALSE(measure.overflowed());
-  CHECK(measured.enc_x == nullptr);  // measuring: no memory yet
+  plan_workspace(shape, &arena, &measured);
+  CHECK(measured.enc_x == nullptr);  // planning: no memory yet
   CHECK(measured.logits == nullptr);
-  const size_t expected_stride =
-      std::max(shape.max_source_len * shape.max_source_len, shape.max_target_len + 1);
-  CHECK(measured.scratch_stride == expected_stride);
+  REQUIRE(arena.finish_plan());
+  CHECK(measured.enc_scratch_stride == shape.max_source_len * shape.max_source_len);
+  CHECK(measured.dec_scratch_stride == std::max(shape.max_source_len, shape.max_target_len + 1));
   CHECK(measured.max_target_len == shape.max_target_len);
 
-  Block block(measure.used());
-  REQUIRE(block.data != nullptr);
-  Arena arena(block.data, measure.used());
+  std::unique_ptr<uint8_t, Free> block(static_cast<uint8_t*>(std::aligned_alloc(64, arena.size() + 64)));
+  REQUIRE(block != nullptr);
+  const uint8_t* base = block.get();
+  arena.bind(block.get());
   Workspace w;
   plan_workspace(shape, &arena, &w);
   CHECK_FALSE(arena.overflowed());
-  CHECK(arena.used() == measure.used());
-  CHECK(w.scratch_stride == expected_stride);
-  CHECK(w.max_target_len == shape.max_target_len);
 
-  std::vector<Buffer> buffers = documented(shape, w);
-  size_t total_floats = 0;
+  const std::vector<Buffer> buffers = documented(shape, w);
+  CHECK(buffers.size() == arena.request_count());  // no hidden buffers
+  size_t total = 0;
   for (const Buffer& b : buffers) {
     CAPTURE(b.name);
     REQUIRE(b.data != nullptr);
-    const auto address = reinterpret_cast<uintptr_t>(b.data);
-    CHECK(address % Arena::kAlignment == 0);
-    const auto* begin = reinterpret_cast<const uint8_t*>(b.data);
-    CHECK(begin >= block.data);
-    CHECK(begin + b.floats * sizeof(float) + Arena::kAlignment <= block.data + arena.used());
-    total_floats += b.floats;
+    CHECK(reinterpret_cast<uintptr_t>(b.data) % Arena::kAlignment == 0);
+    const auto* begin = static_cast<const uint8_t*>(b.data);
+    CHECK(begin >= base);
+    CHECK(begin + b.bytes + Arena::kAlignment <= base + arena.size());
+    total += b.bytes;
   }
-  // Disjoint, spare bytes included: sorted by address, each buffer ends (with
-  // its kAlignment spare bytes) before the next begins.
-  std::sort(buffers.begin(), buffers.end(),
-            [](const Buffer& a, const Buffer& b) { return a.data < b.data; });
-  for (size_t i = 0; i + 1 < buffers.size(); ++i) {
-    CAPTURE(buffers[i].name);
-    CAPTURE(buffers[i + 1].name);
-    const auto* end = reinterpret_cast<const uint8_t*>(buffers[i].data) +
-                      buffers[i].floats * sizeof(float) + Arena::kAlignment;
-    CHECK(end <= reinterpret_cast<const uint8_t*>(buffers[i + 1].data));
+  // Live together: disjoint, spare bytes included.
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      if (!live_together(buffers[i].lifetime, buffers[j].lifetime)) continue;
+      CAPTURE(buffers[i].name);
+      CAPTURE(buffers[j].name);
+      const auto* a = static_cast<const uint8_t*>(buffers[i].data);
+      const auto* b = static_cast<const uint8_t*>(buffers[j].data);
+      CHECK((a + buffers[i].bytes + Arena::kAlignment <= b || b + buffers[j].bytes + Arena::kAlignment <= a));
+    }
   }
-  // No hidden buffers: the arena is the documented bytes plus at most
-  // 2 * kAlignment (spare bytes and alignment) per buffer.
-  CHECK(arena.used() <= total_floats * sizeof(float) + buffers.size() * 2 * Arena::kAlignment);
+  // Sharing happened: the arena is smaller than the buffers side by side,
+  // and holds no more than them plus spare bytes and alignment.
+  CHECK(arena.size() < arena.unshared_size());
+  CHECK(arena.unshared_size() <= total + buffers.size() * 2 * Arena::kAlignment);
 
   // Layers past decoder_layers get nothing.
   for (size_t l = shape.decoder_layers; l < kMaxLayers; ++l) {
@@ -108,9 +145,10 @@ void check_plan(const WorkspaceShape& shape) {
     CHECK(w.k_cache[l] == nullptr);
     CHECK(w.v_cache[l] == nullptr);
   }
+  if (shape.max_beam == 1) CHECK(w.reorder_scratch == nullptr);
 }
 
-TEST_CASE("layers/workspace: buffers are disjoint aligned and of the documented sizes") {
+TEST_CASE("layers/workspace: buffers live together are disjoint, aligned and of the documented sizes") {
   WorkspaceShape shape;
   shape.source_rows = 4 * 9;
   shape.max_source_len = 9;
@@ -156,6 +194,26 @@ TEST_CASE("layers/workspace: odd sizes keep every buffer aligned") {
   shape.encoder_layers = 1;
   shape.decoder_layers = 2;
   shape.workers = 1;
+  check_plan(shape);
+}
+
+TEST_CASE("layers/workspace: int8 and f16 Linear scratch, one for the encoder and one for the decoder") {
+  WorkspaceShape shape;
+  shape.source_rows = 2 * 10;
+  shape.max_source_len = 10;
+  shape.rows = 2 * 4;
+  shape.max_beam = 4;
+  shape.max_target_len = 12;
+  shape.d_model = 16;
+  shape.ffn_dim = 40;
+  shape.vocab = 100;  // wider than 3d and f: only the decoder's output scratch holds it
+  shape.encoder_layers = 1;
+  shape.decoder_layers = 2;
+  shape.workers = 2;
+  shape.int8 = true;
+  check_plan(shape);
+  shape.int8 = false;
+  shape.f16 = true;
   check_plan(shape);
 }
 
