@@ -43,8 +43,10 @@
 // versions they do not know), so a version-1 file with a tensor version 1
 // does not define is a converter bug or a file meant for a different model;
 // silently ignoring, say, an extra bias would produce wrong translations
-// without a word. The converter's own reader (tools/edgemt_tools/model_spec.py)
-// rejects them too, so both sides accept exactly the same files.
+// without a word. The converter writes exactly the tensors
+// tools/edgemt_tools/model_spec.py's expected_tensors() lists, checked by
+// validate.py before anything is written, so this step never refuses a file
+// the converter made; files made by other means are held to the same list.
 //
 // This header is internal to runtime/format/ (and its tests); it does not
 // include the generated FlatBuffers code.

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import helpers
-from edgemt_tools import quant_study as qs
+from research import quant_study as qs
 from edgemt_tools.testing import tiny_torch_config, write_tiny_checkpoint
 from edgemt_tools.torch_reference import TorchReference
 
@@ -267,7 +267,7 @@ class TinyStudyTest(unittest.TestCase):
             status = qs.main(["--shared", os.path.join(self.tmp, "missing")])
         self.assertEqual(status, 1)
         self.assertIn("not found", stderr.getvalue())
-        result = helpers.run_tool("edgemt-quant-study", "--help")
+        result = helpers.run_tool(os.path.join("research", "edgemt-quant-study"), "--help")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("static-out", result.stdout)
 

@@ -79,7 +79,7 @@ def int8_projections(projection: Optional[Projection] = None) -> Iterator[None]:
 
     `projection` replaces what each F.linear call computes (default
     dynamic_int8_projection); other schemes (static scales, see
-    quant_study.py) or recorders of activation ranges plug in here."""
+    tools/research/quant_study.py) or recorders of activation ranges plug in here."""
     original = F.linear
     if getattr(original, "_edgemt_int8", False):
         raise RuntimeError("int8_projections() is already active")

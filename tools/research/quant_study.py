@@ -66,10 +66,10 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .bleu import corpus_bleu
-from .errors import UserError
-from .quantize import QMAX, fake_quantize_activation_rows
-from .textio import read_lines
+from edgemt_tools.bleu import corpus_bleu
+from edgemt_tools.errors import UserError
+from edgemt_tools.quantize import QMAX, fake_quantize_activation_rows
+from edgemt_tools.textio import read_lines
 
 PROG = "edgemt-quant-study"
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -322,7 +322,7 @@ def calibrate(ref32, sources: Sequence[str], targets: Optional[Sequence[str]],
 def _calibration_pass(ref32, recorder: RangeRecorder, sources: Sequence[str],
                       targets: Optional[Sequence[str]], mode: str) -> Tuple[int, int]:
     import torch
-    from .torch_reference import int8_projections
+    from edgemt_tools.torch_reference import int8_projections
     model = ref32.model
     pairs = skipped = 0
     for i, line in enumerate(sources):
@@ -389,7 +389,7 @@ def run_study(checkpoint: str, config: str, spm: str, sources: Sequence[str],
               log: Callable[[str], None] = lambda message: None) -> StudyResult:
     """Calibrate on `calibrate_sources` (fp32 model), then greedy-decode
     `sources` under fp32 and every scheme in `schemes`."""
-    from .torch_reference import TorchReference
+    from edgemt_tools.torch_reference import TorchReference
     if len(references) != len(sources):
         raise ValueError(f"{len(sources)} sources but {len(references)} references")
     known = all_schemes(percentile)

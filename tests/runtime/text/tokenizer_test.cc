@@ -24,10 +24,12 @@ namespace {
 using testing::ModelBuilder;
 using testing::TempFile;
 
+// The bundled model is committed with the sources: a test that needs it
+// fails without it (it used to pass silently).
 bool bundled_model_present() {
   struct stat info;
   if (::stat(EDGEMT_BUNDLED_MODEL, &info) == 0) return true;
-  MESSAGE("SKIPPED: bundled model " EDGEMT_BUNDLED_MODEL " is not there");
+  MESSAGE("bundled model " EDGEMT_BUNDLED_MODEL " is missing (it is part of the repository)");
   return false;
 }
 
@@ -51,7 +53,7 @@ bool contains(const Status& status, const char* text) {
 }
 
 TEST_CASE("text/tokenizer: encode gives SentencePiece ids followed by EOS") {
-  if (!bundled_model_present()) return;
+  REQUIRE(bundled_model_present());
   Bundled b = load_bundled();
   REQUIRE(b.model->special_tokens().eos == 3);
   REQUIRE(b.model->append_eos_to_source());
@@ -82,7 +84,7 @@ TEST_CASE("text/tokenizer: encode gives SentencePiece ids followed by EOS") {
 }
 
 TEST_CASE("text/tokenizer: English sentences round-trip through encode and decode") {
-  if (!bundled_model_present()) return;
+  REQUIRE(bundled_model_present());
   Bundled b = load_bundled();
   const char* sentences[] = {
       "A man is riding a bicycle down the street.",
@@ -102,7 +104,7 @@ TEST_CASE("text/tokenizer: English sentences round-trip through encode and decod
 }
 
 TEST_CASE("text/tokenizer: decode skips pad bos and eos wherever they are") {
-  if (!bundled_model_present()) return;
+  REQUIRE(bundled_model_present());
   Bundled b = load_bundled();
   const std::vector<int32_t> ids = {2, 42, 0, 274, 245, 3, 6, 13, 2, 186, 4, 3, 0, 0};
   std::string text;
@@ -123,7 +125,7 @@ TEST_CASE("text/tokenizer: decode skips pad bos and eos wherever they are") {
 }
 
 TEST_CASE("text/tokenizer: invalid UTF-8 input is kInvalidArgument naming the byte") {
-  if (!bundled_model_present()) return;
+  REQUIRE(bundled_model_present());
   Bundled b = load_bundled();
   std::vector<int32_t> ids = {7};
   const std::string bad = std::string("caf\xC3") + "!";  // truncated 2-byte sequence at 3
@@ -141,7 +143,7 @@ TEST_CASE("text/tokenizer: invalid UTF-8 input is kInvalidArgument naming the by
 }
 
 TEST_CASE("text/tokenizer: decoding an id outside the vocabulary is kInvalidArgument") {
-  if (!bundled_model_present()) return;
+  REQUIRE(bundled_model_present());
   Bundled b = load_bundled();
   std::string text;
   for (int32_t bad : {8000, 123456, -1, -5}) {
@@ -203,7 +205,7 @@ TEST_CASE("text/tokenizer: the test builder's tokenizer encodes and decodes") {
 }
 
 TEST_CASE("text/tokenizer: more SentencePiece pieces than the model vocabulary is refused at load") {
-  if (!bundled_model_present()) return;
+  REQUIRE(bundled_model_present());
   Bundled bundled = load_bundled();
   size_t size = 0;
   const uint8_t* bytes = bundled.model->tokenizer_model(&size);
@@ -218,7 +220,7 @@ TEST_CASE("text/tokenizer: more SentencePiece pieces than the model vocabulary i
 }
 
 TEST_CASE("text/tokenizer: no EOS is appended when the model does not want it") {
-  if (!bundled_model_present()) return;
+  REQUIRE(bundled_model_present());
   Bundled bundled = load_bundled();
   size_t size = 0;
   const uint8_t* bytes = bundled.model->tokenizer_model(&size);
@@ -242,7 +244,7 @@ TEST_CASE("text/tokenizer: special token ids come from the model file not Senten
   // SentencePiece drops its own control pieces (<pad>, <s>, </s>) when
   // decoding anyway; ids that are ordinary pieces show that the tokenizer
   // skips the model file's pad, bos and eos, and appends the file's eos.
-  if (!bundled_model_present()) return;
+  REQUIRE(bundled_model_present());
   Bundled bundled = load_bundled();
   size_t size = 0;
   const uint8_t* bytes = bundled.model->tokenizer_model(&size);
@@ -277,7 +279,7 @@ TEST_CASE("text/tokenizer: special token ids come from the model file not Senten
 // SentencePiece memory) before its length was checked. encode() now refuses
 // text over max_input_bytes before touching it.
 TEST_CASE("text/tokenizer: text longer than max_input_bytes is kOutOfRange before tokenizing") {
-  if (!bundled_model_present()) return;
+  REQUIRE(bundled_model_present());
   std::unique_ptr<Model> model;
   REQUIRE(Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok());
   TokenizerOptions options;
