@@ -1,0 +1,54 @@
+"""Translations that must not change while the runtime is reshaped (issue 14).
+
+`edgemt translate` on all 1,000 lines of test_2016_flickr with the bundled
+int8 model, greedy and beam 4, must print exactly the committed outputs
+(models/reference/edgemt_int8_greedy.de and edgemt_int8_beam4.de, made before
+the model-family refactor). int8 files give the same bits on every CPU (own
+integer GEMMs, portable float kernels), so this holds on any machine.
+
+Needs the built binary (EDGEMT_CLI) and the bundled model.
+"""
+
+import os
+import subprocess
+import unittest
+
+import helpers
+
+CLI = os.environ.get("EDGEMT_CLI", os.path.join(helpers.REPO_ROOT, "build", "edgemt"))
+SOURCES = os.path.join(helpers.REFERENCE_DIR, "test_2016_flickr.en")
+
+
+def reference(name):
+    with open(os.path.join(helpers.REFERENCE_DIR, name), encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+class OutputsUnchangedTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.isfile(CLI):
+            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
+
+    def translate(self, *flags):
+        result = subprocess.run([CLI, "translate", "-m", helpers.BUNDLED_MODEL, "-i", SOURCES, *flags],
+                                capture_output=True, check=False, timeout=1200)
+        self.assertEqual(result.returncode, 0, result.stderr.decode("utf-8", "replace"))
+        return result.stdout.decode("utf-8").splitlines()
+
+    def assert_same(self, got, want_file):
+        want = reference(want_file)
+        self.assertEqual(len(want), 1000)
+        self.assertEqual(len(got), len(want))
+        differing = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
+        self.assertEqual(differing, [], f"lines differing from {want_file} (0-based): {differing[:20]}")
+
+    def test_int8_greedy_is_unchanged(self):
+        self.assert_same(self.translate(), "edgemt_int8_greedy.de")
+
+    def test_int8_beam4_is_unchanged(self):
+        self.assert_same(self.translate("--beam", "4"), "edgemt_int8_beam4.de")
+
+
+if __name__ == "__main__":
+    unittest.main()
