@@ -4,7 +4,8 @@
 int8 model, greedy and beam 4, must print exactly the committed outputs
 (models/reference/edgemt_int8_greedy.de and edgemt_int8_beam4.de, made before
 the model-family refactor). int8 files give the same bits on every CPU (own
-integer GEMMs, portable float kernels), so this holds on any machine.
+integer GEMMs, portable float kernels), so this holds on any machine. The fp32
+counterpart (needs the checkpoint) is test_checkpoint_outputs_unchanged.py.
 
 Needs the built binary (EDGEMT_CLI) and the bundled model.
 """
