@@ -9,48 +9,22 @@
 #include <new>
 
 #include "core/arena.h"
-#include "edgemt/limits.h"
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/xnnpack_runtime.h"
-#include "layers/decoder.h"
-#include "layers/encoder.h"
-#include "layers/transformer_weights.h"
-#include "layers/workspace.h"
+#include "edgemt/limits.h"
+#include "models/encoder_decoder.h"
+#include "models/families.h"
 #include "search/search.h"
 
 namespace edgemt {
-namespace {
-
-// What runs the matrix products, for Translator::compute_path().
-void describe_compute_path(const Model& model, const TransformerWeights& weights, char* out,
-                           size_t size) {
-  switch (model.weight_dtype()) {
-    case DType::kF32:
-      std::snprintf(out, size, "f32 (XNNPACK)");
-      return;
-    case DType::kF16:
-      std::snprintf(out, size, "%s",
-                    weights.f16_native
-                        ? "f16 (XNNPACK f16 GEMMs: this CPU has fp16 arithmetic; layers between them in f32)"
-                        : "f32 (f16 weights widened to f32 at load: this CPU has no fp16 arithmetic)");
-      return;
-    case DType::kI8:
-      std::snprintf(out, size,
-                    "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time)",
-                    quantization_scheme_name(model.quantization()), weights.output.int8_kernel_name());
-      return;
-  }
-}
-
-}  // namespace
 
 static_assert(TranslatorOptions{}.min_parallel_nanoseconds == kMinParallelNanoseconds,
               "the public default and core/parallel.h agree");
 
 struct Translator::Impl {
   const Model* model = nullptr;
-  TransformerWeights weights;
+  std::unique_ptr<EncoderDecoder> network;  // the model's family
   pthreadpool_t pool = nullptr;
   size_t workers = 1;
   size_t min_parallel_nanoseconds = kMinParallelNanoseconds;
@@ -59,7 +33,6 @@ struct Translator::Impl {
 
   // Every run-phase buffer, carved from the arena by plan().
   struct Buffers {
-    Workspace workspace;
     SearchBuffers search;
     int32_t* packed_ids = nullptr;  // [max_batch * max_source_len]
     size_t* offsets = nullptr;      // [max_batch + 1]
@@ -78,41 +51,31 @@ struct Translator::Impl {
     std::free(owned_arena);
   }
 
-  RunContext context() {
-    RunContext c;
-    c.config = &model->config();
-    c.weights = &weights;
-    c.workspace = &buffers.workspace;
-    c.parallel = Parallel(pool, workers, min_parallel_nanoseconds);
-    c.profile = profile;
-    return c;
+  Execution execution() const {
+    Execution e;
+    e.parallel = Parallel(pool, workers, min_parallel_nanoseconds);
+    e.profile = profile;
+    return e;
   }
 
-  // Requests every run-phase buffer from `arena` (planning or bound).
+  // Requests every run-phase buffer from `arena` (planning or bound): the
+  // family's (into its pending set) and the translator's own.
   void plan(const Limits& l, Arena* arena, Buffers* out) const {
-    const TransformerConfig& config = model->config();
-    WorkspaceShape shape;
+    RunShape shape;
     shape.source_rows = l.max_batch * l.max_source_len;
     shape.max_source_len = l.max_source_len;
     shape.rows = l.max_batch * l.max_beam;
     shape.max_beam = l.max_beam;
     shape.max_target_len = l.max_target_len;
-    shape.d_model = config.d_model;
-    shape.ffn_dim = config.ffn_dim;
-    shape.vocab = config.vocab_size;
-    shape.encoder_layers = config.encoder_layers;
-    shape.decoder_layers = config.decoder_layers;
     shape.workers = workers;
-    shape.int8 = model->weight_dtype() == DType::kI8;
-    shape.f16 = weights.f16_native;
-    plan_workspace(shape, arena, &out->workspace);
+    network->plan(shape, arena);
     SearchShape search_shape;
     search_shape.max_batch = l.max_batch;
     search_shape.max_beam = l.max_beam;
     search_shape.max_target_len = l.max_target_len;
     plan_search(search_shape, arena, &out->search);
     out->packed_ids =
-        arena->allocate<int32_t>(l.max_batch * l.max_source_len, {run_step::kPack, run_step::kEmbed});
+        arena->allocate<int32_t>(l.max_batch * l.max_source_len, {run_step::kPack, run_step::kEncodeFirst});
     out->offsets = arena->allocate<size_t>(l.max_batch + 1, {run_step::kPack, run_step::kDecodeSearch});
     out->max_len = arena->allocate<size_t>(l.max_batch, {run_step::kPack, run_step::kDecodeSearch});
   }
@@ -132,7 +95,6 @@ struct Translator::Impl {
   }
 
   Status check_limits(const Limits& l) const {
-    const TransformerConfig& config = model->config();
     if (l.max_batch == 0 || l.max_beam == 0 || l.max_source_len == 0 || l.max_target_len == 0) {
       return Status::error(StatusCode::kInvalidArgument, "limits must all be at least 1");
     }
@@ -143,17 +105,18 @@ struct Translator::Impl {
                            "max_beam %zu (at most %zu)",
                            l.max_batch, kMaxBatch, l.max_beam, kMaxBeam);
     }
-    if (l.max_source_len > config.max_positions || l.max_target_len > config.max_positions) {
+    const uint32_t longest = model->max_sequence_length();
+    if (l.max_source_len > longest || l.max_target_len > longest) {
       return Status::error(StatusCode::kInvalidArgument,
-                           "limits exceed the model's position table (%u positions): source %zu, target %zu",
-                           config.max_positions, l.max_source_len, l.max_target_len);
+                           "limits exceed the model's longest sequence (%u tokens): source %zu, target %zu",
+                           longest, l.max_source_len, l.max_target_len);
     }
     return Status::ok();
   }
 
   // Validates the sources and packs them into packed_ids/offsets.
   Status pack_sources(const TokenSpan* sources, size_t count) {
-    const uint32_t vocab = model->config().vocab_size;
+    const uint32_t vocab = model->vocab_size();
     size_t* offsets = buffers.offsets;
     offsets[0] = 0;
     for (size_t s = 0; s < count; ++s) {
@@ -163,8 +126,8 @@ struct Translator::Impl {
       }
       if (source.length > limits.max_source_len) {
         return Status::error(StatusCode::kOutOfRange,
-                             "source %zu has %zu tokens; the limit is %zu (the model has %u positions)",
-                             s, source.length, limits.max_source_len, model->config().max_positions);
+                             "source %zu has %zu tokens; the limit is %zu (the model accepts %u)",
+                             s, source.length, limits.max_source_len, model->max_sequence_length());
       }
       for (size_t i = 0; i < source.length; ++i) {
         if (source.ids[i] < 0 || static_cast<uint32_t>(source.ids[i]) >= vocab) {
@@ -207,8 +170,8 @@ Status Translator::create(const Model& model, const TranslatorOptions& options,
                            options.threads);
     }
   }
-  EDGEMT_RETURN_IF_ERROR(load_transformer_weights(model, &impl->weights));
-  describe_compute_path(model, impl->weights, impl->compute_path, sizeof(impl->compute_path));
+  EDGEMT_RETURN_IF_ERROR(create_encoder_decoder(model, &impl->network));
+  impl->network->describe_compute_path(impl->compute_path, sizeof(impl->compute_path));
   *out = std::move(translator);
   return Status::ok();
 }
@@ -269,6 +232,7 @@ Status Translator::prepare(const Limits& limits, void* arena_base, size_t arena_
     return Status::error(StatusCode::kOutOfMemory, "arena layout differs from its plan (internal error)");
   }
   impl.buffers = buffers;
+  impl.network->commit_plan();
   impl.limits = limits;
   impl.prepared = true;
   if (impl_->owned_arena != nullptr && impl_->owned_arena != arena_base) {
@@ -328,16 +292,16 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
   PackedSequences packed;
   packed.count = count;
   packed.offsets = impl.buffers.offsets;
-  const RunContext context = impl.context();
-  EDGEMT_RETURN_IF_ERROR(run_encoder(context, impl.buffers.packed_ids, packed));
+  const Execution execution = impl.execution();
+  EDGEMT_RETURN_IF_ERROR(impl.network->encode(execution, impl.buffers.packed_ids, packed));
 
   SearchRequest request;
   request.sources = &packed;
   request.options = &options;
   request.special = &impl.model->special_tokens();
-  request.vocab = impl.model->config().vocab_size;
+  request.vocab = impl.model->vocab_size();
   request.max_len = impl.buffers.max_len;
-  return run_search(context, request, &impl.buffers.search, results);
+  return run_search(*impl.network, execution, request, &impl.buffers.search, results);
 }
 
 Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target, float* logits) {
@@ -349,7 +313,7 @@ Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target
     return Status::error(StatusCode::kOutOfRange, "target of %zu tokens exceeds the limit %zu",
                          target.length, impl.limits.max_target_len);
   }
-  const uint32_t vocab = impl.model->config().vocab_size;
+  const uint32_t vocab = impl.model->vocab_size();
   for (size_t i = 0; i < target.length; ++i) {
     if (target.ids[i] < 0 || static_cast<uint32_t>(target.ids[i]) >= vocab) {
       return Status::error(StatusCode::kInvalidArgument, "target token %zu has id %d, outside the vocabulary", i,
@@ -360,8 +324,8 @@ Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target
   PackedSequences packed;
   packed.count = 1;
   packed.offsets = impl.buffers.offsets;
-  const RunContext context = impl.context();
-  EDGEMT_RETURN_IF_ERROR(run_encoder(context, impl.buffers.packed_ids, packed));
+  const Execution execution = impl.execution();
+  EDGEMT_RETURN_IF_ERROR(impl.network->encode(execution, impl.buffers.packed_ids, packed));
 
   size_t row_source = 0;
   int32_t* token = impl.buffers.search.row_token;
@@ -372,9 +336,9 @@ Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target
     decoder_step.step = step;
     decoder_step.tokens = token;
     decoder_step.row_source = &row_source;
-    decoder_step.row_slot = &row_source;  // one sentence: slot 0
-    EDGEMT_RETURN_IF_ERROR(run_decoder_step(context, packed, decoder_step));
-    std::memcpy(logits + step * vocab, impl.buffers.workspace.logits, vocab * sizeof(float));
+    decoder_step.row_slot = &row_source;  // one sentence: state slot 0
+    EDGEMT_RETURN_IF_ERROR(impl.network->decode_step(execution, packed, decoder_step));
+    std::memcpy(logits + step * vocab, impl.network->logits(), vocab * sizeof(float));
   }
   return Status::ok();
 }

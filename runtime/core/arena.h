@@ -8,7 +8,7 @@
 //      base + offset (a call that differs from its recorded request marks
 //      the arena overflowed instead: a bug, reported by prepare()).
 //
-// A lifetime is the span [first, last] of run steps (layers/workspace.h
+// A lifetime is the span [first, last] of run steps (models/transformer/workspace.h
 // numbers them) in which a buffer holds data that is read later. Buffers
 // whose spans overlap never share a byte; the others may, so the encoder's
 // temporaries and the decoder's caches take turns in the same memory.

@@ -18,9 +18,9 @@ const char* profile_part_name(ProfilePart part) {
     case ProfilePart::kEmbedding: return "embedding";
     case ProfilePart::kLayerNorm: return "layer-norm";
     case ProfilePart::kAttentionGemm: return "attention-gemm";
-    case ProfilePart::kSelfAttention: return "self-attention";
-    case ProfilePart::kCrossAttention: return "cross-attention";
-    case ProfilePart::kFfnGemm: return "ffn-gemm";
+    case ProfilePart::kDecoderState: return "decoder-state";
+    case ProfilePart::kSourceAttention: return "source-attention";
+    case ProfilePart::kFeedForwardGemm: return "feed-forward-gemm";
     case ProfilePart::kOutputProjection: return "output-projection";
     case ProfilePart::kSearch: return "search";
     case ProfilePart::kCount: break;

@@ -3,7 +3,7 @@
 // entry and one on exit. No allocation either way.
 //
 //   {
-//     ProfileScope timed(c.profile, ProfilePart::kFfnGemm);
+//     ProfileScope timed(c.profile, ProfilePart::kFeedForwardGemm);
 //     EDGEMT_RETURN_IF_ERROR(layer.ffn_in.run(...));   // early returns are timed too
 //   }
 #pragma once

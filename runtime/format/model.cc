@@ -32,23 +32,6 @@ size_t dtype_size(DType dtype) {
   return 0;
 }
 
-const char* activation_name(Activation act) {
-  switch (act) {
-    case Activation::kRelu: return "relu";
-    case Activation::kGelu: return "gelu";
-    case Activation::kSwish: return "swish";
-  }
-  return "unknown";
-}
-
-const char* norm_placement_name(NormPlacement placement) {
-  switch (placement) {
-    case NormPlacement::kPostNorm: return "post-norm";
-    case NormPlacement::kPreNorm: return "pre-norm";
-  }
-  return "unknown";
-}
-
 const char* quantization_scheme_name(QuantizationScheme scheme) {
   switch (scheme) {
     case QuantizationScheme::kNone: return "none";
@@ -144,7 +127,15 @@ Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>*
 }
 
 uint32_t Model::format_version() const { return impl_->model.format_version; }
-const TransformerConfig& Model::config() const { return impl_->model.config; }
+const char* Model::family() const { return family_name(impl_->model.family.id); }
+uint32_t Model::vocab_size() const { return family_vocab_size(impl_->model.family); }
+uint32_t Model::max_sequence_length() const {
+  return family_max_sequence_length(impl_->model.family);
+}
+void Model::describe_config(char* out, size_t size) const {
+  describe_family_config(impl_->model.family, out, size);
+}
+const FamilyConfig& family_config(const Model& model) { return model.impl_->model.family; }
 const SpecialTokens& Model::special_tokens() const { return impl_->model.special_tokens; }
 DType Model::weight_dtype() const { return impl_->model.weight_dtype; }
 QuantizationScheme Model::quantization() const { return impl_->model.quantization; }

@@ -8,7 +8,7 @@
 
 #include "format/crc32.h"
 #include "format/sentencepiece_verifier.h"
-#include "format/tensor_layout.h"
+#include "models/families.h"
 #include "format/weight_values.h"
 #include "schema/edgemt_generated.h"
 
@@ -123,14 +123,6 @@ Status verify_container(const uint8_t* data, size_t size, const fb::Model** root
 
 const char* string_or_empty(const flatbuffers::String* s) { return s != nullptr ? s->c_str() : ""; }
 
-Status check_range(const char* field, uint32_t value, uint32_t max) {
-  if (value == 0 || value > max) {
-    return Status::error(StatusCode::kInvalidModel, "config.%s = %u is out of range (1 to %u)",
-                         field, value, max);
-  }
-  return Status::ok();
-}
-
 Status read_config(const fb::TransformerConfig& in, TransformerConfig* out) {
   const auto activation = static_cast<int>(in.activation());
   if (activation < static_cast<int>(fb::Activation::MIN) ||
@@ -159,7 +151,7 @@ Status read_config(const fb::TransformerConfig& in, TransformerConfig* out) {
   out->shared_embeddings = in.shared_embeddings();
   out->vocab_size = in.vocab_size();
   out->max_positions = in.max_positions();
-  return verify_config(*out);
+  return verify_transformer_config(*out);
 }
 
 Status read_weight_dtype(fb::DType in, DType* out) {
@@ -207,13 +199,14 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
                          static_cast<int>(root.family()));
   }
   if (root.config() == nullptr) return invalid("model has no config");
-  EDGEMT_RETURN_IF_ERROR(read_config(*root.config(), &out->config));
+  out->family.id = FamilyId::kTransformer;
+  EDGEMT_RETURN_IF_ERROR(read_config(*root.config(), &out->family.transformer));
   EDGEMT_RETURN_IF_ERROR(read_weight_dtype(root.weight_dtype(), &out->weight_dtype));
   EDGEMT_RETURN_IF_ERROR(read_quantization(root.quantization(), out->weight_dtype, &out->quantization));
 
   const fb::SpecialTokens* special = root.special_tokens();
   if (special == nullptr) return invalid("model has no special tokens");
-  const uint32_t vocab = out->config.vocab_size;
+  const uint32_t vocab = family_vocab_size(out->family);
   EDGEMT_RETURN_IF_ERROR(check_special_token("pad", special->pad(), vocab));
   EDGEMT_RETURN_IF_ERROR(check_special_token("unk", special->unk(), vocab));
   EDGEMT_RETURN_IF_ERROR(check_special_token("bos", special->bos(), vocab));
@@ -245,7 +238,7 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
                            actual, static_cast<unsigned long long>(recorded));
     }
   }
-  EDGEMT_RETURN_IF_ERROR(verify_sentencepiece_model(spm->data(), spm->size(), out->config.vocab_size));
+  EDGEMT_RETURN_IF_ERROR(verify_sentencepiece_model(spm->data(), spm->size(), vocab));
   out->tokenizer_model = spm->data();
   out->tokenizer_model_size = spm->size();
   out->append_eos_to_source = tokenizer->append_eos_to_source();
@@ -433,7 +426,7 @@ Status check_layout(const VerifiedModel& model) {
   if (!seen) return Status::error(StatusCode::kOutOfMemory, "cannot allocate verifier scratch");
   LayoutCheck check{model.tensors.get(), model.tensor_count, seen.get(), Status::ok()};
   const bool complete = for_each_expected_tensor(
-      model.config, model.weight_dtype,
+      model.family, model.weight_dtype,
       [](const ExpectedTensor& expected, void* context) {
         return check_expected(expected, static_cast<LayoutCheck*>(context));
       },
@@ -540,30 +533,6 @@ Status check_values(const VerifiedModel& model) {
 }  // namespace
 
 // ---- Public -----------------------------------------------------------------
-
-Status verify_config(const TransformerConfig& c) {
-  EDGEMT_RETURN_IF_ERROR(check_range("encoder_layers", c.encoder_layers, kMaxLayersPerStack));
-  EDGEMT_RETURN_IF_ERROR(check_range("decoder_layers", c.decoder_layers, kMaxLayersPerStack));
-  EDGEMT_RETURN_IF_ERROR(check_range("d_model", c.d_model, kMaxDModel));
-  EDGEMT_RETURN_IF_ERROR(check_range("heads", c.heads, c.d_model));
-  if (c.d_model % c.heads != 0) {
-    return Status::error(StatusCode::kInvalidModel, "config.heads = %u does not divide d_model = %u",
-                         c.heads, c.d_model);
-  }
-  EDGEMT_RETURN_IF_ERROR(check_range("ffn_dim", c.ffn_dim, kMaxFfnDim));
-  EDGEMT_RETURN_IF_ERROR(check_range("vocab_size", c.vocab_size, kMaxVocabSize));
-  EDGEMT_RETURN_IF_ERROR(check_range("max_positions", c.max_positions, kMaxPositions));
-  if (!std::isfinite(c.layer_norm_eps) || !(c.layer_norm_eps > 0.0f)) {
-    return Status::error(StatusCode::kInvalidModel,
-                         "config.layer_norm_eps = %g must be finite and greater than 0",
-                         static_cast<double>(c.layer_norm_eps));
-  }
-  if (!std::isfinite(c.embedding_scale)) {
-    return Status::error(StatusCode::kInvalidModel, "config.embedding_scale = %g is not finite",
-                         static_cast<double>(c.embedding_scale));
-  }
-  return Status::ok();
-}
 
 const TensorView* find_tensor_view(const TensorView* tensors, size_t count, const char* name) {
   if (tensors == nullptr || name == nullptr) return nullptr;

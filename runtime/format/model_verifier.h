@@ -26,7 +26,7 @@
 //                  (overflow-safe), size == element count × dtype size; the
 //                  table sorted by name with no duplicates (find_tensor binary
 //                  searches it)
-//   7. layout      every tensor the config implies (format/tensor_layout.h)
+//   7. layout      every tensor the config implies (models/transformer/tensor_layout.h)
 //                  is present with exactly that shape and dtype, aliases share
 //                  bytes, and no other tensor is present
 //
@@ -59,6 +59,7 @@
 #include "edgemt/limits.h"
 #include "edgemt/model.h"
 #include "edgemt/status.h"
+#include "models/families.h"
 
 namespace edgemt {
 
@@ -79,7 +80,7 @@ inline constexpr uint64_t align_to_weight_alignment(uint64_t value) {
 // the verified buffer (strings are never null: absent ones are "").
 struct VerifiedModel {
   uint32_t format_version = 0;
-  TransformerConfig config;
+  FamilyConfig family;  // the family and its config
   SpecialTokens special_tokens;
   DType weight_dtype = DType::kF32;
   QuantizationScheme quantization = QuantizationScheme::kNone;
@@ -103,11 +104,6 @@ struct VerifiedModel {
 // activation, norm placement, tokenizer kind, int8 or unknown weight dtype),
 // kOutOfMemory (the TensorView array), kInvalidArgument (null pointers).
 [[nodiscard]] Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out);
-
-// Step 4's range checks on a config alone (layer counts, sizes, heads divide
-// d_model, layer_norm_eps finite and > 0, embedding_scale finite).
-// Errors: kInvalidModel.
-[[nodiscard]] Status verify_config(const TransformerConfig& config);
 
 // Binary search in a name-sorted TensorView array; nullptr when absent.
 const TensorView* find_tensor_view(const TensorView* tensors, size_t count, const char* name);

@@ -2,6 +2,19 @@
 
 #include "kernels/portable_math.h"
 
+namespace edgemt {
+
+const char* activation_name(Activation act) {
+  switch (act) {
+    case Activation::kRelu: return "relu";
+    case Activation::kGelu: return "gelu";
+    case Activation::kSwish: return "swish";
+  }
+  return "unknown";
+}
+
+}  // namespace edgemt
+
 namespace edgemt::kernels {
 
 void relu(float* x, size_t n) {

@@ -2,8 +2,15 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
-#include "edgemt/model.h"
+namespace edgemt {
+
+enum class Activation : uint8_t { kRelu = 0, kGelu = 1, kSwish = 2 };
+
+const char* activation_name(Activation act);  // "relu", "gelu", "swish"
+
+}  // namespace edgemt
 
 namespace edgemt::kernels {
 

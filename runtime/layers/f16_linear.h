@@ -1,7 +1,7 @@
 // F16Linear: y = x · Wᵀ + b with W in IEEE half, on XNNPACK's
 // fully_connected_nc_f16, for CPUs with fp16 arithmetic (ARMv8.2 FP16, e.g.
 // Cortex-A76), where it runs at native speed on half the bytes of f32.
-// Elsewhere f16 files are widened to f32 at load instead (transformer_weights).
+// Elsewhere f16 files are widened to f32 at load instead (models/transformer/weights.cc).
 //
 // The layers around it stay f32: run() converts x to half, runs the f16 GEMM
 // (XNNPACK accumulates in f16 there) and widens y back, all with XNNPACK

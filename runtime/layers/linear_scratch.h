@@ -1,5 +1,5 @@
 // LinearScratch: run-phase memory a Linear borrows for its converted
-// operands, planned once in the workspace (layers/workspace.h). f32
+// operands, planned once in the workspace (models/transformer/workspace.h). f32
 // Linears need none; int8 ones quantize their input rows into it; f16 ones
 // (XNNPACK f16 GEMMs on CPUs with fp16 arithmetic) convert their input to
 // half and take their output as half before widening it.

@@ -6,7 +6,6 @@
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "kernels/softmax.h"
-#include "layers/decoder.h"
 #include "search/candidates.h"
 
 namespace edgemt {
@@ -56,8 +55,9 @@ const char* failure_message(uint8_t failure) {
 // `next` those being built for the following step.
 class BatchSearch {
  public:
-  BatchSearch(const RunContext& context, const SearchRequest& request, SearchBuffers* buffers)
-      : c_(context), req_(request), b_(*buffers), T_(buffers->shape.max_target_len),
+  BatchSearch(EncoderDecoder& network, const Execution& execution, const SearchRequest& request,
+              SearchBuffers* buffers)
+      : network_(network), exec_(execution), req_(request), b_(*buffers), T_(buffers->shape.max_target_len),
         K_(request.options->beam_size), V_(request.vocab) {
     banned_[0] = request.special->pad;
     banned_[1] = request.special->bos;
@@ -76,7 +76,8 @@ class BatchSearch {
   bool rows_finite(size_t s) const;
   void write_result(size_t s, Translation* result) const;
 
-  const RunContext& c_;
+  EncoderDecoder& network_;
+  const Execution& exec_;
   const SearchRequest& req_;
   SearchBuffers& b_;
   const size_t T_;
@@ -117,7 +118,7 @@ void BatchSearch::score_rows(size_t rows) {
   // The per-row vocabulary passes are independent: run them on the pool
   // (results do not depend on the thread count). Greedy needs the arg-max and
   // log-sum-exp of each row; beam search the whole log_softmax row.
-  float* logits = c_.workspace->logits;
+  float* logits = network_.logits();
   auto task = [&](size_t r, size_t) {
     float* row = logits + r * V_;
     if (K_ == 1) {
@@ -128,7 +129,7 @@ void BatchSearch::score_rows(size_t rows) {
       for (int32_t banned : banned_) row[banned] = -INFINITY;
     }
   };
-  parallel_for(c_.parallel, rows, kernels::row_softmax_nanoseconds(V_), task);
+  parallel_for(exec_.parallel, rows, kernels::row_softmax_nanoseconds(V_), task);
   if (K_ == 1) return;
   // Beam: each sentence's top 2K candidates over its live rows × vocab, also
   // independent per sentence.
@@ -147,7 +148,7 @@ void BatchSearch::score_rows(size_t rows) {
     b_.candidate_count[s] = top.size();
   };
   // ~1 ns per candidate pushed (a compare and, rarely, an insertion).
-  parallel_for(c_.parallel, batch, K_ * V_, candidates);
+  parallel_for(exec_.parallel, batch, K_ * V_, candidates);
 }
 
 bool BatchSearch::rows_finite(size_t s) const {
@@ -160,7 +161,7 @@ bool BatchSearch::rows_finite(size_t s) const {
 
 void BatchSearch::select_greedy(size_t s, size_t step) {
   const size_t r = b_.live_begin[s];
-  const float* logits = c_.workspace->logits + r * V_;
+  const float* logits = network_.logits() + r * V_;
   if (!std::isfinite(b_.row_lse[r])) {
     b_.failed[s] = kNonFiniteScores;
     return;
@@ -256,7 +257,7 @@ void BatchSearch::write_result(size_t s, Translation* result) const {
 Status BatchSearch::run(Translation* results) {
   const size_t batch = req_.sources->count;
   {
-    ProfileScope timed(c_.profile, ProfilePart::kSearch);
+    ProfileScope timed(exec_.profile, ProfilePart::kSearch);
     for (size_t s = 0; s < batch; ++s) {
       b_.live_begin[s] = s;
       b_.live_count[s] = 1;
@@ -270,7 +271,7 @@ Status BatchSearch::run(Translation* results) {
   }
   size_t rows = batch;
   for (size_t step = 0; rows > 0; ++step) {
-    // Hypothesis j of sentence s keeps its K/V in cache slot s·K + j.
+    // Hypothesis j of sentence s keeps its decoder state in slot s·K + j.
     for (size_t s = 0; s < batch; ++s) {
       for (size_t j = 0; j < b_.live_count[s]; ++j) b_.row_slot[b_.live_begin[s] + j] = s * K_ + j;
     }
@@ -280,10 +281,10 @@ Status BatchSearch::run(Translation* results) {
     decoder_step.tokens = b_.row_token;
     decoder_step.row_source = b_.row_source[cur_];
     decoder_step.row_slot = b_.row_slot;
-    EDGEMT_RETURN_IF_ERROR(run_decoder_step(c_, *req_.sources, decoder_step));
+    EDGEMT_RETURN_IF_ERROR(network_.decode_step(exec_, *req_.sources, decoder_step));
 
     // Everything from here to the next decoder step is search bookkeeping.
-    ProfileScope timed(c_.profile, ProfilePart::kSearch);
+    ProfileScope timed(exec_.profile, ProfilePart::kSearch);
     score_rows(rows);
     new_rows_ = 0;
     for (size_t s = 0; s < batch; ++s) {
@@ -302,7 +303,7 @@ Status BatchSearch::run(Translation* results) {
         write_result(s, &results[s]);
         continue;
       }
-      // The sentence's cache slots follow its surviving hypotheses; nothing
+      // The sentence's state slots follow its surviving hypotheses; nothing
       // moves when every one kept its place (always so for greedy).
       bool identity = true;
       for (size_t j = 0; j < b_.live_count[s]; ++j) {
@@ -310,7 +311,7 @@ Status BatchSearch::run(Translation* results) {
         identity &= b_.parent[first_new + j] == j;
       }
       if (!identity) {
-        reorder_cache(c_, s * K_, old_count, b_.parent + first_new, b_.live_count[s], step + 1);
+        network_.reorder_state(exec_, s * K_, old_count, b_.parent + first_new, b_.live_count[s], step + 1);
       }
     }
     cur_ = 1 - cur_;
@@ -321,9 +322,9 @@ Status BatchSearch::run(Translation* results) {
 
 }  // namespace
 
-Status run_search(const RunContext& context, const SearchRequest& request, SearchBuffers* buffers,
-                  Translation* results) {
-  BatchSearch search(context, request, buffers);
+Status run_search(EncoderDecoder& network, const Execution& execution, const SearchRequest& request,
+                  SearchBuffers* buffers, Translation* results) {
+  BatchSearch search(network, execution, request, buffers);
   return search.run(results);
 }
 

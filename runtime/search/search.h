@@ -24,9 +24,10 @@
 // result.
 //
 // Live hypotheses of a sentence occupy consecutive decoder rows, compacted
-// after each step (token history double-buffered); their K/V cache stays in
-// the sentence's own slots and is reordered within them only when beams
-// swap parents (never for greedy).
+// after each step (token history double-buffered); their decoder state
+// (whatever the family keeps per hypothesis) stays in the sentence's own
+// slots and is reordered within them only when beams swap parents (never
+// for greedy).
 #pragma once
 
 #include <cstddef>
@@ -35,7 +36,7 @@
 #include "core/arena.h"
 #include "edgemt/model.h"
 #include "edgemt/translator.h"
-#include "layers/encoder.h"
+#include "models/encoder_decoder.h"
 
 namespace edgemt {
 
@@ -51,7 +52,7 @@ struct SearchBuffers {
   int32_t* history[2] = {};    // [R, T] generated tokens
   int32_t* row_token = nullptr;  // [R] decoder input of the next step
   size_t* parent = nullptr;    // [R] row (then index in its sentence) of each new row's parent
-  size_t* row_slot = nullptr;  // [R] K/V cache slot of each row
+  size_t* row_slot = nullptr;  // [R] decoder state slot of each row
   size_t* row_best = nullptr;  // [R] greedy: arg-max of each row's logits (pad/bos banned)
   float* row_lse = nullptr;    // [R] log-sum-exp of each row's logits (finite = usable)
   // Per sentence.
@@ -82,8 +83,10 @@ struct SearchRequest {
   const size_t* max_len = nullptr;  // [count] per sentence
 };
 
-// Runs the decoder until every sentence is done and writes `results`.
-[[nodiscard]] Status run_search(const RunContext& context, const SearchRequest& request,
-                                SearchBuffers* buffers, Translation* results);
+// Runs `network`'s decoder steps (after its encode()) until every sentence
+// is done and writes `results`.
+[[nodiscard]] Status run_search(EncoderDecoder& network, const Execution& execution,
+                                const SearchRequest& request, SearchBuffers* buffers,
+                                Translation* results);
 
 }  // namespace edgemt

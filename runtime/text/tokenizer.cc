@@ -66,10 +66,10 @@ Status Tokenizer::create(const Model& model, const TokenizerOptions& options,
             std::string_view(reinterpret_cast<const char*>(bytes), size));
       }));
   impl->vocab = impl->processor.GetPieceSize();
-  if (static_cast<uint32_t>(impl->vocab) > model.config().vocab_size) {
+  if (static_cast<uint32_t>(impl->vocab) > model.vocab_size()) {
     return Status::error(StatusCode::kInvalidModel,
                          "SentencePiece model has %d pieces but the model vocabulary is %u",
-                         impl->vocab, model.config().vocab_size);
+                         impl->vocab, model.vocab_size());
   }
   impl->special = model.special_tokens();
   impl->append_eos = model.append_eos_to_source();

@@ -8,6 +8,7 @@
 
 #include "support/model_builder.h"
 #include "support/sentencepiece_builder.h"
+#include "models/transformer/config.h"
 
 namespace {
 

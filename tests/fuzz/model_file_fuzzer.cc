@@ -26,6 +26,7 @@
 #include "edgemt/translator.h"
 #include "model_file_parts.h"
 #include "fuzz_check.h"
+#include "models/transformer/config.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
@@ -51,7 +52,7 @@ void use_tokenizer(const edgemt::Model& model) {
   if (!edgemt::Tokenizer::create(model, &tokenizer).is_ok()) return;
   std::vector<int32_t> ids;
   if (!tokenizer->encode("a small test sentence.", &ids).is_ok()) return;
-  for (int32_t id : ids) FUZZ_CHECK(id >= 0 && static_cast<uint32_t>(id) < model.config().vocab_size);
+  for (int32_t id : ids) FUZZ_CHECK(id >= 0 && static_cast<uint32_t>(id) < transformer_config(model).vocab_size);
   std::string text;
   (void)tokenizer->decode(ids.data(), ids.size(), &text);
 }
@@ -59,7 +60,7 @@ void use_tokenizer(const edgemt::Model& model) {
 void use_translator(const edgemt::Model& model) {
   std::unique_ptr<edgemt::Translator> translator;
   if (!edgemt::Translator::create(model, edgemt::TranslatorOptions(), &translator).is_ok()) return;
-  const edgemt::TransformerConfig& config = model.config();
+  const edgemt::TransformerConfig& config = transformer_config(model);
   edgemt::Limits limits;
   limits.max_batch = 2;
   limits.max_beam = 2;

@@ -28,6 +28,7 @@
 #include "edgemt/translator.h"
 #include "support/model_builder.h"
 #include "fuzz_check.h"
+#include "models/transformer/config.h"
 
 namespace {
 
@@ -118,7 +119,7 @@ bool is_documented_error(StatusCode code) {
 
 void check_results(const edgemt::Model& model, const std::vector<edgemt::Translation>& results) {
   const edgemt::SpecialTokens& special = model.special_tokens();
-  const int32_t vocab = static_cast<int32_t>(model.config().vocab_size);
+  const int32_t vocab = static_cast<int32_t>(transformer_config(model).vocab_size);
   for (const edgemt::Translation& r : results) {
     FUZZ_CHECK(r.error != nullptr);
     if (r.status == StatusCode::kOk) {
@@ -149,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   FuzzedDataProvider data(input, size);
   Engine& engine = (*g_engines)[data.ConsumeIntegralInRange<int>(0, kVariants - 1)];
   edgemt::Translator& translator = *engine.translators[data.ConsumeBool() ? 1 : 0];
-  const edgemt::TransformerConfig& config = engine.model->config();
+  const edgemt::TransformerConfig& config = edgemt::transformer_config(*engine.model);
   const size_t positions = config.max_positions;
 
   // Limits: mostly valid and small, sometimes past the model or the bounds.

@@ -13,6 +13,7 @@
 
 #include "edgemt/limits.h"
 #include "support/reference_data.h"
+#include "models/transformer/config.h"
 
 namespace {
 
@@ -225,7 +226,7 @@ TEST_CASE("translate rejects bad requests with a clear status") {
 
   SUBCASE("limits beyond the position table") {
     edgemt::Limits too_long = limits;
-    too_long.max_source_len = model->config().max_positions + 1;
+    too_long.max_source_len = transformer_config(*model).max_positions + 1;
     CHECK(translator->prepare(too_long).code() == edgemt::StatusCode::kInvalidArgument);
   }
   SUBCASE("limits beyond kMaxBatch and kMaxBeam (no arena size may overflow)") {
@@ -259,7 +260,7 @@ TEST_CASE("translate rejects bad requests with a clear status") {
           edgemt::StatusCode::kInvalidArgument);
   }
   SUBCASE("id outside the vocabulary") {
-    source[1] = static_cast<int32_t>(model->config().vocab_size);
+    source[1] = static_cast<int32_t>(transformer_config(*model).vocab_size);
     CHECK(translator->translate(&span, 1, options, &result).code() ==
           edgemt::StatusCode::kInvalidArgument);
     source[1] = -1;
@@ -294,7 +295,7 @@ TEST_CASE("translate rejects bad requests with a clear status") {
     CHECK(translator->prepare(bigger, small, 64 * 16).code() == edgemt::StatusCode::kOutOfMemory);
     CHECK(translator->prepare(bigger, nullptr, bytes).code() == edgemt::StatusCode::kInvalidArgument);
     edgemt::Limits too_long = limits;
-    too_long.max_source_len = model->config().max_positions + 1;
+    too_long.max_source_len = transformer_config(*model).max_positions + 1;
     CHECK(translator->prepare(too_long).code() == edgemt::StatusCode::kInvalidArgument);
     std::free(small);
     CHECK(translator->limits().max_batch == limits.max_batch);
@@ -310,7 +311,7 @@ TEST_CASE("translate rejects bad requests with a clear status") {
 }
 
 TEST_CASE("the arena shares memory between buffers never live together") {
-  // Guards the lifetime plan (layers/workspace.h) against a buffer given a
+  // Guards the lifetime plan (models/transformer/workspace.h) against a buffer given a
   // longer life than it needs: the decoder's caches and the encoder's
   // temporaries must share. The floor is what decoding holds at once: the
   // cross-attention K | V of every layer and the self-attention K/V caches.
@@ -318,7 +319,7 @@ TEST_CASE("the arena shares memory between buffers never live together") {
   REQUIRE(edgemt::Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok());
   std::unique_ptr<edgemt::Translator> translator;
   REQUIRE(edgemt::Translator::create(*model, edgemt::TranslatorOptions(), &translator).is_ok());
-  const edgemt::TransformerConfig& c = model->config();
+  const edgemt::TransformerConfig& c = transformer_config(*model);
   struct Case {
     size_t batch, beam;
     double at_most;  // of the unshared size

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "format/crc32.h"
-#include "format/tensor_layout.h"
+#include "models/transformer/tensor_layout.h"
 #include "support/sentencepiece_builder.h"
 #include "kernels/fp16.h"
 #include "schema/edgemt_generated.h"

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "edgemt/model.h"
+#include "models/transformer/config.h"
 
 namespace edgemt::testing {
 

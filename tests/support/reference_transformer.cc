@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/fp16.h"
+#include "models/transformer/config.h"
 
 namespace edgemt::testing {
 namespace {
@@ -135,7 +136,7 @@ std::string layer_name(const char* stack, size_t i, const char* part) {
 }  // namespace
 
 Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
-  const TransformerConfig& c = model_.config();
+  const TransformerConfig& c = transformer_config(model_);
   const size_t d = c.d_model, t = source.size();
   const bool pre = c.norm_placement == NormPlacement::kPreNorm;
   const double eps = static_cast<double>(c.layer_norm_eps);
@@ -184,7 +185,7 @@ Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
 
 std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& source,
                                                  const std::vector<int32_t>& target_in) const {
-  const TransformerConfig& c = model_.config();
+  const TransformerConfig& c = transformer_config(model_);
   const size_t d = c.d_model, t = target_in.size(), s = source.size();
   const bool pre = c.norm_placement == NormPlacement::kPreNorm;
   const double eps = static_cast<double>(c.layer_norm_eps);
@@ -263,7 +264,7 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
 std::vector<int32_t> ReferenceTransformer::greedy(const std::vector<int32_t>& source,
                                                   size_t max_len) const {
   const SpecialTokens& special = model_.special_tokens();
-  const size_t vocab = model_.config().vocab_size;
+  const size_t vocab = transformer_config(model_).vocab_size;
   std::vector<int32_t> inputs = {special.decoder_start};
   std::vector<int32_t> output;
   while (output.size() < max_len) {

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   edgemt::Limits limits;
   limits.max_batch = 1;
   limits.max_beam = 1;
-  limits.max_source_len = model ? model->config().max_positions : 1;
+  limits.max_source_len = model ? model->max_sequence_length() : 1;
   limits.max_target_len = limits.max_source_len;
   if (status.is_ok()) status = translator->prepare(limits);
   if (!status.is_ok()) {
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "edgemt_force_decode: cannot open input or output\n");
     return 1;
   }
-  const size_t vocab = model->config().vocab_size;
+  const size_t vocab = model->vocab_size();
   std::string line;
   std::vector<float> logits;
   while (std::getline(in, line)) {

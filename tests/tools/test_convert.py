@@ -15,7 +15,7 @@ from edgemt_tools.model_file import read_model
 from edgemt_tools.model_spec import MATRIX, QUANTIZATION_INT8, expected_tensors
 from edgemt_tools.quantize import quantize_rows
 from edgemt_tools.testing import tiny_state_dict, tiny_torch_config, write_tiny_checkpoint
-from edgemt_tools.torch_frontend import sha256_file
+from edgemt_tools.sources.torch import sha256_file
 from edgemt_tools.torch_reference import TorchReference
 
 CALIBRATION_TEXT = ["A dog runs on the grass.", "", "Two girls sit on a bench.", "   ",

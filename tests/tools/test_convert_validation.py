@@ -28,7 +28,8 @@ from edgemt_tools.errors import UserError
 from edgemt_tools.model_file import read_model, write_model
 from edgemt_tools.testing import tiny_spm_model, tiny_state_dict, tiny_torch_config, \
     write_tiny_checkpoint
-from edgemt_tools.torch_frontend import build, read_config
+from edgemt_tools.sources.torch import build, read_config
+from edgemt_tools.writer import pack
 
 
 class ConverterValidationTest(unittest.TestCase):
@@ -168,9 +169,9 @@ class WriterValidationTest(unittest.TestCase):
         cls.config = read_config(cls.paths["config"])
         with open(cls.paths["spm"], "rb") as handle:
             cls.spm = handle.read()
-        cls.built = {dtype: build(cls.paths["checkpoint"], cls.config, cls.spm, "en", "de", dtype,
-                                  "test", "2026-01-01T00:00:00Z")
-                     for dtype in ("fp32", "fp16", "int8")}
+        spec = build(cls.paths["checkpoint"], cls.config, cls.spm, "en", "de", "test",
+                     "2026-01-01T00:00:00Z")
+        cls.built = {dtype: pack(spec, dtype) for dtype in ("fp32", "fp16", "int8")}
 
     @classmethod
     def tearDownClass(cls):

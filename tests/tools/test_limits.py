@@ -1,8 +1,10 @@
-"""edgemt_tools.limits equals runtime/include/edgemt/limits.h.
+"""edgemt_tools.limits equals the runtime's limits: the family-neutral ones
+of runtime/include/edgemt/limits.h and each family's of
+runtime/models/<family>/config.h.
 
 The converter refuses files outside the runtime's limits; the two lists are
 written twice (C++ constexprs, Python constants), so this test reads the
-header and compares every model-file limit.
+headers and compares every model-file limit.
 """
 
 import os
@@ -12,7 +14,10 @@ import unittest
 import helpers
 from edgemt_tools import limits
 
-HEADER = os.path.join(helpers.REPO_ROOT, "runtime", "include", "edgemt", "limits.h")
+HEADERS = [
+    os.path.join(helpers.REPO_ROOT, "runtime", "include", "edgemt", "limits.h"),
+    os.path.join(helpers.REPO_ROOT, "runtime", "models", "transformer", "config.h"),
+]
 
 # `inline constexpr uint32_t kMaxVocabSize = 1u << 24;` and friends.
 _CONSTANT = re.compile(r"inline\s+constexpr\s+\w+\s+(k\w+)\s*=\s*([^;]+);")
@@ -30,11 +35,15 @@ def evaluate(expression: str) -> int:
 
 class LimitsTest(unittest.TestCase):
     def test_every_model_limit_equals_the_header(self):
-        with open(HEADER, encoding="utf-8") as handle:
-            constants = {name: evaluate(value) for name, value in _CONSTANT.findall(handle.read())}
+        constants = {}
+        for header in HEADERS:
+            with open(header, encoding="utf-8") as handle:
+                for name, value in _CONSTANT.findall(handle.read()):
+                    self.assertNotIn(name, constants, f"{name} is defined twice")
+                    constants[name] = evaluate(value)
         for name, value in limits.BY_CPP_NAME.items():
             with self.subTest(name=name):
-                self.assertIn(name, constants, f"{name} is no longer in limits.h")
+                self.assertIn(name, constants, f"{name} is in none of the headers")
                 self.assertEqual(constants[name], value)
 
     def test_the_evaluator_reads_each_form(self):

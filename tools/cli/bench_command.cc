@@ -53,7 +53,7 @@ constexpr const char* kHelp =
     "               counted) per second, over all timed translate() calls\n"
     "  arena MiB    run-phase memory a translator prepared for this batch\n"
     "               and beam (sources and targets up to the model's\n"
-    "               positions) takes; the one timed is prepared for the\n"
+    "               max length) takes; the one timed is prepared for the\n"
     "               largest batch and beam given\n"
     "Load time is Model::load + Translator::create + prepare for the first\n"
     "thread count. Peak RSS (VmHWM) is printed at the end.\n"
@@ -176,7 +176,7 @@ struct Corpus {
 };
 
 // The first `count` non-blank lines, tokenized; lines longer than the
-// model's positions are skipped (and counted in *skipped).
+// model's max length are skipped (and counted in *skipped).
 Status load_corpus(const std::string& path, size_t count, const Model& model, Corpus* corpus,
                    size_t* skipped) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -201,7 +201,7 @@ Status load_corpus(const std::string& path, size_t count, const Model& model, Co
     }
     if (line.find_first_not_of(" \t\r\v\f") == std::string::npos) continue;
     std::vector<int32_t> ids;
-    if (!tokenizer->encode(line, &ids).is_ok() || ids.size() > model.config().max_positions) {
+    if (!tokenizer->encode(line, &ids).is_ok() || ids.size() > model.max_sequence_length()) {
       ++*skipped;
       continue;
     }
@@ -315,8 +315,8 @@ void print_profile(const Profile& profile) {
   std::printf("    encoder %.1f%% of translate; decode (translate - encoder) %.1f ms:", 100.0 * encoder / translate,
               decode / 1e6);
   const ProfilePart parts[] = {ProfilePart::kEmbedding,      ProfilePart::kLayerNorm,
-                               ProfilePart::kAttentionGemm,  ProfilePart::kSelfAttention,
-                               ProfilePart::kCrossAttention, ProfilePart::kFfnGemm,
+                               ProfilePart::kAttentionGemm,  ProfilePart::kDecoderState,
+                               ProfilePart::kSourceAttention, ProfilePart::kFeedForwardGemm,
                                ProfilePart::kOutputProjection, ProfilePart::kSearch};
   double accounted = 0.0;
   for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); ++i) {
@@ -326,7 +326,7 @@ void print_profile(const Profile& profile) {
                 100.0 * ns / decode);
   }
   const double gemm = static_cast<double>(profile.ns(ProfilePart::kAttentionGemm) +
-                                          profile.ns(ProfilePart::kFfnGemm) +
+                                          profile.ns(ProfilePart::kFeedForwardGemm) +
                                           profile.ns(ProfilePart::kOutputProjection));
   std::printf(", other %.1f%%\n      GEMM total %.1f%% of decode; %llu decoder steps, %.3f ms/step\n",
               100.0 * (decode - accounted) / decode, 100.0 * gemm / decode,
@@ -373,12 +373,12 @@ int run_bench(int argc, char** argv) {
     return kExitFailure;
   }
 
-  const size_t positions = model->config().max_positions;
+  const size_t longest = model->max_sequence_length();
   Limits limits;
   limits.max_batch = *std::max_element(settings.batches.begin(), settings.batches.end());
   limits.max_beam = *std::max_element(settings.beams.begin(), settings.beams.end());
-  limits.max_source_len = positions;
-  limits.max_target_len = positions;
+  limits.max_source_len = longest;
+  limits.max_target_len = longest;
 
   std::printf("model %s (%.1f MiB)\n", settings.model_path.c_str(), file_mib);
   std::printf("input %s: %zu sentences, %zu source tokens%s; %zu timed pass(es), %zu warm-up call(s)\n",

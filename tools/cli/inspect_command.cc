@@ -36,7 +36,6 @@ std::string shape_text(const TensorView& tensor) {
 }
 
 void print_config(const Model& model) {
-  const TransformerConfig& c = model.config();
   const SpecialTokens& t = model.special_tokens();
   const Provenance& p = model.provenance();
   std::printf("format version     %u\n", model.format_version());
@@ -51,18 +50,13 @@ void print_config(const Model& model) {
                   ? " (int8 per output row with <matrix>_scale; activations per row at run time)"
                   : "");
   std::printf("\nconfig\n");
-  std::printf("  layers           %u encoder, %u decoder\n", c.encoder_layers, c.decoder_layers);
-  std::printf("  d_model          %u\n", c.d_model);
-  std::printf("  heads            %u (head dim %u)\n", c.heads, c.heads ? c.d_model / c.heads : 0);
-  std::printf("  ffn              %u, %s\n", c.ffn_dim, activation_name(c.activation));
-  std::printf("  norm             %s, eps %g, final norm: encoder %s, decoder %s\n",
-              norm_placement_name(c.norm_placement), static_cast<double>(c.layer_norm_eps),
-              c.encoder_final_norm ? "yes" : "no", c.decoder_final_norm ? "yes" : "no");
-  std::printf("  embeddings       scale %g, %s source/target, output %s, output bias %s\n",
-              static_cast<double>(c.embedding_scale), c.shared_embeddings ? "shared" : "separate",
-              c.tied_output ? "tied" : "untied", c.output_bias ? "yes" : "no");
-  std::printf("  vocab            %u\n", c.vocab_size);
-  std::printf("  positions        %u (longest source or target, in tokens)\n", c.max_positions);
+  std::printf("  family           %s\n", model.family());
+  char family_config[1024];
+  model.describe_config(family_config, sizeof(family_config));
+  std::printf("%s", family_config);
+  std::printf("  vocab            %u\n", model.vocab_size());
+  std::printf("  max length       %u tokens (longest source or target, counting EOS)\n",
+              model.max_sequence_length());
   std::printf("  special tokens   pad %d, unk %d, bos %d, eos %d, decoder start %d\n", t.pad, t.unk,
               t.bos, t.eos, t.decoder_start);
   size_t spm_size = 0;
@@ -72,13 +66,13 @@ void print_config(const Model& model) {
 }
 
 // The run-phase arena prepare() would take for a few limits: source and
-// target both up to 128 tokens (or the model's positions if fewer) and up to
-// the model's positions, with what sharing memory by lifetime saved.
+// target both up to 128 tokens (or the model's max length if fewer) and up to
+// the model's max length, with what sharing memory by lifetime saved.
 void print_arenas(const Model& model, const Translator& translator) {
-  const size_t positions = model.config().max_positions;
+  const size_t longest = model.max_sequence_length();
   std::printf("\narena (run-phase memory, one prepare(); MiB; 'unshared': every buffer its own memory)\n");
   std::printf("  %6s %5s %5s %10s %10s\n", "tokens", "batch", "beam", "arena", "unshared");
-  const size_t lengths[2] = {positions < 128 ? positions : 128, positions};
+  const size_t lengths[2] = {longest < 128 ? longest : 128, longest};
   const size_t shapes[4][2] = {{1, 1}, {16, 1}, {16, 4}, {32, 4}};
   for (size_t i = 0; i < 2; ++i) {
     if (i == 1 && lengths[1] == lengths[0]) break;

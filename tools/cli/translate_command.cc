@@ -38,7 +38,7 @@ constexpr const char* kHelp =
     "  -o, --output FILE       write to FILE                         [stdout]\n"
     "      --beam N            beam size, 1 = greedy (1..16)         [1]\n"
     "      --length-penalty A  beam score = logprob / length^A       [1.0]\n"
-    "      --max-len N         at most N generated tokens            [the model's positions]\n"
+    "      --max-len N         at most N generated tokens            [the model's max length]\n"
     "      --max-len-a A       at most floor(A * source tokens + B)  [2.0]\n"
     "      --max-len-b B       generated tokens (with --max-len-a)   [10]\n"
     "      --threads N         worker threads (1..256)               [1]\n"
@@ -248,12 +248,12 @@ int run_translate(int argc, char** argv) {
   status = Tokenizer::create(*model, tokenizer_options, &tokenizer);
   if (status.is_ok()) status = Translator::create(*model, options, &translator);
   if (status.is_ok()) {
-    const size_t positions = model->config().max_positions;
+    const size_t longest = model->max_sequence_length();
     Limits limits;
     limits.max_batch = settings.batch;
     limits.max_beam = settings.decode.beam_size;
-    limits.max_source_len = positions;
-    limits.max_target_len = settings.max_len == 0 ? positions : std::min(settings.max_len, positions);
+    limits.max_source_len = longest;
+    limits.max_target_len = settings.max_len == 0 ? longest : std::min(settings.max_len, longest);
     status = translator->prepare(limits);
   }
   if (!status.is_ok()) {

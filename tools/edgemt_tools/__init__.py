@@ -1,12 +1,14 @@
 """edgemt_tools: the Python side of edgemt (converter, PyTorch reference, BLEU).
 
 Modules (one job each):
-  model_spec      header dataclasses and the tensor names/shapes a config implies
+  model_spec      header dataclasses, ModelSpec, the tensor names/shapes a config implies
   model_file      write / read the .emt container (size-prefixed FlatBuffer + weights)
   atomic_file     write-to-temp, fsync, rename; never leaves a half file
   positions       the sinusoidal position table, computed as the source model does
   quantize        int8 per-row quantization maths (weights and run-time activations)
-  torch_frontend  torch.nn.Transformer state_dict + config.json -> edgemt tensors
+  sources/        one module per checkpoint kind -> ModelSpec (sources/torch.py:
+                  torch.nn.Transformer state_dict + config.json)
+  writer          ModelSpec -> tensors in fp32 / fp16 / int8 -> model_file
   calibration     `--calibrate`: int8 vs fp32 greedy agreement on a text
   convert         the `edgemt-convert` command line
   search          greedy / beam search semantics (the runtime copies SEARCH.md)

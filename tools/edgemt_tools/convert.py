@@ -15,10 +15,11 @@ import sys
 
 from . import __version__
 from . import calibration
+from . import writer
 from .errors import UserError
 from .model_file import write_model
 from .model_spec import QUANTIZATION_INT8, WEIGHT_DTYPES
-from .validate import first_line
+from .sources import SOURCES, SourceInputs
 
 PROG = "edgemt-convert"
 DEFAULT_CALIBRATION_LINES = 100
@@ -72,8 +73,9 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, allow_abbrev=False,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--from", dest="source_format", required=True, choices=["torch"],
-                   help="checkpoint format (only 'torch' for now)")
+    p.add_argument("--from", dest="source_format", required=True, choices=sorted(SOURCES),
+                   help="checkpoint format, one module of edgemt_tools/sources/ "
+                        "(only 'torch' for now)")
     p.add_argument("--checkpoint", required=True, metavar="FILE",
                    help="state_dict file (torch.save)")
     p.add_argument("--config", required=True, metavar="FILE",
@@ -125,32 +127,9 @@ def _created_utc() -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _read_spm(path: str, config: dict) -> bytes:
-    """Read the SentencePiece model and check it agrees with the config's ids."""
-    import sentencepiece as spm
-    if not os.path.isfile(path):
-        raise UserError(f"SentencePiece model not found: {path}")
-    with open(path, "rb") as handle:
-        proto = handle.read()
-    try:
-        sp = spm.SentencePieceProcessor(model_proto=proto)
-    except Exception as err:  # noqa: BLE001 - sentencepiece raises plain RuntimeError/OSError
-        raise UserError(f"cannot load SentencePiece model {path}: "
-                        f"{first_line(err)}") from None
-    if sp.get_piece_size() != config["vocab_size"]:
-        raise UserError(f"SentencePiece model has {sp.get_piece_size()} pieces, config "
-                        f"vocab_size is {config['vocab_size']}")
-    for key, got in (("pad_id", sp.pad_id()), ("unk_id", sp.unk_id()), ("bos_id", sp.bos_id()),
-                     ("eos_id", sp.eos_id())):
-        if got != config[key]:
-            raise UserError(f"SentencePiece {key} is {got}, config says {config[key]}")
-    return proto
-
-
 def run(args: argparse.Namespace) -> str:
     """Convert per parsed arguments; returns a one-line summary (and the
     calibration line after it with --calibrate)."""
-    from . import torch_frontend
     for label, path in (("checkpoint", args.checkpoint), ("config file", args.config)):
         if not os.path.exists(path):
             raise UserError(f"{label} not found: {path}")
@@ -159,22 +138,16 @@ def run(args: argparse.Namespace) -> str:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise UserError(f"output folder does not exist: {out_dir}")
-    config = torch_frontend.read_config(args.config)
     calibration_lines = None
     if args.calibrate is not None:
         calibration_lines = calibration.read_calibration_lines(
             args.calibrate, args.calibrate_lines or DEFAULT_CALIBRATION_LINES)
-    src_lang = args.src_lang or config.get("src_lang")
-    tgt_lang = args.tgt_lang or config.get("tgt_lang")
-    if not src_lang or not tgt_lang:
-        raise UserError("languages unknown: pass --src-lang and --tgt-lang")
-    proto = _read_spm(args.spm, config)
-    header, tensors, aliases = torch_frontend.build(
-        args.checkpoint, config, proto, src_lang, tgt_lang, args.dtype, __version__,
-        _created_utc())
-    if config["tied_embeddings"] and not header.config.tied_output:
-        print(f"{PROG}: note: config says tied_embeddings but generator.weight differs from "
-              "embed.weight; storing output.weight separately", file=sys.stderr)
+    spec, notes = SOURCES[args.source_format].read(SourceInputs(
+        checkpoint=args.checkpoint, config=args.config, spm=args.spm, src_lang=args.src_lang,
+        tgt_lang=args.tgt_lang, converter_version=__version__, created_utc=_created_utc()))
+    for note in notes:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
+    header, tensors, aliases = writer.pack(spec, args.dtype)
     report = []
     if calibration_lines is not None:
         agreement = calibration.int8_greedy_agreement(args.checkpoint, args.config, args.spm,

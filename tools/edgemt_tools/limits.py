@@ -1,8 +1,9 @@
-"""The model-file limits the runtime enforces (runtime/include/edgemt/limits.h).
+"""The model-file limits the runtime enforces: runtime/include/edgemt/limits.h
+(every family) and runtime/models/transformer/config.h (the Transformer's).
 
 The converter refuses to write a file outside them, so that it never writes a
 file the runtime would reject. tests/tools/test_limits.py reads the C++
-header and holds these values equal to it.
+headers and holds these values equal to it.
 """
 
 MAX_LAYERS_PER_STACK = 64          # kMaxLayersPerStack: encoder and decoder layers, each

@@ -11,7 +11,9 @@ so both sides agree on one definition.
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
+
+import numpy as np
 
 ACTIVATIONS = ("relu", "gelu", "swish")
 NORM_PLACEMENTS = ("post", "pre")
@@ -94,6 +96,23 @@ class ModelHeader:
     # scheme weight_dtype implies; the reader always fills in what the file says.
     # Set explicitly only to write deliberately inconsistent test files.
     quantization: Optional[str] = None
+
+
+@dataclass
+class ModelSpec:
+    """What a checkpoint source (sources/) hands the writer (writer.py): the
+    family's config, the header fields, and the weights as float32 arrays
+    under their canonical names and layouts (schema/TENSORS.md): every tensor
+    of `expected_tensors(config, "fp32")` that is not an alias. No storage
+    type yet: the writer quantizes (int8) or narrows (fp16)."""
+    config: TransformerConfig
+    special_tokens: SpecialTokens
+    source_language: str
+    target_language: str
+    tokenizer_model: bytes            # serialized SentencePiece ModelProto
+    weights: Mapping[str, np.ndarray]
+    append_eos_to_source: bool = True
+    provenance: Provenance = field(default_factory=Provenance)
 
 
 @dataclass(frozen=True)

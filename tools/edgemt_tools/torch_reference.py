@@ -50,7 +50,7 @@ from . import search
 from .model_spec import WEIGHT_DTYPES
 from .positions import TABLES
 from .quantize import dequantize_rows, fake_quantize_activation_rows, quantize_rows
-from .torch_frontend import is_matrix_key, read_config, transformer_config
+from .sources.torch import is_matrix_key, read_config, transformer_config
 
 
 def fake_quantize_input(x: torch.Tensor) -> torch.Tensor:

@@ -19,17 +19,16 @@ namespace edgemt {
 
 // ---- Model files (checked by the verifier at load) --------------------------
 
-inline constexpr uint32_t kMaxLayersPerStack = 64;  // encoder and decoder layers, each
-inline constexpr uint32_t kMaxDModel = 16384;
-inline constexpr uint32_t kMaxFfnDim = 262144;
+// Limits of every family; each family adds its own for its config
+// (runtime/models/<family>/config.h).
 inline constexpr uint32_t kMaxVocabSize = 1u << 24;  // 16,777,216 ids
-inline constexpr uint32_t kMaxPositions = 65536;     // rows of the position table
+inline constexpr uint32_t kMaxPositions = 65536;     // longest sequence a model may declare
 // A whole file: FlatBuffer header plus weight segment. The FlatBuffer part is
 // also below 2 GiB (a limit of the FlatBuffers verifier).
 inline constexpr uint64_t kMaxModelBytes = uint64_t{64} << 30;  // 64 GiB
-// Entries of the tensor table. A model at the limits above has
-// 5 + 64·12 + 2 + 64·20 + 2 = 2057 float tensors, fewer than 4114 with int8
-// scales; the rest is headroom, not a promise.
+// Entries of the tensor table: above what the largest config any family
+// allows implies (today 2057 float tensors, fewer than 4114 with int8
+// scales); the rest is headroom, not a promise.
 inline constexpr uint32_t kMaxTensors = 8192;
 // The embedded SentencePiece model (real ones are 0.2-5 MB).
 inline constexpr uint32_t kMaxTokenizerBytes = 64u << 20;  // 64 MiB
@@ -39,7 +38,7 @@ inline constexpr uint32_t kMaxTokenizerBytes = 64u << 20;  // 64 MiB
 inline constexpr size_t kMaxBatch = 1024;  // Limits::max_batch
 inline constexpr size_t kMaxBeam = 64;     // Limits::max_beam
 // Limits::max_source_len and max_target_len are at most the model's
-// max_positions (itself <= kMaxPositions).
+// max_sequence_length() (itself <= kMaxPositions).
 
 // ---- Text (Tokenizer::encode(), edgemt translate) ---------------------------
 

@@ -24,12 +24,12 @@
 
 namespace edgemt {
 
+struct FamilyConfig;  // runtime/models/families.h
+
 // The model file format version this runtime reads.
 inline constexpr uint32_t kFormatVersion = 1;
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
-enum class Activation : uint8_t { kRelu = 0, kGelu = 1, kSwish = 2 };
-enum class NormPlacement : uint8_t { kPostNorm = 0, kPreNorm = 1 };
 // How an I8 file's matrices are read (schema/edgemt.fbs): kInt8PerRowDynamic
 // is symmetric int8 per output row with `<matrix>_scale` tensors, activations
 // quantized per row at run time. kNone for F32 and F16 files.
@@ -37,29 +37,7 @@ enum class QuantizationScheme : uint8_t { kNone = 0, kInt8PerRowDynamic = 1 };
 
 const char* dtype_name(DType dtype);            // "f32", "f16", "i8"
 size_t dtype_size(DType dtype);                 // bytes per element
-const char* activation_name(Activation act);    // "relu", "gelu", "swish"
-const char* norm_placement_name(NormPlacement placement);  // "post-norm", "pre-norm"
 const char* quantization_scheme_name(QuantizationScheme scheme);  // "none", "int8-per-row-dynamic"
-
-// Hyper-parameters of an encoder-decoder Transformer (see schema/edgemt.fbs).
-struct TransformerConfig {
-  uint32_t encoder_layers = 0;
-  uint32_t decoder_layers = 0;
-  uint32_t d_model = 0;
-  uint32_t heads = 0;
-  uint32_t ffn_dim = 0;
-  Activation activation = Activation::kRelu;
-  NormPlacement norm_placement = NormPlacement::kPostNorm;
-  float layer_norm_eps = 1e-5f;
-  bool encoder_final_norm = false;
-  bool decoder_final_norm = false;
-  float embedding_scale = 1.0f;
-  bool tied_output = false;
-  bool output_bias = false;
-  bool shared_embeddings = false;
-  uint32_t vocab_size = 0;
-  uint32_t max_positions = 0;  // rows of position.table
-};
 
 struct SpecialTokens {
   int32_t pad = 0;
@@ -133,7 +111,18 @@ class Model {
   Model& operator=(const Model&) = delete;
 
   uint32_t format_version() const;
-  const TransformerConfig& config() const;
+  // The model family's name: the runtime/models/ folder that runs it. Its
+  // hyper-parameters are the family's business; describe_config() writes
+  // them as text.
+  const char* family() const;
+  uint32_t vocab_size() const;
+  // Longest source or target sequence the model accepts, in tokens counting
+  // EOS (the rows of a position table, say); Limits::max_source_len and
+  // max_target_len may not exceed it.
+  uint32_t max_sequence_length() const;
+  // The family's config as indented "  name  value" lines (what `edgemt
+  // inspect` prints), NUL-terminated and truncated to `size`.
+  void describe_config(char* out, size_t size) const;
   const SpecialTokens& special_tokens() const;
   DType weight_dtype() const;  // storage type of matrices and embeddings
   QuantizationScheme quantization() const;  // kInt8PerRowDynamic exactly for I8 files
@@ -164,6 +153,8 @@ class Model {
   struct Impl;
 
  private:
+  // The family's own config, for runtime/models/ (models/families.h).
+  friend const FamilyConfig& family_config(const Model& model);
   explicit Model(Impl* impl);
   // Wraps a verified Impl in a new Model (kOutOfMemory if that fails).
   [[nodiscard]] static Status adopt(std::unique_ptr<Impl> impl, std::unique_ptr<Model>* out);

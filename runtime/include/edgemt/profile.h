@@ -5,20 +5,24 @@
 // read, while no Profile is attached; attached, each part costs two
 // clock_gettime(CLOCK_MONOTONIC) reads per call and no allocation.
 //
-// Parts nest; the decoder-step parts are measured inside kDecoderStep:
+// Parts nest; the decoder-step parts are measured inside kDecoderStep. They
+// are categories every model family fills in its own way (see each family's
+// decoder under runtime/models/):
 //
-//   kTranslate  ┬ kEncoder       embedding, every encoder layer, final norm and
-//               │                the cross-attention K/V of every decoder layer
-//               ├ kDecoderStep   ┬ kEmbedding         target embedding + positions
-//               │  (per step)    ├ kLayerNorm         LayerNorm (+ the residual add)
-//               │                ├ kAttentionGemm     qkv, q and out projections
-//               │                ├ kSelfAttention     K/V cache append + attention kernel
-//               │                ├ kCrossAttention    attention kernel over the source
-//               │                ├ kFfnGemm           the two feed-forward GEMMs
+//   kTranslate  ┬ kEncoder       the whole source side, including what the
+//               │                decoder will attend to
+//               ├ kDecoderStep   ┬ kEmbedding         target embedding (+ positions)
+//               │  (per step)    ├ kLayerNorm         normalization (+ the residual add)
+//               │                ├ kAttentionGemm     projections into and out of attention
+//               │                ├ kDecoderState      the decoder's own state: attention over
+//               │                │                    its past (cache append + kernel) or a
+//               │                │                    recurrent cell
+//               │                ├ kSourceAttention   attention kernel over the source
+//               │                ├ kFeedForwardGemm   feed-forward GEMMs
 //               │                ├ kOutputProjection  logits GEMM [R, vocab]
 //               │                └ (untimed rest: non-fused activations, loop overhead)
 //               └ kSearch        bookkeeping between steps: log-softmax, top-k or
-//                                argmax, history copies, beam K/V cache reorder,
+//                                argmax, history copies, beam state reorder,
 //                                results
 //
 // force_decode() adds to kEncoder and kDecoderStep (and its parts) only.
@@ -39,9 +43,9 @@ enum class ProfilePart : uint32_t {
   kEmbedding,
   kLayerNorm,
   kAttentionGemm,
-  kSelfAttention,
-  kCrossAttention,
-  kFfnGemm,
+  kDecoderState,
+  kSourceAttention,
+  kFeedForwardGemm,
   kOutputProjection,
   kSearch,
   kCount
@@ -49,7 +53,7 @@ enum class ProfilePart : uint32_t {
 
 inline constexpr size_t kProfilePartCount = static_cast<size_t>(ProfilePart::kCount);
 
-// Short stable name of a part ("self-attention", ...), for reports.
+// Short stable name of a part ("decoder-state", ...), for reports.
 const char* profile_part_name(ProfilePart part);
 
 struct Profile {

@@ -1,25 +1,23 @@
 // Translator: token ids in, token ids out, without heap allocation per call.
 //
 // Phases (as TFLite Micro and XNNPACK):
-//   1. create()   load phase: resolves the model's tensors, widens f16
-//                 weights to f32 where the CPU computes in f32, creates the
-//                 XNNPACK operators (they pack their own weight copies), and
-//                 starts the thread pool. Allocates.
+//   1. create()   load phase: the model's family (runtime/models/) resolves
+//                 its tensors, widens f16 weights to f32 where the CPU
+//                 computes in f32 and creates its operators (XNNPACK packs
+//                 its own weight copies); the thread pool starts. Allocates.
 //   2. prepare()  sizes one arena for the largest request the caller will
 //                 make (Limits) and takes it from the heap or the caller.
-//   3. translate() the run phase: XNNPACK setup+run and own kernels on arena
-//                 memory. No malloc/new, no exceptions, no XNNPACK allocation.
+//   3. translate() the run phase: the family's encoder and decoder steps and
+//                 the search on arena memory. No malloc/new, no exceptions,
+//                 no XNNPACK allocation.
 //
-// Arena (prepare() plans it from buffer lifetimes, then lays it out):
-//   encode  encoder activations [max_batch·max_source_len, ·], then the
-//           cross-attention K | V of every decoder layer;
-//   decode  cross-attention K | V (still), the self-attention K/V cache
-//           [max_batch·max_beam, max_target_len, d_model] per layer (one
-//           copy: beam search reorders it through a [max_beam, ·] scratch),
-//           decoder activations, logits [max_batch·max_beam, vocab], search
-//           state, per-thread attention scratch.
-// The encoder's temporaries and the decoder's buffers are never live
-// together, so they share memory; arena_plan() reports both sizes.
+// Arena: prepare() plans it from buffer lifetimes (each buffer is live for
+// a span of run steps), so buffers never live together share memory: the
+// encoder's temporaries, the decoder's per-step activations and the search
+// state overlap, while what a whole decode needs (the source-side state the
+// decoder attends to, each hypothesis's own decoder state, the logits) stays.
+// arena_plan() reports the size with and without that sharing, and `edgemt
+// inspect` prints it for a few limits.
 //
 // Threading: a Translator is used by one thread at a time; it runs its own
 // pthreadpool of `threads` workers inside translate(). Output is identical
@@ -48,12 +46,12 @@ struct TranslatorOptions {
 
 // The largest request translate() will accept after prepare(). Each at
 // least 1; max_batch <= kMaxBatch, max_beam <= kMaxBeam (edgemt/limits.h),
-// lengths <= the model's max_positions.
+// lengths <= the model's max_sequence_length().
 struct Limits {
   size_t max_batch = 16;        // sentences per translate() call
-  size_t max_source_len = 256;  // source tokens, counting EOS; <= max_positions
+  size_t max_source_len = 256;  // source tokens, counting EOS; <= model.max_sequence_length()
   size_t max_beam = 4;
-  size_t max_target_len = 256;  // generated tokens, counting EOS; <= max_positions
+  size_t max_target_len = 256;  // generated tokens, counting EOS; <= model.max_sequence_length()
 };
 
 struct DecodeOptions {
@@ -105,7 +103,7 @@ class Translator {
   Translator& operator=(const Translator&) = delete;
 
   // Bytes of arena prepare() needs for `limits` (kInvalidArgument if the
-  // limits exceed the model, e.g. max_source_len > max_positions).
+  // limits exceed the model, e.g. max_source_len > max_sequence_length()).
   [[nodiscard]] Status arena_bytes(const Limits& limits, size_t* bytes) const;
   // The same, with what planning by lifetime saved (for reports).
   [[nodiscard]] Status arena_plan(const Limits& limits, ArenaPlan* plan) const;

@@ -15,6 +15,7 @@
 
 #include "edgemt/translator.h"
 #include "support/reference_data.h"
+#include "models/transformer/config.h"
 
 namespace edgemt {
 namespace {
@@ -98,11 +99,11 @@ TEST_CASE("core/profile: translate() fills every part - nested parts fit in thei
     CHECK(steps >= longest);
     CHECK(profile.count(ProfilePart::kEmbedding) == steps);
     CHECK(profile.count(ProfilePart::kOutputProjection) == steps);
-    const uint64_t layers = model->config().decoder_layers;
-    CHECK(profile.count(ProfilePart::kSelfAttention) == steps * layers);
-    CHECK(profile.count(ProfilePart::kCrossAttention) == steps * layers);
+    const uint64_t layers = transformer_config(*model).decoder_layers;
+    CHECK(profile.count(ProfilePart::kDecoderState) == steps * layers);
+    CHECK(profile.count(ProfilePart::kSourceAttention) == steps * layers);
     CHECK(profile.count(ProfilePart::kAttentionGemm) == steps * layers * 4);
-    CHECK(profile.count(ProfilePart::kFfnGemm) == steps * layers * 2);
+    CHECK(profile.count(ProfilePart::kFeedForwardGemm) == steps * layers * 2);
     CHECK(profile.count(ProfilePart::kSearch) == steps + 1);
 
     // Every part that must run took some time.
@@ -116,8 +117,8 @@ TEST_CASE("core/profile: translate() fills every part - nested parts fit in thei
     CHECK(sum(profile, {ProfilePart::kEncoder, ProfilePart::kDecoderStep, ProfilePart::kSearch}) <=
           translate);
     CHECK(sum(profile, {ProfilePart::kEmbedding, ProfilePart::kLayerNorm,
-                        ProfilePart::kAttentionGemm, ProfilePart::kSelfAttention,
-                        ProfilePart::kCrossAttention, ProfilePart::kFfnGemm,
+                        ProfilePart::kAttentionGemm, ProfilePart::kDecoderState,
+                        ProfilePart::kSourceAttention, ProfilePart::kFeedForwardGemm,
                         ProfilePart::kOutputProjection}) <= profile.ns(ProfilePart::kDecoderStep));
     // And they account for most of it (loose: untimed glue is a few loops).
     CHECK(sum(profile, {ProfilePart::kEncoder, ProfilePart::kDecoderStep, ProfilePart::kSearch}) >=

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "format/tensor_layout.h"
+#include "models/transformer/tensor_layout.h"
 #include "kernels/fp16.h"
 #include "support/model_builder.h"
 
@@ -77,7 +77,7 @@ TEST_CASE("format/model: a valid f32 model loads and every accessor returns what
   if (!model) return;
 
   CHECK(model->format_version() == kFormatVersion);
-  const TransformerConfig& c = model->config();
+  const TransformerConfig& c = transformer_config(*model);
   CHECK(c.encoder_layers == 1);
   CHECK(c.decoder_layers == 1);
   CHECK(c.d_model == 8);
@@ -174,7 +174,7 @@ TEST_CASE("format/model: every config option round-trips - aliases share bytes")
   const Status status = load_bytes(builder.build(), &model);
   CHECK_MESSAGE(status.is_ok(), std::string(status.message()));
   if (!model) return;
-  const TransformerConfig& c = model->config();
+  const TransformerConfig& c = transformer_config(*model);
   CHECK(c.encoder_layers == 2);
   CHECK(c.decoder_layers == 3);
   CHECK(c.d_model == 12);
@@ -298,7 +298,7 @@ void check_bundled_model(const char* path, DType dtype, QuantizationScheme schem
   std::unique_ptr<Model> model;
   const Status status = Model::load(path, &model);
   REQUIRE_MESSAGE(status.is_ok(), std::string(status.message()));
-  const TransformerConfig& c = model->config();
+  const TransformerConfig& c = transformer_config(*model);
   CHECK(c.d_model == 256);
   CHECK(c.heads == 4);
   CHECK(c.encoder_layers == 3);

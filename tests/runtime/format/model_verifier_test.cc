@@ -3,7 +3,8 @@
 // plus corruption sweeps that must never crash.
 #include "format/model_verifier.h"
 #include "format/crc32.h"
-#include "format/tensor_layout.h"
+#include "models/transformer/config.h"
+#include "models/transformer/tensor_layout.h"
 
 #include <doctest/doctest.h>
 
@@ -352,9 +353,9 @@ TEST_CASE("format/model_verifier: config values out of range") {
     CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, c.text);
     TransformerConfig config = testing::tiny_config();
     c.edit(&config);
-    CHECK(verify_config(config).code() == StatusCode::kInvalidModel);
+    CHECK(verify_transformer_config(config).code() == StatusCode::kInvalidModel);
   }
-  CHECK(verify_config(testing::tiny_config()).is_ok());
+  CHECK(verify_transformer_config(testing::tiny_config()).is_ok());
 }
 
 TEST_CASE("format/model_verifier: int8 files (Int8PerRowDynamic) and their row scales") {

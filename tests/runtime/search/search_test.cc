@@ -30,6 +30,7 @@
 #include "edgemt/translator.h"
 #include "support/model_builder.h"
 #include "support/reference_transformer.h"
+#include "models/transformer/config.h"
 
 namespace edgemt {
 namespace {
@@ -143,7 +144,7 @@ Outcome naive_beam(const Model& model, const std::vector<int32_t>& source, size_
                    size_t K, double alpha) {
   const ReferenceTransformer reference(model);
   const SpecialTokens& special = model.special_tokens();
-  const size_t V = model.config().vocab_size;
+  const size_t V = transformer_config(model).vocab_size;
   struct Hypothesis {
     std::vector<int32_t> prefix;  // starts with decoder_start
     double score;
@@ -223,7 +224,7 @@ Outcome naive_beam(const Model& model, const std::vector<int32_t>& source, size_
 Outcome naive_greedy(const Model& model, const std::vector<int32_t>& source, size_t max_len) {
   const ReferenceTransformer reference(model);
   const SpecialTokens& special = model.special_tokens();
-  const size_t V = model.config().vocab_size;
+  const size_t V = transformer_config(model).vocab_size;
   Outcome outcome;
   std::vector<int32_t> prefix = {special.decoder_start};
   for (size_t step = 0; step < max_len; ++step) {
@@ -393,7 +394,7 @@ TEST_CASE("search: outputs never contain pad bos or eos even when they are favou
       const Run run = translate(f.translator.get(), kSources, options);
       for (size_t i = 0; i < kSources.size(); ++i) {
         CAPTURE(i);
-        CHECK_FALSE(has_special(run.tokens[i], special, f.model->config().vocab_size));
+        CHECK_FALSE(has_special(run.tokens[i], special, transformer_config(*f.model).vocab_size));
         CHECK(run.tokens[i].size() <= max_len_for(kSources[i].size(), options, 32));
       }
     }

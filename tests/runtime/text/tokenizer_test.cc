@@ -17,6 +17,7 @@
 #include "edgemt/model.h"
 #include "support/model_builder.h"
 #include "support/sentencepiece_builder.h"
+#include "models/transformer/config.h"
 
 namespace edgemt {
 namespace {

@@ -1,4 +1,5 @@
-"""torch_frontend.py: name mapping, splitting, tying and validation errors."""
+"""sources/torch.py (with the writer that stores its spec): name mapping,
+splitting, tying and validation errors."""
 
 import json
 import os
@@ -12,7 +13,17 @@ import helpers  # noqa: F401
 from edgemt_tools.errors import UserError
 from edgemt_tools.quantize import quantize_rows
 from edgemt_tools.testing import tiny_state_dict, tiny_torch_config
-from edgemt_tools.torch_frontend import convert_state_dict, read_config
+from edgemt_tools.sources import torch as torch_source
+from edgemt_tools.sources.torch import read_config
+from edgemt_tools.writer import pack_tensors
+
+
+def convert_state_dict(state, config, dtype):
+    """(config, tensors, aliases) as stored in a `dtype` file: the source's
+    float32 spec through the writer."""
+    cfg, weights = torch_source.convert_state_dict(state, config)
+    tensors, aliases = pack_tensors(cfg, weights, dtype)
+    return cfg, tensors, aliases
 
 
 def numpy_state(config, seed=0):

@@ -2,7 +2,7 @@
 // naive double LayerNorm:
 //   post-norm: x = LN(x + out), the sub-layer reads x itself
 //   pre-norm:  x = x + out,     the sub-layer reads LN(x) from scratch
-#include "layers/residual.h"
+#include "models/transformer/residual.h"
 
 #include <doctest/doctest.h>
 
@@ -65,7 +65,7 @@ Data make_data(Random* rng, size_t rows, size_t dim) {
 constexpr size_t kDims[] = {1, 8, 17, 256};
 constexpr size_t kRows[] = {1, 3, 9};
 
-TEST_CASE("layers/residual: post-norm residual_step is LN(x + out)") {
+TEST_CASE("models/transformer/residual: post-norm residual_step is LN(x + out)") {
   Random rng(21);
   for (size_t dim : kDims) {
     for (size_t rows : kRows) {
@@ -84,7 +84,7 @@ TEST_CASE("layers/residual: post-norm residual_step is LN(x + out)") {
   }
 }
 
-TEST_CASE("layers/residual: pre-norm residual_step is the plain float sum x + out") {
+TEST_CASE("models/transformer/residual: pre-norm residual_step is the plain float sum x + out") {
   Random rng(22);
   for (size_t dim : kDims) {
     for (size_t rows : kRows) {
@@ -99,7 +99,7 @@ TEST_CASE("layers/residual: pre-norm residual_step is the plain float sum x + ou
   }
 }
 
-TEST_CASE("layers/residual: post-norm sublayer_input is x itself and leaves scratch alone") {
+TEST_CASE("models/transformer/residual: post-norm sublayer_input is x itself and leaves scratch alone") {
   Random rng(23);
   const size_t rows = 3, dim = 17;
   Data d = make_data(&rng, rows, dim);
@@ -114,7 +114,7 @@ TEST_CASE("layers/residual: post-norm sublayer_input is x itself and leaves scra
   CHECK(untouched);
 }
 
-TEST_CASE("layers/residual: pre-norm sublayer_input is LN(x) in scratch and x is unchanged") {
+TEST_CASE("models/transformer/residual: pre-norm sublayer_input is LN(x) in scratch and x is unchanged") {
   Random rng(24);
   for (size_t dim : kDims) {
     for (size_t rows : kRows) {
@@ -135,7 +135,7 @@ TEST_CASE("layers/residual: pre-norm sublayer_input is LN(x) in scratch and x is
   }
 }
 
-TEST_CASE("layers/residual: a pre-norm sub-layer step equals the textbook x + f(LN(x))") {
+TEST_CASE("models/transformer/residual: a pre-norm sub-layer step equals the textbook x + f(LN(x))") {
   // One whole pre-norm step with f = doubling: sublayer_input, then
   // residual_step with the sub-layer's output.
   Random rng(25);

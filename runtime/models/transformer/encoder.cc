@@ -1,4 +1,4 @@
-#include "layers/encoder.h"
+#include "models/transformer/encoder.h"
 
 #include <cmath>
 
@@ -8,7 +8,7 @@
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
-#include "layers/residual.h"
+#include "models/transformer/residual.h"
 
 namespace edgemt {
 namespace {

@@ -1,4 +1,4 @@
-#include "layers/transformer_weights.h"
+#include "models/transformer/weights.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include "core/cpu_features.h"
 #include "core/prefaulted_memory.h"
-#include "format/tensor_layout.h"
+#include "models/transformer/tensor_layout.h"
 #include "kernels/fp16.h"
 
 namespace edgemt {
@@ -139,7 +139,7 @@ bool f16_gemm_is_native() {
 }  // namespace
 
 Status load_transformer_weights(const Model& model, TransformerWeights* w) {
-  const TransformerConfig& config = model.config();
+  const TransformerConfig& config = transformer_config(model);
   if (config.encoder_layers > kMaxLayers || config.decoder_layers > kMaxLayers) {
     return Status::error(StatusCode::kUnsupported, "models with more than %zu layers per stack are not supported",
                          kMaxLayers);

@@ -1,4 +1,4 @@
-#include "layers/residual.h"
+#include "models/transformer/residual.h"
 
 #include "kernels/layer_norm.h"
 

@@ -1,10 +1,11 @@
-"""Front-end for torch.nn.Transformer checkpoints (the multi30k-en-de layout).
+"""Source `torch`: torch.nn.Transformer checkpoints (the multi30k-en-de layout).
 
 Input: a `state_dict` saved with `torch.save(model.state_dict())` of a wrapper
 module with `embed` (nn.Embedding [V, d]), `transformer` (nn.Transformer,
 batch_first) and `generator` (nn.Linear d -> V), plus its config.json.
-Output: a `ModelHeader` and the edgemt tensors (numpy, final dtype) named as in
-schema/TENSORS.md, with aliases.
+Output: a `ModelSpec` (model_spec.py): the Transformer config, header fields
+and float32 weights named as in schema/TENSORS.md; the writer (writer.py)
+stores them in the asked dtype.
 
 Name mapping (torch -> edgemt), layer i, d = d_model:
   embed.weight [V,d]                          -> embedding.source (+ alias embedding.target)
@@ -23,10 +24,9 @@ Name mapping (torch -> edgemt), layer i, d = d_model:
   encoder.norm / decoder.norm                 -> encoder.final_norm / decoder.final_norm
   (computed) position table [max_len, d]      -> position.table
 
-With --dtype int8 every matrix is quantized per output row (quantize.py) and
-stored as I8 codes plus its F32 `<name>_scale` [out]; splitting the cross
-attention rows before or after quantizing gives the same codes and scales,
-because each row is quantized on its own.
+The cross-attention rows are split here, before the writer quantizes (int8
+per output row): each row is quantized on its own, so splitting before or
+after gives the same codes and scales.
 """
 
 import hashlib
@@ -37,13 +37,12 @@ from typing import Dict, List, Mapping, Tuple
 
 import numpy as np
 
-from . import limits
-from .errors import UserError
-from .model_spec import (MATRIX, ModelHeader, Provenance, SpecialTokens, TransformerConfig,
-                         expected_tensors, scale_name)
-from .positions import TABLES
-from .quantize import quantize_rows
-from .validate import check_int, check_positive_float, first_line
+from .. import limits
+from ..errors import UserError
+from ..model_spec import (MATRIX, ModelSpec, Provenance, SpecialTokens, TransformerConfig,
+                          expected_tensors)
+from ..positions import TABLES
+from ..validate import check_int, check_positive_float, first_line
 
 TORCH_PREFIX = "transformer."
 
@@ -209,25 +208,10 @@ def _expected_torch_shape(specs, targets) -> Tuple[int, ...]:
     return (rows,) + tuple(first[1:])
 
 
-def _to_dtype(name: str, array: np.ndarray, kind: str,
-              dtype: str) -> "OrderedDict[str, np.ndarray]":
-    """The arrays stored for tensor `name`, in file order: the tensor itself in
-    its storage type and, for an int8 matrix, its per-row scales after it."""
-    if kind != MATRIX or dtype == "fp32":
-        return OrderedDict([(name, np.ascontiguousarray(array, dtype=np.float32))])
-    if dtype == "int8":
-        codes, scale = quantize_rows(array, name)
-        return OrderedDict([(name, np.ascontiguousarray(codes)), (scale_name(name), scale)])
-    if np.abs(array).max(initial=0.0) > np.finfo(np.float16).max:
-        raise UserError(f"tensor {name} has values beyond the fp16 range; use --dtype fp32")
-    return OrderedDict([(name, np.ascontiguousarray(array.astype(np.float16)))])
-
-
-def convert_state_dict(state: Mapping[str, np.ndarray], config: Mapping, dtype: str):
-    """Validate `state` against `config` and map it to edgemt tensors.
-
-    Returns (TransformerConfig, tensors: OrderedDict name -> array, aliases: name -> name);
-    with dtype "int8" the tensors include every matrix's `_scale` (model_spec).
+def convert_state_dict(state: Mapping[str, np.ndarray], config: Mapping):
+    """Validate `state` against `config` and map it to edgemt's canonical
+    tensors. Returns (TransformerConfig, weights: OrderedDict name -> float32
+    array, every tensor the config implies but aliases, in file order).
     Raises UserError on missing/unexpected keys, shape mismatches, non-finite values.
     """
     tied = "generator.weight" in state and "embed.weight" in state and \
@@ -236,7 +220,7 @@ def convert_state_dict(state: Mapping[str, np.ndarray], config: Mapping, dtype: 
     cfg = transformer_config(config, tied_output=tied)
     keymap = torch_key_map(cfg)
     _check_keys(state, keymap)
-    specs = expected_tensors(cfg, dtype)
+    specs = expected_tensors(cfg, "fp32")
 
     for key, targets in keymap.items():
         want = _expected_torch_shape(specs, targets)
@@ -260,18 +244,11 @@ def convert_state_dict(state: Mapping[str, np.ndarray], config: Mapping, dtype: 
     pieces["position.table"] = TABLES[config["positional_encoding"]](cfg.max_positions,
                                                                      cfg.d_model)
 
-    tensors: "OrderedDict[str, np.ndarray]" = OrderedDict()
-    aliases: Dict[str, str] = {}
+    weights: "OrderedDict[str, np.ndarray]" = OrderedDict()
     for name, spec in specs.items():
-        if spec.alias_of is not None:
-            aliases[name] = spec.alias_of if spec.alias_of in tensors else aliases[spec.alias_of]
-            continue
-        if name in tensors:
-            continue  # an int8 scale, stored together with its matrix
-        tensors.update(_to_dtype(name, pieces[name], spec.kind, dtype))
-    missing = [name for name in specs if name not in tensors and name not in aliases]
-    assert not missing, f"no array for {missing}"  # expected_tensors and _to_dtype disagree
-    return cfg, tensors, aliases
+        if spec.alias_of is None:
+            weights[name] = np.asarray(pieces[name], dtype=np.float32)
+    return cfg, weights
 
 
 def sha256_file(path: str) -> str:
@@ -282,21 +259,60 @@ def sha256_file(path: str) -> str:
     return digest.hexdigest()
 
 
+def read_tokenizer(path: str, config: Mapping) -> bytes:
+    """Read the SentencePiece model and check it agrees with the config's ids."""
+    import sentencepiece as spm
+    if not os.path.isfile(path):
+        raise UserError(f"SentencePiece model not found: {path}")
+    with open(path, "rb") as handle:
+        proto = handle.read()
+    try:
+        sp = spm.SentencePieceProcessor(model_proto=proto)
+    except Exception as err:  # noqa: BLE001 - sentencepiece raises plain RuntimeError/OSError
+        raise UserError(f"cannot load SentencePiece model {path}: "
+                        f"{first_line(err)}") from None
+    if sp.get_piece_size() != config["vocab_size"]:
+        raise UserError(f"SentencePiece model has {sp.get_piece_size()} pieces, config "
+                        f"vocab_size is {config['vocab_size']}")
+    for key, got in (("pad_id", sp.pad_id()), ("unk_id", sp.unk_id()), ("bos_id", sp.bos_id()),
+                     ("eos_id", sp.eos_id())):
+        if got != config[key]:
+            raise UserError(f"SentencePiece {key} is {got}, config says {config[key]}")
+    return proto
+
+
 def build(checkpoint: str, config: Mapping, tokenizer_model: bytes, src_lang: str,
-          tgt_lang: str, dtype: str, converter_version: str, created_utc: str):
-    """Everything the writer needs: (ModelHeader, tensors, aliases).
-    `config` is the dict returned by `read_config`."""
+          tgt_lang: str, converter_version: str, created_utc: str) -> ModelSpec:
+    """The ModelSpec of `checkpoint`; `config` is the dict returned by
+    `read_config`, `tokenizer_model` the bytes `read_tokenizer` returned."""
     state = load_state_dict(checkpoint)
-    cfg, tensors, aliases = convert_state_dict(state, config, dtype)
-    header = ModelHeader(
+    cfg, weights = convert_state_dict(state, config)
+    return ModelSpec(
         config=cfg,
         special_tokens=SpecialTokens(pad=config["pad_id"], unk=config["unk_id"],
                                      bos=config["bos_id"], eos=config["eos_id"],
                                      decoder_start=config["bos_id"]),
-        source_language=src_lang, target_language=tgt_lang, weight_dtype=dtype,
-        tokenizer_model=tokenizer_model, append_eos_to_source=True,
+        source_language=src_lang, target_language=tgt_lang,
+        tokenizer_model=tokenizer_model, weights=weights, append_eos_to_source=True,
         provenance=Provenance(source_format="torch",
                               source_checkpoint=os.path.basename(checkpoint),
                               source_sha256=sha256_file(checkpoint),
                               converter_version=converter_version, created_utc=created_utc))
-    return header, tensors, aliases
+
+
+def read(inputs) -> "Tuple[ModelSpec, List[str]]":
+    """The source's entry point (sources/__init__.py): `inputs` is a
+    SourceInputs. Returns the spec and notes for the user."""
+    config = read_config(inputs.config)
+    src_lang = inputs.src_lang or config.get("src_lang")
+    tgt_lang = inputs.tgt_lang or config.get("tgt_lang")
+    if not src_lang or not tgt_lang:
+        raise UserError("languages unknown: pass --src-lang and --tgt-lang")
+    proto = read_tokenizer(inputs.spm, config)
+    spec = build(inputs.checkpoint, config, proto, src_lang, tgt_lang,
+                 inputs.converter_version, inputs.created_utc)
+    notes = []
+    if config["tied_embeddings"] and not spec.config.tied_output:
+        notes.append("config says tied_embeddings but generator.weight differs from "
+                     "embed.weight; storing output.weight separately")
+    return spec, notes

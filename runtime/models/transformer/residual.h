@@ -7,7 +7,7 @@
 #include <cstddef>
 
 #include "edgemt/model.h"
-#include "layers/transformer_weights.h"
+#include "models/transformer/weights.h"
 
 namespace edgemt {
 

@@ -10,17 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "layers/encoder.h"
+#include "models/transformer/encoder.h"
 
 namespace edgemt {
-
-struct DecoderStep {
-  size_t rows = 0;                     // R
-  size_t step = 0;                     // position of the input tokens
-  const int32_t* tokens = nullptr;     // [R] input token per hypothesis
-  const size_t* row_source = nullptr;  // [R] source sequence of each hypothesis
-  const size_t* row_slot = nullptr;    // [R] K/V cache slot of each hypothesis
-};
 
 // On return workspace->logits holds [R, V].
 [[nodiscard]] Status run_decoder_step(const RunContext& context, const PackedSequences& sources,

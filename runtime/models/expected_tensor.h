@@ -1,10 +1,6 @@
-// Tensor layout: the tensors a TransformerConfig implies (schema/TENSORS.md).
-//
-// One definition, used by the verifier (every expected tensor must be in the
-// file with exactly this shape and dtype, and nothing else), by the weight
-// loader of the Translator (which finds its weights by these names) and by the
-// test model builder. The converter's twin is tools/edgemt_tools/model_spec.py
-// (`expected_tensors`); both must list the same names in the same order.
+// ExpectedTensor: one tensor a model's config implies, as a family's
+// tensor layout (runtime/models/<family>/tensor_layout.h) hands it to the
+// verifier, the weight loader and the test model builder.
 //
 // Nothing here allocates: names are built into fixed buffers with snprintf.
 #pragma once
@@ -47,22 +43,12 @@ struct ExpectedTensor {
 // `tensor` is only valid during the call.
 using ExpectedTensorVisitor = bool (*)(const ExpectedTensor& tensor, void* context);
 
-// Calls `visit` for every tensor `config` implies, in a stable order
-// (embeddings, position table, output, encoder layers, encoder final norm,
-// decoder layers, decoder final norm; the order of model_spec.py). With
-// weight_dtype I8 every matrix `X` is followed by `X_scale` [rows] F32. Returns
-// false if the visitor stopped early, true otherwise. The config is not
-// validated here (the verifier does that first); a zero-layer config simply
-// yields no layer tensors.
-bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtype,
-                              ExpectedTensorVisitor visit, void* context);
-
-// Same, with any callable `bool(const ExpectedTensor&)` (a lambda with
-// captures, say). No heap: the callable is passed by address.
-template <typename Visitor,
+// Calls `for_each_expected_tensor(config, weight_dtype, visit, context)` of
+// the config's family with any callable `bool(const ExpectedTensor&)` (a
+// lambda with captures, say). No heap: the callable is passed by address.
+template <typename Config, typename Visitor,
           typename = std::enable_if_t<!std::is_convertible_v<Visitor, ExpectedTensorVisitor>>>
-bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtype,
-                              Visitor&& visit) {
+bool for_each_expected_tensor(const Config& config, DType weight_dtype, Visitor&& visit) {
   using V = std::remove_reference_t<Visitor>;
   return for_each_expected_tensor(
       config, weight_dtype,
@@ -71,9 +57,6 @@ bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtyp
       },
       const_cast<void*>(static_cast<const void*>(&visit)));
 }
-
-// Number of tensors `config` implies in a file of `weight_dtype`.
-size_t expected_tensor_count(const TransformerConfig& config, DType weight_dtype = DType::kF32);
 
 // printf into `buffer` (e.g. format_tensor_name(name, sizeof(name),
 // "encoder.layers.%u.ffn.in.weight", i)). Returns false (and leaves a

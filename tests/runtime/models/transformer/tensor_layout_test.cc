@@ -1,6 +1,6 @@
 // The tensor list a config implies, checked against schema/TENSORS.md written
 // out by hand (so the runtime's list cannot drift from the document).
-#include "format/tensor_layout.h"
+#include "models/transformer/tensor_layout.h"
 
 #include <doctest/doctest.h>
 
@@ -40,7 +40,7 @@ TransformerConfig small_config() {
   return c;
 }
 
-TEST_CASE("format/tensor_layout: 1+1 layers list every tensor of TENSORS.md in order") {
+TEST_CASE("models/transformer/tensor_layout: 1+1 layers list every tensor of TENSORS.md in order") {
   const DType w = DType::kF16;
   const DType f = DType::kF32;
   const std::vector<Row> expected = {
@@ -93,7 +93,7 @@ TEST_CASE("format/tensor_layout: 1+1 layers list every tensor of TENSORS.md in o
   }
 }
 
-TEST_CASE("format/tensor_layout: optional tensors and aliases follow the config flags") {
+TEST_CASE("models/transformer/tensor_layout: optional tensors and aliases follow the config flags") {
   TransformerConfig c = small_config();
   c.encoder_layers = 2;
   c.decoder_layers = 3;
@@ -130,7 +130,7 @@ TEST_CASE("format/tensor_layout: optional tensors and aliases follow the config 
   CHECK(rows.back().name == "decoder.final_norm.bias");
 }
 
-TEST_CASE("format/tensor_layout: a visitor returning false stops the walk") {
+TEST_CASE("models/transformer/tensor_layout: a visitor returning false stops the walk") {
   size_t calls = 0;
   const bool complete = for_each_expected_tensor(small_config(), DType::kF32,
                                                  [&](const ExpectedTensor&) { return ++calls < 5; });
@@ -148,7 +148,7 @@ TEST_CASE("format/tensor_layout: a visitor returning false stops the walk") {
   CHECK(count == expected_tensor_count(small_config()));
 }
 
-TEST_CASE("format/tensor_layout: format_tensor_name writes into the caller's buffer") {
+TEST_CASE("models/transformer/tensor_layout: format_tensor_name writes into the caller's buffer") {
   char name[kMaxTensorNameLength];
   CHECK(format_tensor_name(name, sizeof(name), "encoder.layers.%u.ffn.in.weight", 7u));
   CHECK(std::strcmp(name, "encoder.layers.7.ffn.in.weight") == 0);

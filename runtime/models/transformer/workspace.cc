@@ -1,4 +1,4 @@
-#include "layers/workspace.h"
+#include "models/transformer/workspace.h"
 
 #include <algorithm>
 

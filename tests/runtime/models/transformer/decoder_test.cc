@@ -13,6 +13,7 @@
 #include "edgemt/translator.h"
 #include "support/model_builder.h"
 #include "support/reference_transformer.h"
+#include "models/transformer/config.h"
 
 namespace {
 
@@ -99,7 +100,7 @@ TEST_CASE("decoder logits match the naive reference for every config variant") {
   for (const Variant& v : kVariants) {
     CAPTURE(std::string(v.name));
     Fixture f = make(v, 1);
-    const size_t vocab = f.model->config().vocab_size;
+    const size_t vocab = transformer_config(*f.model).vocab_size;
     std::vector<float> logits(target.size() * vocab);
     const edgemt::Status status =
         f.translator->force_decode({source.data(), source.size()},

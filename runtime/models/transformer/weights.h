@@ -10,7 +10,7 @@
 
 #include <cstddef>
 
-#include "edgemt/limits.h"
+#include "models/transformer/config.h"
 #include "edgemt/model.h"
 #include "edgemt/status.h"
 #include "kernels/embedding.h"
@@ -18,7 +18,7 @@
 
 namespace edgemt {
 
-inline constexpr size_t kMaxLayers = kMaxLayersPerStack;  // edgemt/limits.h
+inline constexpr size_t kMaxLayers = kMaxLayersPerStack;  // models/transformer/config.h
 
 struct NormWeights {
   const float* weight = nullptr;  // [d]

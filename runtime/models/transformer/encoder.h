@@ -15,15 +15,11 @@
 #include "edgemt/model.h"
 #include "edgemt/profile.h"
 #include "edgemt/status.h"
-#include "layers/transformer_weights.h"
-#include "layers/workspace.h"
+#include "models/transformer/weights.h"
+#include "models/encoder_decoder.h"
+#include "models/transformer/workspace.h"
 
 namespace edgemt {
-
-struct PackedSequences {
-  size_t count = 0;
-  const size_t* offsets = nullptr;  // [count + 1]; offsets[count] = total rows
-};
 
 struct RunContext {
   const TransformerConfig* config = nullptr;

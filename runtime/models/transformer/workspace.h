@@ -12,15 +12,16 @@
 #include <cstdint>
 
 #include "core/arena.h"
-#include "layers/transformer_weights.h"
+#include "models/encoder_decoder.h"
+#include "models/transformer/weights.h"
 
 namespace edgemt {
 
-// The steps of one translate() call, in order. The encoder's layers repeat
+// The encoder's run steps, inside the frame of models/encoder_decoder.h
+// (kPack before them, the decode steps after). The layers repeat
 // kAttnNorm..kFfnOut: a buffer live only inside that span holds nothing from
 // one layer to the next.
 namespace run_step {
-inline constexpr uint16_t kPack = 0;         // sources checked and packed
 inline constexpr uint16_t kEmbed = 1;        // encoder x = embedding + positions
 inline constexpr uint16_t kAttnNorm = 2;     // sub-layer input (pre-norm)
 inline constexpr uint16_t kAttnQkv = 3;      // qkv projection
@@ -29,14 +30,8 @@ inline constexpr uint16_t kAttnOut = 5;      // output projection, residual
 inline constexpr uint16_t kFfnIn = 6;        // sub-layer input, first FFN matrix
 inline constexpr uint16_t kFfnOut = 7;       // second FFN matrix, residual
 inline constexpr uint16_t kCrossKv = 8;      // cross-attention K | V of every decoder layer
-// Each decoder step (they repeat too):
-inline constexpr uint16_t kDecodeLayers = 9;   // embedding and the decoder layers
-inline constexpr uint16_t kDecodeOutput = 10;  // final norm, output projection to logits
-inline constexpr uint16_t kDecodeSearch = 11;  // the search reads the logits, picks tokens
+static_assert(kEmbed == kEncodeFirst && kCrossKv == kEncodeLast, "the encoder fills its frame");
 }  // namespace run_step
-
-// Live from the first decoder step to the end of the search.
-inline constexpr Lifetime kWholeDecode{run_step::kDecodeLayers, run_step::kDecodeSearch};
 
 struct WorkspaceShape {
   size_t source_rows = 0;     // Ns

@@ -1,4 +1,4 @@
-#include "layers/decoder.h"
+#include "models/transformer/decoder.h"
 
 #include <cmath>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
-#include "layers/residual.h"
+#include "models/transformer/residual.h"
 
 namespace edgemt {
 namespace {
@@ -118,7 +118,7 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
   const size_t cache_len = w.max_target_len;
   ProfileScope timed_step(c.profile, ProfilePart::kDecoderStep);
   constexpr ProfilePart kGemm = ProfilePart::kAttentionGemm;
-  constexpr ProfilePart kFfn = ProfilePart::kFfnGemm;
+  constexpr ProfilePart kFfn = ProfilePart::kFeedForwardGemm;
 
   {  // x [R, d] = E[token] * scale + PE[step]
     ProfileScope timed(c.profile, ProfilePart::kEmbedding);
@@ -135,7 +135,7 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
     const float* in = timed_sublayer_input(c, layer.self_norm, w.dec_x, rows, w.dec_norm);
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, in, rows, w.dec_qkv));  // [R, 3d]
     {
-      ProfileScope timed(c.profile, ProfilePart::kSelfAttention);
+      ProfileScope timed(c.profile, ProfilePart::kDecoderState);
       for (size_t r = 0; r < rows; ++r) {
         const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
         std::memcpy(k_cache + at, w.dec_qkv + r * 3 * d + d, d * sizeof(float));
@@ -150,7 +150,7 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
     in = timed_sublayer_input(c, layer.cross_norm, w.dec_x, rows, w.dec_norm);
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.cross_q, in, rows, w.dec_q));  // [R, d]
     {
-      ProfileScope timed(c.profile, ProfilePart::kCrossAttention);
+      ProfileScope timed(c.profile, ProfilePart::kSourceAttention);
       cross_attention(c, sources, step, w.dec_q, w.memory_kv[l], w.dec_ctx);
     }
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.cross_out, w.dec_ctx, rows, w.dec_out));

@@ -1,9 +1,9 @@
-// plan_workspace: every buffer documented in layers/workspace.h is carved,
+// plan_workspace: every buffer documented in models/transformer/workspace.h is carved,
 // with its documented size and lifetime, 64-byte aligned, inside the arena
 // and disjoint from every buffer live at the same time (spare bytes
 // included); the encoder's temporaries share memory with the decoder's
 // buffers; unused layers get no buffers.
-#include "layers/workspace.h"
+#include "models/transformer/workspace.h"
 
 #include "kernels/int8_gemm.h"
 
@@ -148,7 +148,7 @@ void check_plan(const WorkspaceShape& shape) {
   if (shape.max_beam == 1) CHECK(w.reorder_scratch == nullptr);
 }
 
-TEST_CASE("layers/workspace: buffers live together are disjoint, aligned and of the documented sizes") {
+TEST_CASE("models/transformer/workspace: buffers live together are disjoint, aligned and of the documented sizes") {
   WorkspaceShape shape;
   shape.source_rows = 4 * 9;
   shape.max_source_len = 9;
@@ -165,7 +165,7 @@ TEST_CASE("layers/workspace: buffers live together are disjoint, aligned and of 
   check_plan(shape);
 }
 
-TEST_CASE("layers/workspace: the decoder row bounds the attention scratch for short sources") {
+TEST_CASE("models/transformer/workspace: the decoder row bounds the attention scratch for short sources") {
   WorkspaceShape shape;
   shape.source_rows = 3;
   shape.max_source_len = 3;
@@ -181,7 +181,7 @@ TEST_CASE("layers/workspace: the decoder row bounds the attention scratch for sh
   check_plan(shape);
 }
 
-TEST_CASE("layers/workspace: odd sizes keep every buffer aligned") {
+TEST_CASE("models/transformer/workspace: odd sizes keep every buffer aligned") {
   WorkspaceShape shape;
   shape.source_rows = 7;
   shape.max_source_len = 7;
@@ -197,7 +197,7 @@ TEST_CASE("layers/workspace: odd sizes keep every buffer aligned") {
   check_plan(shape);
 }
 
-TEST_CASE("layers/workspace: int8 and f16 Linear scratch, one for the encoder and one for the decoder") {
+TEST_CASE("models/transformer/workspace: int8 and f16 Linear scratch, one for the encoder and one for the decoder") {
   WorkspaceShape shape;
   shape.source_rows = 2 * 10;
   shape.max_source_len = 10;

@@ -1,0 +1,107 @@
+// EncoderDecoder: all the translator and the search know of a model family.
+//
+// A family (runtime/models/<family>/) turns a verified Model into an object
+// with this interface at load, then runs in three phases:
+//   plan     plan(shape, arena) requests every run-phase buffer the family
+//            needs for the given limits, each with its lifetime in run steps
+//            (below), from an Arena that measures, then binds (core/arena.h);
+//            commit_plan() makes the bound buffers the ones used;
+//   encode   encode() runs the source side of a packed batch once;
+//   decode   decode_step() runs one step for the live hypotheses and leaves
+//            their logits [rows, vocab] in logits(); reorder_state() moves a
+//            sentence's per-hypothesis state when beams change parents.
+// The translator packs and checks sources and owns the arena; the search
+// (runtime/search/) picks tokens. Neither sees a family's weights, layers or
+// buffers. runtime/models/families.cc registers the families.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/arena.h"
+#include "core/parallel.h"
+#include "edgemt/profile.h"
+#include "edgemt/status.h"
+
+namespace edgemt {
+
+// Sources packed without padding: sequence s occupies rows
+// [offsets[s], offsets[s+1]) of every [Ns, ·] buffer.
+struct PackedSequences {
+  size_t count = 0;
+  const size_t* offsets = nullptr;  // [count + 1]; offsets[count] = total rows Ns
+};
+
+// The steps of one translate() call, in order, which buffer lifetimes are
+// made of. A family numbers its encoder's own steps inside
+// [kEncodeFirst, kEncodeLast]; the decode steps repeat once per output token.
+namespace run_step {
+inline constexpr uint16_t kPack = 0;           // sources checked and packed (translator)
+inline constexpr uint16_t kEncodeFirst = 1;    // the encoder's first step (reads the packed ids)
+inline constexpr uint16_t kEncodeLast = 8;     // the encoder's last step
+inline constexpr uint16_t kDecodeLayers = 9;   // the decoder up to its last hidden state
+inline constexpr uint16_t kDecodeOutput = 10;  // output projection to logits
+inline constexpr uint16_t kDecodeSearch = 11;  // the search reads the logits, picks tokens
+}  // namespace run_step
+
+// Live from the first decoder step to the end of the search.
+inline constexpr Lifetime kWholeDecode{run_step::kDecodeLayers, run_step::kDecodeSearch};
+
+// Limits one plan is made for.
+struct RunShape {
+  size_t source_rows = 0;     // Ns = max_batch · max_source_len packed source rows
+  size_t max_source_len = 0;  // longest single source
+  size_t rows = 0;            // R = max_batch · max_beam hypothesis rows
+  size_t max_beam = 1;        // hypotheses per sentence (state slots per sentence)
+  size_t max_target_len = 0;  // T
+  size_t workers = 1;         // parallel_for slots (per-worker scratch)
+};
+
+// How a call runs: threads, and the profile to add to (nullptr: none).
+struct Execution {
+  Parallel parallel;
+  Profile* profile = nullptr;
+};
+
+// One incremental decoder step for R live hypotheses. Row r belongs to
+// source sequence row_source[r]; its state (a K/V cache, a recurrent state)
+// lives in slot row_slot[r]; sentence s owns slots [s·beam, s·beam + beam).
+struct DecoderStep {
+  size_t rows = 0;                     // R
+  size_t step = 0;                     // position of the input tokens
+  const int32_t* tokens = nullptr;     // [R] input token per hypothesis
+  const size_t* row_source = nullptr;  // [R] source sequence of each hypothesis
+  const size_t* row_slot = nullptr;    // [R] state slot of each hypothesis
+};
+
+class EncoderDecoder {
+ public:
+  virtual ~EncoderDecoder() = default;
+
+  // Requests the family's run-phase buffers from `arena` (measuring or
+  // bound) into a pending set; the buffers in use change only at commit.
+  virtual void plan(const RunShape& shape, Arena* arena) = 0;
+  virtual void commit_plan() = 0;
+
+  // ids: packed source ids [Ns], every one inside the vocabulary.
+  [[nodiscard]] virtual Status encode(const Execution& execution, const int32_t* ids,
+                                      const PackedSequences& sources) = 0;
+  // Runs one step; on success logits() holds [step.rows, vocab], which the
+  // search may overwrite in place (log-softmax) until the next step.
+  [[nodiscard]] virtual Status decode_step(const Execution& execution,
+                                           const PackedSequences& sources,
+                                           const DecoderStep& step) = 0;
+  virtual float* logits() = 0;
+
+  // Beam reordering inside one sentence's slots [first_slot, first_slot + K):
+  // new slot first_slot + j takes the state of old slot first_slot +
+  // parent[j] for positions 0..positions-1 (j < new_count, parent[j] <
+  // old_count).
+  virtual void reorder_state(const Execution& execution, size_t first_slot, size_t old_count,
+                             const size_t* parent, size_t new_count, size_t positions) = 0;
+
+  // What runs the matrix products, for Translator::compute_path().
+  virtual void describe_compute_path(char* out, size_t size) const = 0;
+};
+
+}  // namespace edgemt

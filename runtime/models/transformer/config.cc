@@ -1,0 +1,70 @@
+#include "models/transformer/config.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "edgemt/limits.h"
+
+namespace edgemt {
+namespace {
+
+Status check_range(const char* field, uint32_t value, uint32_t max) {
+  if (value == 0 || value > max) {
+    return Status::error(StatusCode::kInvalidModel, "config.%s = %u is out of range (1 to %u)",
+                         field, value, max);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const char* norm_placement_name(NormPlacement placement) {
+  switch (placement) {
+    case NormPlacement::kPostNorm: return "post-norm";
+    case NormPlacement::kPreNorm: return "pre-norm";
+  }
+  return "unknown";
+}
+
+Status verify_transformer_config(const TransformerConfig& c) {
+  EDGEMT_RETURN_IF_ERROR(check_range("encoder_layers", c.encoder_layers, kMaxLayersPerStack));
+  EDGEMT_RETURN_IF_ERROR(check_range("decoder_layers", c.decoder_layers, kMaxLayersPerStack));
+  EDGEMT_RETURN_IF_ERROR(check_range("d_model", c.d_model, kMaxDModel));
+  EDGEMT_RETURN_IF_ERROR(check_range("heads", c.heads, c.d_model));
+  if (c.d_model % c.heads != 0) {
+    return Status::error(StatusCode::kInvalidModel, "config.heads = %u does not divide d_model = %u",
+                         c.heads, c.d_model);
+  }
+  EDGEMT_RETURN_IF_ERROR(check_range("ffn_dim", c.ffn_dim, kMaxFfnDim));
+  EDGEMT_RETURN_IF_ERROR(check_range("vocab_size", c.vocab_size, kMaxVocabSize));
+  EDGEMT_RETURN_IF_ERROR(check_range("max_positions", c.max_positions, kMaxPositions));
+  if (!std::isfinite(c.layer_norm_eps) || !(c.layer_norm_eps > 0.0f)) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "config.layer_norm_eps = %g must be finite and greater than 0",
+                         static_cast<double>(c.layer_norm_eps));
+  }
+  if (!std::isfinite(c.embedding_scale)) {
+    return Status::error(StatusCode::kInvalidModel, "config.embedding_scale = %g is not finite",
+                         static_cast<double>(c.embedding_scale));
+  }
+  return Status::ok();
+}
+
+void describe_transformer_config(const TransformerConfig& c, char* out, size_t size) {
+  std::snprintf(
+      out, size,
+      "  layers           %u encoder, %u decoder\n"
+      "  d_model          %u\n"
+      "  heads            %u (head dim %u)\n"
+      "  ffn              %u, %s\n"
+      "  norm             %s, eps %g, final norm: encoder %s, decoder %s\n"
+      "  embeddings       scale %g, %s source/target, output %s, output bias %s\n",
+      c.encoder_layers, c.decoder_layers, c.d_model, c.heads, c.heads ? c.d_model / c.heads : 0,
+      c.ffn_dim, activation_name(c.activation), norm_placement_name(c.norm_placement),
+      static_cast<double>(c.layer_norm_eps), c.encoder_final_norm ? "yes" : "no",
+      c.decoder_final_norm ? "yes" : "no", static_cast<double>(c.embedding_scale),
+      c.shared_embeddings ? "shared" : "separate", c.tied_output ? "tied" : "untied",
+      c.output_bias ? "yes" : "no");
+}
+
+}  // namespace edgemt

@@ -1,0 +1,110 @@
+#include "models/transformer/transformer.h"
+
+#include <cstdio>
+#include <new>
+#include <utility>
+
+#include "core/xnnpack_runtime.h"
+#include "models/families.h"
+#include "models/transformer/config.h"
+#include "models/transformer/decoder.h"
+#include "models/transformer/encoder.h"
+#include "models/transformer/weights.h"
+#include "models/transformer/workspace.h"
+
+namespace edgemt {
+namespace {
+
+class Transformer final : public EncoderDecoder {
+ public:
+  explicit Transformer(const Model& model) : model_(model), config_(transformer_config(model)) {}
+
+  Status load() { return load_transformer_weights(model_, &weights_); }
+
+  void plan(const RunShape& run, Arena* arena) override {
+    WorkspaceShape shape;
+    shape.source_rows = run.source_rows;
+    shape.max_source_len = run.max_source_len;
+    shape.rows = run.rows;
+    shape.max_beam = run.max_beam;
+    shape.max_target_len = run.max_target_len;
+    shape.d_model = config_.d_model;
+    shape.ffn_dim = config_.ffn_dim;
+    shape.vocab = config_.vocab_size;
+    shape.encoder_layers = config_.encoder_layers;
+    shape.decoder_layers = config_.decoder_layers;
+    shape.workers = run.workers;
+    shape.int8 = model_.weight_dtype() == DType::kI8;
+    shape.f16 = weights_.f16_native;
+    pending_ = Workspace();
+    plan_workspace(shape, arena, &pending_);
+  }
+
+  void commit_plan() override { workspace_ = pending_; }
+
+  Status encode(const Execution& execution, const int32_t* ids,
+                const PackedSequences& sources) override {
+    return run_encoder(context(execution), ids, sources);
+  }
+
+  Status decode_step(const Execution& execution, const PackedSequences& sources,
+                     const DecoderStep& step) override {
+    return run_decoder_step(context(execution), sources, step);
+  }
+
+  float* logits() override { return workspace_.logits; }
+
+  void reorder_state(const Execution& execution, size_t first_slot, size_t old_count,
+                     const size_t* parent, size_t new_count, size_t positions) override {
+    reorder_cache(context(execution), first_slot, old_count, parent, new_count, positions);
+  }
+
+  void describe_compute_path(char* out, size_t size) const override {
+    switch (model_.weight_dtype()) {
+      case DType::kF32:
+        std::snprintf(out, size, "f32 (XNNPACK)");
+        return;
+      case DType::kF16:
+        std::snprintf(out, size, "%s",
+                      weights_.f16_native
+                          ? "f16 (XNNPACK f16 GEMMs: this CPU has fp16 arithmetic; layers between them in f32)"
+                          : "f32 (f16 weights widened to f32 at load: this CPU has no fp16 arithmetic)");
+        return;
+      case DType::kI8:
+        std::snprintf(out, size,
+                      "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time)",
+                      quantization_scheme_name(model_.quantization()), weights_.output.int8_kernel_name());
+        return;
+    }
+  }
+
+ private:
+  RunContext context(const Execution& execution) {
+    RunContext c;
+    c.config = &config_;
+    c.weights = &weights_;
+    c.workspace = &workspace_;
+    c.parallel = execution.parallel;
+    c.profile = execution.profile;
+    return c;
+  }
+
+  const Model& model_;
+  const TransformerConfig& config_;
+  TransformerWeights weights_;
+  Workspace workspace_;  // the committed plan's buffers
+  Workspace pending_;    // the plan being made (measured or bound)
+};
+
+}  // namespace
+
+Status create_transformer(const Model& model, std::unique_ptr<EncoderDecoder>* out) {
+  EDGEMT_RETURN_IF_ERROR(ensure_xnnpack_initialized());  // its Linears are XNNPACK operators
+  std::unique_ptr<Transformer> transformer(new (std::nothrow) Transformer(model));
+  if (!transformer) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model's layers");
+  EDGEMT_RETURN_IF_ERROR(transformer->load());
+  *out = std::move(transformer);
+  return Status::ok();
+}
+
+}  // namespace edgemt

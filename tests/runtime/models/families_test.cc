@@ -1,0 +1,124 @@
+// families.cc: the registry every family is reached through. A built
+// Transformer file comes back as the Transformer family, with the same facts
+// through the family-neutral Model accessors as in its config, and its
+// EncoderDecoder runs.
+#include "models/families.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "core/arena.h"
+#include "models/transformer/tensor_layout.h"
+#include "support/model_builder.h"
+
+namespace edgemt {
+namespace {
+
+using testing::ModelBuilder;
+using testing::TempFile;
+
+std::unique_ptr<Model> load(const ModelBuilder& builder) {
+  TempFile file(builder.build());
+  std::unique_ptr<Model> model;
+  REQUIRE(file.ok());
+  REQUIRE(Model::load(file.path().c_str(), &model).is_ok());
+  return model;
+}
+
+TEST_CASE("models/families: a Transformer file is the Transformer family") {
+  ModelBuilder builder;
+  builder.config.max_positions = 24;
+  builder.regenerate_tensors();
+  std::unique_ptr<Model> model = load(builder);
+  const FamilyConfig& family = family_config(*model);
+  CHECK(family.id == FamilyId::kTransformer);
+  CHECK(std::string(model->family()) == "transformer");
+  CHECK(std::string(family_name(FamilyId::kTransformer)) == "transformer");
+  CHECK(model->vocab_size() == builder.config.vocab_size);
+  CHECK(model->max_sequence_length() == 24);
+  CHECK(family_vocab_size(family) == builder.config.vocab_size);
+  CHECK(transformer_config(*model).d_model == builder.config.d_model);
+  CHECK(verify_family_config(family).is_ok());
+}
+
+TEST_CASE("models/families: describe_config is the family's own description") {
+  std::unique_ptr<Model> model = load(ModelBuilder());
+  char text[1024];
+  model->describe_config(text, sizeof(text));
+  char expected[1024];
+  describe_transformer_config(transformer_config(*model), expected, sizeof(expected));
+  CHECK(std::string(text) == expected);
+  CHECK(std::strstr(text, "  layers ") != nullptr);
+  char small[8];
+  model->describe_config(small, sizeof(small));  // truncated, still terminated
+  CHECK(std::strlen(small) == 7);
+}
+
+TEST_CASE("models/families: the tensor walk is the family's") {
+  ModelBuilder builder;
+  std::unique_ptr<Model> model = load(builder);
+  size_t walked = 0;
+  CHECK(for_each_expected_tensor(family_config(*model), DType::kF32,
+                                 [&](const ExpectedTensor& tensor) {
+                                   CHECK(model->find_tensor(tensor.name) != nullptr);
+                                   ++walked;
+                                   return true;
+                                 }));
+  CHECK(walked == expected_tensor_count(builder.config, DType::kF32));
+}
+
+TEST_CASE("models/families: create_encoder_decoder plans, encodes and decodes") {
+  std::unique_ptr<Model> model = load(ModelBuilder());
+  std::unique_ptr<EncoderDecoder> network;
+  const Status created = create_encoder_decoder(*model, &network);
+  INFO(created.message());
+  REQUIRE(created.is_ok());
+  char path[192];
+  network->describe_compute_path(path, sizeof(path));
+  CHECK(std::string(path) == "f32 (XNNPACK)");
+
+  RunShape shape;
+  shape.source_rows = 4;
+  shape.max_source_len = 4;
+  shape.rows = 1;
+  shape.max_target_len = 3;
+  Arena measure;
+  network->plan(shape, &measure);
+  REQUIRE(measure.finish_plan());
+  void* memory = std::aligned_alloc(Arena::kAlignment,
+                                    (measure.size() + Arena::kAlignment - 1) / Arena::kAlignment *
+                                        Arena::kAlignment);
+  REQUIRE(memory != nullptr);
+  measure.bind(memory);
+  network->plan(shape, &measure);
+  REQUIRE_FALSE(measure.overflowed());
+  network->commit_plan();
+
+  const int32_t ids[3] = {5, 6, 3};
+  const size_t offsets[2] = {0, 3};
+  PackedSequences sources;
+  sources.count = 1;
+  sources.offsets = offsets;
+  Execution execution;
+  REQUIRE(network->encode(execution, ids, sources).is_ok());
+  const int32_t token = 2;
+  const size_t row = 0;
+  DecoderStep step;
+  step.rows = 1;
+  step.tokens = &token;
+  step.row_source = &row;
+  step.row_slot = &row;
+  REQUIRE(network->decode_step(execution, sources, step).is_ok());
+  bool finite = true;
+  for (uint32_t v = 0; v < model->vocab_size(); ++v) finite &= std::isfinite(network->logits()[v]);
+  CHECK(finite);
+  std::free(memory);
+}
+
+}  // namespace
+}  // namespace edgemt

@@ -1,0 +1,32 @@
+"""Checkpoint sources: one module per kind of checkpoint, each turning it into
+a family-neutral ModelSpec (model_spec.py) that the one writer (writer.py)
+validates, stores in fp32, fp16 or int8 and packs.
+
+A source module exposes `read(inputs: SourceInputs) -> (ModelSpec, notes)`
+and is registered in SOURCES under the name `edgemt-convert --from` takes.
+Adding a source is a new module here plus one line in SOURCES
+(docs/ARCHITECTURE.md, "Add a checkpoint source").
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+from . import torch as torch_source
+
+
+@dataclass(frozen=True)
+class SourceInputs:
+    """What `edgemt-convert` was given, for the source to read."""
+    checkpoint: str
+    config: str
+    spm: str
+    src_lang: Optional[str]
+    tgt_lang: Optional[str]
+    converter_version: str
+    created_utc: str
+
+
+# `--from` name -> module with read(SourceInputs).
+SOURCES = {
+    "torch": torch_source,
+}

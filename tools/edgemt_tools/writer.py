@@ -1,0 +1,79 @@
+"""The writer: one ModelSpec (from any source) -> the tensors and header of an
+edgemt model file, in the storage type asked for, then the file.
+
+It owns what no source should repeat: the tensor list a config implies
+(model_spec.expected_tensors), aliases (tied and shared matrices are stored
+once), fp16 narrowing (refused beyond the fp16 range) and int8 per-row
+quantization (quantize.py); model_file.write_model then validates everything
+and writes the file atomically.
+"""
+
+from collections import OrderedDict
+from typing import Dict, Mapping, Tuple
+
+import numpy as np
+
+from .errors import UserError
+from .model_file import write_model
+from .model_spec import (MATRIX, WEIGHT_DTYPES, ModelHeader, ModelSpec, TransformerConfig,
+                         expected_tensors, scale_name)
+from .quantize import quantize_rows
+
+
+def _stored(name: str, array: np.ndarray, kind: str,
+            dtype: str) -> "OrderedDict[str, np.ndarray]":
+    """The arrays stored for tensor `name`, in file order: the tensor itself in
+    its storage type and, for an int8 matrix, its per-row scales after it."""
+    if kind != MATRIX or dtype == "fp32":
+        return OrderedDict([(name, np.ascontiguousarray(array, dtype=np.float32))])
+    if dtype == "int8":
+        codes, scale = quantize_rows(array, name)
+        return OrderedDict([(name, np.ascontiguousarray(codes)), (scale_name(name), scale)])
+    if np.abs(array).max(initial=0.0) > np.finfo(np.float16).max:
+        raise UserError(f"tensor {name} has values beyond the fp16 range; use --dtype fp32")
+    return OrderedDict([(name, np.ascontiguousarray(array.astype(np.float16)))])
+
+
+def pack_tensors(config: TransformerConfig, weights: Mapping[str, np.ndarray],
+                 dtype: str) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
+    """(tensors in file order and storage type, aliases name -> owner) for
+    float32 `weights` named as `expected_tensors(config, "fp32")` lists them
+    (aliases left out). Raises UserError for a missing or unexpected weight."""
+    if dtype not in WEIGHT_DTYPES:
+        raise UserError(f"unknown weight dtype {dtype!r} (known: {', '.join(WEIGHT_DTYPES)})")
+    specs = expected_tensors(config, dtype)
+    wanted = [name for name, spec in expected_tensors(config, "fp32").items()
+              if spec.alias_of is None]
+    missing = [name for name in wanted if name not in weights]
+    unexpected = sorted(set(weights) - set(wanted))
+    if missing or unexpected:
+        raise UserError(f"weights do not match the config: missing {missing[:5]}, "
+                        f"unexpected {unexpected[:5]}")
+    tensors: "OrderedDict[str, np.ndarray]" = OrderedDict()
+    aliases: Dict[str, str] = {}
+    for name, spec in specs.items():
+        if spec.alias_of is not None:
+            aliases[name] = spec.alias_of if spec.alias_of in tensors else aliases[spec.alias_of]
+            continue
+        if name in tensors:
+            continue  # an int8 scale, stored together with its matrix
+        tensors.update(_stored(name, weights[name], spec.kind, dtype))
+    return tensors, aliases
+
+
+def pack(spec: ModelSpec, dtype: str):
+    """(ModelHeader, tensors, aliases) of `spec` stored as `dtype`."""
+    tensors, aliases = pack_tensors(spec.config, spec.weights, dtype)
+    header = ModelHeader(
+        config=spec.config, special_tokens=spec.special_tokens,
+        source_language=spec.source_language, target_language=spec.target_language,
+        weight_dtype=dtype, tokenizer_model=spec.tokenizer_model,
+        append_eos_to_source=spec.append_eos_to_source, provenance=spec.provenance)
+    return header, tensors, aliases
+
+
+def write(path: str, spec: ModelSpec, dtype: str):
+    """Validates and writes `spec` as `dtype` to `path` (atomically).
+    Returns (bytes written, tensors, aliases)."""
+    header, tensors, aliases = pack(spec, dtype)
+    return write_model(path, header, tensors, aliases), tensors, aliases
