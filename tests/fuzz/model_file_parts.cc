@@ -301,8 +301,8 @@ bool decode(const uint8_t* data, size_t size, ModelFileParts* p) {
   *p = ModelFileParts();
   p->format_version = m->format_version();
   p->family = static_cast<int8_t>(m->family());
-  p->has_config = transformer_config(*m) != nullptr;
-  if (const fb::TransformerConfig* c = transformer_config(*m)) {
+  p->has_config = m->config() != nullptr;
+  if (const fb::TransformerConfig* c = m->config()) {
     p->encoder_layers = c->encoder_layers();
     p->decoder_layers = c->decoder_layers();
     p->d_model = c->d_model();
