@@ -8,8 +8,9 @@
 
 #include "format/crc32.h"
 #include "format/sentencepiece_verifier.h"
-#include "models/families.h"
 #include "format/weight_values.h"
+#include "models/families.h"
+#include "models/family_schema.h"
 #include "schema/edgemt_generated.h"
 
 namespace edgemt {
@@ -101,10 +102,11 @@ Status verify_container(const uint8_t* data, size_t size, const fb::Model** root
 
   uint32_t version = 0;
   EDGEMT_RETURN_IF_ERROR(read_format_version(data, static_cast<size_t>(fb_end), &version));
-  if (version != kFormatVersion) {
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
     return Status::error(StatusCode::kUnsupportedVersion,
-                         "model format version %u is not supported (this runtime reads version %u)",
-                         version, kFormatVersion);
+                         "model format version %u is not supported (this runtime reads versions "
+                         "%u to %u)",
+                         version, kOldestFormatVersion, kFormatVersion);
   }
 
   flatbuffers::Verifier::Options options;
@@ -123,36 +125,6 @@ Status verify_container(const uint8_t* data, size_t size, const fb::Model** root
 
 const char* string_or_empty(const flatbuffers::String* s) { return s != nullptr ? s->c_str() : ""; }
 
-Status read_config(const fb::TransformerConfig& in, TransformerConfig* out) {
-  const auto activation = static_cast<int>(in.activation());
-  if (activation < static_cast<int>(fb::Activation::MIN) ||
-      activation > static_cast<int>(fb::Activation::MAX)) {
-    return Status::error(StatusCode::kUnsupported, "activation %d is not supported", activation);
-  }
-  const auto placement = static_cast<int>(in.norm_placement());
-  if (placement < static_cast<int>(fb::NormPlacement::MIN) ||
-      placement > static_cast<int>(fb::NormPlacement::MAX)) {
-    return Status::error(StatusCode::kUnsupported, "norm placement %d is not supported",
-                         placement);
-  }
-  out->encoder_layers = in.encoder_layers();
-  out->decoder_layers = in.decoder_layers();
-  out->d_model = in.d_model();
-  out->heads = in.heads();
-  out->ffn_dim = in.ffn_dim();
-  out->activation = static_cast<Activation>(activation);
-  out->norm_placement = static_cast<NormPlacement>(placement);
-  out->layer_norm_eps = in.layer_norm_eps();
-  out->encoder_final_norm = in.encoder_final_norm();
-  out->decoder_final_norm = in.decoder_final_norm();
-  out->embedding_scale = in.embedding_scale();
-  out->tied_output = in.tied_output();
-  out->output_bias = in.output_bias();
-  out->shared_embeddings = in.shared_embeddings();
-  out->vocab_size = in.vocab_size();
-  out->max_positions = in.max_positions();
-  return verify_transformer_config(*out);
-}
 
 Status read_weight_dtype(fb::DType in, DType* out) {
   switch (in) {
@@ -194,13 +166,7 @@ Status check_special_token(const char* which, int32_t id, uint32_t vocab_size) {
 }
 
 Status read_header(const fb::Model& root, VerifiedModel* out) {
-  if (root.family() != fb::ModelFamily::TransformerEncoderDecoder) {
-    return Status::error(StatusCode::kUnsupported, "model family %d is not supported",
-                         static_cast<int>(root.family()));
-  }
-  if (root.config() == nullptr) return invalid("model has no config");
-  out->family.id = FamilyId::kTransformer;
-  EDGEMT_RETURN_IF_ERROR(read_config(*root.config(), &out->family.transformer));
+  EDGEMT_RETURN_IF_ERROR(read_family_config(root, &out->family));
   EDGEMT_RETURN_IF_ERROR(read_weight_dtype(root.weight_dtype(), &out->weight_dtype));
   EDGEMT_RETURN_IF_ERROR(read_quantization(root.quantization(), out->weight_dtype, &out->quantization));
 

@@ -6,13 +6,15 @@
 //                  (checked before the size, so that a file of another
 //                  kind is named as such, not as "truncated"); uint32 size
 //                  prefix S with 8 ≤ S < 2 GiB and 4 + S ≤ file size
-//   2. version     format_version, read through a bounds-checked look at the
+//   2. version     format_version (kOldestFormatVersion..kFormatVersion),
+//                  read through a bounds-checked look at the
 //                  root table only, so that a file of another version is
 //                  reported as such (kUnsupportedVersion) even if its layout
 //                  changed beyond what this runtime can verify
 //   3. FlatBuffer  flatbuffers::Verifier over [0, 4 + S) (size prefixed;
 //                  bounded depth and table count)
-//   4. header      family, config ranges (see the limits below), weight
+//   4. header      family and config (version 1: `family` and `config`;
+//                  2: the `family_config` union), config ranges, weight
 //                  dtype, special token ids inside the vocabulary; the
 //                  embedded SentencePiece model: its CRC-32 when the file
 //                  records one (format/crc32.h), then walked and checked

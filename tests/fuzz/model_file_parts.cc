@@ -300,9 +300,14 @@ bool decode(const uint8_t* data, size_t size, ModelFileParts* p) {
   const fb::Model* m = fb::GetSizePrefixedModel(data);
   *p = ModelFileParts();
   p->format_version = m->format_version();
-  p->family = static_cast<int8_t>(m->family());
-  p->has_config = m->config() != nullptr;
-  if (const fb::TransformerConfig* c = m->config()) {
+  // Version 1: `family` and `config`; later: the family_config union, whose
+  // type is the family + 1 (0 is NONE).
+  const bool v1 = m->format_version() == 1;
+  p->family = v1 ? static_cast<int8_t>(m->family())
+                 : static_cast<int8_t>(static_cast<int>(m->family_config_type()) - 1);
+  const fb::TransformerConfig* config = v1 ? m->config() : m->family_config_as_TransformerConfig();
+  p->has_config = config != nullptr;
+  if (const fb::TransformerConfig* c = config) {
     p->encoder_layers = c->encoder_layers();
     p->decoder_layers = c->decoder_layers();
     p->d_model = c->d_model();
@@ -411,8 +416,13 @@ std::vector<uint8_t> encode(const ModelFileParts& p) {
   }
   fb::ModelBuilder mb(b);
   mb.add_format_version(p.format_version);
-  mb.add_family(static_cast<fb::ModelFamily>(p.family));
-  if (p.has_config) mb.add_config(config);
+  if (p.format_version == 1) {
+    mb.add_family(static_cast<fb::ModelFamily>(p.family));
+    if (p.has_config) mb.add_config(config);
+  } else if (p.has_config) {
+    mb.add_family_config_type(static_cast<fb::FamilyConfig>(p.family + 1));
+    mb.add_family_config(config.Union());
+  }
   if (p.has_special_tokens) mb.add_special_tokens(special);
   mb.add_source_language(source_language);
   mb.add_target_language(target_language);

@@ -385,12 +385,20 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
   const int8_t family = raw_family ? *raw_family : 0;
   const int8_t wdtype = raw_weight_dtype ? *raw_weight_dtype : static_cast<int8_t>(weight_dtype);
   const uint64_t weights_size_field = weights_size ? *weights_size : segment_size;
+  // Version 1 names the family in `family` and holds the config in `config`;
+  // later versions put it in the family_config union (whose type, for the
+  // family raw_family would name, is raw_family + 1: 0 is NONE).
+  const bool v1 = format_version == 1;
+  const bool legacy = v1 || legacy_fields;
   const auto root = fb::CreateModel(
-      fbb, format_version, static_cast<fb::ModelFamily>(family), config_table, special_table,
-      source, target, static_cast<fb::DType>(wdtype), tokenizer_table, provenance_table,
-      weights_size_field, tensor_vector,
+      fbb, format_version, static_cast<fb::ModelFamily>(legacy ? family : 0),
+      legacy ? config_table : 0, special_table, source, target,
+      static_cast<fb::DType>(wdtype), tokenizer_table, provenance_table, weights_size_field,
+      tensor_vector,
       static_cast<fb::QuantizationScheme>(
-          raw_quantization ? *raw_quantization : (weight_dtype == DType::kI8 ? 1 : 0)));
+          raw_quantization ? *raw_quantization : (weight_dtype == DType::kI8 ? 1 : 0)),
+      v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
+      v1 ? 0 : config_table.Union());
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};
   std::memcpy(id, identifier.data(), std::min<size_t>(4, identifier.size()));
   fbb.FinishSizePrefixed(root, id);

@@ -100,6 +100,9 @@ class ModelBuilder {
   std::optional<int8_t> raw_quantization;  // default: Int8PerRowDynamic for I8, else None
   std::optional<int8_t> raw_activation;
   std::optional<int8_t> raw_tokenizer_kind;
+  // Format version 2 and later: also write version 1's `family` and `config`
+  // fields (a file the verifier must refuse).
+  bool legacy_fields = false;
   // Leave whole tables out.
   bool include_config = true;
   bool include_special_tokens = true;

@@ -128,7 +128,8 @@ class CliTest(unittest.TestCase):
         result = run("inspect", MODEL)
         self.assertEqual(result.returncode, 0, result.stderr)
         out = result.stdout.decode("utf-8")
-        for fragment in ("format version     1", "en -> de", "d_model          256",
+        for fragment in ("format version     2", "family           transformer", "en -> de",
+                         "d_model          256", "max length       256 tokens",
                          "weight dtype       i8", "quantization       int8-per-row-dynamic",
                          "compute path     int8 (int8-per-row-dynamic: own int8 GEMM",
                          "encoder.layers.0.self_attn.qkv.weight", "encoder.layers.0.ffn.in.weight_scale",
@@ -216,8 +217,8 @@ class CliTest(unittest.TestCase):
         field_offset = struct.unpack_from("<H", data, vtable + 4)[0]  # field 0: format_version
         self.assertNotEqual(field_offset, 0)
         patched = bytearray(data)
-        struct.pack_into("<I", patched, root + field_offset, 2)
-        self.check_bad_model(bytes(patched), "version 2")
+        struct.pack_into("<I", patched, root + field_offset, 3)
+        self.check_bad_model(bytes(patched), "version 3")
 
     def test_corrupted_bytes_never_crash(self):
         rng = np.random.default_rng(5)

@@ -23,16 +23,21 @@ from edgemt.format import Tokenizer as tokenizer_fb  # noqa: E402
 from edgemt.format import TransformerConfig as config_fb  # noqa: E402
 from edgemt.format.Activation import Activation  # noqa: E402
 from edgemt.format.DType import DType  # noqa: E402
+from edgemt.format.FamilyConfig import FamilyConfig  # noqa: E402
 from edgemt.format.ModelFamily import ModelFamily  # noqa: E402
 from edgemt.format.NormPlacement import NormPlacement  # noqa: E402
 from edgemt.format.QuantizationScheme import QuantizationScheme  # noqa: E402
 from edgemt.format.TokenizerKind import TokenizerKind  # noqa: E402
 
 FILE_IDENTIFIER = b"EMT1"
-FORMAT_VERSION = 1
+# Written by this converter; the reader also reads the older ones
+# (schema/edgemt.fbs: version 1 holds the config in `config`, version 2 in
+# the `family_config` union).
+FORMAT_VERSION = 2
+OLDEST_FORMAT_VERSION = 1
 
 __all__ = [
-    "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION",
+    "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "OLDEST_FORMAT_VERSION",
     "model_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb", "config_fb",
-    "Activation", "DType", "ModelFamily", "NormPlacement", "QuantizationScheme", "TokenizerKind",
+    "Activation", "DType", "FamilyConfig", "ModelFamily", "NormPlacement", "QuantizationScheme", "TokenizerKind",
 ]

@@ -170,8 +170,8 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
 
     fbs.model_fb.Start(b)
     fbs.model_fb.AddFormatVersion(b, fbs.FORMAT_VERSION)
-    fbs.model_fb.AddFamily(b, fbs.ModelFamily.TransformerEncoderDecoder)
-    fbs.model_fb.AddConfig(b, config)
+    fbs.model_fb.AddFamilyConfigType(b, fbs.FamilyConfig.TransformerConfig)
+    fbs.model_fb.AddFamilyConfig(b, config)
     fbs.model_fb.AddSpecialTokens(b, special)
     fbs.model_fb.AddSourceLanguage(b, src_lang)
     fbs.model_fb.AddTargetLanguage(b, tgt_lang)
@@ -244,7 +244,7 @@ class ModelFile:
             raise ModelFileError("missing file identifier EMT1")
         model = fbs.model_fb.Model.GetRootAs(data, 4)
         self.format_version = model.FormatVersion()
-        if self.format_version != fbs.FORMAT_VERSION:
+        if not fbs.OLDEST_FORMAT_VERSION <= self.format_version <= fbs.FORMAT_VERSION:
             raise ModelFileError(f"unknown format_version {self.format_version}")
         self.segment_start = align(4 + fb_size)
         self.weights_size = model.WeightsSize()
@@ -268,8 +268,23 @@ class ModelFile:
             raise ModelFileError("tensor table is not sorted by unique name")
 
     @staticmethod
+    def _family_config(model):
+        """The TransformerConfig table: `config` in version 1, the
+        `family_config` union in later versions."""
+        if model.FormatVersion() == 1:
+            if model.Family() != fbs.ModelFamily.TransformerEncoderDecoder or model.Config() is None:
+                raise ModelFileError("version-1 file without a Transformer config")
+            return model.Config()
+        if model.FamilyConfigType() != fbs.FamilyConfig.TransformerConfig:
+            raise ModelFileError(f"unknown family_config type {model.FamilyConfigType()}")
+        table = model.FamilyConfig()
+        config = fbs.config_fb.TransformerConfig()
+        config.Init(table.Bytes, table.Pos)
+        return config
+
+    @staticmethod
     def _read_header(model) -> ModelHeader:
-        c = model.Config()
+        c = ModelFile._family_config(model)
         inv_act = {v: k for k, v in _ACTIVATION.items()}
         inv_norm = {v: k for k, v in _NORM.items()}
         cfg = TransformerConfig(

@@ -26,8 +26,10 @@ namespace edgemt {
 
 struct FamilyConfig;  // runtime/models/families.h
 
-// The model file format version this runtime reads.
-inline constexpr uint32_t kFormatVersion = 1;
+// The model file format version this runtime writes in its tests and reads,
+// and the oldest it still reads (schema/edgemt.fbs lists what changed).
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestFormatVersion = 1;
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 // How an I8 file's matrices are read (schema/edgemt.fbs): kInt8PerRowDynamic

@@ -104,15 +104,41 @@ TEST_CASE("format/model_verifier: wrong identifier") {
                "not an edgemt model file: identifier is 'garb'");
 }
 
-TEST_CASE("format/model_verifier: unsupported versions 2 and 0") {
-  for (uint32_t version : {0u, 2u, 100u}) {
+TEST_CASE("format/model_verifier: unsupported versions 0 and 3 and up") {
+  for (uint32_t version : {0u, 3u, 100u}) {
     CAPTURE(version);
     ModelBuilder builder;
     builder.format_version = version;
     CHECK_STATUS(verify(builder), StatusCode::kUnsupportedVersion,
                  "model format version " + std::to_string(version) +
-                     " is not supported (this runtime reads version 1)");
+                     " is not supported (this runtime reads versions 1 to 2)");
   }
+}
+
+TEST_CASE("format/model_verifier: version 1 (config in `config`) and 2 (the family_config union)") {
+  for (uint32_t version : {1u, 2u}) {
+    CAPTURE(version);
+    ModelBuilder builder;
+    builder.format_version = version;
+    VerifiedModel model;
+    const std::vector<uint8_t> bytes = builder.build();
+    REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
+    CHECK(model.format_version == version);
+    CHECK(model.family.id == FamilyId::kTransformer);
+    CHECK(model.family.transformer.d_model == builder.config.d_model);
+    CHECK(model.family.transformer.max_positions == builder.config.max_positions);
+  }
+  ModelBuilder both;  // version 2 that also fills version 1's fields
+  both.legacy_fields = true;
+  CHECK_STATUS(verify(both), StatusCode::kInvalidModel,
+               "a version-2 model holds its config in family_config, not in config/family");
+  ModelBuilder none;
+  none.include_config = false;
+  CHECK_STATUS(verify(none), StatusCode::kInvalidModel, "model has no family_config");
+  ModelBuilder v1_none;
+  v1_none.format_version = 1;
+  v1_none.include_config = false;
+  CHECK_STATUS(verify(v1_none), StatusCode::kInvalidModel, "model has no config");
 }
 
 TEST_CASE("format/model_verifier: flipped bytes in the FlatBuffer never crash") {
@@ -425,9 +451,14 @@ TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {
   ModelBuilder weight_dtype;
   weight_dtype.raw_weight_dtype = 5;
   CHECK_STATUS(verify(weight_dtype), StatusCode::kUnsupported, "weight dtype 5 is not supported");
-  ModelBuilder family;
+  ModelBuilder family;  // a family_config member this runtime does not know
   family.raw_family = 3;
-  CHECK_STATUS(verify(family), StatusCode::kUnsupported, "model family 3 is not supported");
+  CHECK_STATUS(verify(family), StatusCode::kUnsupported,
+               "model family_config type 4 is not supported");
+  ModelBuilder family_v1;
+  family_v1.format_version = 1;
+  family_v1.raw_family = 3;
+  CHECK_STATUS(verify(family_v1), StatusCode::kUnsupported, "model family 3 is not supported");
   ModelBuilder activation;
   activation.raw_activation = 7;
   CHECK_STATUS(verify(activation), StatusCode::kUnsupported, "activation 7 is not supported");
@@ -439,7 +470,7 @@ TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {
 TEST_CASE("format/model_verifier: required tables and the tokenizer model") {
   ModelBuilder no_config;
   no_config.include_config = false;
-  CHECK_STATUS(verify(no_config), StatusCode::kInvalidModel, "model has no config");
+  CHECK_STATUS(verify(no_config), StatusCode::kInvalidModel, "model has no family_config");
   ModelBuilder no_special;
   no_special.include_special_tokens = false;
   CHECK_STATUS(verify(no_special), StatusCode::kInvalidModel, "model has no special tokens");

@@ -146,7 +146,24 @@ class Model(object):
             return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
         return 0
 
-def ModelStart(builder): builder.StartObject(12)
+    # Model
+    def FamilyConfigType(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(28))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint8Flags, o + self._tab.Pos)
+        return 0
+
+    # Model
+    def FamilyConfig(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(30))
+        if o != 0:
+            from flatbuffers.table import Table
+            obj = Table(bytearray(), 0)
+            self._tab.Union(obj, o)
+            return obj
+        return None
+
+def ModelStart(builder): builder.StartObject(14)
 def Start(builder):
     return ModelStart(builder)
 def ModelAddFormatVersion(builder, formatVersion): builder.PrependUint32Slot(0, formatVersion, 0)
@@ -188,6 +205,12 @@ def StartTensorsVector(builder, numElems):
 def ModelAddQuantization(builder, quantization): builder.PrependInt8Slot(11, quantization, 0)
 def AddQuantization(builder, quantization):
     return ModelAddQuantization(builder, quantization)
+def ModelAddFamilyConfigType(builder, familyConfigType): builder.PrependUint8Slot(12, familyConfigType, 0)
+def AddFamilyConfigType(builder, familyConfigType):
+    return ModelAddFamilyConfigType(builder, familyConfigType)
+def ModelAddFamilyConfig(builder, familyConfig): builder.PrependUOffsetTRelativeSlot(13, flatbuffers.number_types.UOffsetTFlags.py_type(familyConfig), 0)
+def AddFamilyConfig(builder, familyConfig):
+    return ModelAddFamilyConfig(builder, familyConfig)
 def ModelEnd(builder): return builder.EndObject()
 def End(builder):
     return ModelEnd(builder)
