@@ -32,11 +32,11 @@ struct ExpectedTensor {
   uint32_t rank = 0;
   uint32_t shape[kMaxTensorRank] = {0, 0, 0, 0};
   // Name of the tensor whose bytes this one shares (same offset and size in
-  // the file), or nullptr. `embedding.target` aliases `embedding.source` when
-  // shared_embeddings; `output.weight` aliases `embedding.target` when
-  // tied_output (and so, transitively, `embedding.source` when both are set).
-  // Points to a string literal.
+  // the file), or nullptr: the owner comes earlier in the walk (a Transformer's
+  // `output.weight` aliases `embedding.target` when tied_output, say). Points
+  // into `alias_name` (so, like the whole struct, valid during the visit).
   const char* alias_of = nullptr;
+  char alias_name[kMaxTensorNameLength] = {};
 };
 
 // Called once per expected tensor; return false to stop the enumeration.

@@ -1,11 +1,15 @@
-"""model_spec.py: the tensor list a config implies (schema/TENSORS.md)."""
+"""model_spec.py: the tensor list a config implies (schema/TENSORS.md), read
+from the family's one table (schema/transformer_tensors.def)."""
 
+import glob
+import os
+import tempfile
 import unittest
 
 import helpers  # noqa: F401
 from edgemt_tools.model_spec import (MATRIX, VECTOR, QUANTIZATION_INT8, QUANTIZATION_NONE,
-                                     TransformerConfig, expected_tensors, quantization_scheme,
-                                     resolve_alias)
+                                     TENSOR_TABLE, TransformerConfig, expected_tensors,
+                                     quantization_scheme, read_tensor_table, resolve_alias)
 
 
 def config(**kw):
@@ -92,6 +96,43 @@ class Int8ScalesTest(unittest.TestCase):
         self.assertEqual(quantization_scheme("fp32"), QUANTIZATION_NONE)
         with self.assertRaises(ValueError):
             quantization_scheme("int4")
+
+
+class TensorTableTest(unittest.TestCase):
+    def test_the_table_has_every_entry_once(self):
+        table = read_tensor_table()
+        self.assertEqual(len(table), 23)
+        self.assertEqual(len({e.id for e in table}), len(table))
+        self.assertEqual(table[0].name, "embedding.source")
+        self.assertEqual([e.group for e in table].count("DECODER_LAYER"), 10)
+
+    def test_a_malformed_line_is_refused(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".def", delete=False) as handle:
+            handle.write('// fine\nTRANSFORMER_TENSOR(kX, MODEL, "x", MATRIX, V, D, SOMETIMES)\n')
+        self.addCleanup(os.remove, handle.name)
+        with self.assertRaisesRegex(ValueError, "unknown value SOMETIMES"):
+            read_tensor_table(handle.name)
+        with open(handle.name, "w", encoding="utf-8") as again:
+            again.write("TENSOR(kX)\n")
+        with self.assertRaisesRegex(ValueError, "not a TRANSFORMER_TENSOR line"):
+            read_tensor_table(handle.name)
+
+    def test_names_are_spelled_only_in_the_table(self):
+        """No runtime file and no family-neutral converter module spells a
+        table name (checkpoint sources map their own names onto them)."""
+        names = [e.name for e in read_tensor_table()]
+        files = glob.glob(os.path.join(helpers.REPO_ROOT, "runtime", "**", "*.[ch]*"),
+                          recursive=True)
+        files += [os.path.join(helpers.TOOLS_DIR, "edgemt_tools", module) for module in
+                  ("model_spec.py", "writer.py", "model_file.py", "validate.py", "quantize.py")]
+        self.assertTrue(os.path.isfile(TENSOR_TABLE))
+        spelled = []
+        for path in files:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            spelled += [f"{os.path.relpath(path, helpers.REPO_ROOT)}: {name}" for name in names
+                        if f'"{name}' in text]
+        self.assertEqual(spelled, [])
 
 
 if __name__ == "__main__":

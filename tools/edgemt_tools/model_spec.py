@@ -1,14 +1,17 @@
 """What an edgemt model file holds, independent of any checkpoint format.
 
 The dataclasses mirror the tables of schema/edgemt.fbs; `expected_tensors`
-lists every tensor name of schema/TENSORS.md with the shape the config implies
-and whether it is a matrix (stored in the file's weight dtype) or a vector /
-table (always F32). In int8 files every matrix `X` is followed by its per-row
-scales `X_scale` (F32 [out]; QuantizationScheme.Int8PerRowDynamic). The
-converter validates against this list and the reader uses it to check a file,
-so both sides agree on one definition.
+lists every tensor the config implies, walked from the family's tensor table
+(schema/transformer_tensors.def, which the runtime compiles too), with its
+shape and whether it is a matrix (stored in the file's weight dtype) or a
+vector / table (always F32). In int8 files every matrix `X` is followed by its
+per-row scales `X_scale` (F32 [out]; QuantizationScheme.Int8PerRowDynamic).
+The converter validates against this list and the reader uses it to check a
+file; the runtime's verifier and loader read the same table.
 """
 
+import os
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Tuple
@@ -122,35 +125,92 @@ class TensorSpec:
     alias_of: Optional[str] = None    # same bytes as this tensor
 
 
-def _attention_self(prefix: str, d: int, out: Dict[str, TensorSpec]) -> None:
-    out[f"{prefix}.self_attn.qkv.weight"] = TensorSpec((3 * d, d), MATRIX)
-    out[f"{prefix}.self_attn.qkv.bias"] = TensorSpec((3 * d,), VECTOR)
-    out[f"{prefix}.self_attn.out.weight"] = TensorSpec((d, d), MATRIX)
-    out[f"{prefix}.self_attn.out.bias"] = TensorSpec((d,), VECTOR)
-    _norm(f"{prefix}.self_attn_norm", d, out)
+# The Transformer's tensors come from the family's one table,
+# schema/transformer_tensors.def, which the runtime compiles as an X-macro;
+# here its lines are parsed (the file documents the columns).
+TENSOR_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                            "schema", "transformer_tensors.def")
+_TABLE_LINE = re.compile(r'^TRANSFORMER_TENSOR\((\w+),\s*(\w+),\s*"([^"]+)",\s*(\w+),'
+                         r'\s*(\w+),\s*(\w+),\s*(\w+)\)\s*$')
+_GROUPS = ("MODEL", "ENCODER_LAYER", "ENCODER_END", "DECODER_LAYER", "DECODER_END")
+_KINDS = ("MATRIX", "TABLE", "VECTOR", "LINEAR", "NORM")
+_DIMS = ("D", "D2", "D3", "F", "V", "P", "N")
+_CONDITIONS = ("ALWAYS", "IF_OUTPUT_BIAS", "IF_ENCODER_FINAL_NORM", "IF_DECODER_FINAL_NORM",
+               "ALIAS_IF_SHARED_EMBEDDINGS", "ALIAS_IF_TIED_OUTPUT")
 
 
-def _attention_cross(prefix: str, d: int, out: Dict[str, TensorSpec]) -> None:
-    out[f"{prefix}.cross_attn.q.weight"] = TensorSpec((d, d), MATRIX)
-    out[f"{prefix}.cross_attn.q.bias"] = TensorSpec((d,), VECTOR)
-    out[f"{prefix}.cross_attn.kv.weight"] = TensorSpec((2 * d, d), MATRIX)
-    out[f"{prefix}.cross_attn.kv.bias"] = TensorSpec((2 * d,), VECTOR)
-    out[f"{prefix}.cross_attn.out.weight"] = TensorSpec((d, d), MATRIX)
-    out[f"{prefix}.cross_attn.out.bias"] = TensorSpec((d,), VECTOR)
-    _norm(f"{prefix}.cross_attn_norm", d, out)
+@dataclass(frozen=True)
+class TableEntry:
+    id: str
+    group: str
+    name: str
+    kind: str
+    rows: str
+    cols: str
+    condition: str
 
 
-def _ffn(prefix: str, d: int, f: int, out: Dict[str, TensorSpec]) -> None:
-    out[f"{prefix}.ffn.in.weight"] = TensorSpec((f, d), MATRIX)
-    out[f"{prefix}.ffn.in.bias"] = TensorSpec((f,), VECTOR)
-    out[f"{prefix}.ffn.out.weight"] = TensorSpec((d, f), MATRIX)
-    out[f"{prefix}.ffn.out.bias"] = TensorSpec((d,), VECTOR)
-    _norm(f"{prefix}.ffn_norm", d, out)
+def read_tensor_table(path: str = TENSOR_TABLE) -> Tuple[TableEntry, ...]:
+    """The entries of a family tensor table, in file order; ValueError on a
+    line that is neither a comment, blank, nor a well-formed entry."""
+    entries = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            text = line.strip()
+            if not text or text.startswith("//"):
+                continue
+            match = _TABLE_LINE.match(text)
+            if match is None:
+                raise ValueError(f"{path}:{number}: not a TRANSFORMER_TENSOR line: {text}")
+            entry = TableEntry(*match.groups())
+            for value, known in ((entry.group, _GROUPS), (entry.kind, _KINDS),
+                                 (entry.rows, _DIMS), (entry.cols, _DIMS),
+                                 (entry.condition, _CONDITIONS)):
+                if value not in known:
+                    raise ValueError(f"{path}:{number}: unknown value {value}")
+            entries.append(entry)
+    return tuple(entries)
 
 
-def _norm(prefix: str, d: int, out: Dict[str, TensorSpec]) -> None:
-    out[f"{prefix}.weight"] = TensorSpec((d,), VECTOR)
-    out[f"{prefix}.bias"] = TensorSpec((d,), VECTOR)
+_TABLE = read_tensor_table()
+_BY_ID = {entry.id: entry for entry in _TABLE}
+
+
+def _size(dim: str, cfg: TransformerConfig) -> int:
+    return {"D": cfg.d_model, "D2": 2 * cfg.d_model, "D3": 3 * cfg.d_model, "F": cfg.ffn_dim,
+            "V": cfg.vocab_size, "P": cfg.max_positions, "N": 0}[dim]
+
+
+def _present(condition: str, cfg: TransformerConfig) -> bool:
+    return {"IF_OUTPUT_BIAS": cfg.output_bias,
+            "IF_ENCODER_FINAL_NORM": cfg.encoder_final_norm,
+            "IF_DECODER_FINAL_NORM": cfg.decoder_final_norm}.get(condition, True)
+
+
+def _owner(condition: str, cfg: TransformerConfig) -> Optional[str]:
+    if condition == "ALIAS_IF_SHARED_EMBEDDINGS" and cfg.shared_embeddings:
+        return _BY_ID["kSourceEmbedding"].name
+    if condition == "ALIAS_IF_TIED_OUTPUT" and cfg.tied_output:
+        return _BY_ID["kTargetEmbedding"].name
+    return None
+
+
+def _add_entry(entry: TableEntry, scope: str, cfg: TransformerConfig,
+               out: "OrderedDict[str, TensorSpec]") -> None:
+    name = f"{scope}.{entry.name}" if scope else entry.name
+    rows, cols = _size(entry.rows, cfg), _size(entry.cols, cfg)
+    if entry.kind == "MATRIX":
+        out[name] = TensorSpec((rows, cols), MATRIX, _owner(entry.condition, cfg))
+    elif entry.kind == "TABLE":
+        out[name] = TensorSpec((rows, cols), VECTOR)
+    elif entry.kind == "VECTOR":
+        out[name] = TensorSpec((rows,), VECTOR)
+    elif entry.kind == "LINEAR":
+        out[f"{name}.weight"] = TensorSpec((rows, cols), MATRIX)
+        out[f"{name}.bias"] = TensorSpec((rows,), VECTOR)
+    else:  # NORM
+        out[f"{name}.weight"] = TensorSpec((rows,), VECTOR)
+        out[f"{name}.bias"] = TensorSpec((rows,), VECTOR)
 
 
 def expected_tensors(cfg: TransformerConfig,
@@ -178,30 +238,20 @@ def _with_scales(specs: "OrderedDict[str, TensorSpec]") -> "OrderedDict[str, Ten
 
 
 def _float_tensors(cfg: TransformerConfig) -> "OrderedDict[str, TensorSpec]":
-    """The tensors of an fp32/fp16 file (no scales)."""
-    d, f, v, p = cfg.d_model, cfg.ffn_dim, cfg.vocab_size, cfg.max_positions
+    """The tensors of an fp32/fp16 file (no scales): the table's groups in
+    file order, the layer groups once per layer."""
     out: "OrderedDict[str, TensorSpec]" = OrderedDict()
-    out["embedding.source"] = TensorSpec((v, d), MATRIX)
-    out["embedding.target"] = TensorSpec(
-        (v, d), MATRIX, "embedding.source" if cfg.shared_embeddings else None)
-    out["position.table"] = TensorSpec((p, d), VECTOR)
-    out["output.weight"] = TensorSpec(
-        (v, d), MATRIX, "embedding.target" if cfg.tied_output else None)
-    if cfg.output_bias:
-        out["output.bias"] = TensorSpec((v,), VECTOR)
-    for i in range(cfg.encoder_layers):
-        prefix = f"encoder.layers.{i}"
-        _attention_self(prefix, d, out)
-        _ffn(prefix, d, f, out)
-    if cfg.encoder_final_norm:
-        _norm("encoder.final_norm", d, out)
-    for i in range(cfg.decoder_layers):
-        prefix = f"decoder.layers.{i}"
-        _attention_self(prefix, d, out)
-        _attention_cross(prefix, d, out)
-        _ffn(prefix, d, f, out)
-    if cfg.decoder_final_norm:
-        _norm("decoder.final_norm", d, out)
+    for group in _GROUPS:
+        if group == "ENCODER_LAYER":
+            scopes = [f"encoder.layers.{i}" for i in range(cfg.encoder_layers)]
+        elif group == "DECODER_LAYER":
+            scopes = [f"decoder.layers.{i}" for i in range(cfg.decoder_layers)]
+        else:
+            scopes = [""]
+        for scope in scopes:
+            for entry in _TABLE:
+                if entry.group == group and _present(entry.condition, cfg):
+                    _add_entry(entry, scope, cfg, out)
     return out
 
 

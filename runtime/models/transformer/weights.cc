@@ -52,7 +52,9 @@ Status vector(const Model& model, const float** out, const char* name) {
   return Status::ok();
 }
 
-Status norm(const Model& model, NormWeights* out, const char* prefix) {
+Status norm(const Model& model, NormWeights* out, TransformerTensor entry, uint32_t layer = 0) {
+  char prefix[kMaxTensorNameLength];
+  (void)transformer_tensor_name(entry, layer, prefix, sizeof(prefix));
   char name[kMaxTensorNameLength];
   (void)format_tensor_name(name, sizeof(name), "%s.weight", prefix);
   EDGEMT_RETURN_IF_ERROR(vector(model, &out->weight, name));
@@ -79,18 +81,25 @@ struct MatrixLoader {
   bool f16_native;    // f16 matrices go to XNNPACK's f16 GEMM as they are
   float* widen = nullptr;  // otherwise they are widened here: [largest matrix]
 
-  // Creates `out` from `<prefix>.weight` [out, in] (+ `_scale` for int8) and
-  // `<prefix>.bias` when `has_bias`.
-  Status linear(Linear* out, const char* prefix, bool fused_relu, bool has_bias) {
+  // Creates `out` from a LINEAR table entry: `<prefix>.weight` [out, in]
+  // (+ `_scale` for int8) and `<prefix>.bias`.
+  Status linear(Linear* out, TransformerTensor entry, uint32_t layer, bool fused_relu) {
+    char prefix[kMaxTensorNameLength];
+    char weight_name[kMaxTensorNameLength];
+    char bias_name[kMaxTensorNameLength];
+    (void)transformer_tensor_name(entry, layer, prefix, sizeof(prefix));
+    (void)format_tensor_name(weight_name, sizeof(weight_name), "%s.weight", prefix);
+    (void)format_tensor_name(bias_name, sizeof(bias_name), "%s.bias", prefix);
+    return matrix(out, weight_name, bias_name, fused_relu);
+  }
+
+  // Creates `out` from matrix `weight_name` [out, in] (+ `_scale` for int8)
+  // and vector `bias_name` (nullptr: none).
+  Status matrix(Linear* out, const char* weight_name, const char* bias_name, bool fused_relu) {
     const TensorView* weight = nullptr;
-    char name[kMaxTensorNameLength];
-    (void)format_tensor_name(name, sizeof(name), "%s.weight", prefix);
-    EDGEMT_RETURN_IF_ERROR(find(model, &weight, name));
+    EDGEMT_RETURN_IF_ERROR(find(model, &weight, weight_name));
     const float* bias = nullptr;
-    if (has_bias) {
-      (void)format_tensor_name(name, sizeof(name), "%s.bias", prefix);
-      EDGEMT_RETURN_IF_ERROR(vector(model, &bias, name));
-    }
+    if (bias_name != nullptr) EDGEMT_RETURN_IF_ERROR(vector(model, &bias, bias_name));
     const size_t in = weight->shape[1], rows = weight->shape[0];
     Status created = Status::ok();
     switch (weight->dtype) {
@@ -146,9 +155,18 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
   }
   MatrixLoader load{model, w, config.activation == Activation::kRelu, false, nullptr};
 
-  EDGEMT_RETURN_IF_ERROR(embedding_table(model, "embedding.source", &w->source_embedding));
-  EDGEMT_RETURN_IF_ERROR(embedding_table(model, "embedding.target", &w->target_embedding));
-  EDGEMT_RETURN_IF_ERROR(vector(model, &w->positions, "position.table"));
+  // Names come from the family's table (schema/transformer_tensors.def),
+  // the one the verifier walked.
+  using T = TransformerTensor;
+  char name[kMaxTensorNameLength];
+  char bias_name[kMaxTensorNameLength];
+  auto named = [](T entry, char* out) {
+    (void)transformer_tensor_name(entry, 0, out, kMaxTensorNameLength);
+    return out;
+  };
+  EDGEMT_RETURN_IF_ERROR(embedding_table(model, named(T::kSourceEmbedding, name), &w->source_embedding));
+  EDGEMT_RETURN_IF_ERROR(embedding_table(model, named(T::kTargetEmbedding, name), &w->target_embedding));
+  EDGEMT_RETURN_IF_ERROR(vector(model, &w->positions, named(T::kPositionTable, name)));
 
   // f16 matrices run natively on CPUs with fp16 arithmetic when XNNPACK
   // has f16 GEMMs for them; otherwise they are widened to f32 through one
@@ -175,40 +193,33 @@ Status load_transformer_weights(const Model& model, TransformerWeights* w) {
     }
   }
   w->f16_native = load.f16_native;
-  EDGEMT_RETURN_IF_ERROR(load.linear(&w->output, "output", false, config.output_bias));
-  if (config.encoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->encoder_final_norm, "encoder.final_norm"));
-  if (config.decoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->decoder_final_norm, "decoder.final_norm"));
+  EDGEMT_RETURN_IF_ERROR(load.matrix(&w->output, named(T::kOutputWeight, name),
+                                     config.output_bias ? named(T::kOutputBias, bias_name) : nullptr,
+                                     false));
+  if (config.encoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->encoder_final_norm, T::kEncoderFinalNorm));
+  if (config.decoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->decoder_final_norm, T::kDecoderFinalNorm));
 
-  char prefix[kMaxTensorNameLength];
   for (uint32_t i = 0; i < config.encoder_layers; ++i) {
     EncoderLayerWeights& layer = w->encoder[i];
-    auto name = [&](const char* part) {
-      (void)format_tensor_name(prefix, sizeof(prefix), "encoder.layers.%u.%s", i, part);
-      return prefix;
-    };
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_qkv, name("self_attn.qkv"), false, true));
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_out, name("self_attn.out"), false, true));
-    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_in, name("ffn.in"), load.relu, true));
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_out, name("ffn.out"), false, true));
-    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_qkv, T::kEncoderSelfQkv, i, false));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_out, T::kEncoderSelfOut, i, false));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, T::kEncoderSelfNorm, i));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_in, T::kEncoderFfnIn, i, load.relu));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_out, T::kEncoderFfnOut, i, false));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, T::kEncoderFfnNorm, i));
   }
   for (uint32_t i = 0; i < config.decoder_layers; ++i) {
     DecoderLayerWeights& layer = w->decoder[i];
-    auto name = [&](const char* part) {
-      (void)format_tensor_name(prefix, sizeof(prefix), "decoder.layers.%u.%s", i, part);
-      return prefix;
-    };
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_qkv, name("self_attn.qkv"), false, true));
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_out, name("self_attn.out"), false, true));
-    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, name("self_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.cross_q, name("cross_attn.q"), false, true));
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.cross_kv, name("cross_attn.kv"), false, true));
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.cross_out, name("cross_attn.out"), false, true));
-    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.cross_norm, name("cross_attn_norm")));
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_in, name("ffn.in"), load.relu, true));
-    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_out, name("ffn.out"), false, true));
-    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, name("ffn_norm")));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_qkv, T::kDecoderSelfQkv, i, false));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.self_out, T::kDecoderSelfOut, i, false));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, T::kDecoderSelfNorm, i));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.cross_q, T::kDecoderCrossQ, i, false));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.cross_kv, T::kDecoderCrossKv, i, false));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.cross_out, T::kDecoderCrossOut, i, false));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.cross_norm, T::kDecoderCrossNorm, i));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_in, T::kDecoderFfnIn, i, load.relu));
+    EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_out, T::kDecoderFfnOut, i, false));
+    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, T::kDecoderFfnNorm, i));
   }
   return Status::ok();
 }
