@@ -1,28 +1,57 @@
-"""The model-file limits the runtime enforces: runtime/include/edgemt/limits.h
-(every family) and runtime/models/transformer/config.h (the Transformer's).
+"""The model-file limits the runtime enforces, read from where they are
+defined: runtime/include/edgemt/limits.h (every family) and
+runtime/models/transformer/config.h (the Transformer's). The converter refuses
+to write a file outside them, so that it never writes a file the runtime
+would reject; the numbers exist once, in C++.
 
-The converter refuses to write a file outside them, so that it never writes a
-file the runtime would reject. tests/tools/test_limits.py reads the C++
-headers and holds these values equal to it.
+A limit is a line `inline constexpr <type> kName = <expression>;` whose
+expression is integer literals (u/l suffixes), `uint64_t{N}`, shifts,
+products and sums.
 """
 
-MAX_LAYERS_PER_STACK = 64          # kMaxLayersPerStack: encoder and decoder layers, each
-MAX_D_MODEL = 16384                # kMaxDModel
-MAX_FFN_DIM = 262144               # kMaxFfnDim
-MAX_VOCAB_SIZE = 1 << 24           # kMaxVocabSize
-MAX_POSITIONS = 65536              # kMaxPositions
-MAX_MODEL_BYTES = 64 << 30         # kMaxModelBytes: the whole file
-MAX_TENSORS = 8192                 # kMaxTensors: entries of the tensor table
-MAX_TOKENIZER_BYTES = 64 << 20     # kMaxTokenizerBytes: the embedded SentencePiece model
+import os
+import re
+from typing import Dict
 
-# C++ name -> Python value, for the test that compares them.
-BY_CPP_NAME = {
-    "kMaxLayersPerStack": MAX_LAYERS_PER_STACK,
-    "kMaxDModel": MAX_D_MODEL,
-    "kMaxFfnDim": MAX_FFN_DIM,
-    "kMaxVocabSize": MAX_VOCAB_SIZE,
-    "kMaxPositions": MAX_POSITIONS,
-    "kMaxModelBytes": MAX_MODEL_BYTES,
-    "kMaxTensors": MAX_TENSORS,
-    "kMaxTokenizerBytes": MAX_TOKENIZER_BYTES,
-}
+_RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                        "runtime")
+HEADERS = (
+    os.path.join(_RUNTIME, "include", "edgemt", "limits.h"),
+    os.path.join(_RUNTIME, "models", "transformer", "config.h"),
+)
+
+_CONSTANT = re.compile(r"inline\s+constexpr\s+\w+\s+(k\w+)\s*=\s*([^;]+);")
+
+
+def evaluate(expression: str) -> int:
+    """The integer value of a limit's initializer."""
+    text = re.sub(r"uint64_t\{(\d+)\}", r"\1", expression)
+    text = re.sub(r"(\d+)[uUlL]+", r"\1", text)
+    if not re.fullmatch(r"[\d\s<>()*+]+", text):
+        raise ValueError(f"cannot evaluate limit expression {expression!r}")
+    return int(eval(text, {"__builtins__": {}}))  # digits and operators only (checked above)
+
+
+def read_constants(paths=HEADERS) -> Dict[str, int]:
+    """Every `inline constexpr` integer constant of the headers, by C++ name;
+    ValueError when one is defined twice or cannot be evaluated."""
+    constants: Dict[str, int] = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            for name, value in _CONSTANT.findall(handle.read()):
+                if name in constants:
+                    raise ValueError(f"{name} is defined twice ({path})")
+                constants[name] = evaluate(value)
+    return constants
+
+
+_CPP = read_constants()
+
+MAX_LAYERS_PER_STACK = _CPP["kMaxLayersPerStack"]  # encoder and decoder layers, each
+MAX_D_MODEL = _CPP["kMaxDModel"]
+MAX_FFN_DIM = _CPP["kMaxFfnDim"]
+MAX_VOCAB_SIZE = _CPP["kMaxVocabSize"]
+MAX_POSITIONS = _CPP["kMaxPositions"]
+MAX_MODEL_BYTES = _CPP["kMaxModelBytes"]          # the whole file
+MAX_TENSORS = _CPP["kMaxTensors"]                 # entries of the tensor table
+MAX_TOKENIZER_BYTES = _CPP["kMaxTokenizerBytes"]  # the embedded SentencePiece model

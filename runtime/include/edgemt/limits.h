@@ -7,9 +7,10 @@
 // integer overflow whatever a file or a caller says, and so that memory is
 // bounded by what the caller configured, not by the input.
 //
-// The converter (tools/edgemt_tools/limits.py) refuses to write a file
-// outside the model limits; tests/tools/test_limits.py holds the two lists
-// equal.
+// The converter (tools/edgemt_tools/limits.py) reads the model limits from
+// this header and the families' config headers and refuses to write a file
+// outside them: keep each an `inline constexpr` of literals, shifts, products
+// and sums.
 #pragma once
 
 #include <cstddef>

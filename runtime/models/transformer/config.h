@@ -13,8 +13,8 @@
 namespace edgemt {
 
 // Limits of this family's config, checked by the verifier at load (with the
-// family-neutral ones of edgemt/limits.h). tools/edgemt_tools/limits.py holds
-// the same numbers; tests/tools/test_limits.py keeps them equal.
+// family-neutral ones of edgemt/limits.h); the converter reads them from
+// here (tools/edgemt_tools/limits.py).
 inline constexpr uint32_t kMaxLayersPerStack = 64;  // encoder and decoder layers, each
 inline constexpr uint32_t kMaxDModel = 16384;
 inline constexpr uint32_t kMaxFfnDim = 262144;
