@@ -11,6 +11,8 @@ packages=(
   python3-torch python3-numpy                # converter and PyTorch reference
   clang-14 libclang-rt-14-dev llvm-14        # sanitizer builds and libFuzzer (asan-ubsan preset);
                                              # llvm-symbolizer names the frames of a report
+  python3-pip python3-regex python3-tabulate python3-colorama python3-portalocker python3-lxml
+                                             # pip, and sacrebleu's dependencies from Debian
   libopenblas0-openmp                        # an optimized BLAS for PyTorch: Debian's torch links
                                              # libblas.so.3, the reference BLAS unless this is
                                              # installed (~5x slower; edgemt-compare needs it)
@@ -27,4 +29,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -q "${missing[@]}"
 else
   echo "install-deps: all packages present"
+fi
+
+# BLEU comes from sacrebleu (PyPI; Debian 12 has no package), pinned and
+# installed without dependencies (Debian's, above, serve it) into
+# /usr/local, where /usr/bin/python3 finds it: pip touches nothing apt owns.
+sacrebleu_version=2.4.3  # tools/edgemt_tools/bleu.py: SACREBLEU_VERSION
+if [ "$(/usr/bin/python3 -c 'import sacrebleu; print(sacrebleu.__version__)' 2>/dev/null)" != "$sacrebleu_version" ]; then
+  echo "install-deps: installing sacrebleu $sacrebleu_version from PyPI"
+  /usr/bin/python3 -m pip install -q --no-deps --break-system-packages --root-user-action=ignore \
+    "sacrebleu==$sacrebleu_version"
+else
+  echo "install-deps: sacrebleu $sacrebleu_version present"
 fi

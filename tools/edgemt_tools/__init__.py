@@ -14,7 +14,7 @@ Modules (one job each):
   search          greedy / beam search semantics (the runtime copies SEARCH.md)
   torch_reference the PyTorch model rebuilt from the README, for reference outputs
   reference_cli   the `edgemt-reference` command line
-  bleu, bleu_cli  sacreBLEU-compatible corpus BLEU and the `edgemt-bleu` command
+  bleu, bleu_cli  corpus BLEU by sacreBLEU (PyPI) and the `edgemt-bleu` command
   textio          reading plain or .gz text files
   testing         unchecked writer and tiny random checkpoints for tests
 """

@@ -1,4 +1,4 @@
-"""`edgemt-bleu HYP REF`: corpus BLEU (sacreBLEU defaults, see bleu.py)."""
+"""`edgemt-bleu HYP REF`: corpus BLEU by sacreBLEU with its defaults (bleu.py)."""
 
 import argparse
 import sys
@@ -17,8 +17,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, allow_abbrev=False,
                 description="Corpus BLEU of HYP against REF (one segment per line, .gz "
-                            "allowed): sacreBLEU defaults (13a tokenizer, mixed case, "
-                            "exp smoothing, BLEU-4).")
+                            "allowed), computed by sacreBLEU with its defaults (13a "
+                            "tokenizer, mixed case, exp smoothing, BLEU-4).")
     p.add_argument("hypotheses", metavar="HYP", help="system output, one segment per line")
     p.add_argument("references", metavar="REF", help="reference translations, same order")
     p.add_argument("-b", "--score-only", action="store_true",
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
             raise ValueError(f"{args.hypotheses} has {len(hyps)} lines, {args.references} "
                              f"has {len(refs)}")
         result = corpus_bleu(hyps, refs)
-    except (OSError, ValueError, UnicodeDecodeError) as err:
+    except (OSError, ValueError, UnicodeDecodeError, ImportError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1
     print(f"{result.score:.2f}" if args.score_only else str(result))

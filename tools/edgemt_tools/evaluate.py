@@ -6,7 +6,7 @@ On Multi30k test_2016_flickr (1,000 sentences) it runs, in one invocation:
   * edgemt fp32 greedy and fp32 beam 4 (a file converted from the checkpoint
     into a temporary folder), and edgemt fp16 and int8 greedy (the bundled
     models),
-and prints corpus BLEU (sacreBLEU-compatible, edgemt_tools.bleu) per system,
+and prints corpus BLEU (sacreBLEU, through edgemt_tools.bleu) per system,
 how many outputs are identical to the matching PyTorch output, and the wall
 time. With --check it exits 1 unless the issue's thresholds hold:
   fp32 greedy identical to PyTorch greedy for >= 995 sentences,
