@@ -339,8 +339,10 @@ TEST_CASE("format/sentencepiece_verifier: whatever it accepts after random corru
   }
   MESSAGE(accepted << " corrupted charsmaps accepted (each walked safely), " << refused
                    << " refused");
-  CHECK(refused > 0);
-  CHECK(accepted > 0);
+  // Fixed seed, so fixed counts on every platform: a change here is a change
+  // in what the verifier accepts (re-derive them only on purpose).
+  CHECK(accepted == 521);
+  CHECK(refused == 979);
 }
 
 // Issue 13, defect 8: 3,900 bytes of the tokenizer overwritten passed inspect.
@@ -362,8 +364,10 @@ TEST_CASE("format/sentencepiece_verifier: large overwrites anywhere in the blob"
       }
     }
   }
-  MESSAGE(refused << " of " << (original.size() - 3900 + 8999) / 9000 << " overwrites refused");
-  CHECK(refused > 0);
+  const size_t overwrites = (original.size() - 3900 + 8999) / 9000;
+  MESSAGE(refused << " of " << overwrites << " overwrites refused");
+  CHECK(overwrites >= 40);
+  CHECK(refused == overwrites);  // every one
 }
 
 }  // namespace
