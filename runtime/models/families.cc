@@ -1,64 +1,74 @@
 #include "models/families.h"
 
-#include "models/transformer/tensor_layout.h"
 #include "models/transformer/transformer.h"
 
 namespace edgemt {
+namespace {
+
+// Every family this runtime runs: one line each.
+constexpr const Family* kFamilies[] = {
+    &kTransformerFamily,
+};
+
+}  // namespace
+
+const Family* find_family(FamilyId id) {
+  for (const Family* family : kFamilies) {
+    if (family->id == id) return family;
+  }
+  return nullptr;
+}
+
+const Family* find_family_by_union_type(uint8_t union_type) {
+  for (const Family* family : kFamilies) {
+    if (family->union_type == union_type) return family;
+  }
+  return nullptr;
+}
 
 const char* family_name(FamilyId id) {
-  switch (id) {
-    case FamilyId::kTransformer: return "transformer";
-  }
-  return "unknown";
+  const Family* family = find_family(id);
+  return family != nullptr ? family->name : "unknown";
 }
 
 uint32_t family_vocab_size(const FamilyConfig& config) {
-  switch (config.id) {
-    case FamilyId::kTransformer: return config.transformer.vocab_size;
-  }
-  return 0;
+  const Family* family = find_family(config.id);
+  return family != nullptr ? family->vocab_size(config) : 0;
 }
 
 uint32_t family_max_sequence_length(const FamilyConfig& config) {
-  switch (config.id) {
-    case FamilyId::kTransformer: return config.transformer.max_positions;
-  }
-  return 0;
+  const Family* family = find_family(config.id);
+  return family != nullptr ? family->max_sequence_length(config) : 0;
 }
 
 Status verify_family_config(const FamilyConfig& config) {
-  switch (config.id) {
-    case FamilyId::kTransformer: return verify_transformer_config(config.transformer);
+  const Family* family = find_family(config.id);
+  if (family == nullptr) {
+    return Status::error(StatusCode::kUnsupported, "model family %d is not supported",
+                         static_cast<int>(config.id));
   }
-  return Status::error(StatusCode::kUnsupported, "model family %d is not supported",
-                       static_cast<int>(config.id));
+  return family->verify_config(config);
 }
 
 bool for_each_expected_tensor(const FamilyConfig& config, DType weight_dtype,
                               ExpectedTensorVisitor visit, void* context) {
-  switch (config.id) {
-    case FamilyId::kTransformer:
-      return for_each_expected_tensor(config.transformer, weight_dtype, visit, context);
-  }
-  return false;
+  const Family* family = find_family(config.id);
+  return family != nullptr && family->for_each_expected_tensor(config, weight_dtype, visit, context);
 }
 
 void describe_family_config(const FamilyConfig& config, char* out, size_t size) {
   if (out == nullptr || size == 0) return;
   out[0] = '\0';
-  switch (config.id) {
-    case FamilyId::kTransformer:
-      describe_transformer_config(config.transformer, out, size);
-      return;
-  }
+  const Family* family = find_family(config.id);
+  if (family != nullptr) family->describe_config(config, out, size);
 }
 
 Status create_encoder_decoder(const Model& model, std::unique_ptr<EncoderDecoder>* out) {
-  switch (family_config(model).id) {
-    case FamilyId::kTransformer: return create_transformer(model, out);
+  const Family* family = find_family(family_config(model).id);
+  if (family == nullptr) {
+    return Status::error(StatusCode::kUnsupported, "model family %s has no runtime", model.family());
   }
-  return Status::error(StatusCode::kUnsupported, "model family %s has no runtime",
-                       model.family());
+  return family->create(model, out);
 }
 
 const TransformerConfig& transformer_config(const Model& model) {

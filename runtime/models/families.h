@@ -1,7 +1,9 @@
-// Families: the one place that knows every model family (runtime/models/
-// <family>/). The model verifier, Model and Translator reach a family only
-// through these functions; adding a family adds one case to each switch in
-// families.cc (see docs/ARCHITECTURE.md, "Add a model family").
+// Families: the registry of model families (runtime/models/<family>/). Each
+// family describes itself with one `Family` record (function pointers, no
+// constructor runs: constant-initialized); kFamilies in families.cc lists
+// them, one line each. The verifier, Model and Translator reach a family
+// only through the functions below (docs/ARCHITECTURE.md, "Add a model
+// family").
 #pragma once
 
 #include <cstddef>
@@ -25,6 +27,33 @@ struct FamilyConfig {
   FamilyId id = FamilyId::kTransformer;
   TransformerConfig transformer;
 };
+
+namespace format {
+struct Model;  // the FlatBuffers root table (schema/edgemt.fbs)
+}  // namespace format
+
+// What the runtime needs of one family.
+struct Family {
+  FamilyId id;
+  const char* name;  // "transformer": its folder under runtime/models/
+  // The member of the file's FamilyConfig union that holds its config
+  // (schema/edgemt.fbs, format version 2).
+  uint8_t union_type;
+  // Reads and checks that member (root.family_config() is of union_type).
+  Status (*read_config)(const format::Model& root, FamilyConfig* out);
+  Status (*verify_config)(const FamilyConfig& config);
+  uint32_t (*vocab_size)(const FamilyConfig& config);
+  uint32_t (*max_sequence_length)(const FamilyConfig& config);
+  bool (*for_each_expected_tensor)(const FamilyConfig& config, DType weight_dtype,
+                                   ExpectedTensorVisitor visit, void* context);
+  void (*describe_config)(const FamilyConfig& config, char* out, size_t size);
+  Status (*create)(const Model& model, std::unique_ptr<EncoderDecoder>* out);
+};
+
+// The registered family of `id` / of union member `union_type`; nullptr
+// when there is none.
+const Family* find_family(FamilyId id);
+const Family* find_family_by_union_type(uint8_t union_type);
 
 const char* family_name(FamilyId id);  // "transformer"
 

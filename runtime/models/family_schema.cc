@@ -1,6 +1,6 @@
 #include "models/family_schema.h"
 
-#include "models/transformer/config_schema.h"
+#include "models/transformer/config_schema.h"  // version 1 files hold a TransformerConfig
 
 namespace edgemt {
 namespace {
@@ -18,28 +18,25 @@ Status read_family_v1(const format::Model& root, FamilyConfig* out) {
   return read_transformer_config(*root.config(), &out->transformer);
 }
 
-// Version 2: the family_config union, whose type is the family. The fields
-// of version 1 must be absent, so that no file says two things.
+// Version 2: the family_config union, whose type names the family (its
+// registered record reads the member). The fields of version 1 must be
+// absent, so that no file says two things.
 Status read_family_v2(const format::Model& root, FamilyConfig* out) {
   if (root.config() != nullptr ||
       root.family() != format::ModelFamily::TransformerEncoderDecoder) {
     return Status::error(StatusCode::kInvalidModel,
                          "a version-2 model holds its config in family_config, not in config/family");
   }
-  switch (root.family_config_type()) {
-    case format::FamilyConfig::NONE:
-      return Status::error(StatusCode::kInvalidModel, "model has no family_config");
-    case format::FamilyConfig::TransformerConfig: {
-      const format::TransformerConfig* config = root.family_config_as_TransformerConfig();
-      if (config == nullptr) {
-        return Status::error(StatusCode::kInvalidModel, "model has no family_config");
-      }
-      out->id = FamilyId::kTransformer;
-      return read_transformer_config(*config, &out->transformer);
-    }
+  const auto type = static_cast<uint8_t>(root.family_config_type());
+  if (type == static_cast<uint8_t>(format::FamilyConfig::NONE) || root.family_config() == nullptr) {
+    return Status::error(StatusCode::kInvalidModel, "model has no family_config");
   }
-  return Status::error(StatusCode::kUnsupported, "model family_config type %d is not supported",
-                       static_cast<int>(root.family_config_type()));
+  const Family* family = find_family_by_union_type(type);
+  if (family == nullptr) {
+    return Status::error(StatusCode::kUnsupported, "model family_config type %d is not supported",
+                         static_cast<int>(type));
+  }
+  return family->read_config(root, out);
 }
 
 }  // namespace

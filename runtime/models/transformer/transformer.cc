@@ -6,6 +6,8 @@
 
 #include "core/xnnpack_runtime.h"
 #include "models/families.h"
+#include "models/transformer/config_schema.h"
+#include "models/transformer/tensor_layout.h"
 #include "models/transformer/config.h"
 #include "models/transformer/decoder.h"
 #include "models/transformer/encoder.h"
@@ -106,5 +108,42 @@ Status create_transformer(const Model& model, std::unique_ptr<EncoderDecoder>* o
   *out = std::move(transformer);
   return Status::ok();
 }
+
+namespace {
+
+Status read_config(const format::Model& root, FamilyConfig* out) {
+  const format::TransformerConfig* config = root.family_config_as_TransformerConfig();
+  if (config == nullptr) return Status::error(StatusCode::kInvalidModel, "model has no family_config");
+  out->id = FamilyId::kTransformer;
+  return read_transformer_config(*config, &out->transformer);
+}
+
+Status verify_config(const FamilyConfig& c) { return verify_transformer_config(c.transformer); }
+uint32_t vocab_size(const FamilyConfig& c) { return c.transformer.vocab_size; }
+uint32_t max_sequence_length(const FamilyConfig& c) { return c.transformer.max_positions; }
+
+bool walk_tensors(const FamilyConfig& c, DType weight_dtype, ExpectedTensorVisitor visit,
+                  void* context) {
+  return for_each_expected_tensor(c.transformer, weight_dtype, visit, context);
+}
+
+void describe(const FamilyConfig& c, char* out, size_t size) {
+  describe_transformer_config(c.transformer, out, size);
+}
+
+}  // namespace
+
+const Family kTransformerFamily = {
+    FamilyId::kTransformer,
+    "transformer",
+    static_cast<uint8_t>(format::FamilyConfig::TransformerConfig),
+    read_config,
+    verify_config,
+    vocab_size,
+    max_sequence_length,
+    walk_tensors,
+    describe,
+    create_transformer,
+};
 
 }  // namespace edgemt

@@ -6,6 +6,7 @@
 //   weights.*        those tensors resolved into Linears at load
 //   workspace.*      its run-phase buffers and their lifetimes
 //   encoder.*, decoder.*, residual.*   the computation
+//   transformer.cc   the EncoderDecoder and the family's record (kTransformerFamily)
 #pragma once
 
 #include <memory>
@@ -13,11 +14,15 @@
 #include "edgemt/model.h"
 #include "edgemt/status.h"
 #include "models/encoder_decoder.h"
+#include "models/families.h"
 
 namespace edgemt {
 
 // Load phase: resolves `model`'s weights (which must be of this family).
 // Errors: kUnsupported, kInvalidModel, kOutOfMemory, kBackendError.
 [[nodiscard]] Status create_transformer(const Model& model, std::unique_ptr<EncoderDecoder>* out);
+
+// The family's record for the registry (models/families.cc).
+extern const Family kTransformerFamily;
 
 }  // namespace edgemt

@@ -14,6 +14,7 @@
 
 #include "core/arena.h"
 #include "models/transformer/tensor_layout.h"
+#include "models/transformer/transformer.h"
 #include "support/model_builder.h"
 
 namespace edgemt {
@@ -44,6 +45,22 @@ TEST_CASE("models/families: a Transformer file is the Transformer family") {
   CHECK(family_vocab_size(family) == builder.config.vocab_size);
   CHECK(transformer_config(*model).d_model == builder.config.d_model);
   CHECK(verify_family_config(family).is_ok());
+}
+
+TEST_CASE("models/families: the registry finds each family by id and by union member") {
+  const Family* transformer = find_family(FamilyId::kTransformer);
+  REQUIRE(transformer != nullptr);
+  CHECK(transformer == &kTransformerFamily);
+  CHECK(std::string(transformer->name) == "transformer");
+  CHECK(find_family_by_union_type(transformer->union_type) == transformer);
+  CHECK(find_family_by_union_type(0) == nullptr);    // NONE
+  CHECK(find_family_by_union_type(200) == nullptr);  // no such member
+  CHECK(find_family(static_cast<FamilyId>(200)) == nullptr);
+  CHECK(std::string(family_name(static_cast<FamilyId>(200))) == "unknown");
+  FamilyConfig unknown;
+  unknown.id = static_cast<FamilyId>(200);
+  CHECK(verify_family_config(unknown).code() == StatusCode::kUnsupported);
+  CHECK(family_vocab_size(unknown) == 0);
 }
 
 TEST_CASE("models/families: describe_config is the family's own description") {
