@@ -46,6 +46,28 @@ class ArchitectureDocTest(unittest.TestCase):
         for phase in ("**Load**", "**Plan**", "**Run**"):
             self.assertIn(phase, self.text)
 
+    def test_no_family_internals_outside_runtime_models(self):
+        """The translator, the search, the CLI and the public headers name no
+        family's internals (issue 14, acceptance 2: the same pattern as
+        `grep -rniE "transformer|d_model|ffn|heads|qkv|self_attn|cross_attn|k/v|layer_norm|norm_placement"
+        runtime/translator.cc runtime/search runtime/include tools/cli`)."""
+        pattern = re.compile(r"transformer|d_model|ffn|heads|qkv|self_attn|cross_attn|k/v|"
+                             r"layer_norm|norm_placement", re.IGNORECASE)
+        roots = ["runtime/translator.cc", "runtime/search", "runtime/include", "tools/cli"]
+        found = []
+        for root in roots:
+            path = os.path.join(helpers.REPO_ROOT, root)
+            files = [path] if os.path.isfile(path) else [
+                os.path.join(d, f) for d, _, names in os.walk(path) for f in names]
+            self.assertTrue(files, root)
+            for name in files:
+                with open(name, encoding="utf-8") as handle:
+                    for number, line in enumerate(handle, 1):
+                        if pattern.search(line):
+                            found.append(f"{os.path.relpath(name, helpers.REPO_ROOT)}:{number}: "
+                                         f"{line.strip()}")
+        self.assertEqual(found, [])
+
     def test_it_is_one_page(self):
         self.assertLessEqual(len(self.text.splitlines()), 150)
 
