@@ -80,6 +80,35 @@ struct Translator::Impl {
     out->max_len = arena->allocate<size_t>(l.max_batch, {run_step::kPack, run_step::kDecodeSearch});
   }
 
+  // Lays the plan in `planner` (made by plan_arena for `l`) over caller
+  // memory and makes it the prepared one. Until this succeeds the translator
+  // stays prepared as it was: its buffers are only replaced at the end.
+  Status bind_plan(const Limits& l, void* base, size_t size) {
+    if (base == nullptr || reinterpret_cast<uintptr_t>(base) % Arena::kAlignment != 0) {
+      return Status::error(StatusCode::kInvalidArgument, "arena must be %zu-byte aligned",
+                           Arena::kAlignment);
+    }
+    if (size < planner.size()) {
+      return Status::error(StatusCode::kOutOfMemory, "arena of %zu bytes is too small: %zu needed",
+                           size, planner.size());
+    }
+    Buffers bound;
+    planner.bind(base);
+    plan(l, &planner, &bound);
+    if (planner.overflowed()) {
+      return Status::error(StatusCode::kOutOfMemory, "arena layout differs from its plan (internal error)");
+    }
+    buffers = bound;
+    network->commit_plan();
+    limits = l;
+    prepared = true;
+    if (owned_arena != nullptr && owned_arena != base) {
+      std::free(owned_arena);
+      owned_arena = nullptr;
+    }
+    return Status::ok();
+  }
+
   // Checks the limits and plans the arena for them into `arena`.
   Status plan_arena(const Limits& l, Arena* arena) const {
     EDGEMT_RETURN_IF_ERROR(check_limits(l));
@@ -193,53 +222,26 @@ Status Translator::arena_plan(const Limits& limits, ArenaPlan* plan) const {
 }
 
 Status Translator::prepare(const Limits& limits) {
-  size_t bytes = 0;
-  EDGEMT_RETURN_IF_ERROR(arena_bytes(limits, &bytes));
-  const size_t rounded = (bytes + Arena::kAlignment - 1) / Arena::kAlignment * Arena::kAlignment;
-  void* arena = std::aligned_alloc(Arena::kAlignment, rounded);
+  Impl& impl = *impl_;
+  EDGEMT_RETURN_IF_ERROR(impl.plan_arena(limits, &impl.planner));
+  const size_t bytes = impl.planner.size();  // a multiple of Arena::kAlignment
+  void* arena = std::aligned_alloc(Arena::kAlignment, bytes);
   if (arena == nullptr) {
-    return Status::error(StatusCode::kOutOfMemory, "cannot allocate a %zu-byte arena", rounded);
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate a %zu-byte arena", bytes);
   }
-  const Status status = prepare(limits, arena, rounded);
+  const Status status = impl.bind_plan(limits, arena, bytes);
   if (!status.is_ok()) {
     std::free(arena);
     return status;
   }
-  std::free(impl_->owned_arena);
-  impl_->owned_arena = arena;
+  std::free(impl.owned_arena);
+  impl.owned_arena = arena;
   return Status::ok();
 }
 
 Status Translator::prepare(const Limits& limits, void* arena_base, size_t arena_size) {
-  Impl& impl = *impl_;
-  // Until this call succeeds the translator stays prepared as it was: its
-  // buffers are only replaced at the end (impl.planner holds just the plan).
-  Arena& arena = impl.planner;
-  EDGEMT_RETURN_IF_ERROR(impl.plan_arena(limits, &arena));
-  const size_t bytes = arena.size();
-  if (arena_base == nullptr || reinterpret_cast<uintptr_t>(arena_base) % Arena::kAlignment != 0) {
-    return Status::error(StatusCode::kInvalidArgument, "arena must be %zu-byte aligned",
-                         Arena::kAlignment);
-  }
-  if (arena_size < bytes) {
-    return Status::error(StatusCode::kOutOfMemory, "arena of %zu bytes is too small: %zu needed",
-                         arena_size, bytes);
-  }
-  Impl::Buffers buffers;
-  arena.bind(arena_base);
-  impl.plan(limits, &arena, &buffers);
-  if (arena.overflowed()) {
-    return Status::error(StatusCode::kOutOfMemory, "arena layout differs from its plan (internal error)");
-  }
-  impl.buffers = buffers;
-  impl.network->commit_plan();
-  impl.limits = limits;
-  impl.prepared = true;
-  if (impl_->owned_arena != nullptr && impl_->owned_arena != arena_base) {
-    std::free(impl_->owned_arena);
-    impl_->owned_arena = nullptr;
-  }
-  return Status::ok();
+  EDGEMT_RETURN_IF_ERROR(impl_->plan_arena(limits, &impl_->planner));
+  return impl_->bind_plan(limits, arena_base, arena_size);
 }
 
 const Limits& Translator::limits() const { return impl_->limits; }

@@ -37,7 +37,7 @@ class Arena {
  public:
   static constexpr size_t kAlignment = 64;
   // Requests one plan may hold: the Transformer asks for 3 per decoder layer
-  // (edgemt/limits.h allows 64) and about 50 more.
+  // (models/transformer/config.h allows 64) and about 50 more.
   static constexpr size_t kMaxRequests = 512;
 
   Arena() = default;
