@@ -41,15 +41,6 @@ uint32_t family_max_sequence_length(const FamilyConfig& config) {
   return family != nullptr ? family->max_sequence_length(config) : 0;
 }
 
-Status verify_family_config(const FamilyConfig& config) {
-  const Family* family = find_family(config.id);
-  if (family == nullptr) {
-    return Status::error(StatusCode::kUnsupported, "model family %d is not supported",
-                         static_cast<int>(config.id));
-  }
-  return family->verify_config(config);
-}
-
 bool for_each_expected_tensor(const FamilyConfig& config, DType weight_dtype,
                               ExpectedTensorVisitor visit, void* context) {
   const Family* family = find_family(config.id);

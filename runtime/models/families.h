@@ -41,7 +41,6 @@ struct Family {
   uint8_t union_type;
   // Reads and checks that member (root.family_config() is of union_type).
   Status (*read_config)(const format::Model& root, FamilyConfig* out);
-  Status (*verify_config)(const FamilyConfig& config);
   uint32_t (*vocab_size)(const FamilyConfig& config);
   uint32_t (*max_sequence_length)(const FamilyConfig& config);
   bool (*for_each_expected_tensor)(const FamilyConfig& config, DType weight_dtype,
@@ -60,9 +59,6 @@ const char* family_name(FamilyId id);  // "transformer"
 // Family-neutral facts every family's config holds.
 uint32_t family_vocab_size(const FamilyConfig& config);
 uint32_t family_max_sequence_length(const FamilyConfig& config);
-
-// Every config value in range (kInvalidModel naming the field otherwise).
-[[nodiscard]] Status verify_family_config(const FamilyConfig& config);
 
 // Calls `visit` for every tensor the config implies (the family's
 // tensor_layout); false if the visitor stopped early.

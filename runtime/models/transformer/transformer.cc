@@ -118,7 +118,6 @@ Status read_config(const format::Model& root, FamilyConfig* out) {
   return read_transformer_config(*config, &out->transformer);
 }
 
-Status verify_config(const FamilyConfig& c) { return verify_transformer_config(c.transformer); }
 uint32_t vocab_size(const FamilyConfig& c) { return c.transformer.vocab_size; }
 uint32_t max_sequence_length(const FamilyConfig& c) { return c.transformer.max_positions; }
 
@@ -138,7 +137,6 @@ const Family kTransformerFamily = {
     "transformer",
     static_cast<uint8_t>(format::FamilyConfig::TransformerConfig),
     read_config,
-    verify_config,
     vocab_size,
     max_sequence_length,
     walk_tensors,
