@@ -24,6 +24,8 @@ REFERENCE_DIR = os.path.join(MODELS_DIR, "reference")
 BUNDLED_MODEL = os.path.join(MODELS_DIR, "multi30k-en-de.int8.emt")
 BUNDLED_FP16_MODEL = os.path.join(MODELS_DIR, "multi30k-en-de.fp16.emt")
 SKIP_MESSAGE = "SKIPPED: ../shared checkpoint not found"
+# The built `edgemt` binary (ctest passes its path in EDGEMT_CLI).
+CLI = os.environ.get("EDGEMT_CLI", os.path.join(REPO_ROOT, "build", "edgemt"))
 
 
 def checkpoint_paths():
@@ -47,3 +49,16 @@ def run_tool(name: str, *args: str, cwd: str = None) -> subprocess.CompletedProc
     """Run tools/<name> with /usr/bin/python3; captures text output."""
     return subprocess.run(["/usr/bin/python3", os.path.join(TOOLS_DIR, name), *args],
                           capture_output=True, text=True, cwd=cwd, check=False)
+
+
+def reference_lines(name: str):
+    """The lines of models/reference/<name>."""
+    with open(os.path.join(REFERENCE_DIR, name), encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+def assert_same_lines(test_case: unittest.TestCase, got, want, label: str) -> None:
+    """Equal line lists; on failure names the first differing (0-based) lines."""
+    test_case.assertEqual(len(got), len(want), f"line count differs from {label}")
+    differing = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
+    test_case.assertEqual(differing, [], f"lines differing from {label} (0-based): {differing[:20]}")

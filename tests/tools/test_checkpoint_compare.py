@@ -8,7 +8,7 @@ import unittest
 
 import helpers
 
-CLI = os.environ.get("EDGEMT_CLI", os.path.join(helpers.REPO_ROOT, "build", "edgemt"))
+CLI = helpers.CLI
 
 
 class CompareSmokeTest(unittest.TestCase):

@@ -17,13 +17,9 @@ import unittest
 
 import helpers
 
-CLI = os.environ.get("EDGEMT_CLI", os.path.join(helpers.REPO_ROOT, "build", "edgemt"))
+CLI = helpers.CLI
 SOURCES = os.path.join(helpers.REFERENCE_DIR, "test_2016_flickr.en")
 
-
-def reference(name):
-    with open(os.path.join(helpers.REFERENCE_DIR, name), encoding="utf-8") as handle:
-        return handle.read().splitlines()
 
 
 class CheckpointOutputsUnchangedTest(unittest.TestCase):
@@ -54,11 +50,9 @@ class CheckpointOutputsUnchangedTest(unittest.TestCase):
                                 capture_output=True, check=False, timeout=1800)
         self.assertEqual(result.returncode, 0, result.stderr.decode("utf-8", "replace"))
         got = result.stdout.decode("utf-8").splitlines()
-        want = reference(want_file)
+        want = helpers.reference_lines(want_file)
         self.assertEqual(len(want), 1000)
-        self.assertEqual(len(got), len(want))
-        differing = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
-        self.assertEqual(differing, [], f"lines differing from {want_file} (0-based): {differing[:20]}")
+        helpers.assert_same_lines(self, got, want, want_file)
 
     def test_fp32_greedy_is_unchanged(self):
         self.assert_translates_as("torch_fp32_greedy.de")

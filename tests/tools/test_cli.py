@@ -17,7 +17,7 @@ import numpy as np
 import helpers
 from edgemt_tools.model_file import read_model, write_unvalidated
 
-CLI = os.environ.get("EDGEMT_CLI", os.path.join(helpers.REPO_ROOT, "build", "edgemt"))
+CLI = helpers.CLI
 MODEL = helpers.BUNDLED_MODEL
 
 

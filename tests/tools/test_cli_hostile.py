@@ -22,7 +22,7 @@ import numpy as np
 import helpers
 from edgemt_tools.model_file import read_model
 
-CLI = os.environ.get("EDGEMT_CLI", os.path.join(helpers.REPO_ROOT, "build", "edgemt"))
+CLI = helpers.CLI
 INT8_MODEL = helpers.BUNDLED_MODEL
 FP16_MODEL = helpers.BUNDLED_FP16_MODEL
 SOURCES = os.path.join(helpers.REFERENCE_DIR, "test_2016_flickr.en")

@@ -22,7 +22,7 @@ from edgemt_tools import fbs
 from edgemt_tools.model_file import read_model, write_model
 from edgemt_tools.model_spec import expected_tensors, resolve_alias
 
-CLI = os.environ.get("EDGEMT_CLI", os.path.join(helpers.REPO_ROOT, "build", "edgemt"))
+CLI = helpers.CLI
 FIXTURES = os.path.join(helpers.REPO_ROOT, "tests", "fixtures", "format_v1")
 SOURCE = os.path.join(FIXTURES, "source.en")
 DTYPES = ("fp32", "fp16", "int8")
@@ -35,11 +35,11 @@ def fixture(dtype):
 def rewrite_in_current_format(source_path, path):
     """The same header and tensors written by today's writer."""
     model = read_model(source_path)
+    specs = expected_tensors(model.header.config, model.header.weight_dtype)
     tensors, aliases = {}, {}
-    for name, spec in expected_tensors(model.header.config, model.header.weight_dtype).items():
+    for name, spec in specs.items():
         if spec.alias_of is not None:
-            aliases[name] = resolve_alias(expected_tensors(model.header.config,
-                                                           model.header.weight_dtype), name)
+            aliases[name] = resolve_alias(specs, name)
         else:
             tensors[name] = np.array(model.array(name))
     write_model(path, model.header, tensors, aliases)

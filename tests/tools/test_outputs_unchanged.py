@@ -16,13 +16,9 @@ import unittest
 
 import helpers
 
-CLI = os.environ.get("EDGEMT_CLI", os.path.join(helpers.REPO_ROOT, "build", "edgemt"))
+CLI = helpers.CLI
 SOURCES = os.path.join(helpers.REFERENCE_DIR, "test_2016_flickr.en")
 
-
-def reference(name):
-    with open(os.path.join(helpers.REFERENCE_DIR, name), encoding="utf-8") as handle:
-        return handle.read().splitlines()
 
 
 class OutputsUnchangedTest(unittest.TestCase):
@@ -38,11 +34,9 @@ class OutputsUnchangedTest(unittest.TestCase):
         return result.stdout.decode("utf-8").splitlines()
 
     def assert_same(self, got, want_file):
-        want = reference(want_file)
+        want = helpers.reference_lines(want_file)
         self.assertEqual(len(want), 1000)
-        self.assertEqual(len(got), len(want))
-        differing = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
-        self.assertEqual(differing, [], f"lines differing from {want_file} (0-based): {differing[:20]}")
+        helpers.assert_same_lines(self, got, want, want_file)
 
     def test_int8_greedy_is_unchanged(self):
         self.assert_same(self.translate(), "edgemt_int8_greedy.de")
