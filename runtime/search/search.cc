@@ -84,6 +84,7 @@ class BatchSearch {
   const size_t K_;
   const size_t V_;
   int32_t banned_[2];
+  float* logits_ = nullptr;  // [rows, V] of the current step (the network's buffer)
   size_t cur_ = 0;
   size_t new_rows_ = 0;
 };
@@ -118,7 +119,7 @@ void BatchSearch::score_rows(size_t rows) {
   // The per-row vocabulary passes are independent: run them on the pool
   // (results do not depend on the thread count). Greedy needs the arg-max and
   // log-sum-exp of each row; beam search the whole log_softmax row.
-  float* logits = network_.logits();
+  float* logits = logits_;
   auto task = [&](size_t r, size_t) {
     float* row = logits + r * V_;
     if (K_ == 1) {
@@ -161,7 +162,7 @@ bool BatchSearch::rows_finite(size_t s) const {
 
 void BatchSearch::select_greedy(size_t s, size_t step) {
   const size_t r = b_.live_begin[s];
-  const float* logits = network_.logits() + r * V_;
+  const float* logits = logits_ + r * V_;
   if (!std::isfinite(b_.row_lse[r])) {
     b_.failed[s] = kNonFiniteScores;
     return;
@@ -282,6 +283,7 @@ Status BatchSearch::run(Translation* results) {
     decoder_step.row_source = b_.row_source[cur_];
     decoder_step.row_slot = b_.row_slot;
     EDGEMT_RETURN_IF_ERROR(network_.decode_step(exec_, *req_.sources, decoder_step));
+    logits_ = network_.logits();
 
     // Everything from here to the next decoder step is search bookkeeping.
     ProfileScope timed(exec_.profile, ProfilePart::kSearch);
