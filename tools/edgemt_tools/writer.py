@@ -1,5 +1,5 @@
 """The writer: one ModelSpec (from any source) -> the tensors and header of an
-edgemt model file, in the storage type asked for, then the file.
+edgemt model file, in the storage type asked for.
 
 It owns what no source should repeat: the tensor list a config implies
 (model_spec.expected_tensors), aliases (tied and shared matrices are stored
@@ -14,7 +14,6 @@ from typing import Dict, Mapping, Tuple
 import numpy as np
 
 from .errors import UserError
-from .model_file import write_model
 from .model_spec import (MATRIX, WEIGHT_DTYPES, ModelHeader, ModelSpec, TransformerConfig,
                          expected_tensors, scale_name)
 from .quantize import quantize_rows
@@ -70,10 +69,3 @@ def pack(spec: ModelSpec, dtype: str):
         weight_dtype=dtype, tokenizer_model=spec.tokenizer_model,
         append_eos_to_source=spec.append_eos_to_source, provenance=spec.provenance)
     return header, tensors, aliases
-
-
-def write(path: str, spec: ModelSpec, dtype: str):
-    """Validates and writes `spec` as `dtype` to `path` (atomically).
-    Returns (bytes written, tensors, aliases)."""
-    header, tensors, aliases = pack(spec, dtype)
-    return write_model(path, header, tensors, aliases), tensors, aliases
