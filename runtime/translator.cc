@@ -145,7 +145,7 @@ struct Translator::Impl {
 
   // Validates the sources and packs them into packed_ids/offsets.
   Status pack_sources(const TokenSpan* sources, size_t count) {
-    const uint32_t vocab = model->vocab_size();
+    const uint32_t vocab = model->source_vocab_size();
     size_t* offsets = buffers.offsets;
     offsets[0] = 0;
     for (size_t s = 0; s < count; ++s) {
@@ -174,6 +174,17 @@ struct Translator::Impl {
 
 Translator::Translator(Impl* impl) : impl_(impl) {}
 Translator::~Translator() { delete impl_; }
+
+DecodeOptions decode_options(const Model& model) {
+  const DecodingDefaults& defaults = model.decoding();
+  DecodeOptions options;
+  options.beam_size = defaults.beam_size;
+  options.length_penalty = defaults.length_penalty;
+  options.max_len_a = defaults.max_len_a;
+  options.max_len_b = defaults.max_len_b;
+  options.word_penalty = defaults.word_penalty;
+  return options;
+}
 
 Status Translator::create(const Model& model, const TranslatorOptions& options,
                           std::unique_ptr<Translator>* out) {
@@ -268,9 +279,11 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
                          options.beam_size, impl.limits.max_beam);
   }
   if (!std::isfinite(options.length_penalty) || !std::isfinite(options.max_len_a) ||
-      !std::isfinite(options.max_len_b) || options.max_len_a < 0.0f) {
+      !std::isfinite(options.max_len_b) || options.max_len_a < 0.0f ||
+      !std::isfinite(options.word_penalty)) {
     return Status::error(StatusCode::kInvalidArgument,
-                         "length_penalty, max_len_a and max_len_b must be finite (a >= 0)");
+                         "length_penalty, word_penalty, max_len_a and max_len_b must be finite "
+                         "(a >= 0)");
   }
   EDGEMT_RETURN_IF_ERROR(impl.pack_sources(sources, count));
   for (size_t s = 0; s < count; ++s) {
@@ -301,6 +314,9 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
   request.sources = &packed;
   request.options = &options;
   request.special = &impl.model->special_tokens();
+  request.rules = impl.model->decoding().rules;
+  request.banned = impl.model->decoding().banned_tokens;
+  request.banned_count = impl.model->decoding().banned_count;
   request.vocab = impl.model->vocab_size();
   request.max_len = impl.buffers.max_len;
   return run_search(*impl.network, execution, request, &impl.buffers.search, results);

@@ -40,6 +40,16 @@ const char* quantization_scheme_name(QuantizationScheme scheme) {
   return "unknown";
 }
 
+const char* search_rules_name(SearchRules rules) {
+  switch (rules) {
+    case SearchRules::kEdgemt: return "edgemt";
+    case SearchRules::kOpenNMT: return "opennmt";
+    case SearchRules::kMarian: return "marian";
+    case SearchRules::kHuggingFace: return "huggingface";
+  }
+  return "unknown";
+}
+
 uint64_t TensorView::element_count() const {
   uint64_t count = 1;
   for (uint32_t i = 0; i < rank && i < kMaxTensorRank; ++i) count *= shape[i];
@@ -129,6 +139,9 @@ Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>*
 uint32_t Model::format_version() const { return impl_->model.format_version; }
 const char* Model::family() const { return family_name(impl_->model.family.id); }
 uint32_t Model::vocab_size() const { return family_vocab_size(impl_->model.family); }
+uint32_t Model::source_vocab_size() const {
+  return family_source_vocab_size(impl_->model.family);
+}
 uint32_t Model::max_sequence_length() const {
   return family_max_sequence_length(impl_->model.family);
 }
@@ -144,9 +157,32 @@ const char* Model::target_language() const { return impl_->model.target_language
 const Provenance& Model::provenance() const { return impl_->model.provenance; }
 
 const uint8_t* Model::tokenizer_model(size_t* size) const {
-  if (size != nullptr) *size = impl_->model.tokenizer_model_size;
-  return impl_->model.tokenizer_model;
+  return tokenizer_model(TextSide::kSource, size);
 }
+
+const uint8_t* Model::tokenizer_model(TextSide side, size_t* size) const {
+  const VerifiedTokenizer& tokenizer = impl_->model.tokenizers[static_cast<size_t>(side) & 1];
+  if (size != nullptr) *size = tokenizer.model_size;
+  return tokenizer.model;
+}
+
+size_t Model::vocabulary_size(TextSide side) const {
+  return impl_->model.tokenizers[static_cast<size_t>(side) & 1].piece_count;
+}
+
+const char* Model::vocabulary_piece(TextSide side, size_t id, size_t* length) const {
+  return edgemt::vocabulary_piece(impl_->model.tokenizers[static_cast<size_t>(side) & 1], id, length);
+}
+
+int32_t Model::unk_id(TextSide side) const {
+  return impl_->model.tokenizers[static_cast<size_t>(side) & 1].unk;
+}
+
+int32_t Model::eos_id(TextSide side) const {
+  return impl_->model.tokenizers[static_cast<size_t>(side) & 1].eos;
+}
+
+const DecodingDefaults& Model::decoding() const { return impl_->model.decoding; }
 
 bool Model::append_eos_to_source() const { return impl_->model.append_eos_to_source; }
 uint64_t Model::file_size() const { return impl_->file_size; }

@@ -165,6 +165,123 @@ Status check_special_token(const char* which, int32_t id, uint32_t vocab_size) {
   return Status::ok();
 }
 
+// One side's tokenizer: its SentencePiece model (checksum, structure), its
+// piece vocabulary and its unk/eos ids, for a side of `vocab` ids.
+Status read_tokenizer(const fb::Tokenizer& tokenizer, const char* side, uint32_t vocab,
+                      const SpecialTokens& special, VerifiedTokenizer* out) {
+  if (tokenizer.kind() != fb::TokenizerKind::SentencePiece) {
+    return Status::error(StatusCode::kUnsupported, "%s tokenizer kind %d is not supported", side,
+                         static_cast<int>(tokenizer.kind()));
+  }
+  const flatbuffers::Vector<uint8_t>* spm = tokenizer.model();
+  if (spm == nullptr || spm->size() == 0) {
+    return Status::error(StatusCode::kInvalidModel, "model has an empty %s tokenizer model", side);
+  }
+  // The checksum first: storage corruption is named as such, even where the
+  // damaged bytes would still be well-formed.
+  const int64_t recorded = tokenizer.model_crc32();
+  if (recorded != -1) {
+    const uint32_t actual = crc32(spm->data(), spm->size());
+    if (recorded < 0 || recorded > 0xffffffffll || static_cast<uint32_t>(recorded) != actual) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "%s tokenizer model: CRC-32 is %08x, the file records %08llx (the file "
+                           "is corrupt)",
+                           side, actual, static_cast<unsigned long long>(recorded));
+    }
+  }
+  const auto* pieces = tokenizer.pieces();
+  // With a piece vocabulary, SentencePiece's own ids index nothing: its
+  // pieces are looked up by string, so their count is not bounded by ours.
+  EDGEMT_RETURN_IF_ERROR(
+      verify_sentencepiece_model(spm->data(), spm->size(), pieces != nullptr ? kMaxVocabSize : vocab));
+  out->model = spm->data();
+  out->model_size = spm->size();
+  out->pieces = pieces;
+  out->piece_count = 0;
+  if (pieces != nullptr) {
+    if (pieces->size() != vocab) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "the %s vocabulary has %u pieces, the model %u %s ids", side,
+                           pieces->size(), vocab, side);
+    }
+    for (uint32_t i = 0; i < pieces->size(); ++i) {
+      const flatbuffers::String* piece = pieces->Get(i);
+      if (piece == nullptr || piece->size() == 0 || std::memchr(piece->data(), 0, piece->size())) {
+        return Status::error(StatusCode::kInvalidModel,
+                             "%s vocabulary piece %u is empty or holds a NUL byte", side, i);
+      }
+    }
+    out->piece_count = pieces->size();
+  }
+  out->unk = tokenizer.unk_id() != -1 ? tokenizer.unk_id() : special.unk;
+  out->eos = tokenizer.eos_id() != -1 ? tokenizer.eos_id() : special.eos;
+  char which[32];
+  std::snprintf(which, sizeof(which), "%s unk", side);
+  EDGEMT_RETURN_IF_ERROR(check_special_token(which, out->unk, vocab));
+  std::snprintf(which, sizeof(which), "%s eos", side);
+  return check_special_token(which, out->eos, vocab);
+}
+
+Status read_search_rules(fb::SearchRules in, SearchRules* out) {
+  switch (in) {
+    case fb::SearchRules::Edgemt: *out = SearchRules::kEdgemt; return Status::ok();
+    case fb::SearchRules::OpenNMT: *out = SearchRules::kOpenNMT; return Status::ok();
+    case fb::SearchRules::Marian: *out = SearchRules::kMarian; return Status::ok();
+    case fb::SearchRules::HuggingFace: *out = SearchRules::kHuggingFace; return Status::ok();
+  }
+  return Status::error(StatusCode::kUnsupported, "search rules %d are not supported",
+                       static_cast<int>(in));
+}
+
+Status check_finite(const char* field, float value, float min) {
+  if (!std::isfinite(value) || value < min) {
+    return Status::error(StatusCode::kInvalidModel, "decoding.%s = %g must be finite and >= %g",
+                         field, static_cast<double>(value), static_cast<double>(min));
+  }
+  return Status::ok();
+}
+
+// The decoding defaults (files before version 3 have none: edgemt's rules,
+// pad and bos banned).
+Status read_decoding(const fb::Model& root, uint32_t vocab, VerifiedModel* out) {
+  DecodingDefaults& d = out->decoding;
+  d = DecodingDefaults();
+  out->default_banned[0] = out->special_tokens.pad;
+  out->default_banned[1] = out->special_tokens.bos;
+  d.banned_tokens = out->default_banned;
+  d.banned_count = 2;
+  const fb::Decoding* in = root.decoding();
+  if (in == nullptr) return Status::ok();
+  EDGEMT_RETURN_IF_ERROR(read_search_rules(in->rules(), &d.rules));
+  d.beam_size = in->beam_size();
+  if (d.beam_size < 1 || d.beam_size > kMaxBeam) {
+    return Status::error(StatusCode::kInvalidModel, "decoding.beam_size = %u is out of range (1 to %zu)",
+                         d.beam_size, kMaxBeam);
+  }
+  d.length_penalty = in->length_penalty();
+  d.word_penalty = in->word_penalty();
+  d.max_len_a = in->max_len_a();
+  d.max_len_b = in->max_len_b();
+  EDGEMT_RETURN_IF_ERROR(check_finite("length_penalty", d.length_penalty, -1e6f));
+  EDGEMT_RETURN_IF_ERROR(check_finite("word_penalty", d.word_penalty, -1e6f));
+  EDGEMT_RETURN_IF_ERROR(check_finite("max_len_a", d.max_len_a, 0.0f));
+  EDGEMT_RETURN_IF_ERROR(check_finite("max_len_b", d.max_len_b, -1e9f));
+  d.banned_count = 0;
+  d.banned_tokens = nullptr;
+  if (const auto* banned = in->banned_tokens()) {
+    if (banned->size() > vocab) {
+      return Status::error(StatusCode::kInvalidModel, "decoding bans %u tokens of a %u-token vocabulary",
+                           banned->size(), vocab);
+    }
+    for (uint32_t i = 0; i < banned->size(); ++i) {
+      EDGEMT_RETURN_IF_ERROR(check_special_token("banned", banned->Get(i), vocab));
+    }
+    d.banned_tokens = banned->data();
+    d.banned_count = banned->size();
+  }
+  return Status::ok();
+}
+
 Status read_header(const fb::Model& root, VerifiedModel* out) {
   EDGEMT_RETURN_IF_ERROR(read_family_config(root, &out->family));
   EDGEMT_RETURN_IF_ERROR(read_weight_dtype(root.weight_dtype(), &out->weight_dtype));
@@ -186,28 +303,23 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
 
   const fb::Tokenizer* tokenizer = root.tokenizer();
   if (tokenizer == nullptr) return invalid("model has no tokenizer");
-  if (tokenizer->kind() != fb::TokenizerKind::SentencePiece) {
-    return Status::error(StatusCode::kUnsupported, "tokenizer kind %d is not supported",
-                         static_cast<int>(tokenizer->kind()));
-  }
-  const flatbuffers::Vector<uint8_t>* spm = tokenizer->model();
-  if (spm == nullptr || spm->size() == 0) return invalid("model has an empty tokenizer model");
-  // The checksum first: storage corruption is named as such, even where the
-  // damaged bytes would still be well-formed.
-  const int64_t recorded = tokenizer->model_crc32();
-  if (recorded != -1) {
-    const uint32_t actual = crc32(spm->data(), spm->size());
-    if (recorded < 0 || recorded > 0xffffffffll || static_cast<uint32_t>(recorded) != actual) {
+  const uint32_t source_vocab = family_source_vocab_size(out->family);
+  VerifiedTokenizer& source = out->tokenizers[static_cast<size_t>(TextSide::kSource)];
+  VerifiedTokenizer& target = out->tokenizers[static_cast<size_t>(TextSide::kTarget)];
+  EDGEMT_RETURN_IF_ERROR(read_tokenizer(*tokenizer, "source", source_vocab, out->special_tokens, &source));
+  if (const fb::Tokenizer* own = root.target_tokenizer()) {
+    EDGEMT_RETURN_IF_ERROR(read_tokenizer(*own, "target", vocab, out->special_tokens, &target));
+  } else {
+    if (source_vocab != vocab) {
       return Status::error(StatusCode::kInvalidModel,
-                           "tokenizer model: CRC-32 is %08x, the file records %08llx (the file is "
-                           "corrupt)",
-                           actual, static_cast<unsigned long long>(recorded));
+                           "the source vocabulary (%u ids) differs from the target's (%u) but the "
+                           "model has one tokenizer",
+                           source_vocab, vocab);
     }
+    target = source;
   }
-  EDGEMT_RETURN_IF_ERROR(verify_sentencepiece_model(spm->data(), spm->size(), vocab));
-  out->tokenizer_model = spm->data();
-  out->tokenizer_model_size = spm->size();
   out->append_eos_to_source = tokenizer->append_eos_to_source();
+  EDGEMT_RETURN_IF_ERROR(read_decoding(root, vocab, out));
 
   out->source_language = string_or_empty(root.source_language());
   out->target_language = string_or_empty(root.target_language());
@@ -499,6 +611,18 @@ Status check_values(const VerifiedModel& model) {
 }  // namespace
 
 // ---- Public -----------------------------------------------------------------
+
+const char* vocabulary_piece(const VerifiedTokenizer& tokenizer, size_t id, size_t* length) {
+  const auto* pieces =
+      static_cast<const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>*>(tokenizer.pieces);
+  if (pieces == nullptr || id >= tokenizer.piece_count) {
+    if (length != nullptr) *length = 0;
+    return "";
+  }
+  const flatbuffers::String* piece = pieces->Get(static_cast<flatbuffers::uoffset_t>(id));
+  if (length != nullptr) *length = piece->size();
+  return piece->data();
+}
 
 const TensorView* find_tensor_view(const TensorView* tensors, size_t count, const char* name) {
   if (tensors == nullptr || name == nullptr) return nullptr;

@@ -14,12 +14,16 @@
 //   3. FlatBuffer  flatbuffers::Verifier over [0, 4 + S) (size prefixed;
 //                  bounded depth and table count)
 //   4. header      family and config (version 1: `family` and `config`;
-//                  2: the `family_config` union), config ranges, weight
-//                  dtype, special token ids inside the vocabulary; the
-//                  embedded SentencePiece model: its CRC-32 when the file
-//                  records one (format/crc32.h), then walked and checked
-//                  wherever SentencePiece trusts it
-//                  (format/sentencepiece_verifier.h)
+//                  2 and 3: the `family_config` union), config ranges,
+//                  weight dtype, special token ids inside the vocabulary;
+//                  each side's embedded SentencePiece model: its CRC-32
+//                  when the file records one (format/crc32.h), then walked
+//                  and checked wherever SentencePiece trusts it
+//                  (format/sentencepiece_verifier.h); each side's piece
+//                  vocabulary (as many pieces as that side's ids, none
+//                  empty or holding a NUL) and unk/eos ids; the decoding
+//                  defaults (known rules, beam 1..kMaxBeam, finite
+//                  penalties and length rule, banned ids in the vocabulary)
 //   5. segment     the weight segment starts at align64(4 + S) and its
 //                  weights_size bytes lie inside the file (trailing bytes
 //                  after it are allowed: flash images are often padded)
@@ -78,6 +82,19 @@ inline constexpr uint64_t align_to_weight_alignment(uint64_t value) {
   return (value + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
 }
 
+// One side's tokenizer, as verified.
+struct VerifiedTokenizer {
+  const uint8_t* model = nullptr;  // serialized SentencePiece ModelProto
+  size_t model_size = 0;
+  const void* pieces = nullptr;    // the FlatBuffers vector of piece strings, or null
+  uint32_t piece_count = 0;        // 0: SentencePiece ids are the model's ids
+  int32_t unk = 0;
+  int32_t eos = 0;
+};
+
+// Piece `id` of a side's vocabulary (id < piece_count), *length bytes.
+const char* vocabulary_piece(const VerifiedTokenizer& tokenizer, size_t id, size_t* length);
+
 // Everything a Model exposes, as verified. Strings and tensor data point into
 // the verified buffer (strings are never null: absent ones are "").
 struct VerifiedModel {
@@ -89,9 +106,10 @@ struct VerifiedModel {
   const char* source_language = "";
   const char* target_language = "";
   Provenance provenance;
-  const uint8_t* tokenizer_model = nullptr;
-  size_t tokenizer_model_size = 0;
+  VerifiedTokenizer tokenizers[2];  // by TextSide
   bool append_eos_to_source = true;
+  DecodingDefaults decoding;  // banned_tokens point into the file or default_banned
+  int32_t default_banned[2] = {0, 0};
   uint64_t weights_offset = 0;  // start of the weight segment in the buffer
   uint64_t weights_size = 0;
   std::unique_ptr<TensorView[]> tensors;  // sorted by name (strcmp order)

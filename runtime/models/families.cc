@@ -36,6 +36,11 @@ uint32_t family_vocab_size(const FamilyConfig& config) {
   return family != nullptr ? family->vocab_size(config) : 0;
 }
 
+uint32_t family_source_vocab_size(const FamilyConfig& config) {
+  const Family* family = find_family(config.id);
+  return family != nullptr ? family->source_vocab_size(config) : 0;
+}
+
 uint32_t family_max_sequence_length(const FamilyConfig& config) {
   const Family* family = find_family(config.id);
   return family != nullptr ? family->max_sequence_length(config) : 0;

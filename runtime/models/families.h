@@ -41,7 +41,8 @@ struct Family {
   uint8_t union_type;
   // Reads and checks that member (root.family_config() is of union_type).
   Status (*read_config)(const format::Model& root, FamilyConfig* out);
-  uint32_t (*vocab_size)(const FamilyConfig& config);
+  uint32_t (*vocab_size)(const FamilyConfig& config);         // target ids
+  uint32_t (*source_vocab_size)(const FamilyConfig& config);  // source ids
   uint32_t (*max_sequence_length)(const FamilyConfig& config);
   bool (*for_each_expected_tensor)(const FamilyConfig& config, DType weight_dtype,
                                    ExpectedTensorVisitor visit, void* context);
@@ -58,6 +59,7 @@ const char* family_name(FamilyId id);  // "transformer"
 
 // Family-neutral facts every family's config holds.
 uint32_t family_vocab_size(const FamilyConfig& config);
+uint32_t family_source_vocab_size(const FamilyConfig& config);
 uint32_t family_max_sequence_length(const FamilyConfig& config);
 
 // Calls `visit` for every tensor the config implies (the family's

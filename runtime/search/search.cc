@@ -1,6 +1,8 @@
 #include "search/search.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "core/parallel.h"
@@ -32,6 +34,7 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   b->finished_len = arena->allocate<size_t>(finished, kWholeDecode);
   b->finished_score = arena->allocate<float>(finished, kWholeDecode);
   b->finished_raw = arena->allocate<float>(finished, kWholeDecode);
+  b->best_ended = arena->allocate<uint8_t>(shape.max_batch, kWholeDecode);
   b->candidate_score = arena->allocate<float>(shape.max_batch * 2 * shape.max_beam, kWholeDecode);
   b->candidate_index = arena->allocate<size_t>(shape.max_batch * 2 * shape.max_beam, kWholeDecode);
   b->candidate_count = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
@@ -58,17 +61,29 @@ class BatchSearch {
   BatchSearch(EncoderDecoder& network, const Execution& execution, const SearchRequest& request,
               SearchBuffers* buffers)
       : network_(network), exec_(execution), req_(request), b_(*buffers), T_(buffers->shape.max_target_len),
-        K_(request.options->beam_size), V_(request.vocab) {
-    banned_[0] = request.special->pad;
-    banned_[1] = request.special->bos;
-  }
+        K_(request.options->beam_size), V_(request.vocab) {}
 
   Status run(Translation* results);
 
  private:
-  void score_rows(size_t rows);
+  void score_rows(size_t rows, size_t step);
+  // Candidates a sentence keeps this step (at most 2K, the buffers' room).
+  size_t candidate_capacity(size_t s, size_t step) const;
+  // Hugging Face: the step whose token must be EOS.
+  bool forces_eos(size_t s, size_t step) const {
+    return req_.rules == SearchRules::kHuggingFace && step + 1 >= b_.max_len[s];
+  }
   void select_greedy(size_t s, size_t step);
   void select_beam(size_t s, size_t step);
+  // Whether sentence s stops after this step (its live hypotheses dropped).
+  bool done(size_t s, size_t step, float best_candidate) const;
+  // The finished score of a hypothesis of log-probability `score` that
+  // generated `generated` tokens (its EOS counted), per the rules.
+  float normalized(float score, size_t generated) const;
+  // The slot a finished hypothesis of normalized score `score` goes to, or
+  // SIZE_MAX when the rules drop it (Hugging Face keeps the K best,
+  // OpenNMT only the best: it ends once one has finished).
+  size_t finished_slot(size_t s, float score);
   // Row `r` (current buffers) extended by `token` (-1: none, i.e. EOS).
   void finish(size_t s, size_t r, size_t step, int32_t token, float score);
   void add_live(size_t s, size_t r, size_t step, int32_t token, float score);
@@ -83,24 +98,56 @@ class BatchSearch {
   const size_t T_;
   const size_t K_;
   const size_t V_;
-  int32_t banned_[2];
   float* logits_ = nullptr;  // [rows, V] of the current step (the network's buffer)
   size_t cur_ = 0;
   size_t new_rows_ = 0;
 };
 
+float BatchSearch::normalized(float score, size_t generated) const {
+  if (K_ == 1) return score;
+  const float penalty = req_.options->length_penalty;
+  switch (req_.rules) {
+    case SearchRules::kOpenNMT:
+      // The length counts the <s> as well.
+      return score / std::pow(static_cast<float>(generated + 1), penalty);
+    case SearchRules::kMarian:
+      return (score - req_.options->word_penalty * static_cast<float>(generated)) /
+             std::pow(static_cast<float>(generated), penalty);
+    case SearchRules::kEdgemt:
+    case SearchRules::kHuggingFace:
+      break;
+  }
+  return score / std::pow(static_cast<float>(generated), penalty);
+}
+
+size_t BatchSearch::finished_slot(size_t s, float score) {
+  const size_t first = s * 2 * K_;
+  size_t& count = b_.finished_count[s];
+  if (req_.rules == SearchRules::kOpenNMT && count > 0) {
+    return score > b_.finished_score[first] ? first : SIZE_MAX;
+  }
+  if (req_.rules == SearchRules::kHuggingFace && count >= K_) {
+    size_t worst = first;
+    for (size_t i = 1; i < count; ++i) {
+      if (b_.finished_score[first + i] < b_.finished_score[worst]) worst = first + i;
+    }
+    return score > b_.finished_score[worst] ? worst : SIZE_MAX;
+  }
+  return first + count++;
+}
+
 void BatchSearch::finish(size_t s, size_t r, size_t step, int32_t token, float score) {
-  const size_t slot = s * 2 * K_ + b_.finished_count[s]++;
+  // Generated length counts the EOS (or the final token at max_len).
+  const float final_score = normalized(score, step + 1);
+  const size_t slot = finished_slot(s, final_score);
+  if (slot == SIZE_MAX) return;
   int32_t* tokens = b_.finished_tokens + slot * T_;
   std::memcpy(tokens, b_.history[cur_] + r * T_, step * sizeof(int32_t));
   size_t length = step;
   if (token >= 0) tokens[length++] = token;
   b_.finished_len[slot] = length;
   b_.finished_raw[slot] = score;
-  // Generated length counts the EOS (or the final token at max_len).
-  const float generated = static_cast<float>(step + 1);
-  b_.finished_score[slot] =
-      K_ == 1 ? score : score / std::pow(generated, req_.options->length_penalty);
+  b_.finished_score[slot] = final_score;
 }
 
 void BatchSearch::add_live(size_t s, size_t r, size_t step, int32_t token, float score) {
@@ -115,19 +162,27 @@ void BatchSearch::add_live(size_t s, size_t r, size_t step, int32_t token, float
   history[step] = token;
 }
 
-void BatchSearch::score_rows(size_t rows) {
+void BatchSearch::score_rows(size_t rows, size_t step) {
   // The per-row vocabulary passes are independent: run them on the pool
   // (results do not depend on the thread count). Greedy needs the arg-max and
   // log-sum-exp of each row; beam search the whole log_softmax row.
   float* logits = logits_;
+  const int32_t eos = req_.special->eos;
   auto task = [&](size_t r, size_t) {
     float* row = logits + r * V_;
+    const bool force_eos = forces_eos(b_.row_source[cur_][r], step);
     if (K_ == 1) {
-      b_.row_best[r] = argmax_excluding(row, V_, banned_, 2);
+      b_.row_best[r] = force_eos ? static_cast<size_t>(eos)
+                                 : argmax_excluding(row, V_, req_.banned, req_.banned_count);
       b_.row_lse[r] = kernels::log_sum_exp(row, V_);
     } else {
       b_.row_lse[r] = kernels::log_softmax(row, V_);
-      for (int32_t banned : banned_) row[banned] = -INFINITY;
+      for (size_t i = 0; i < req_.banned_count; ++i) row[req_.banned[i]] = -INFINITY;
+      if (force_eos) {
+        const float eos_score = row[eos];
+        for (size_t v = 0; v < V_; ++v) row[v] = -INFINITY;
+        row[eos] = eos_score;
+      }
     }
   };
   parallel_for(exec_.parallel, rows, kernels::row_softmax_nanoseconds(V_), task);
@@ -140,7 +195,8 @@ void BatchSearch::score_rows(size_t rows) {
     // An overflowed row's log_softmax is NaN: select_beam fails the sentence.
     if (b_.live_count[s] == 0 || !rows_finite(s)) return;
     const size_t begin = b_.live_begin[s];
-    TopK top(b_.candidate_score + s * 2 * K_, b_.candidate_index + s * 2 * K_, 2 * K_);
+    TopK top(b_.candidate_score + s * 2 * K_, b_.candidate_index + s * 2 * K_,
+             candidate_capacity(s, step));
     for (size_t j = 0; j < b_.live_count[s]; ++j) {
       const float* row = logits + (begin + j) * V_;  // log_softmax, banned = -inf
       const float base = b_.row_score[cur_][begin + j];
@@ -150,6 +206,17 @@ void BatchSearch::score_rows(size_t rows) {
   };
   // ~1 ns per candidate pushed (a compare and, rarely, an insertion).
   parallel_for(exec_.parallel, batch, K_ * V_, candidates);
+}
+
+size_t BatchSearch::candidate_capacity(size_t s, size_t step) const {
+  switch (req_.rules) {
+    case SearchRules::kOpenNMT: return K_;
+    case SearchRules::kMarian: return step == 0 ? K_ : b_.live_count[s];
+    case SearchRules::kEdgemt:
+    case SearchRules::kHuggingFace:
+      break;
+  }
+  return 2 * K_;
 }
 
 bool BatchSearch::rows_finite(size_t s) const {
@@ -199,33 +266,62 @@ void BatchSearch::select_beam(size_t s, size_t step) {
   const float* scores = b_.candidate_score + s * 2 * K_;     // best first (score_rows)
   const size_t* indices = b_.candidate_index + s * 2 * K_;  // j·V + token
   const size_t first_new = new_rows_;
+  // edgemt and Hugging Face read 2K candidates, of which only EOS of rank
+  // < K finish; OpenNMT and Marian read exactly the candidates they keep.
+  const bool eos_ranks_limited =
+      req_.rules == SearchRules::kEdgemt || req_.rules == SearchRules::kHuggingFace;
   size_t live = 0;
   for (size_t rank = 0; rank < b_.candidate_count[s] && live < K_; ++rank) {
     const size_t r = begin + indices[rank] / V_;
     const int32_t token = static_cast<int32_t>(indices[rank] % V_);
     if (token == req_.special->eos) {
-      if (rank < K_) finish(s, r, step, -1, scores[rank]);
+      if (!eos_ranks_limited || rank < K_) finish(s, r, step, -1, scores[rank]);
+      if (rank == 0) b_.best_ended[s] = 1;
     } else {
       add_live(s, r, step, token, scores[rank]);
       ++live;
     }
   }
-  if (b_.finished_count[s] >= K_) {
+  if (done(s, step, scores[0])) {
     new_rows_ = first_new;  // done: drop the live ones
   } else if (step + 1 >= b_.max_len[s]) {
     // Out of length: every live hypothesis competes as it is.
     const size_t next = 1 - cur_;
     for (size_t i = first_new; i < new_rows_; ++i) {
-      const size_t slot = s * 2 * K_ + b_.finished_count[s]++;
+      const float final_score = normalized(b_.row_score[next][i], step + 1);
+      const size_t slot = finished_slot(s, final_score);
+      if (slot == SIZE_MAX) continue;
       std::memcpy(b_.finished_tokens + slot * T_, b_.history[next] + i * T_,
                   (step + 1) * sizeof(int32_t));
       b_.finished_len[slot] = step + 1;
       b_.finished_raw[slot] = b_.row_score[next][i];
-      b_.finished_score[slot] = b_.row_score[next][i] /
-                                std::pow(static_cast<float>(step + 1), req_.options->length_penalty);
+      b_.finished_score[slot] = final_score;
     }
     new_rows_ = first_new;
   }
+}
+
+bool BatchSearch::done(size_t s, size_t step, float best_candidate) const {
+  const size_t finished = b_.finished_count[s];
+  switch (req_.rules) {
+    case SearchRules::kEdgemt:
+      return finished >= K_;
+    case SearchRules::kHuggingFace: {
+      // Done when no live hypothesis can beat the K kept: the best
+      // candidate's score, normalized at this length, is no better than
+      // the worst kept.
+      if (finished < K_) return false;
+      const float* kept = b_.finished_score + s * 2 * K_;
+      float worst = kept[0];
+      for (size_t i = 1; i < finished; ++i) worst = std::min(worst, kept[i]);
+      return worst >= normalized(best_candidate, step + 1);
+    }
+    case SearchRules::kOpenNMT:
+      return b_.best_ended[s] != 0 && finished >= 1;
+    case SearchRules::kMarian:
+      return false;  // runs until no hypothesis is live
+  }
+  return false;
 }
 
 void BatchSearch::write_result(size_t s, Translation* result) const {
@@ -264,6 +360,7 @@ Status BatchSearch::run(Translation* results) {
       b_.live_count[s] = 1;
       b_.finished_count[s] = 0;
       b_.failed[s] = kNotFailed;
+      b_.best_ended[s] = 0;
       b_.max_len[s] = req_.max_len[s];
       b_.row_source[0][s] = s;
       b_.row_score[0][s] = 0.0f;
@@ -287,7 +384,7 @@ Status BatchSearch::run(Translation* results) {
 
     // Everything from here to the next decoder step is search bookkeeping.
     ProfileScope timed(exec_.profile, ProfilePart::kSearch);
-    score_rows(rows);
+    score_rows(rows, step);
     new_rows_ = 0;
     for (size_t s = 0; s < batch; ++s) {
       if (b_.live_count[s] == 0) continue;

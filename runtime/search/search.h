@@ -1,15 +1,22 @@
 // Search: drives decoder steps for a batch and picks the output tokens.
 //
 // Greedy (beam_size 1) and beam search follow tools/edgemt_tools/SEARCH.md
-// literally, so the PyTorch reference and edgemt agree token for token:
-//   - pad and bos are never emitted; EOS ends a hypothesis;
-//   - at most max_len generated tokens (counting EOS) per sentence;
-//   - beam: per sentence, the top 2K of (hypothesis score + log_softmax) over
-//     its live hypotheses × vocab, best first (ties: lower flat index); an EOS
-//     candidate of rank < K finishes with score / len^length_penalty; others
-//     become live until K are; done when K have finished or max_len is
-//     reached (live ones are then finalized too); the best normalized score
-//     wins (ties: earliest finished).
+// literally, under the model's rules (SearchRules: each source framework's
+// own), so a framework and edgemt agree token for token:
+//   - the model's banned tokens are never emitted (masked after the
+//     log_softmax); EOS ends a hypothesis;
+//   - at most max_len generated tokens (counting EOS) per sentence
+//     (Hugging Face: the last one is forced to be EOS);
+//   - beam: per sentence, the top N of (hypothesis score + log_softmax) over
+//     its live hypotheses × vocab, best first (ties: lower flat index), with
+//     N = 2K (edgemt, Hugging Face), K (OpenNMT) or the live count (Marian;
+//     K at the first step); EOS candidates finish (edgemt and Hugging Face:
+//     rank < K only), others become live until K are;
+//   - done: edgemt when K have finished; Hugging Face when K have finished
+//     and none live can beat the worst of them; OpenNMT once the best
+//     candidate of some step was EOS; Marian when none is live; any at
+//     max_len (live ones are then finished as they stand);
+//   - the best normalized score wins (ties: earliest finished).
 //
 // A sentence whose scores cannot be trusted fails alone (Translation::status
 // kNumericError), the rest of the batch goes on:
@@ -66,6 +73,7 @@ struct SearchBuffers {
   size_t* finished_len = nullptr;      // [B, 2K]
   float* finished_score = nullptr;     // [B, 2K] normalized
   float* finished_raw = nullptr;       // [B, 2K] un-normalized log-probability
+  uint8_t* best_ended = nullptr;       // [B] OpenNMT: the top candidate of a step was EOS
   // Beam candidates: each sentence's top 2K (score, j·V + token), best first.
   float* candidate_score = nullptr;   // [B, 2K]
   size_t* candidate_index = nullptr;  // [B, 2K]
@@ -79,6 +87,9 @@ struct SearchRequest {
   const PackedSequences* sources = nullptr;
   const DecodeOptions* options = nullptr;
   const SpecialTokens* special = nullptr;
+  SearchRules rules = SearchRules::kEdgemt;
+  const int32_t* banned = nullptr;  // [banned_count] ids never emitted
+  size_t banned_count = 0;
   size_t vocab = 0;
   const size_t* max_len = nullptr;  // [count] per sentence
 };

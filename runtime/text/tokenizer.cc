@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <new>
+#include <unordered_map>
 
 namespace edgemt {
 namespace {
@@ -29,13 +30,79 @@ Status call_sentencepiece(StatusCode code, const char* what, Call&& call) {
   }
 }
 
+// Runs `body` (which may allocate), turning an exception into a Status.
+template <typename Body>
+Status guarded(const char* what, Body&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Status::error(StatusCode::kOutOfMemory, "%s: out of memory", what);
+  } catch (...) {
+    return Status::error(StatusCode::kInvalidModel, "%s: an unexpected exception", what);
+  }
+}
+
+bool is_target_language_token(std::string_view piece) {
+  return piece.size() > 4 && piece.substr(0, 2) == ">>" && piece.substr(piece.size() - 2) == "<<";
+}
+
 }  // namespace
 
-struct Tokenizer::Impl {
+// One side: its SentencePiece model and, when the file has one, its piece
+// vocabulary (model id -> piece, and piece -> lowest model id).
+struct TokenizerSide {
   sentencepiece::SentencePieceProcessor processor;
+  std::vector<std::string> pieces;                  // [vocab] or empty
+  std::unordered_map<std::string, int32_t> by_piece;  // piece -> id
+  int32_t unk = 0;
+  int32_t eos = 0;
+  size_t ids = 0;  // ids this side can hold: pieces, or SentencePiece's own count
+
+  Status load(const Model& model, TextSide side, const char* name) {
+    size_t size = 0;
+    const uint8_t* bytes = model.tokenizer_model(side, &size);
+    if (bytes == nullptr || size == 0) {
+      return Status::error(StatusCode::kInvalidModel, "the model file has no %s SentencePiece model",
+                           name);
+    }
+    EDGEMT_RETURN_IF_ERROR(call_sentencepiece(
+        StatusCode::kInvalidModel, "cannot read the SentencePiece model", [&] {
+          return processor.LoadFromSerializedProto(
+              std::string_view(reinterpret_cast<const char*>(bytes), size));
+        }));
+    unk = model.unk_id(side);
+    eos = model.eos_id(side);
+    const size_t count = model.vocabulary_size(side);
+    const uint32_t vocab = side == TextSide::kSource ? model.source_vocab_size() : model.vocab_size();
+    if (count == 0) {
+      ids = static_cast<size_t>(processor.GetPieceSize());
+      if (ids > vocab) {
+        return Status::error(StatusCode::kInvalidModel,
+                             "%s SentencePiece model has %zu pieces but the model vocabulary is %u",
+                             name, ids, vocab);
+      }
+      return Status::ok();
+    }
+    return guarded("loading the vocabulary", [&] {
+      pieces.reserve(count);
+      by_piece.reserve(count);
+      for (size_t id = 0; id < count; ++id) {
+        size_t length = 0;
+        const char* piece = model.vocabulary_piece(side, id, &length);
+        pieces.emplace_back(piece, length);
+        by_piece.emplace(pieces.back(), static_cast<int32_t>(id));  // keeps the lowest id
+      }
+      ids = count;
+      return Status::ok();
+    });
+  }
+};
+
+struct Tokenizer::Impl {
+  TokenizerSide source;
+  TokenizerSide target;
   SpecialTokens special;
   bool append_eos = true;
-  int vocab = 0;
   size_t max_input_bytes = kDefaultMaxInputBytes;
 };
 
@@ -53,28 +120,16 @@ Status Tokenizer::create(const Model& model, const TokenizerOptions& options,
                          "max_input_bytes must be in [1, %zu], got %zu", kMaxInputBytes,
                          options.max_input_bytes);
   }
-  size_t size = 0;
-  const uint8_t* bytes = model.tokenizer_model(&size);
-  if (bytes == nullptr || size == 0) {
-    return Status::error(StatusCode::kInvalidModel, "the model file has no SentencePiece model");
-  }
   std::unique_ptr<Impl> impl(new (std::nothrow) Impl);
   if (!impl) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the tokenizer");
-  EDGEMT_RETURN_IF_ERROR(call_sentencepiece(
-      StatusCode::kInvalidModel, "cannot read the SentencePiece model", [&] {
-        return impl->processor.LoadFromSerializedProto(
-            std::string_view(reinterpret_cast<const char*>(bytes), size));
-      }));
-  impl->vocab = impl->processor.GetPieceSize();
-  if (static_cast<uint32_t>(impl->vocab) > model.vocab_size()) {
-    return Status::error(StatusCode::kInvalidModel,
-                         "SentencePiece model has %d pieces but the model vocabulary is %u",
-                         impl->vocab, model.vocab_size());
-  }
+  EDGEMT_RETURN_IF_ERROR(impl->source.load(model, TextSide::kSource, "source"));
+  EDGEMT_RETURN_IF_ERROR(impl->target.load(model, TextSide::kTarget, "target"));
   impl->special = model.special_tokens();
   impl->append_eos = model.append_eos_to_source();
   impl->max_input_bytes = options.max_input_bytes;
-  out->reset(new Tokenizer(impl.release()));
+  out->reset(new (std::nothrow) Tokenizer(impl.get()));
+  if (!*out) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the tokenizer");
+  impl.release();
   return Status::ok();
 }
 
@@ -87,28 +142,95 @@ Status Tokenizer::encode(std::string_view text, std::vector<int32_t>* ids) const
   if (!is_valid_utf8(text, &bad)) {
     return Status::error(StatusCode::kInvalidArgument, "input is not valid UTF-8 (byte %zu)", bad);
   }
-  std::vector<int> pieces;
-  EDGEMT_RETURN_IF_ERROR(call_sentencepiece(StatusCode::kInvalidArgument, "tokenization failed",
-                                            [&] { return impl_->processor.Encode(text, &pieces); }));
-  ids->assign(pieces.begin(), pieces.end());
-  if (impl_->append_eos) ids->push_back(impl_->special.eos);
+  const TokenizerSide& side = impl_->source;
+  if (side.pieces.empty()) {
+    std::vector<int> pieces;
+    EDGEMT_RETURN_IF_ERROR(call_sentencepiece(StatusCode::kInvalidArgument, "tokenization failed",
+                                              [&] { return side.processor.Encode(text, &pieces); }));
+    ids->assign(pieces.begin(), pieces.end());
+  } else {
+    std::vector<std::string> pieces;
+    EDGEMT_RETURN_IF_ERROR(call_sentencepiece(StatusCode::kInvalidArgument, "tokenization failed",
+                                              [&] { return side.processor.Encode(text, &pieces); }));
+    ids->clear();
+    ids->reserve(pieces.size() + 1);
+    for (const std::string& piece : pieces) {
+      const auto found = side.by_piece.find(piece);
+      ids->push_back(found != side.by_piece.end() ? found->second : side.unk);
+    }
+  }
+  if (impl_->append_eos) ids->push_back(side.eos);
   return Status::ok();
 }
 
 Status Tokenizer::decode(const int32_t* ids, size_t count, std::string* text) const {
-  std::vector<int> pieces;
+  const TokenizerSide& side = impl_->target;
+  const SpecialTokens& special = impl_->special;
+  auto skipped = [&](int32_t id) {
+    return id == special.pad || id == special.bos || id == special.eos || id == side.eos;
+  };
+  auto check = [&](int32_t id) {
+    if (id < 0 || static_cast<size_t>(id) >= side.ids) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "token id %d is outside the target vocabulary's %zu ids", id, side.ids);
+    }
+    return Status::ok();
+  };
+  if (side.pieces.empty()) {
+    std::vector<int> pieces;
+    pieces.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (skipped(ids[i])) continue;
+      EDGEMT_RETURN_IF_ERROR(check(ids[i]));
+      pieces.push_back(ids[i]);
+    }
+    return call_sentencepiece(StatusCode::kInvalidArgument, "detokenization failed",
+                              [&] { return side.processor.Decode(pieces, text); });
+  }
+  std::vector<std::string> pieces;
   pieces.reserve(count);
   for (size_t i = 0; i < count; ++i) {
-    const int32_t id = ids[i];
-    if (id == impl_->special.pad || id == impl_->special.bos || id == impl_->special.eos) continue;
-    if (id < 0 || id >= impl_->vocab) {
-      return Status::error(StatusCode::kInvalidArgument, "token id %d is outside the tokenizer's %d pieces",
-                           id, impl_->vocab);
-    }
-    pieces.push_back(id);
+    if (skipped(ids[i])) continue;
+    EDGEMT_RETURN_IF_ERROR(check(ids[i]));
+    pieces.push_back(side.pieces[static_cast<size_t>(ids[i])]);
   }
   return call_sentencepiece(StatusCode::kInvalidArgument, "detokenization failed",
-                            [&] { return impl_->processor.Decode(pieces, text); });
+                            [&] { return side.processor.Decode(pieces, text); });
+}
+
+Status Tokenizer::piece_id(std::string_view piece, int32_t* id) const {
+  const TokenizerSide& side = impl_->source;
+  if (!side.pieces.empty()) {
+    const auto found = side.by_piece.find(std::string(piece));
+    if (found != side.by_piece.end()) {
+      *id = found->second;
+      return Status::ok();
+    }
+  } else {
+    const int found = side.processor.PieceToId(piece);
+    if (found != side.processor.unk_id() || piece == side.processor.IdToPiece(found)) {
+      *id = found;
+      return Status::ok();
+    }
+  }
+  return Status::error(StatusCode::kInvalidArgument, "the source vocabulary has no piece '%.*s'",
+                       static_cast<int>(piece.size()), piece.data());
+}
+
+std::vector<std::string> Tokenizer::target_language_tokens() const {
+  std::vector<std::string> tokens;
+  const TokenizerSide& side = impl_->source;
+  if (!side.pieces.empty()) {
+    for (const std::string& piece : side.pieces) {
+      if (is_target_language_token(piece)) tokens.push_back(piece);
+    }
+  } else {
+    for (int id = 0; id < side.processor.GetPieceSize(); ++id) {
+      const std::string& piece = side.processor.IdToPiece(id);
+      if (is_target_language_token(piece)) tokens.push_back(piece);
+    }
+  }
+  return tokens;
 }
 
 }  // namespace edgemt

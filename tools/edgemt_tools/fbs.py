@@ -15,6 +15,7 @@ if GENERATED_DIR not in sys.path:
     sys.path.insert(0, GENERATED_DIR)
 
 # pylint: disable=wrong-import-position
+from edgemt.format import Decoding as decoding_fb  # noqa: E402
 from edgemt.format import Model as model_fb  # noqa: E402
 from edgemt.format import Provenance as provenance_fb  # noqa: E402
 from edgemt.format import SpecialTokens as special_tokens_fb  # noqa: E402
@@ -27,17 +28,20 @@ from edgemt.format.FamilyConfig import FamilyConfig  # noqa: E402
 from edgemt.format.ModelFamily import ModelFamily  # noqa: E402
 from edgemt.format.NormPlacement import NormPlacement  # noqa: E402
 from edgemt.format.QuantizationScheme import QuantizationScheme  # noqa: E402
+from edgemt.format.SearchRules import SearchRules  # noqa: E402
 from edgemt.format.TokenizerKind import TokenizerKind  # noqa: E402
 
 FILE_IDENTIFIER = b"EMT1"
 # Written by this converter; the reader also reads the older ones
 # (schema/edgemt.fbs: version 1 holds the config in `config`, version 2 in
-# the `family_config` union).
-FORMAT_VERSION = 2
+# the `family_config` union; version 3 adds vocabularies, a target
+# tokenizer and decoding rules).
+FORMAT_VERSION = 3
 OLDEST_FORMAT_VERSION = 1
 
 __all__ = [
     "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "OLDEST_FORMAT_VERSION",
-    "model_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb", "config_fb",
-    "Activation", "DType", "FamilyConfig", "ModelFamily", "NormPlacement", "QuantizationScheme", "TokenizerKind",
+    "model_fb", "decoding_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb", "config_fb",
+    "Activation", "DType", "FamilyConfig", "ModelFamily", "NormPlacement", "QuantizationScheme", "SearchRules",
+    "TokenizerKind",
 ]

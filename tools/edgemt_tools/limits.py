@@ -55,3 +55,4 @@ MAX_POSITIONS = _CPP["kMaxPositions"]
 MAX_MODEL_BYTES = _CPP["kMaxModelBytes"]          # the whole file
 MAX_TENSORS = _CPP["kMaxTensors"]                 # entries of the tensor table
 MAX_TOKENIZER_BYTES = _CPP["kMaxTokenizerBytes"]  # the embedded SentencePiece model
+MAX_BEAM = _CPP["kMaxBeam"]

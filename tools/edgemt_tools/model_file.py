@@ -34,8 +34,9 @@ import numpy as np
 from . import fbs
 from .atomic_file import atomic_write
 from .errors import UserError
-from .model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, ModelHeader, Provenance,
-                         SpecialTokens, TransformerConfig, quantization_scheme)
+from .model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, SEARCH_RULES, Decoding,
+                         ModelHeader, Provenance, SideTokenizer, SpecialTokens,
+                         TransformerConfig, quantization_scheme)
 from .validate import validate_model, validate_tensors
 
 ALIGNMENT = 64
@@ -51,6 +52,9 @@ _QUANTIZATION = {QUANTIZATION_NONE: fbs.QuantizationScheme.None_,
 _ACTIVATION = {"relu": fbs.Activation.Relu, "gelu": fbs.Activation.Gelu,
                "swish": fbs.Activation.Swish}
 _NORM = {"post": fbs.NormPlacement.PostNorm, "pre": fbs.NormPlacement.PreNorm}
+_RULES = {"edgemt": fbs.SearchRules.Edgemt, "opennmt": fbs.SearchRules.OpenNMT,
+          "marian": fbs.SearchRules.Marian, "huggingface": fbs.SearchRules.HuggingFace}
+assert tuple(_RULES) == SEARCH_RULES
 
 
 class ModelFileError(Exception):
@@ -94,6 +98,61 @@ def _layout(tensors: Mapping[str, np.ndarray], aliases: Mapping[str, str]):
     return entries, offset
 
 
+def _build_tokenizer(b: flatbuffers.Builder, side: SideTokenizer, append_eos: bool) -> int:
+    spm_vec = b.CreateByteVector(bytes(side.spm))
+    pieces_vec = None
+    if side.pieces is not None:
+        offsets = [b.CreateString(piece) for piece in side.pieces]
+        fbs.tokenizer_fb.StartPiecesVector(b, len(offsets))
+        for off in reversed(offsets):
+            b.PrependUOffsetTRelative(off)
+        pieces_vec = b.EndVector()
+    fbs.tokenizer_fb.Start(b)
+    fbs.tokenizer_fb.AddKind(b, fbs.TokenizerKind.SentencePiece)
+    fbs.tokenizer_fb.AddModel(b, spm_vec)
+    fbs.tokenizer_fb.AddAppendEosToSource(b, bool(append_eos))
+    fbs.tokenizer_fb.AddModelCrc32(b, zlib.crc32(bytes(side.spm)))
+    if pieces_vec is not None:
+        fbs.tokenizer_fb.AddPieces(b, pieces_vec)
+    fbs.tokenizer_fb.AddUnkId(b, side.unk_id)
+    fbs.tokenizer_fb.AddEosId(b, side.eos_id)
+    return fbs.tokenizer_fb.End(b)
+
+
+def _build_decoding(b: flatbuffers.Builder, decoding: Decoding) -> int:
+    banned = b.CreateNumpyVector(np.asarray(decoding.banned_tokens, dtype=np.int32))
+    fbs.decoding_fb.Start(b)
+    fbs.decoding_fb.AddRules(b, _RULES[decoding.rules])
+    fbs.decoding_fb.AddBeamSize(b, decoding.beam_size)
+    fbs.decoding_fb.AddLengthPenalty(b, float(decoding.length_penalty))
+    fbs.decoding_fb.AddWordPenalty(b, float(decoding.word_penalty))
+    fbs.decoding_fb.AddMaxLenA(b, float(decoding.max_len_a))
+    fbs.decoding_fb.AddMaxLenB(b, float(decoding.max_len_b))
+    fbs.decoding_fb.AddBannedTokens(b, banned)
+    return fbs.decoding_fb.End(b)
+
+
+def _read_tokenizer(t, what: str) -> SideTokenizer:
+    spm = t.ModelAsNumpy().tobytes() if t.ModelLength() else b""
+    recorded = t.ModelCrc32()  # -1: a file from before the field
+    if recorded != -1 and recorded != zlib.crc32(spm):
+        raise ModelFileError(f"{what}tokenizer model: CRC-32 is {zlib.crc32(spm):08x}, "
+                             f"the file records {recorded:08x} (the file is corrupt)")
+    pieces = (tuple(_str(t.Pieces(i)) for i in range(t.PiecesLength()))
+              if not t.PiecesIsNone() else None)
+    return SideTokenizer(spm, pieces, t.UnkId(), t.EosId())
+
+
+def _read_decoding(d) -> Decoding:
+    inv_rules = {v: k for k, v in _RULES.items()}
+    if d.Rules() not in inv_rules:
+        raise ModelFileError(f"unknown search rules {d.Rules()}")
+    banned = tuple(int(x) for x in d.BannedTokensAsNumpy()) if d.BannedTokensLength() else ()
+    return Decoding(rules=inv_rules[d.Rules()], beam_size=d.BeamSize(),
+                    length_penalty=d.LengthPenalty(), word_penalty=d.WordPenalty(),
+                    max_len_a=d.MaxLenA(), max_len_b=d.MaxLenB(), banned_tokens=banned)
+
+
 def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
                       weights_size: int) -> bytes:
     b = flatbuffers.Builder(1 << 16)
@@ -117,13 +176,12 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
         b.PrependUOffsetTRelative(off)
     tensors_vec = b.EndVector()
 
-    spm_vec = b.CreateByteVector(bytes(header.tokenizer_model))
-    fbs.tokenizer_fb.Start(b)
-    fbs.tokenizer_fb.AddKind(b, fbs.TokenizerKind.SentencePiece)
-    fbs.tokenizer_fb.AddModel(b, spm_vec)
-    fbs.tokenizer_fb.AddAppendEosToSource(b, bool(header.append_eos_to_source))
-    fbs.tokenizer_fb.AddModelCrc32(b, zlib.crc32(bytes(header.tokenizer_model)))
-    tokenizer = fbs.tokenizer_fb.End(b)
+    tokenizer = _build_tokenizer(b, SideTokenizer(
+        header.tokenizer_model, header.source_pieces, header.source_unk_id,
+        header.source_eos_id), header.append_eos_to_source)
+    target_tokenizer = (_build_tokenizer(b, header.target_tokenizer, True)
+                        if header.target_tokenizer is not None else None)
+    decoding = _build_decoding(b, header.decoding) if header.decoding is not None else None
 
     prov = header.provenance
     prov_strings = [b.CreateString(s) for s in (prov.source_format, prov.source_checkpoint,
@@ -166,6 +224,8 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     fbs.config_fb.AddSharedEmbeddings(b, bool(cfg.shared_embeddings))
     fbs.config_fb.AddVocabSize(b, cfg.vocab_size)
     fbs.config_fb.AddMaxPositions(b, cfg.max_positions)
+    fbs.config_fb.AddSourceVocabSize(b, cfg.source_vocab_size)
+    fbs.config_fb.AddZeroDecoderStart(b, bool(cfg.zero_decoder_start))
     config = fbs.config_fb.End(b)
 
     fbs.model_fb.Start(b)
@@ -183,6 +243,10 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     quantization = (header.quantization if header.quantization is not None
                     else quantization_scheme(header.weight_dtype))
     fbs.model_fb.AddQuantization(b, _QUANTIZATION[quantization])
+    if target_tokenizer is not None:
+        fbs.model_fb.AddTargetTokenizer(b, target_tokenizer)
+    if decoding is not None:
+        fbs.model_fb.AddDecoding(b, decoding)
     root = fbs.model_fb.End(b)
     b.FinishSizePrefixed(root, fbs.FILE_IDENTIFIER)
     return bytes(b.Output())
@@ -295,7 +359,8 @@ class ModelFile:
             layer_norm_eps=c.LayerNormEps(), encoder_final_norm=c.EncoderFinalNorm(),
             decoder_final_norm=c.DecoderFinalNorm(), embedding_scale=c.EmbeddingScale(),
             tied_output=c.TiedOutput(), output_bias=c.OutputBias(),
-            shared_embeddings=c.SharedEmbeddings())
+            shared_embeddings=c.SharedEmbeddings(), source_vocab_size=c.SourceVocabSize(),
+            zero_decoder_start=c.ZeroDecoderStart())
         s = model.SpecialTokens()
         special = SpecialTokens(pad=s.Pad(), unk=s.Unk(), bos=s.Bos(), eos=s.Eos(),
                                 decoder_start=s.DecoderStart())
@@ -316,19 +381,20 @@ class ModelFile:
             raise ModelFileError(
                 f"quantization {quantization} does not fit weight_dtype {weight_dtype}: "
                 f"{QUANTIZATION_INT8} is required for int8 weights and allowed only for them")
-        tokenizer_model = t.ModelAsNumpy().tobytes() if t.ModelLength() else b""
-        recorded = t.ModelCrc32()  # -1: a file from before the field
-        if recorded != -1 and recorded != zlib.crc32(tokenizer_model):
-            raise ModelFileError(f"tokenizer model: CRC-32 is {zlib.crc32(tokenizer_model):08x}, "
-                                 f"the file records {recorded:08x} (the file is corrupt)")
+        source = _read_tokenizer(t, "")
+        target = (_read_tokenizer(model.TargetTokenizer(), "target ")
+                  if model.TargetTokenizer() is not None else None)
+        decoding = _read_decoding(model.Decoding()) if model.Decoding() is not None else None
         return ModelHeader(
             config=cfg, special_tokens=special,
             source_language=_str(model.SourceLanguage()),
             target_language=_str(model.TargetLanguage()),
             weight_dtype=weight_dtype,
-            tokenizer_model=tokenizer_model,
+            tokenizer_model=source.spm,
             append_eos_to_source=t.AppendEosToSource(), provenance=prov,
-            quantization=quantization)
+            quantization=quantization, source_pieces=source.pieces,
+            source_unk_id=source.unk_id, source_eos_id=source.eos_id,
+            target_tokenizer=target, decoding=decoding)
 
     def _check_entry(self, e: TensorEntry) -> None:
         if e.dtype not in _NAME_TO_NUMPY:

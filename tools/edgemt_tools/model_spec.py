@@ -19,6 +19,8 @@ from typing import Dict, Mapping, Optional, Tuple
 import numpy as np
 
 ACTIVATIONS = ("relu", "gelu", "swish")
+# Model.decoding.rules (schema SearchRules): whose beam search the model follows.
+SEARCH_RULES = ("edgemt", "opennmt", "marian", "huggingface")
 NORM_PLACEMENTS = ("post", "pre")
 WEIGHT_DTYPES = ("fp32", "fp16", "int8")
 
@@ -64,6 +66,35 @@ class TransformerConfig:
     tied_output: bool = False
     output_bias: bool = False
     shared_embeddings: bool = False
+    # Rows of embedding.source when the source side has a vocabulary of its
+    # own; 0: vocab_size.
+    source_vocab_size: int = 0
+    # The first decoder input is a zero vector plus its position (Marian).
+    zero_decoder_start: bool = False
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """The source framework's search rules and decoding defaults
+    (schema `Decoding`; tools/edgemt_tools/SEARCH.md)."""
+    rules: str = "edgemt"             # one of SEARCH_RULES
+    beam_size: int = 1
+    length_penalty: float = 1.0
+    word_penalty: float = 0.0
+    max_len_a: float = 2.0
+    max_len_b: float = 10.0
+    banned_tokens: Tuple[int, ...] = ()  # target ids never generated
+
+
+@dataclass(frozen=True)
+class SideTokenizer:
+    """One side's tokenizer beyond a bare SentencePiece model: the model's
+    own vocabulary of pieces (id i = pieces[i]; looked up by string) and
+    that side's unk/eos ids (-1: SpecialTokens')."""
+    spm: bytes
+    pieces: Optional[Tuple[str, ...]] = None
+    unk_id: int = -1
+    eos_id: int = -1
 
 
 @dataclass(frozen=True)
@@ -99,6 +130,14 @@ class ModelHeader:
     # scheme weight_dtype implies; the reader always fills in what the file says.
     # Set explicitly only to write deliberately inconsistent test files.
     quantization: Optional[str] = None
+    # Format version 3 (models from other frameworks). source_pieces etc.
+    # extend the source tokenizer (`tokenizer_model`); target_tokenizer is the
+    # target side's when it differs; decoding None: edgemt's defaults.
+    source_pieces: Optional[Tuple[str, ...]] = None
+    source_unk_id: int = -1
+    source_eos_id: int = -1
+    target_tokenizer: Optional[SideTokenizer] = None
+    decoding: Optional[Decoding] = None
 
 
 @dataclass
@@ -116,6 +155,11 @@ class ModelSpec:
     weights: Mapping[str, np.ndarray]
     append_eos_to_source: bool = True
     provenance: Provenance = field(default_factory=Provenance)
+    source_pieces: Optional[Tuple[str, ...]] = None
+    source_unk_id: int = -1
+    source_eos_id: int = -1
+    target_tokenizer: Optional[SideTokenizer] = None
+    decoding: Optional[Decoding] = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +178,7 @@ _TABLE_LINE = re.compile(r'^TRANSFORMER_TENSOR\((\w+),\s*(\w+),\s*"([^"]+)",\s*(
                          r'\s*(\w+),\s*(\w+),\s*(\w+)\)\s*$')
 _GROUPS = ("MODEL", "ENCODER_LAYER", "ENCODER_END", "DECODER_LAYER", "DECODER_END")
 _KINDS = ("MATRIX", "TABLE", "VECTOR", "LINEAR", "NORM")
-_DIMS = ("D", "D2", "D3", "F", "V", "P", "N")
+_DIMS = ("D", "D2", "D3", "F", "V", "S", "P", "N")
 _CONDITIONS = ("ALWAYS", "IF_OUTPUT_BIAS", "IF_ENCODER_FINAL_NORM", "IF_DECODER_FINAL_NORM",
                "ALIAS_IF_SHARED_EMBEDDINGS", "ALIAS_IF_TIED_OUTPUT")
 
@@ -178,7 +222,8 @@ _BY_ID = {entry.id: entry for entry in _TABLE}
 
 def _size(dim: str, cfg: TransformerConfig) -> int:
     return {"D": cfg.d_model, "D2": 2 * cfg.d_model, "D3": 3 * cfg.d_model, "F": cfg.ffn_dim,
-            "V": cfg.vocab_size, "P": cfg.max_positions, "N": 0}[dim]
+            "V": cfg.vocab_size, "S": cfg.source_vocab_size or cfg.vocab_size,
+            "P": cfg.max_positions, "N": 0}[dim]
 
 
 def _present(condition: str, cfg: TransformerConfig) -> bool:

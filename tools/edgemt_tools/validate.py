@@ -30,8 +30,9 @@ import numpy as np
 
 from . import limits
 from .errors import UserError
-from .model_spec import (ACTIVATIONS, MATRIX, NORM_PLACEMENTS, SCALE_SUFFIX, WEIGHT_DTYPES,
-                         ModelHeader, TransformerConfig, expected_tensors, resolve_alias)
+from .model_spec import (ACTIVATIONS, MATRIX, NORM_PLACEMENTS, SCALE_SUFFIX, SEARCH_RULES,
+                         WEIGHT_DTYPES, Decoding, ModelHeader, TransformerConfig,
+                         expected_tensors, resolve_alias)
 
 _MATRIX_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16),
                   "int8": np.dtype(np.int8)}
@@ -65,6 +66,10 @@ def validate_config(cfg: TransformerConfig) -> None:
         check_int("ffn_dim", cfg.ffn_dim, 1, limits.MAX_FFN_DIM)
         check_int("vocab_size", cfg.vocab_size, 1, limits.MAX_VOCAB_SIZE)
         check_int("max_positions", cfg.max_positions, 1, limits.MAX_POSITIONS)
+        check_int("source_vocab_size", cfg.source_vocab_size, 0, limits.MAX_VOCAB_SIZE)
+        if cfg.shared_embeddings and cfg.source_vocab_size not in (0, cfg.vocab_size):
+            raise UserError(f"shared_embeddings needs source_vocab_size = vocab_size "
+                            f"({cfg.source_vocab_size} and {cfg.vocab_size})")
         check_positive_float("layer_norm_eps", cfg.layer_norm_eps)
         check_positive_float("embedding_scale", cfg.embedding_scale)
     except UserError as err:
@@ -76,8 +81,19 @@ def validate_config(cfg: TransformerConfig) -> None:
                         f"{NORM_PLACEMENTS}")
 
 
-def validate_tokenizer(model: bytes, vocab_size: int) -> None:
-    """The SentencePiece model: loadable, and what the runtime's verifier asks."""
+def validate_tokenizer(model: bytes, vocab_size: int, pieces=None, side: str = "") -> None:
+    """One side's SentencePiece model: loadable, and what the runtime's
+    verifier asks; with a piece vocabulary, that it has `vocab_size` pieces,
+    none empty or holding a NUL (SentencePiece's own ids then index
+    nothing, so its piece count is not bounded)."""
+    if pieces is not None:
+        if len(pieces) != vocab_size:
+            raise UserError(f"the {side}vocabulary has {len(pieces)} pieces, the model "
+                            f"{vocab_size} {side}ids")
+        for i, piece in enumerate(pieces):
+            if not piece or "\0" in piece:
+                raise UserError(f"{side}vocabulary piece {i} ({piece!r}) is empty or holds a NUL")
+        vocab_size = limits.MAX_VOCAB_SIZE
     import sentencepiece as spm
     if not model:
         raise UserError("the SentencePiece model is empty")
@@ -115,7 +131,38 @@ def validate_header(header: ModelHeader) -> None:
                       ("target_language", header.target_language)):
         if not text or "\0" in text:
             raise UserError(f"{key} {text!r} must be non-empty and hold no NUL")
-    validate_tokenizer(header.tokenizer_model, vocab)
+    source_vocab = header.config.source_vocab_size or vocab
+    if header.target_tokenizer is None and source_vocab != vocab:
+        raise UserError(f"the source vocabulary ({source_vocab} ids) differs from the target's "
+                        f"({vocab}) but the model has one tokenizer")
+    validate_tokenizer(header.tokenizer_model, source_vocab, header.source_pieces, "source ")
+    for name, value, side_vocab in (("source unk", header.source_unk_id, source_vocab),
+                                    ("source eos", header.source_eos_id, source_vocab)):
+        if value != -1:
+            check_int(name, value, 0, side_vocab - 1)
+    target = header.target_tokenizer
+    if target is not None:
+        validate_tokenizer(target.spm, vocab, target.pieces, "target ")
+        for name, value in (("target unk", target.unk_id), ("target eos", target.eos_id)):
+            if value != -1:
+                check_int(name, value, 0, vocab - 1)
+    if header.decoding is not None:
+        validate_decoding(header.decoding, vocab)
+
+
+def validate_decoding(decoding: Decoding, vocab: int) -> None:
+    """The decoding defaults, as the runtime's verifier checks them."""
+    if decoding.rules not in SEARCH_RULES:
+        raise UserError(f"decoding rules {decoding.rules!r} are not one of {SEARCH_RULES}")
+    check_int("decoding beam_size", decoding.beam_size, 1, limits.MAX_BEAM)
+    for key in ("length_penalty", "word_penalty", "max_len_a", "max_len_b"):
+        value = getattr(decoding, key)
+        if not math.isfinite(value):
+            raise UserError(f"decoding {key} = {value} is not finite")
+    if decoding.max_len_a < 0:
+        raise UserError(f"decoding max_len_a = {decoding.max_len_a} must be >= 0")
+    for token in decoding.banned_tokens:
+        check_int("decoding banned token", token, 0, vocab - 1)
 
 
 def _where(array: np.ndarray, flat_index: int) -> str:

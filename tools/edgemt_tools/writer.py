@@ -67,5 +67,8 @@ def pack(spec: ModelSpec, dtype: str):
         config=spec.config, special_tokens=spec.special_tokens,
         source_language=spec.source_language, target_language=spec.target_language,
         weight_dtype=dtype, tokenizer_model=spec.tokenizer_model,
-        append_eos_to_source=spec.append_eos_to_source, provenance=spec.provenance)
+        append_eos_to_source=spec.append_eos_to_source, provenance=spec.provenance,
+        source_pieces=spec.source_pieces, source_unk_id=spec.source_unk_id,
+        source_eos_id=spec.source_eos_id, target_tokenizer=spec.target_tokenizer,
+        decoding=spec.decoding)
     return header, tensors, aliases

@@ -28,7 +28,7 @@ struct FamilyConfig;  // runtime/models/families.h
 
 // The model file format version this runtime writes in its tests and reads,
 // and the oldest it still reads (schema/edgemt.fbs lists what changed).
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
@@ -48,6 +48,33 @@ struct SpecialTokens {
   int32_t eos = 0;
   int32_t decoder_start = 0;
 };
+
+// Whose beam search and length rules translations follow: the source
+// framework's, so that edgemt reproduces its output
+// (tools/edgemt_tools/SEARCH.md states each).
+enum class SearchRules : uint8_t {
+  kEdgemt = 0,       // edgemt's own (--from torch): top 2K, done once K have finished
+  kOpenNMT = 1,      // OpenNMT-py: top K, done once the best hypothesis has ended
+  kMarian = 2,       // Marian: the beam shrinks as hypotheses end
+  kHuggingFace = 3,  // Hugging Face generate(): K best finished, EOS forced at the end
+};
+const char* search_rules_name(SearchRules rules);  // "edgemt", "opennmt", "marian", "huggingface"
+
+// How the model's source framework decodes by default (format version 3;
+// older files get the values below, with pad and bos banned).
+struct DecodingDefaults {
+  SearchRules rules = SearchRules::kEdgemt;
+  uint32_t beam_size = 1;
+  float length_penalty = 1.0f;
+  float word_penalty = 0.0f;
+  float max_len_a = 2.0f;
+  float max_len_b = 10.0f;
+  const int32_t* banned_tokens = nullptr;  // target ids never generated
+  size_t banned_count = 0;
+};
+
+// The two sides of a translation; each has its tokenizer and vocabulary.
+enum class TextSide : uint8_t { kSource = 0, kTarget = 1 };
 
 struct Provenance {
   const char* source_format = "";
@@ -117,7 +144,10 @@ class Model {
   // hyper-parameters are the family's business; describe_config() writes
   // them as text.
   const char* family() const;
-  uint32_t vocab_size() const;
+  uint32_t vocab_size() const;  // target vocabulary: the logits' width
+  // Source vocabulary: source ids are below it (vocab_size() unless the
+  // source side has a vocabulary of its own).
+  uint32_t source_vocab_size() const;
   // Longest source or target sequence the model accepts, in tokens counting
   // EOS (the rows of a position table, say); Limits::max_source_len and
   // max_target_len may not exceed it.
@@ -132,9 +162,22 @@ class Model {
   const char* target_language() const;
   const Provenance& provenance() const;
 
-  // The SentencePiece model bytes (size 0 if the file has none).
+  // The source side's SentencePiece model bytes (size 0 if the file has none).
   const uint8_t* tokenizer_model(size_t* size) const;
+  // Either side's (the same bytes for both unless the model has a target
+  // tokenizer of its own).
+  const uint8_t* tokenizer_model(TextSide side, size_t* size) const;
   bool append_eos_to_source() const;
+  // The side's vocabulary of pieces: id i is piece i (not NUL-terminated:
+  // *length bytes). 0 pieces: SentencePiece ids are the model's ids.
+  size_t vocabulary_size(TextSide side) const;
+  const char* vocabulary_piece(TextSide side, size_t id, size_t* length) const;
+  // The side's unk and eos ids (special_tokens()' unless the source side
+  // has a vocabulary of its own).
+  int32_t unk_id(TextSide side) const;
+  int32_t eos_id(TextSide side) const;
+  // The source framework's decoding defaults and search rules.
+  const DecodingDefaults& decoding() const;
 
   uint64_t file_size() const;
   uint64_t weights_size() const;

@@ -1,5 +1,10 @@
-// Tokenizer: text <-> token ids with the SentencePiece model stored in the
-// model file. Part of the edgemt_text library, above the core: it allocates
+// Tokenizer: source text -> source ids and target ids -> target text, with
+// the SentencePiece model(s) stored in the model file: one for both sides or
+// one per side. Where the file holds a side's piece vocabulary (models
+// converted from OpenNMT-py or Marian), text is cut into pieces and each
+// piece is looked up by string (unknown: that side's unk id), and target ids
+// become pieces again for detokenizing; otherwise SentencePiece ids are the
+// model's ids. Part of the edgemt_text library, above the core: it allocates
 // (std::string, std::vector) and is not for the allocation-free path.
 // Firmware that tokenizes elsewhere links edgemt_core alone.
 //
@@ -42,6 +47,15 @@ class Tokenizer {
 
   // Text of target ids; special tokens (pad, bos, eos) are skipped.
   [[nodiscard]] Status decode(const int32_t* ids, size_t count, std::string* text) const;
+
+  // The source id of one whole piece of the source vocabulary, such as a
+  // target-language token ">>fra<<" that multi-target models expect first
+  // in the source. kInvalidArgument when the vocabulary has no such piece.
+  [[nodiscard]] Status piece_id(std::string_view piece, int32_t* id) const;
+
+  // The source vocabulary's target-language tokens (pieces ">>xx<<"), in id
+  // order: empty for a single-target model.
+  std::vector<std::string> target_language_tokens() const;
 
   struct Impl;
 

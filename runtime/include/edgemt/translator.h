@@ -54,14 +54,26 @@ struct Limits {
   size_t max_target_len = 256;  // generated tokens, counting EOS; <= model.max_sequence_length()
 };
 
+// How to decode. The search follows the model's rules (Model::decoding():
+// its source framework's beam search, tools/edgemt_tools/SEARCH.md) and
+// never emits the model's banned tokens; these options are the numbers.
+// decode_options(model) gives the model's own defaults.
 struct DecodeOptions {
   size_t beam_size = 1;         // 1 = greedy
-  float length_penalty = 1.0f;  // beam: score / generated_len^length_penalty
+  // Beam: the exponent of the length normalization (score / L^penalty; L
+  // per the rules).
+  float length_penalty = 1.0f;
   // Generated tokens (counting EOS) are at most floor(a·source_len + b),
   // source_len counting EOS, and at most Limits::max_target_len.
   float max_len_a = 2.0f;
   float max_len_b = 10.0f;
+  // Marian's rules: subtracted once per generated token from a finished
+  // hypothesis's score before normalizing.
+  float word_penalty = 0.0f;
 };
+
+// The model's decoding defaults (Model::decoding()) as DecodeOptions.
+DecodeOptions decode_options(const Model& model);
 
 struct TokenSpan {
   const int32_t* ids = nullptr;

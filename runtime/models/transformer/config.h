@@ -40,7 +40,17 @@ struct TransformerConfig {
   bool shared_embeddings = false;
   uint32_t vocab_size = 0;
   uint32_t max_positions = 0;  // rows of position.table
+  // Rows of embedding.source; 0: vocab_size (source_vocab_size() resolves it).
+  uint32_t source_vocab_size = 0;
+  // The first decoder input is a zero vector (plus its position), not the
+  // embedding of decoder_start (Marian).
+  bool zero_decoder_start = false;
 };
+
+// Rows of the source embedding table: the source side's vocabulary.
+inline uint32_t source_vocab_size(const TransformerConfig& config) {
+  return config.source_vocab_size != 0 ? config.source_vocab_size : config.vocab_size;
+}
 
 // Every value in range (kInvalidModel naming the field otherwise).
 [[nodiscard]] Status verify_transformer_config(const TransformerConfig& config);

@@ -30,6 +30,8 @@ Status read_transformer_config(const format::TransformerConfig& in, TransformerC
   out->shared_embeddings = in.shared_embeddings();
   out->vocab_size = in.vocab_size();
   out->max_positions = in.max_positions();
+  out->source_vocab_size = in.source_vocab_size();
+  out->zero_decoder_start = in.zero_decoder_start();
   return verify_transformer_config(*out);
 }
 

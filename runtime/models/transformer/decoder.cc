@@ -122,8 +122,15 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
 
   {  // x [R, d] = E[token] * scale + PE[step]
     ProfileScope timed(c.profile, ProfilePart::kEmbedding);
-    kernels::embed_tokens(weights.target_embedding, step.tokens, rows, config.embedding_scale,
-                          weights.positions, step.step, 0, w.dec_x);
+    if (step.step == 0 && config.zero_decoder_start) {
+      // Marian starts from a zero vector: x = 0 * scale + PE[0] = PE[0].
+      for (size_t r = 0; r < rows; ++r) {
+        std::memcpy(w.dec_x + r * d, weights.positions, d * sizeof(float));
+      }
+    } else {
+      kernels::embed_tokens(weights.target_embedding, step.tokens, rows, config.embedding_scale,
+                            weights.positions, step.step, 0, w.dec_x);
+    }
   }
 
   for (size_t l = 0; l < config.decoder_layers; ++l) {

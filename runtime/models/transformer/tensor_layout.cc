@@ -8,7 +8,7 @@ namespace {
 // The columns of schema/transformer_tensors.def (their meaning is there).
 enum class Group : uint8_t { MODEL, ENCODER_LAYER, ENCODER_END, DECODER_LAYER, DECODER_END };
 enum class Kind : uint8_t { MATRIX, TABLE, VECTOR, LINEAR, NORM };
-enum class Dim : uint8_t { D, D2, D3, F, V, P, N };
+enum class Dim : uint8_t { D, D2, D3, F, V, S, P, N };
 enum class Condition : uint8_t {
   ALWAYS,
   IF_OUTPUT_BIAS,
@@ -51,6 +51,7 @@ uint32_t size_of(Dim dim, const TransformerConfig& c) {
     case Dim::D3: return 3 * c.d_model;
     case Dim::F: return c.ffn_dim;
     case Dim::V: return c.vocab_size;
+    case Dim::S: return source_vocab_size(c);
     case Dim::P: return c.max_positions;
     case Dim::N: return 0;
   }

@@ -119,6 +119,7 @@ Status read_config(const format::Model& root, FamilyConfig* out) {
 }
 
 uint32_t vocab_size(const FamilyConfig& c) { return c.transformer.vocab_size; }
+uint32_t source_vocab_size(const FamilyConfig& c) { return edgemt::source_vocab_size(c.transformer); }
 uint32_t max_sequence_length(const FamilyConfig& c) { return c.transformer.max_positions; }
 
 bool walk_tensors(const FamilyConfig& c, DType weight_dtype, ExpectedTensorVisitor visit,
@@ -138,6 +139,7 @@ const Family kTransformerFamily = {
     static_cast<uint8_t>(format::FamilyConfig::TransformerConfig),
     read_config,
     vocab_size,
+    source_vocab_size,
     max_sequence_length,
     walk_tensors,
     describe,

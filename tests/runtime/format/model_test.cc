@@ -283,12 +283,12 @@ TEST_CASE("format/model: a file cut anywhere is kInvalidModel saying it is trunc
 
 TEST_CASE("format/model: unsupported version through load") {
   ModelBuilder builder;
-  builder.format_version = 3;
+  builder.format_version = 4;
   std::unique_ptr<Model> model;
   const Status status = load_bytes(builder.build(), &model);
   CHECK(status.code() == StatusCode::kUnsupportedVersion);
-  CHECK_MESSAGE(contains(status, "model format version 3 is not supported (this runtime reads "
-                                 "versions 1 to 2)"),
+  CHECK_MESSAGE(contains(status, "model format version 4 is not supported (this runtime reads "
+                                 "versions 1 to 3)"),
                 std::string(status.message()));
   CHECK(model == nullptr);
 }

@@ -104,14 +104,14 @@ TEST_CASE("format/model_verifier: wrong identifier") {
                "not an edgemt model file: identifier is 'garb'");
 }
 
-TEST_CASE("format/model_verifier: unsupported versions 0 and 3 and up") {
-  for (uint32_t version : {0u, 3u, 100u}) {
+TEST_CASE("format/model_verifier: unsupported versions 0 and 4 and up") {
+  for (uint32_t version : {0u, 4u, 100u}) {
     CAPTURE(version);
     ModelBuilder builder;
     builder.format_version = version;
     CHECK_STATUS(verify(builder), StatusCode::kUnsupportedVersion,
                  "model format version " + std::to_string(version) +
-                     " is not supported (this runtime reads versions 1 to 2)");
+                     " is not supported (this runtime reads versions 1 to 3)");
   }
 }
 
@@ -479,7 +479,7 @@ TEST_CASE("format/model_verifier: required tables and the tokenizer model") {
   CHECK_STATUS(verify(no_tokenizer), StatusCode::kInvalidModel, "model has no tokenizer");
   ModelBuilder empty_tokenizer;
   empty_tokenizer.tokenizer_model.clear();
-  CHECK_STATUS(verify(empty_tokenizer), StatusCode::kInvalidModel, "empty tokenizer model");
+  CHECK_STATUS(verify(empty_tokenizer), StatusCode::kInvalidModel, "empty source tokenizer model");
   ModelBuilder no_tensors;
   no_tensors.tensors.clear();
   CHECK_STATUS(verify(no_tensors), StatusCode::kInvalidModel, "model has no tensors");

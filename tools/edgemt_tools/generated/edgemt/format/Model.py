@@ -163,7 +163,29 @@ class Model(object):
             return obj
         return None
 
-def ModelStart(builder): builder.StartObject(14)
+    # Model
+    def TargetTokenizer(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(32))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            from edgemt.format.Tokenizer import Tokenizer
+            obj = Tokenizer()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+    # Model
+    def Decoding(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(34))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            from edgemt.format.Decoding import Decoding
+            obj = Decoding()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+def ModelStart(builder): builder.StartObject(16)
 def Start(builder):
     return ModelStart(builder)
 def ModelAddFormatVersion(builder, formatVersion): builder.PrependUint32Slot(0, formatVersion, 0)
@@ -211,6 +233,12 @@ def AddFamilyConfigType(builder, familyConfigType):
 def ModelAddFamilyConfig(builder, familyConfig): builder.PrependUOffsetTRelativeSlot(13, flatbuffers.number_types.UOffsetTFlags.py_type(familyConfig), 0)
 def AddFamilyConfig(builder, familyConfig):
     return ModelAddFamilyConfig(builder, familyConfig)
+def ModelAddTargetTokenizer(builder, targetTokenizer): builder.PrependUOffsetTRelativeSlot(14, flatbuffers.number_types.UOffsetTFlags.py_type(targetTokenizer), 0)
+def AddTargetTokenizer(builder, targetTokenizer):
+    return ModelAddTargetTokenizer(builder, targetTokenizer)
+def ModelAddDecoding(builder, decoding): builder.PrependUOffsetTRelativeSlot(15, flatbuffers.number_types.UOffsetTFlags.py_type(decoding), 0)
+def AddDecoding(builder, decoding):
+    return ModelAddDecoding(builder, decoding)
 def ModelEnd(builder): return builder.EndObject()
 def End(builder):
     return ModelEnd(builder)

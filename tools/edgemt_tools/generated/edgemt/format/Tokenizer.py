@@ -76,7 +76,41 @@ class Tokenizer(object):
             return self._tab.Get(flatbuffers.number_types.Int64Flags, o + self._tab.Pos)
         return -1
 
-def TokenizerStart(builder): builder.StartObject(4)
+    # Tokenizer
+    def Pieces(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.String(a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return ""
+
+    # Tokenizer
+    def PiecesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tokenizer
+    def PiecesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        return o == 0
+
+    # Tokenizer
+    def UnkId(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return -1
+
+    # Tokenizer
+    def EosId(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return -1
+
+def TokenizerStart(builder): builder.StartObject(7)
 def Start(builder):
     return TokenizerStart(builder)
 def TokenizerAddKind(builder, kind): builder.PrependInt8Slot(0, kind, 0)
@@ -94,6 +128,18 @@ def AddAppendEosToSource(builder, appendEosToSource):
 def TokenizerAddModelCrc32(builder, modelCrc32): builder.PrependInt64Slot(3, modelCrc32, -1)
 def AddModelCrc32(builder, modelCrc32):
     return TokenizerAddModelCrc32(builder, modelCrc32)
+def TokenizerAddPieces(builder, pieces): builder.PrependUOffsetTRelativeSlot(4, flatbuffers.number_types.UOffsetTFlags.py_type(pieces), 0)
+def AddPieces(builder, pieces):
+    return TokenizerAddPieces(builder, pieces)
+def TokenizerStartPiecesVector(builder, numElems): return builder.StartVector(4, numElems, 4)
+def StartPiecesVector(builder, numElems):
+    return TokenizerStartPiecesVector(builder, numElems)
+def TokenizerAddUnkId(builder, unkId): builder.PrependInt32Slot(5, unkId, -1)
+def AddUnkId(builder, unkId):
+    return TokenizerAddUnkId(builder, unkId)
+def TokenizerAddEosId(builder, eosId): builder.PrependInt32Slot(6, eosId, -1)
+def AddEosId(builder, eosId):
+    return TokenizerAddEosId(builder, eosId)
 def TokenizerEnd(builder): return builder.EndObject()
 def End(builder):
     return TokenizerEnd(builder)

@@ -140,7 +140,21 @@ class TransformerConfig(object):
             return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
         return 0
 
-def TransformerConfigStart(builder): builder.StartObject(16)
+    # TransformerConfig
+    def SourceVocabSize(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(36))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # TransformerConfig
+    def ZeroDecoderStart(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(38))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def TransformerConfigStart(builder): builder.StartObject(18)
 def Start(builder):
     return TransformerConfigStart(builder)
 def TransformerConfigAddEncoderLayers(builder, encoderLayers): builder.PrependUint32Slot(0, encoderLayers, 0)
@@ -191,6 +205,12 @@ def AddVocabSize(builder, vocabSize):
 def TransformerConfigAddMaxPositions(builder, maxPositions): builder.PrependUint32Slot(15, maxPositions, 0)
 def AddMaxPositions(builder, maxPositions):
     return TransformerConfigAddMaxPositions(builder, maxPositions)
+def TransformerConfigAddSourceVocabSize(builder, sourceVocabSize): builder.PrependUint32Slot(16, sourceVocabSize, 0)
+def AddSourceVocabSize(builder, sourceVocabSize):
+    return TransformerConfigAddSourceVocabSize(builder, sourceVocabSize)
+def TransformerConfigAddZeroDecoderStart(builder, zeroDecoderStart): builder.PrependBoolSlot(17, zeroDecoderStart, 0)
+def AddZeroDecoderStart(builder, zeroDecoderStart):
+    return TransformerConfigAddZeroDecoderStart(builder, zeroDecoderStart)
 def TransformerConfigEnd(builder): return builder.EndObject()
 def End(builder):
     return TransformerConfigEnd(builder)
