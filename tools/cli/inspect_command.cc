@@ -35,6 +35,24 @@ std::string shape_text(const TensorView& tensor) {
   return text + "]";
 }
 
+// The source vocabulary's target-language tokens (>>xx<<), for
+// --target-prefix: only multi-target models have them.
+void print_target_languages(const Model& model) {
+  const size_t pieces = model.vocabulary_size(TextSide::kSource);
+  size_t count = 0;
+  for (size_t id = 0; id < pieces; ++id) {
+    size_t length = 0;
+    const char* piece = model.vocabulary_piece(TextSide::kSource, id, &length);
+    if (length > 4 && std::strncmp(piece, ">>", 2) == 0 && std::strncmp(piece + length - 2, "<<", 2) == 0) {
+      if (count == 0) std::printf("  target languages");
+      if (count < 40) std::printf(" %.*s", static_cast<int>(length), piece);
+      ++count;
+    }
+  }
+  if (count > 40) std::printf(" ... (%zu in all)", count);
+  if (count > 0) std::printf("  (--target-prefix)\n");
+}
+
 void print_config(const Model& model) {
   const SpecialTokens& t = model.special_tokens();
   const Provenance& p = model.provenance();
@@ -59,10 +77,45 @@ void print_config(const Model& model) {
               model.max_sequence_length());
   std::printf("  special tokens   pad %d, unk %d, bos %d, eos %d, decoder start %d\n", t.pad, t.unk,
               t.bos, t.eos, t.decoder_start);
-  size_t spm_size = 0;
-  (void)model.tokenizer_model(&spm_size);
-  std::printf("  tokenizer        SentencePiece, %zu bytes%s\n", spm_size,
+  size_t source_spm = 0;
+  size_t target_spm = 0;
+  const uint8_t* source_bytes = model.tokenizer_model(TextSide::kSource, &source_spm);
+  const uint8_t* target_bytes = model.tokenizer_model(TextSide::kTarget, &target_spm);
+  std::printf("  tokenizer        SentencePiece, %zu bytes%s%s\n", source_spm,
+              source_bytes == target_bytes ? "" : " (source)",
               model.append_eos_to_source() ? ", EOS appended to the source" : "");
+  if (source_bytes != target_bytes) {
+    std::printf("                   SentencePiece, %zu bytes (target)\n", target_spm);
+  }
+  for (TextSide side : {TextSide::kSource, TextSide::kTarget}) {
+    const char* name = side == TextSide::kSource ? "source" : "target";
+    const size_t pieces = model.vocabulary_size(side);
+    if (pieces == 0) {
+      std::printf("  %s vocab     SentencePiece ids (%u ids)\n", name,
+                  side == TextSide::kSource ? model.source_vocab_size() : model.vocab_size());
+    } else {
+      std::printf("  %s vocab     %zu pieces, looked up by string (unk %d, eos %d)\n", name,
+                  pieces, model.unk_id(side), model.eos_id(side));
+    }
+  }
+  print_target_languages(model);
+}
+
+// The decoding defaults edgemt translate starts from.
+void print_decoding(const Model& model) {
+  const DecodingDefaults& d = model.decoding();
+  std::printf("\ndecoding defaults (edgemt translate; flags override)\n");
+  std::printf("  search rules     %s\n", search_rules_name(d.rules));
+  std::printf("  beam             %u\n", d.beam_size);
+  std::printf("  length penalty   %g\n", static_cast<double>(d.length_penalty));
+  if (d.rules == SearchRules::kMarian) {
+    std::printf("  word penalty     %g\n", static_cast<double>(d.word_penalty));
+  }
+  std::printf("  max length       floor(%g * source tokens + %g)\n", static_cast<double>(d.max_len_a),
+              static_cast<double>(d.max_len_b));
+  std::printf("  banned tokens   ");
+  for (size_t i = 0; i < d.banned_count && i < 16; ++i) std::printf(" %d", d.banned_tokens[i]);
+  std::printf("%s\n", d.banned_count > 16 ? " ..." : (d.banned_count == 0 ? " none" : ""));
 }
 
 // The run-phase arena prepare() would take for a few limits: source and
@@ -130,6 +183,7 @@ int run_inspect(int argc, char** argv) {
   status = Translator::create(*model, TranslatorOptions(), &translator);
   std::printf("  compute path     %s\n",
               status.is_ok() ? translator->compute_path() : status.message());
+  print_decoding(*model);
 
   std::printf("\ntensors\n  %-48s %-5s %-14s %12s\n", "name", "dtype", "shape", "bytes");
   uint64_t parameters = 0;

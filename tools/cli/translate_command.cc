@@ -36,11 +36,15 @@ constexpr const char* kHelp =
     "  -m, --model FILE        model file (.emt)                     [required]\n"
     "  -i, --input FILE        read from FILE                        [stdin]\n"
     "  -o, --output FILE       write to FILE                         [stdout]\n"
-    "      --beam N            beam size, 1 = greedy (1..16)         [1]\n"
-    "      --length-penalty A  beam score = logprob / length^A       [1.0]\n"
+    "      --beam N            beam size, 1 = greedy (1..16)         [the model's]\n"
+    "      --length-penalty A  beam score = logprob / length^A       [the model's]\n"
+    "      --word-penalty W    Marian models: score - W * length     [the model's]\n"
     "      --max-len N         at most N generated tokens            [the model's max length]\n"
-    "      --max-len-a A       at most floor(A * source tokens + B)  [2.0]\n"
-    "      --max-len-b B       generated tokens (with --max-len-a)   [10]\n"
+    "      --max-len-a A       at most floor(A * source tokens + B)  [the model's]\n"
+    "      --max-len-b B       generated tokens (with --max-len-a)   [the model's]\n"
+    "      --target-prefix L   target language of a multi-target model:\n"
+    "                          its token (>>L<<, e.g. fra) is put first in\n"
+    "                          every source ('edgemt inspect' lists them)\n"
     "      --threads N         worker threads (1..256)               [1]\n"
     "                          more than the CPUs this process may use\n"
     "                          runs slower and gets a warning\n"
@@ -50,6 +54,12 @@ constexpr const char* kHelp =
     "      --copy-model        read the model file into memory instead of\n"
     "                          mapping it (see 'model file' below)\n"
     "  -h, --help              show this help\n"
+    "\n"
+    "Decoding defaults are the model's: those its source framework's own\n"
+    "translator uses (OpenNMT-py, Marian, Hugging Face), recorded by\n"
+    "edgemt-convert, or for --from torch models beam 1, length penalty 1.0,\n"
+    "at most 2 * source tokens + 10; 'edgemt inspect' prints them. The search\n"
+    "always follows the model's framework's rules.\n"
     "\n"
     "Every input line gives exactly one output line. A line is not translated,\n"
     "and gives an empty output line plus an error naming it on stderr, when\n"
@@ -74,6 +84,13 @@ struct Settings {
   std::string input_path;
   std::string output_path;
   DecodeOptions decode;
+  // Which of decode's values the command line set (the rest are the model's).
+  bool beam_set = false;
+  bool length_penalty_set = false;
+  bool word_penalty_set = false;
+  bool max_len_a_set = false;
+  bool max_len_b_set = false;
+  std::string target_prefix;
   size_t max_len = 0;
   size_t threads = 1;
   size_t batch = 16;
@@ -88,6 +105,7 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
       {"max-len", '\0', true},  {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
       {"threads", '\0', true},  {"batch", '\0', true},    {"help", 'h', false},
       {"max-line-bytes", '\0', true}, {"copy-model", '\0', false},
+      {"word-penalty", '\0', true}, {"target-prefix", '\0', true},
   };
   Arguments args;
   if (!args.parse(argc, argv, 2, specs, error)) return false;
@@ -104,9 +122,20 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
   settings->input_path = args.get("input", "");
   settings->output_path = args.get("output", "");
   settings->copy_model = args.has("copy-model");
+  settings->target_prefix = args.get("target-prefix", "");
+  settings->beam_set = args.has("beam");
+  settings->length_penalty_set = args.has("length-penalty");
+  settings->word_penalty_set = args.has("word-penalty");
+  settings->max_len_a_set = args.has("max-len-a");
+  settings->max_len_b_set = args.has("max-len-b");
+  if (args.has("target-prefix") && settings->target_prefix.empty()) {
+    *error = "option '--target-prefix' needs a language, e.g. fra";
+    return false;
+  }
   const size_t default_batch = isatty(STDIN_FILENO) && settings->input_path.empty() ? 1 : 16;
   return args.get_size("beam", 1, 1, 16, &settings->decode.beam_size, error) &&
          args.get_float("length-penalty", 1.0f, &settings->decode.length_penalty, error) &&
+         args.get_float("word-penalty", 0.0f, &settings->decode.word_penalty, error) &&
          args.get_size("max-len", 0, 1, 1u << 20, &settings->max_len, error) &&
          args.get_float("max-len-a", 2.0f, &settings->decode.max_len_a, error) &&
          args.get_float("max-len-b", 10.0f, &settings->decode.max_len_b, error) &&
@@ -116,6 +145,36 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
                        &settings->max_line_bytes, error) &&
          (settings->decode.max_len_a >= 0.0f ||
           (*error = "option '--max-len-a' must not be negative", false));
+}
+
+// The model's decoding defaults, overridden by what the command line set.
+DecodeOptions decode_settings(const Model& model, const Settings& settings) {
+  DecodeOptions decode = decode_options(model);
+  if (settings.beam_set) decode.beam_size = settings.decode.beam_size;
+  if (settings.length_penalty_set) decode.length_penalty = settings.decode.length_penalty;
+  if (settings.word_penalty_set) decode.word_penalty = settings.decode.word_penalty;
+  if (settings.max_len_a_set) decode.max_len_a = settings.decode.max_len_a;
+  if (settings.max_len_b_set) decode.max_len_b = settings.decode.max_len_b;
+  return decode;
+}
+
+// The source id of --target-prefix L (written L or >>L<<); false with a
+// message naming the languages the model has.
+bool target_prefix_id(const Tokenizer& tokenizer, const std::string& language, int32_t* id,
+                      std::string* error) {
+  const std::string piece =
+      language.size() > 4 && language.rfind(">>", 0) == 0 ? language : ">>" + language + "<<";
+  if (tokenizer.piece_id(piece, id).is_ok()) return true;
+  const std::vector<std::string> known = tokenizer.target_language_tokens();
+  if (known.empty()) {
+    *error = "--target-prefix " + language + ": this model has no target-language tokens (it " +
+             "translates into one language; leave --target-prefix out)";
+    return false;
+  }
+  *error = "--target-prefix " + language + ": the model has no token " + piece + "; it has";
+  for (size_t i = 0; i < known.size() && i < 40; ++i) *error += " " + known[i];
+  if (known.size() > 40) *error += " ...";
+  return false;
 }
 
 bool is_blank(const std::string& line) {
@@ -140,7 +199,7 @@ void keep_on_one_line(std::string* text) {
 // Translates one batch of lines; failed lines get an empty output and an
 // error on stderr. Returns false if any line failed.
 bool translate_batch(const std::vector<InputLine>& lines, size_t first_line_number,
-                     const Tokenizer& tokenizer, Translator& translator,
+                     const Tokenizer& tokenizer, const int32_t* prefix, Translator& translator,
                      const DecodeOptions& decode, size_t max_line_bytes, std::ostream& out) {
   const Limits& limits = translator.limits();
   bool all_ok = true;
@@ -159,6 +218,7 @@ bool translate_batch(const std::vector<InputLine>& lines, size_t first_line_numb
     }
     if (is_blank(lines[i].text)) continue;
     const Status status = tokenizer.encode(lines[i].text, &sources[i]);
+    if (status.is_ok() && prefix != nullptr) sources[i].insert(sources[i].begin(), *prefix);
     if (!status.is_ok()) {
       std::fprintf(stderr, "edgemt: line %zu: %s; line left empty\n", line_number,
                    status.message());
@@ -247,11 +307,12 @@ int run_translate(int argc, char** argv) {
   tokenizer_options.max_input_bytes = settings.max_line_bytes;
   status = Tokenizer::create(*model, tokenizer_options, &tokenizer);
   if (status.is_ok()) status = Translator::create(*model, options, &translator);
+  const DecodeOptions decode = decode_settings(*model, settings);
   if (status.is_ok()) {
     const size_t longest = model->max_sequence_length();
     Limits limits;
     limits.max_batch = settings.batch;
-    limits.max_beam = settings.decode.beam_size;
+    limits.max_beam = decode.beam_size;
     limits.max_source_len = longest;
     limits.max_target_len = settings.max_len == 0 ? longest : std::min(settings.max_len, longest);
     status = translator->prepare(limits);
@@ -260,6 +321,13 @@ int run_translate(int argc, char** argv) {
     std::fprintf(stderr, "edgemt: %s\n", status.message());
     return kExitFailure;
   }
+  int32_t prefix_id = 0;
+  if (!settings.target_prefix.empty() &&
+      !target_prefix_id(*tokenizer, settings.target_prefix, &prefix_id, &error)) {
+    std::fprintf(stderr, "edgemt translate: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  const int32_t* prefix = settings.target_prefix.empty() ? nullptr : &prefix_id;
 
   int input_fd = STDIN_FILENO;
   if (!settings.input_path.empty()) {
@@ -293,14 +361,14 @@ int run_translate(int argc, char** argv) {
     if (!line.text.empty() && line.text.back() == '\r') line.text.pop_back();
     batch.push_back(line);
     if (batch.size() == settings.batch) {
-      all_ok &= translate_batch(batch, line_number, *tokenizer, *translator, settings.decode,
+      all_ok &= translate_batch(batch, line_number, *tokenizer, prefix, *translator, decode,
                                 settings.max_line_bytes, out);
       line_number += batch.size();
       batch.clear();
     }
   }
   if (!batch.empty()) {
-    all_ok &= translate_batch(batch, line_number, *tokenizer, *translator, settings.decode,
+    all_ok &= translate_batch(batch, line_number, *tokenizer, prefix, *translator, decode,
                               settings.max_line_bytes, out);
   }
   if (input_fd != STDIN_FILENO) ::close(input_fd);
