@@ -287,10 +287,13 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
   }
   EDGEMT_RETURN_IF_ERROR(impl.pack_sources(sources, count));
   for (size_t s = 0; s < count; ++s) {
-    // floor(a·len + b) in double, as tools/edgemt_tools/SEARCH.md says.
-    const double wanted = std::floor(static_cast<double>(options.max_len_a) *
-                                         static_cast<double>(sources[s].length) +
-                                     static_cast<double>(options.max_len_b));
+    // floor(a·len + b) in double, as tools/edgemt_tools/SEARCH.md says
+    // (Marian: ceil, as it stops once the length reaches factor · len).
+    const double raw = static_cast<double>(options.max_len_a) *
+                           static_cast<double>(sources[s].length) +
+                       static_cast<double>(options.max_len_b);
+    const double wanted =
+        impl.model->decoding().rules == SearchRules::kMarian ? std::ceil(raw) : std::floor(raw);
     size_t max_len = impl.limits.max_target_len;
     if (wanted < static_cast<double>(max_len)) max_len = wanted < 1.0 ? 1 : static_cast<size_t>(wanted);
     if (results[s].tokens == nullptr || results[s].capacity < max_len) {

@@ -9,6 +9,7 @@ packages=(
   doctest-dev libbenchmark-dev
   libsentencepiece-dev python3-sentencepiece
   python3-torch python3-numpy                # converter and PyTorch reference
+  python3-yaml                               # converter: Marian's model.yml, decoder.yml, vocabularies
   clang-14 libclang-rt-14-dev llvm-14        # sanitizer builds and libFuzzer (asan-ubsan preset);
                                              # llvm-symbolizer names the frames of a report
   python3-pip python3-regex python3-tabulate python3-colorama python3-portalocker python3-lxml
@@ -41,4 +42,16 @@ if [ "$(/usr/bin/python3 -c 'import sacrebleu; print(sacrebleu.__version__)' 2>/
     "sacrebleu==$sacrebleu_version"
 else
   echo "install-deps: sacrebleu $sacrebleu_version present"
+fi
+
+# Hugging Face model.safetensors files are read with the `safetensors`
+# package (PyPI; Debian 12 has none): pinned, without dependencies (numpy
+# is Debian's), into /usr/local like sacrebleu.
+safetensors_version=0.4.5
+if [ "$(/usr/bin/python3 -c 'import safetensors; print(safetensors.__version__)' 2>/dev/null)" != "$safetensors_version" ]; then
+  echo "install-deps: installing safetensors $safetensors_version from PyPI"
+  /usr/bin/python3 -m pip install -q --no-deps --break-system-packages --root-user-action=ignore \
+    "safetensors==$safetensors_version"
+else
+  echo "install-deps: safetensors $safetensors_version present"
 fi

@@ -29,9 +29,34 @@ Convert a trained checkpoint into one edgemt model file (.emt): FlatBuffer
 header (config, special tokens, SentencePiece model, provenance) followed by a
 64-byte-aligned weight segment.
 
-Supported source: --from torch, a torch.nn.Transformer state_dict saved with
-torch.save(model.state_dict()) whose wrapper has `embed`, `transformer` and
-`generator` (see models/MODEL_CARD.md), with its config.json.
+Sources (--from), each read from its own files, with no config of ours
+(opennmt: next commit):
+  opennmt    an OpenNMT-py v3 Transformer checkpoint (.pt holding model,
+             generator, vocab, opt) with its SentencePiece model(s): --spm S
+             when both sides share one, else --src-spm S --tgt-spm T.
+             Pre- or post-norm, relu/gelu/silu, shared or separate
+             vocabularies and embeddings, share_decoder_embeddings, with or
+             without Q/K/V and FFN biases; positions as stored. Refused,
+             naming the option: relative positions, rotary, alibi, source
+             features, copy attention, non-Transformer encoders/decoders, ...
+  marian     a Marian release folder as OPUS-MT publishes it: model .npz
+             (with special:model.yml), decoder.yml, vocabulary (.yml or
+             .spm) and source.spm / target.spm. Post-norm ("dan") or
+             pre-norm transformers; SSRU decoders and factored vocabularies
+             are refused.
+  hf-marian  a Hugging Face MarianMT folder: config.json,
+             model.safetensors or pytorch_model.bin, source.spm, target.spm,
+             vocab.json, generation_config.json when present.
+  torch      edgemt's own nn.Transformer layout: a state_dict whose wrapper
+             has `embed`, `transformer` and `generator` (models/MODEL_CARD.md)
+             with --config config.json and --spm.
+Given a checkpoint of another kind than --from says, the converter names
+what it found ("this is an OpenNMT-py checkpoint: use --from opennmt").
+
+Each model file records its framework's search rules and decoding defaults
+(beam size, length penalty, maximum length, banned tokens) as that
+framework's own translator uses them; `edgemt translate` follows them unless
+told otherwise, and `edgemt inspect` prints them.
 
 Everything is checked before anything is written: config values against the
 runtime's limits (layers <= 64 per stack, max_len <= 65536, LayerNorm epsilon
@@ -52,7 +77,12 @@ reference, on how many of FILE's first lines int8 greedy decoding gives the
 same output as fp32 (nothing from FILE is stored)."""
 
 EPILOG = """\
-example:
+examples:
+  edgemt-convert --from hf-marian --checkpoint opus-mt-en-de/ --dtype int8 -o en-de.emt
+  edgemt-convert --from marian --checkpoint opus-2020-02-26/ --src-lang en --tgt-lang de \\
+      --dtype int8 -o en-de.emt
+  edgemt-convert --from opennmt --checkpoint model_step_20000.pt --src-spm en.spm \\
+      --tgt-spm de.spm --src-lang en --tgt-lang de --dtype fp32 -o en-de.emt
   edgemt-convert --from torch --checkpoint model.pt --config config.json \\
       --spm spm.model --src-lang en --tgt-lang de --dtype fp16 -o model.fp16.emt
   edgemt-convert --from torch --checkpoint model.pt --config config.json \\
@@ -74,23 +104,31 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, allow_abbrev=False,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--from", dest="source_format", required=True, choices=sorted(SOURCES),
-                   help="checkpoint format, one module of edgemt_tools/sources/ "
-                        "(only 'torch' for now)")
-    p.add_argument("--checkpoint", required=True, metavar="FILE",
-                   help="state_dict file (torch.save)")
-    p.add_argument("--config", required=True, metavar="FILE",
-                   help="config.json with the hyper-parameters and special token ids")
-    p.add_argument("--spm", required=True, metavar="FILE",
-                   help="SentencePiece model (stored in the file; ids must match the config)")
+                   help="checkpoint format (see above)")
+    p.add_argument("--checkpoint", required=True, metavar="PATH",
+                   help="the checkpoint: a .pt file (opennmt, torch) or a folder (marian, "
+                        "hf-marian)")
+    p.add_argument("--config", metavar="FILE",
+                   help="--from torch only: config.json with the hyper-parameters and special "
+                        "token ids")
+    p.add_argument("--spm", metavar="FILE",
+                   help="SentencePiece model of both sides (torch: required; opennmt: when "
+                        "the sides share one)")
+    p.add_argument("--src-spm", metavar="FILE",
+                   help="source SentencePiece model (opennmt with separate models; marian and "
+                        "hf-marian: instead of the folder's source.spm)")
+    p.add_argument("--tgt-spm", metavar="FILE",
+                   help="target SentencePiece model (as --src-spm)")
     p.add_argument("--src-lang", metavar="LANG",
-                   help="source language code (default: config 'src_lang')")
+                   help="source language code (default: what the checkpoint says, where it "
+                        "says it)")
     p.add_argument("--tgt-lang", metavar="LANG",
-                   help="target language code (default: config 'tgt_lang')")
+                   help="target language code (likewise)")
     p.add_argument("--dtype", required=True, choices=list(WEIGHT_DTYPES),
                    help="storage type of the embedding and projection matrices")
     p.add_argument("--calibrate", metavar="FILE",
-                   help="with --dtype int8: UTF-8 source text (.gz allowed); report how "
-                        "often int8 greedy output equals fp32 on its first lines "
+                   help="--from torch with --dtype int8: UTF-8 source text (.gz allowed); "
+                        "report how often int8 greedy output equals fp32 on its first lines "
                         "(PyTorch reference; nothing from FILE is stored)")
     p.add_argument("--calibrate-lines", type=_positive_int, metavar="N",
                    help=f"non-blank lines of --calibrate FILE to decode "
@@ -118,6 +156,14 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
         parser.error(f"--calibrate needs --dtype int8 (got --dtype {args.dtype})")
     if args.calibrate_lines is not None and args.calibrate is None:
         parser.error("--calibrate-lines needs --calibrate FILE")
+    if args.calibrate is not None and args.source_format != "torch":
+        parser.error("--calibrate runs edgemt's PyTorch reference of --from torch models; "
+                     "measure other models with edgemt-evaluate")
+    if args.spm is not None and (args.src_spm is not None or args.tgt_spm is not None):
+        parser.error("give either --spm (both sides) or --src-spm / --tgt-spm, not both")
+    if args.source_format != "torch" and args.config is not None:
+        parser.error(f"--config is for --from torch; --from {args.source_format} reads the "
+                     "checkpoint's own configuration")
 
 
 def _created_utc() -> str:
@@ -130,7 +176,13 @@ def _created_utc() -> str:
 def run(args: argparse.Namespace) -> str:
     """Convert per parsed arguments; returns a one-line summary (and the
     calibration line after it with --calibrate)."""
-    for label, path in (("checkpoint", args.checkpoint), ("config file", args.config)):
+    if not os.path.exists(args.checkpoint):
+        raise UserError(f"checkpoint not found: {args.checkpoint}")
+    for label, path in (("config file", args.config), ("SentencePiece model", args.spm),
+                        ("source SentencePiece model", args.src_spm),
+                        ("target SentencePiece model", args.tgt_spm)):
+        if path is None:
+            continue
         if not os.path.exists(path):
             raise UserError(f"{label} not found: {path}")
         if not os.path.isfile(path):
@@ -144,7 +196,8 @@ def run(args: argparse.Namespace) -> str:
             args.calibrate, args.calibrate_lines or DEFAULT_CALIBRATION_LINES)
     spec, notes = SOURCES[args.source_format].read(SourceInputs(
         checkpoint=args.checkpoint, config=args.config, spm=args.spm, src_lang=args.src_lang,
-        tgt_lang=args.tgt_lang, converter_version=__version__, created_utc=_created_utc()))
+        tgt_lang=args.tgt_lang, converter_version=__version__, created_utc=_created_utc(),
+        src_spm=args.src_spm, tgt_spm=args.tgt_spm))
     for note in notes:
         print(f"{PROG}: note: {note}", file=sys.stderr)
     header, tensors, aliases = writer.pack(spec, args.dtype)

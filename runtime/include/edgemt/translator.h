@@ -63,8 +63,9 @@ struct DecodeOptions {
   // Beam: the exponent of the length normalization (score / L^penalty; L
   // per the rules).
   float length_penalty = 1.0f;
-  // Generated tokens (counting EOS) are at most floor(a·source_len + b),
-  // source_len counting EOS, and at most Limits::max_target_len.
+  // Generated tokens (counting EOS) are at most floor(a·source_len + b)
+  // (Marian's rules: ceil), source_len counting EOS, and at most
+  // Limits::max_target_len.
   float max_len_a = 2.0f;
   float max_len_b = 10.0f;
   // Marian's rules: subtracted once per generated token from a finished

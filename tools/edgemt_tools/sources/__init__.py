@@ -11,22 +11,28 @@ Adding a source is a new module here plus one line in SOURCES
 from dataclasses import dataclass
 from typing import Optional
 
+from . import hf_marian, marian
 from . import torch as torch_source
 
 
 @dataclass(frozen=True)
 class SourceInputs:
-    """What `edgemt-convert` was given, for the source to read."""
+    """What `edgemt-convert` was given, for the source to read. Paths a
+    source does not use are None."""
     checkpoint: str
-    config: str
-    spm: str
+    config: Optional[str]
+    spm: Optional[str]
     src_lang: Optional[str]
     tgt_lang: Optional[str]
     converter_version: str
     created_utc: str
+    src_spm: Optional[str] = None
+    tgt_spm: Optional[str] = None
 
 
 # `--from` name -> module with read(SourceInputs).
 SOURCES = {
     "torch": torch_source,
+    "marian": marian,
+    "hf-marian": hf_marian,
 }

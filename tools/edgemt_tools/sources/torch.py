@@ -43,6 +43,7 @@ from ..model_spec import (MATRIX, ModelSpec, Provenance, SpecialTokens, Transfor
                           expected_tensors)
 from ..positions import TABLES
 from ..validate import check_int, check_positive_float, first_line
+from .detect import KINDS, detect, wrong_source
 
 TORCH_PREFIX = "transformer."
 
@@ -303,6 +304,14 @@ def build(checkpoint: str, config: Mapping, tokenizer_model: bytes, src_lang: st
 def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     """The source's entry point (sources/__init__.py): `inputs` is a
     SourceInputs. Returns the spec and notes for the user."""
+    kind = detect(inputs.checkpoint)
+    if kind not in (None, "torch"):
+        raise UserError(wrong_source(inputs.checkpoint, "torch", KINDS["torch"]))
+    if inputs.config is None or inputs.spm is None:
+        raise UserError("--from torch needs --config FILE and --spm FILE")
+    if inputs.src_spm is not None or inputs.tgt_spm is not None:
+        raise UserError("--from torch takes one SentencePiece model (--spm), not --src-spm / "
+                        "--tgt-spm")
     config = read_config(inputs.config)
     src_lang = inputs.src_lang or config.get("src_lang")
     tgt_lang = inputs.tgt_lang or config.get("tgt_lang")

@@ -1,0 +1,83 @@
+"""What the framework front-end tests share: converting a committed fixture
+(tests/fixtures/<framework>/) with edgemt-convert, translating the
+reference source with the edgemt CLI, and comparing with the outputs the
+framework's own translator wrote (its README says how they were made)."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from typing import List, Sequence
+
+import helpers  # puts tools/ on sys.path
+from edgemt_tools.bleu import corpus_bleu
+
+FIXTURES_DIR = os.path.join(helpers.REPO_ROOT, "tests", "fixtures")
+# The German side of test_2016, for BLEU (the models translate en -> de).
+GERMAN_REFERENCE = os.path.join(helpers.REFERENCE_DIR, "test_2016_flickr.de")
+# Acceptance: at least this share of lines identical to the framework's own.
+MIN_AGREEMENT = 0.995
+# int8 BLEU may fall at most this far below fp32 BLEU.
+MAX_INT8_BLEU_LOSS = 0.5
+
+
+def read_lines(path: str) -> List[str]:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+class Workspace:
+    """A temporary folder for converted models, removed with the test case."""
+
+    def __init__(self, test_case: unittest.TestCase):
+        self.root = tempfile.mkdtemp(prefix="edgemt-framework-")
+        test_case.addCleanup(shutil.rmtree, self.root, True)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.root, name)
+
+
+def convert(test_case: unittest.TestCase, output: str, *args: str) -> str:
+    """Run edgemt-convert (must succeed); returns the output path."""
+    result = helpers.run_tool("edgemt-convert", *args, "-o", output)
+    test_case.assertEqual(result.returncode, 0, f"edgemt-convert failed: {result.stderr}")
+    return output
+
+
+def refused(test_case: unittest.TestCase, output: str, fragment: str, *args: str) -> str:
+    """Run edgemt-convert expecting a refusal: exit 1, one `error:` line on
+    stderr naming `fragment`, and no output file. Returns the line."""
+    result = helpers.run_tool("edgemt-convert", *args, "-o", output)
+    test_case.assertEqual(result.returncode, 1, f"expected a refusal: {result.stderr}")
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "error:" in line]
+    test_case.assertEqual(len(errors), 1, f"expected one error line: {result.stderr}")
+    test_case.assertIn(fragment, errors[0])
+    test_case.assertFalse(os.path.exists(output), "a refused conversion wrote a file")
+    return errors[0]
+
+
+def translate(test_case: unittest.TestCase, model: str, source: str, *flags: str) -> List[str]:
+    """edgemt translate of a file; every line must translate."""
+    result = subprocess.run([helpers.CLI, "translate", "-m", model, "-i", source, *flags],
+                            capture_output=True, text=True, check=False)
+    test_case.assertEqual(result.returncode, 0, f"edgemt translate failed: {result.stderr[-2000:]}")
+    return result.stdout.splitlines()
+
+
+def assert_agreement(test_case: unittest.TestCase, got: Sequence[str], want: Sequence[str],
+                     label: str, minimum: float = MIN_AGREEMENT) -> int:
+    """At least `minimum` of the lines identical; prints the count."""
+    test_case.assertEqual(len(got), len(want), f"line count differs from {label}")
+    differing = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
+    same = len(want) - len(differing)
+    print(f"{label}: {same}/{len(want)} lines identical; differing (0-based): {differing[:10]}")
+    test_case.assertGreaterEqual(same, minimum * len(want),
+                                 f"{label}: only {same}/{len(want)} identical; first differing "
+                                 f"lines (0-based): {differing[:10]}")
+    return same
+
+
+def bleu(lines: Sequence[str]) -> float:
+    return corpus_bleu(lines, read_lines(GERMAN_REFERENCE)).score

@@ -1,0 +1,255 @@
+"""--from marian and --from hf-marian, end to end on the committed fixture
+(tests/fixtures/marian/: a model Marian itself trained on Multi30k, as a
+Marian release folder and as the Hugging Face folder of the same weights;
+its README says how each file and reference was made):
+
+- fp32 greedy and beam-4 output equals Marian's own (pymarian) for the
+  Marian folder and transformers' generate() for the Hugging Face folder on
+  >= 99.5% of test_2016, with each framework's own length rules;
+- int8 is within 0.5 BLEU of fp32;
+- both folders give the same edgemt output wherever Marian and
+  transformers themselves agree (they compute different position tables);
+- model.safetensors and pytorch_model.bin give the same file;
+- broken or unsupported checkpoints are refused with one line, no file.
+"""
+
+import json
+import os
+import shutil
+import unittest
+
+import numpy as np
+
+import framework_fixtures as ff
+import helpers  # noqa: F401 - puts tools/ on sys.path
+from edgemt_tools.model_file import read_model
+
+FIXTURE = os.path.join(ff.FIXTURES_DIR, "marian")
+NPZ = os.path.join(FIXTURE, "npz")
+HF = os.path.join(FIXTURE, "hf")
+REFERENCE = os.path.join(FIXTURE, "reference")
+SOURCE = os.path.join(REFERENCE, "source.en")
+LANGS = ("--src-lang", "en", "--tgt-lang", "de")
+
+
+def reference(name):
+    return ff.read_lines(os.path.join(REFERENCE, name))
+
+
+class ConvertedModels:
+    """The fixture converted once for the whole module (fp32 and int8 of
+    both folders) and its translations, cached by (model, beam)."""
+
+    def __init__(self):
+        self.workspace = None
+        self.outputs = {}
+
+    def model(self, test_case, kind, dtype):
+        if self.workspace is None:
+            self.workspace = ff.Workspace(unittest.TestCase())
+            self.root = self.workspace.root
+        path = os.path.join(self.root, f"{kind}.{dtype}.emt")
+        if not os.path.exists(path):
+            args = (["--from", "marian", "--checkpoint", NPZ, *LANGS] if kind == "npz"
+                    else ["--from", "hf-marian", "--checkpoint", HF])
+            ff.convert(test_case, path, *args, "--dtype", dtype)
+        return path
+
+    def translate(self, test_case, kind, dtype, beam):
+        key = (kind, dtype, beam)
+        if key not in self.outputs:
+            self.outputs[key] = ff.translate(test_case, self.model(test_case, kind, dtype),
+                                             SOURCE, "--beam", str(beam))
+        return self.outputs[key]
+
+
+MODELS = ConvertedModels()
+
+
+def tearDownModule():
+    if MODELS.workspace is not None:
+        shutil.rmtree(MODELS.root, ignore_errors=True)
+
+
+class MarianFolderTest(unittest.TestCase):
+    def test_fp32_greedy_matches_marian(self):
+        ff.assert_agreement(self, MODELS.translate(self, "npz", "fp32", 1),
+                            reference("pymarian.greedy.de"), "marian fp32 greedy vs pymarian")
+
+    def test_fp32_beam4_matches_marian(self):
+        ff.assert_agreement(self, MODELS.translate(self, "npz", "fp32", 4),
+                            reference("pymarian.beam4.de"), "marian fp32 beam 4 vs pymarian")
+
+    def test_int8_within_half_bleu_of_fp32(self):
+        for beam in (1, 4):
+            fp32 = ff.bleu(MODELS.translate(self, "npz", "fp32", beam))
+            int8 = ff.bleu(MODELS.translate(self, "npz", "int8", beam))
+            print(f"marian beam {beam}: BLEU fp32 {fp32:.2f}, int8 {int8:.2f}")
+            self.assertGreaterEqual(int8, fp32 - ff.MAX_INT8_BLEU_LOSS)
+
+    def test_records_marian_decoding(self):
+        header = read_model(MODELS.model(self, "npz", "fp32")).header
+        self.assertEqual(header.decoding.rules, "marian")
+        self.assertEqual(header.decoding.beam_size, 6)  # decoder.yml beam-size
+        self.assertEqual(header.decoding.max_len_a, 3.0)  # Marian's max-length-factor
+        self.assertEqual(header.decoding.banned_tokens, (1,))  # <unk>
+        self.assertTrue(header.config.zero_decoder_start)
+        self.assertEqual(header.config.layer_norm_eps, np.float32(1e-6))
+
+
+class HuggingFaceFolderTest(unittest.TestCase):
+    def test_fp32_greedy_matches_transformers(self):
+        ff.assert_agreement(self, MODELS.translate(self, "hf", "fp32", 1),
+                            reference("hf.greedy.de"), "hf-marian fp32 greedy vs transformers")
+
+    def test_fp32_beam4_matches_transformers(self):
+        ff.assert_agreement(self, MODELS.translate(self, "hf", "fp32", 4),
+                            reference("hf.beam4.de"), "hf-marian fp32 beam 4 vs transformers")
+
+    def test_int8_within_half_bleu_of_fp32(self):
+        for beam in (1, 4):
+            fp32 = ff.bleu(MODELS.translate(self, "hf", "fp32", beam))
+            int8 = ff.bleu(MODELS.translate(self, "hf", "int8", beam))
+            print(f"hf-marian beam {beam}: BLEU fp32 {fp32:.2f}, int8 {int8:.2f}")
+            self.assertGreaterEqual(int8, fp32 - ff.MAX_INT8_BLEU_LOSS)
+
+    def test_same_output_as_marian_folder_where_the_frameworks_agree(self):
+        for beam, name in ((1, "greedy"), (4, "beam4")):
+            marian = reference(f"pymarian.{name}.de")
+            hf = reference(f"hf.{name}.de")
+            agree = [i for i, (a, b) in enumerate(zip(marian, hf)) if a == b]
+            self.assertGreater(len(agree), 500)  # they agree on most lines
+            ours_npz = MODELS.translate(self, "npz", "fp32", beam)
+            ours_hf = MODELS.translate(self, "hf", "fp32", beam)
+            differing = [i for i in agree if ours_npz[i] != ours_hf[i]]
+            print(f"beam {beam}: frameworks agree on {len(agree)} lines; edgemt's two files "
+                  f"differ on {len(differing)} of them")
+            self.assertEqual(differing, [])
+
+    def test_safetensors_and_bin_give_the_same_file(self):
+        workspace = ff.Workspace(self)
+        files = {}
+        for weights in ("model.safetensors", "pytorch_model.bin"):
+            folder = workspace.path(weights)
+            shutil.copytree(HF, folder)
+            other = "pytorch_model.bin" if weights == "model.safetensors" else "model.safetensors"
+            os.remove(os.path.join(folder, other))
+            files[weights] = ff.convert(self, workspace.path(weights + ".emt"), "--from",
+                                        "hf-marian", "--checkpoint", folder, "--dtype", "fp32")
+        a = read_model(files["model.safetensors"])
+        b = read_model(files["pytorch_model.bin"])
+        self.assertEqual(sorted(a.entries), sorted(b.entries))
+        for name in a.entries:
+            np.testing.assert_array_equal(a.array(name), b.array(name), err_msg=name)
+
+    def test_records_generation_config(self):
+        header = read_model(MODELS.model(self, "hf", "fp32")).header
+        self.assertEqual(header.decoding.rules, "huggingface")
+        self.assertEqual(header.decoding.beam_size, 6)
+        self.assertEqual(header.decoding.max_len_b, 511.0)  # max_length 512 decoder tokens
+        self.assertEqual(header.decoding.banned_tokens, (3809,))  # bad_words_ids: pad
+
+
+class RefusalTest(unittest.TestCase):
+    """Broken or unsupported checkpoints: one clear line, nothing written."""
+
+    def setUp(self):
+        self.workspace = ff.Workspace(self)
+        self.output = self.workspace.path("out.emt")
+
+    def copy(self, folder):
+        path = self.workspace.path(os.path.basename(folder))
+        shutil.copytree(folder, path)
+        return path
+
+    def rewrite_npz(self, folder, change):
+        path = os.path.join(folder, "model.npz")
+        with np.load(path) as archive:
+            tensors = {name: archive[name] for name in archive.files}
+        change(tensors)
+        np.savez(path, **tensors)
+
+    def rewrite_model_yml(self, tensors, old, new):
+        text = tensors["special:model.yml"].tobytes().split(b"\0")[0].decode()
+        self.assertIn(old, text)
+        data = text.replace(old, new).encode() + b"\0"
+        tensors["special:model.yml"] = np.frombuffer(data, dtype=np.int8)
+
+    def marian(self, folder, fragment):
+        return ff.refused(self, self.output, fragment, "--from", "marian", "--checkpoint",
+                          folder, *LANGS, "--dtype", "fp32")
+
+    def hf(self, folder, fragment):
+        return ff.refused(self, self.output, fragment, "--from", "hf-marian", "--checkpoint",
+                          folder, "--dtype", "fp32")
+
+    def test_marian_missing_tensor(self):
+        folder = self.copy(NPZ)
+        self.rewrite_npz(folder, lambda t: t.pop("decoder_l2_ffn_W1"))
+        self.marian(folder, "missing tensor decoder_l2_ffn_W1")
+
+    def test_marian_wrong_shape(self):
+        folder = self.copy(NPZ)
+        self.rewrite_npz(folder, lambda t: t.update(encoder_l1_self_Wq=t["encoder_l1_self_Wq"][:, :50]))
+        self.marian(folder, "encoder_l1_self_Wq")
+
+    def test_marian_unsupported_options(self):
+        for old, new, option in (
+                ("transformer-decoder-autoreg: self-attention",
+                 "transformer-decoder-autoreg: rnn", "transformer-decoder-autoreg"),
+                ("transformer-postprocess: dan", "transformer-postprocess: dna",
+                 "transformer-preprocess/postprocess"),
+                ("transformer-ffn-activation: swish", "transformer-ffn-activation: tanh",
+                 "transformer-ffn-activation")):
+            with self.subTest(option=option):
+                folder = self.copy(NPZ)
+                self.rewrite_npz(folder, lambda t: self.rewrite_model_yml(t, old, new))
+                self.marian(folder, option)
+                shutil.rmtree(folder)
+
+    def test_marian_extra_tensor(self):
+        folder = self.copy(NPZ)
+        self.rewrite_npz(folder, lambda t: t.update(encoder_l1_rnn_W=np.zeros((4, 4), "f4")))
+        self.marian(folder, "does not understand: encoder_l1_rnn_W")
+
+    def save_safetensors(self, folder, change):
+        from safetensors.numpy import load_file, save_file
+        path = os.path.join(folder, "model.safetensors")
+        tensors = dict(load_file(path))
+        change(tensors)
+        save_file(tensors, path)
+
+    def test_hf_missing_tensor(self):
+        folder = self.copy(HF)
+        self.save_safetensors(folder, lambda t: t.pop("model.decoder.layers.1.fc2.weight"))
+        self.hf(folder, "missing tensor model.decoder.layers.1.fc2.weight")
+
+    def test_hf_wrong_shape(self):
+        folder = self.copy(HF)
+        key = "model.encoder.layers.0.self_attn.k_proj.weight"
+        self.save_safetensors(folder, lambda t: t.update({key: np.ascontiguousarray(t[key][:10])}))
+        self.hf(folder, key)
+
+    def test_hf_unsupported_options(self):
+        for key, value, fragment in (("activation_function", "gelu_new", "activation_function"),
+                                     ("decoder_attention_heads", 2, "head counts"),
+                                     ("model_type", "bart", "model_type")):
+            with self.subTest(key=key):
+                folder = self.copy(HF)
+                path = os.path.join(folder, "config.json")
+                with open(path, encoding="utf-8") as handle:
+                    config = json.load(handle)
+                config[key] = value
+                with open(path, "w", encoding="utf-8") as handle:
+                    json.dump(config, handle)
+                self.hf(folder, fragment)
+                shutil.rmtree(folder)
+
+    def test_wrong_from_names_what_it_found(self):
+        self.hf(NPZ, "this is a Marian model (.npz): use --from marian")
+        ff.refused(self, self.output, "this is a Hugging Face MarianMT folder: use --from "
+                   "hf-marian", "--from", "marian", "--checkpoint", HF, *LANGS, "--dtype", "fp32")
+
+
+if __name__ == "__main__":
+    unittest.main()

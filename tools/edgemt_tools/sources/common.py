@@ -1,0 +1,142 @@
+"""What the framework sources (opennmt, marian, hf_marian) share: reading
+SentencePiece models, provenance, and assembling the Transformer's weights
+from per-layer pieces under edgemt's canonical names (schema/TENSORS.md).
+
+Each source maps its own names onto these layer dictionaries; the checks
+here (every expected tensor present with its shape, all values finite) then
+name the source's own key in their messages.
+"""
+
+import hashlib
+import os
+from collections import OrderedDict
+from typing import Dict, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import UserError
+from ..model_spec import TransformerConfig, expected_tensors
+from ..validate import first_line
+
+
+def sha256_file(path: str) -> str:
+    """Hex digest of a file, or of a folder's files in name order."""
+    digest = hashlib.sha256()
+    paths = ([os.path.join(path, name) for name in sorted(os.listdir(path))]
+             if os.path.isdir(path) else [path])
+    for item in paths:
+        if not os.path.isfile(item):
+            continue
+        with open(item, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def read_sentencepiece(path: str, what: str) -> bytes:
+    """The bytes of a SentencePiece model that loads; UserError otherwise."""
+    import sentencepiece as spm
+    if not os.path.isfile(path):
+        raise UserError(f"{what} SentencePiece model not found: {path}")
+    with open(path, "rb") as handle:
+        proto = handle.read()
+    try:
+        spm.SentencePieceProcessor(model_proto=proto)
+    except Exception as err:  # noqa: BLE001 - sentencepiece raises RuntimeError/OSError
+        raise UserError(f"cannot load the {what} SentencePiece model {path}: "
+                        f"{first_line(err)}") from None
+    return proto
+
+
+def pieces_by_id(vocab: Mapping[str, int], size: int, where: str) -> Tuple[str, ...]:
+    """A piece -> id mapping as the id -> piece list of `size` ids. An id no
+    piece has gets a placeholder that no text produces; an id outside
+    [0, size) or two pieces on one id are refused."""
+    pieces = [None] * size
+    for piece, index in vocab.items():
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < size:
+            raise UserError(f"{where}: piece {piece!r} has id {index!r}, outside the model's "
+                            f"{size} ids")
+        if pieces[index] is not None:
+            raise UserError(f"{where}: pieces {pieces[index]!r} and {piece!r} share id {index}")
+        if not piece or "\0" in piece:
+            raise UserError(f"{where}: piece {piece!r} (id {index}) is empty or holds a NUL")
+        pieces[index] = piece
+    return tuple(p if p is not None else f"<edgemt-unused-{i}>" for i, p in enumerate(pieces))
+
+
+def check_finite(name: str, array: np.ndarray) -> None:
+    if not np.isfinite(array).all():
+        raise UserError(f"tensor {name} contains non-finite values (nan or inf)")
+
+
+class WeightAssembler:
+    """Collects float32 weights under edgemt names, each with the source key
+    it came from, and checks shapes against what the config implies."""
+
+    def __init__(self, cfg: TransformerConfig):
+        self.cfg = cfg
+        self.specs = expected_tensors(cfg, "fp32")
+        self.weights: Dict[str, np.ndarray] = {}
+        self.origin: Dict[str, str] = {}
+
+    def put(self, name: str, array: np.ndarray, source_key: str) -> None:
+        spec = self.specs.get(name)
+        if spec is None:
+            raise UserError(f"internal: {name} is not a tensor of this config")
+        array = np.asarray(array, dtype=np.float32)
+        if tuple(array.shape) != tuple(spec.shape):
+            raise UserError(f"shape mismatch: {source_key} gives {list(array.shape)}, the "
+                            f"config implies {list(spec.shape)} for it")
+        check_finite(source_key, array)
+        self.weights[name] = np.ascontiguousarray(array)
+        self.origin[name] = source_key
+
+    def result(self) -> "OrderedDict[str, np.ndarray]":
+        """Every stored tensor in file order; UserError naming the first missing one."""
+        out: "OrderedDict[str, np.ndarray]" = OrderedDict()
+        for name, spec in self.specs.items():
+            if spec.alias_of is not None:
+                continue
+            if name not in self.weights:
+                raise UserError(f"internal: no weight for {name}")
+            out[name] = self.weights[name]
+        return out
+
+
+class TensorSource:
+    """A checkpoint's tensors by their own names: `take` returns one as
+    float32 (refusing a missing one by name), `unused` lists what was not
+    taken, so that a tensor the source does not understand is refused too."""
+
+    def __init__(self, tensors: Mapping[str, np.ndarray], where: str,
+                 ignored: Sequence[str] = ()):
+        self.tensors = tensors
+        self.where = where
+        self.taken = set(ignored)
+
+    def has(self, key: str) -> bool:
+        return key in self.tensors
+
+    def take(self, key: str, shape: Optional[Tuple[int, ...]] = None) -> np.ndarray:
+        if key not in self.tensors:
+            raise UserError(f"{self.where}: missing tensor {key}")
+        self.taken.add(key)
+        array = np.asarray(self.tensors[key])
+        if not np.issubdtype(array.dtype, np.floating):
+            raise UserError(f"{self.where}: tensor {key} has non-float dtype {array.dtype}")
+        array = array.astype(np.float32)
+        if shape is not None and tuple(array.shape) != tuple(shape):
+            raise UserError(f"shape mismatch: {key} is {list(array.shape)}, the config implies "
+                            f"{list(shape)}")
+        check_finite(key, array)
+        return array
+
+    def unused(self):
+        return sorted(set(self.tensors) - self.taken)
+
+    def refuse_unused(self) -> None:
+        left = self.unused()
+        if left:
+            raise UserError(f"{self.where}: {len(left)} tensor(s) this converter does not "
+                            f"understand: {', '.join(left[:5])}" + (" ..." if len(left) > 5 else ""))

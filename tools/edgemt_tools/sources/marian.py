@@ -1,0 +1,391 @@
+"""Source `marian`: a Marian release folder, as OPUS-MT publishes them.
+
+Input: a folder with the model `.npz` (its config as YAML in the entry
+`special:model.yml`), `decoder.yml` (which names the model and the two
+vocabularies, and holds the release's decoding options), the vocabularies
+(`.yml`: piece -> id, or `.spm`) and, for `.yml` vocabularies,
+`source.spm` / `target.spm` (OPUS-MT cuts text with them before Marian sees
+it). Facts, checked against marian-dev src/models/transformer.h and
+src/graph/node_initializers.cpp (v1.12):
+
+- `y = x·W + b`: W is [in, out], so every matrix is transposed here;
+- post-norm ("dan") or pre-norm ("n" / "da" / top "n") layers, LayerNorm
+  eps 1e-6; activation `transformer-ffn-activation` (swish, relu, gelu);
+- embeddings × sqrt(d) with sinusoidal positions (Marian's own table:
+  positions.marian), learned positions `Wpos` copied as stored;
+- the first decoder input is a zero vector (zero_decoder_start);
+- tied-embeddings-all (`Wemb`), tied-embeddings (`decoder_Wemb` is the
+  output), tied-embeddings-src, or none (`decoder_ff_logit_out_W`); output
+  bias `decoder_ff_logit_out_b`;
+- ids from the vocabularies; `</s>` appended to the source; `<unk>` never
+  generated (Marian's default, --allow-unk off);
+- `<unk>` and control-character pieces are never generated (Marian's
+  suppressed words unless --allow-unk / --allow-special);
+- search: Marian's beam search (SearchRules Marian) with decoder.yml's
+  beam-size, normalize, word-penalty, max-length-factor (Marian's defaults
+  where it is silent); generated tokens stop at ceil(factor × source
+  tokens with </s>), at most max-length (the position table's rows).
+
+Name mapping (layer l = i + 1; Marian numbers layers from 1):
+  {encoder,decoder}_l{l}_self_W{q,k,v}ᵀ / b{q,k,v}   -> self_attn.qkv
+  *_self_Woᵀ / bo                                    -> self_attn.out
+  *_self_Wo_ln_{scale,bias}[_pre]                    -> self_attn_norm
+  decoder_l{l}_context_Wqᵀ / Wk, Wvᵀ / Woᵀ           -> cross_attn.q / .kv / .out
+  *_context_Wo_ln_{scale,bias}[_pre]                 -> cross_attn_norm
+  *_ffn_W1ᵀ, W2ᵀ (b1, b2); *_ffn_ffn_ln_*[_pre]      -> ffn.in, ffn.out; ffn_norm
+  {encoder,decoder}_top_ln_{scale,bias}              -> final norms (pre-norm)
+"""
+
+import os
+from typing import Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from ..errors import UserError
+from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
+from ..model_spec import TransformerConfig
+from ..positions import marian as marian_positions
+from ..validate import first_line
+from .common import (TensorSource, WeightAssembler, pieces_by_id, read_sentencepiece,
+                     sha256_file)
+from .detect import detect, wrong_source
+
+NAME = "marian"
+LAYER_NORM_EPS = 1e-6
+# Marian's translator defaults (src/common/config_parser.cpp) where decoder.yml is silent.
+DEFAULT_BEAM = 12
+DEFAULT_NORMALIZE = 0.0
+DEFAULT_WORD_PENALTY = 0.0
+DEFAULT_MAX_LENGTH_FACTOR = 3.0
+DEFAULT_MAX_LENGTH = 1000
+
+_ACTIVATIONS = {"swish": "swish", "relu": "relu", "gelu": "gelu"}
+
+
+def _yaml(text: str, where: str):
+    import yaml
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise UserError(f"cannot read {where}: {first_line(err)}") from None
+
+
+def _read_yaml_file(path: str, what: str):
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise UserError(f"{what} not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserError(f"cannot read {what} {path}: {first_line(err)}") from None
+    return _yaml(text, path)
+
+
+def _model_yml(npz: Mapping[str, np.ndarray], where: str) -> dict:
+    if "special:model.yml" not in npz:
+        raise UserError(f"{where}: no special:model.yml entry (not a Marian model, or one "
+                        "saved without its config)")
+    raw = np.asarray(npz["special:model.yml"]).astype(np.uint8).tobytes().split(b"\0")[0]
+    config = _yaml(raw.decode("utf-8", "replace"), f"{where} special:model.yml")
+    if not isinstance(config, dict):
+        raise UserError(f"{where}: special:model.yml is not a mapping")
+    return config
+
+
+def _option(config: Mapping, key: str, where: str, default=None):
+    value = config.get(key, default)
+    if value is None:
+        raise UserError(f"{where}: special:model.yml has no {key}")
+    return value
+
+
+def _refuse(where: str, option: str, value, supported: str) -> None:
+    raise UserError(f"{where}: Marian option {option}: {value!r} is not supported "
+                    f"({supported})")
+
+
+def transformer_config(config: Mapping, where: str, max_positions: int) -> TransformerConfig:
+    """The TransformerConfig of a model.yml; refuses, naming the option, what
+    edgemt cannot run."""
+    if config.get("type", "transformer") != "transformer":
+        _refuse(where, "type", config.get("type"), "only transformer")
+    if config.get("transformer-decoder-autoreg", "self-attention") != "self-attention":
+        _refuse(where, "transformer-decoder-autoreg", config.get("transformer-decoder-autoreg"),
+                "only self-attention; SSRU ('rnn') and average-attention decoders are not")
+    for option, neutral in (("transformer-tied-layers", []), ("transformer-pool", False),
+                            ("transformer-no-projection", False), ("skip", False),
+                            ("transformer-no-bias", False), ("transformer-no-affine", False),
+                            ("factors-dim-emb", 0), ("lemma-dim-emb", 0), ("ulr", False),
+                            ("right-left", False), ("transformer-alibi-shift", False),
+                            ("transformer-disable-position-embeddings", False)):
+        value = config.get(option, neutral)
+        if value not in (neutral, None, "") and value != neutral:
+            _refuse(where, option, value, f"only {neutral!r}")
+    if config.get("input-types") not in (None, [], ["sequence"]):
+        _refuse(where, "input-types", config.get("input-types"), "only plain sequences")
+    ffn_depth = config.get("transformer-ffn-depth", 2)
+    decoder_ffn_depth = config.get("transformer-decoder-ffn-depth", 0) or ffn_depth
+    if ffn_depth != 2 or decoder_ffn_depth != 2:
+        _refuse(where, "transformer-ffn-depth", ffn_depth, "only 2")
+    ffn = _option(config, "transformer-dim-ffn", where)
+    decoder_ffn = config.get("transformer-decoder-dim-ffn", 0) or ffn
+    if decoder_ffn != ffn:
+        _refuse(where, "transformer-decoder-dim-ffn", decoder_ffn,
+                f"only equal to transformer-dim-ffn ({ffn})")
+    activation = _ACTIVATIONS.get(config.get("transformer-ffn-activation", "swish"))
+    if activation is None:
+        _refuse(where, "transformer-ffn-activation", config.get("transformer-ffn-activation"),
+                "swish, relu, gelu")
+    pre = config.get("transformer-preprocess", "")
+    post = config.get("transformer-postprocess", "dan")
+    top = config.get("transformer-postprocess-top", "")
+    if (pre, post, top) == ("", "dan", ""):
+        placement = "post"
+    elif (pre, post, top) == ("n", "da", "n"):
+        placement = "pre"
+    else:
+        _refuse(where, "transformer-preprocess/postprocess/postprocess-top", [pre, post, top],
+                "post-norm '', dan, '' or pre-norm n, da, n")
+    if config.get("transformer-postprocess-emb", "d") not in ("d", ""):
+        _refuse(where, "transformer-postprocess-emb", config.get("transformer-postprocess-emb"),
+                "only d (no embedding normalization)")
+    vocabs = _option(config, "dim-vocabs", where)
+    if not isinstance(vocabs, list) or len(vocabs) != 2:
+        _refuse(where, "dim-vocabs", vocabs, "one source and one target vocabulary")
+    d = _option(config, "dim-emb", where)
+    learned = bool(config.get("transformer-train-position-embeddings", False))
+    tied_all = bool(config.get("tied-embeddings-all", False))
+    tied_src = bool(config.get("tied-embeddings-src", False))
+    tied = bool(config.get("tied-embeddings", False)) or tied_all
+    shared = tied_all or tied_src
+    if shared and vocabs[0] != vocabs[1]:
+        raise UserError(f"{where}: tied source and target embeddings with vocabularies of "
+                        f"{vocabs[0]} and {vocabs[1]} pieces")
+    return TransformerConfig(
+        encoder_layers=_option(config, "enc-depth", where),
+        decoder_layers=_option(config, "dec-depth", where), d_model=d,
+        heads=_option(config, "transformer-heads", where), ffn_dim=ffn, vocab_size=vocabs[1],
+        max_positions=max_positions, activation=activation, norm_placement=placement,
+        layer_norm_eps=LAYER_NORM_EPS, encoder_final_norm=placement == "pre",
+        decoder_final_norm=placement == "pre",
+        embedding_scale=1.0 if learned else float(np.sqrt(d)), tied_output=tied,
+        output_bias=not config.get("output-omit-bias", False), shared_embeddings=shared,
+        source_vocab_size=0 if vocabs[0] == vocabs[1] and shared else vocabs[0],
+        zero_decoder_start=True)
+
+
+def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: TransformerConfig,
+                    where: str) -> "Dict[str, np.ndarray]":
+    d, f, v = cfg.d_model, cfg.ffn_dim, cfg.vocab_size
+    vs = cfg.source_vocab_size or v
+    src = TensorSource(npz, where, ignored=["special:model.yml"])
+    out = WeightAssembler(cfg)
+    tied_all = bool(config.get("tied-embeddings-all", False))
+    if tied_all or config.get("tied-embeddings-src", False):
+        out.put("embedding.source", src.take("Wemb", (v, d)), "Wemb")
+        target_key = "Wemb"
+    else:
+        out.put("embedding.source", src.take("encoder_Wemb", (vs, d)), "encoder_Wemb")
+        target_key = "decoder_Wemb"
+        out.put("embedding.target", src.take(target_key, (v, d)), target_key)
+    if not cfg.tied_output:
+        out.put("output.weight", src.take("decoder_ff_logit_out_W", (d, v)).T,
+                "decoder_ff_logit_out_W")
+    if cfg.output_bias:
+        out.put("output.bias", src.take("decoder_ff_logit_out_b", (1, v)).reshape(v),
+                "decoder_ff_logit_out_b")
+    if config.get("transformer-train-position-embeddings", False):
+        table = src.take("Wpos")
+        if table.ndim != 2 or table.shape[1] != d or table.shape[0] < cfg.max_positions:
+            raise UserError(f"shape mismatch: Wpos is {list(table.shape)}, expected at least "
+                            f"[{cfg.max_positions}, {d}]")
+        out.put("position.table", table[:cfg.max_positions], "Wpos")
+    else:
+        out.put("position.table", marian_positions(cfg.max_positions, d), "(computed)")
+    suffix = "_pre" if cfg.norm_placement == "pre" else ""
+    for stack, layers in (("encoder", cfg.encoder_layers), ("decoder", cfg.decoder_layers)):
+        for i in range(layers):
+            m = f"{stack}_l{i + 1}"
+            e = f"{stack}.layers.{i}"
+            _put_attention(out, src, f"{m}_self", f"{e}.self_attn", d, fused_kv=False)
+            _put_norm(out, src, f"{m}_self_Wo_ln", suffix, f"{e}.self_attn_norm", d)
+            if stack == "decoder":
+                _put_attention(out, src, f"{m}_context", f"{e}.cross_attn", d, fused_kv=True)
+                _put_norm(out, src, f"{m}_context_Wo_ln", suffix, f"{e}.cross_attn_norm", d)
+            _put_dense(out, src, f"{m}_ffn_W1", f"{m}_ffn_b1", f"{e}.ffn.in", d, f)
+            _put_dense(out, src, f"{m}_ffn_W2", f"{m}_ffn_b2", f"{e}.ffn.out", f, d)
+            _put_norm(out, src, f"{m}_ffn_ffn_ln", suffix, f"{e}.ffn_norm", d)
+        if cfg.norm_placement == "pre":
+            _put_norm(out, src, f"{stack}_top_ln", "", f"{stack}.final_norm", d)
+    src.refuse_unused()
+    return out.result()
+
+
+def _put_dense(out: WeightAssembler, src: TensorSource, w: str, b: str, name: str,
+               in_dim: int, out_dim: int) -> None:
+    out.put(f"{name}.weight", src.take(w, (in_dim, out_dim)).T, w)
+    out.put(f"{name}.bias", src.take(b, (1, out_dim)).reshape(out_dim), b)
+
+
+def _put_norm(out: WeightAssembler, src: TensorSource, prefix: str, suffix: str, name: str,
+              d: int) -> None:
+    scale, bias = f"{prefix}_scale{suffix}", f"{prefix}_bias{suffix}"
+    out.put(f"{name}.weight", src.take(scale, (1, d)).reshape(d), scale)
+    out.put(f"{name}.bias", src.take(bias, (1, d)).reshape(d), bias)
+
+
+def _put_attention(out: WeightAssembler, src: TensorSource, m: str, name: str, d: int,
+                   fused_kv: bool) -> None:
+    """Q, K, V and output projections of one attention ([in, out] -> [out, in])."""
+    w = {p: src.take(f"{m}_W{p}", (d, d)).T for p in "qkvo"}
+    b = {p: src.take(f"{m}_b{p}", (1, d)).reshape(d) for p in "qkvo"}
+    if fused_kv:
+        out.put(f"{name}.q.weight", w["q"], f"{m}_Wq")
+        out.put(f"{name}.q.bias", b["q"], f"{m}_bq")
+        out.put(f"{name}.kv.weight", np.concatenate([w["k"], w["v"]]), f"{m}_Wk")
+        out.put(f"{name}.kv.bias", np.concatenate([b["k"], b["v"]]), f"{m}_bk")
+    else:
+        out.put(f"{name}.qkv.weight", np.concatenate([w["q"], w["k"], w["v"]]), f"{m}_Wq")
+        out.put(f"{name}.qkv.bias", np.concatenate([b["q"], b["k"], b["v"]]), f"{m}_bq")
+    out.put(f"{name}.out.weight", w["o"], f"{m}_Wo")
+    out.put(f"{name}.out.bias", b["o"], f"{m}_bo")
+
+
+class Vocabulary:
+    """One side's vocabulary file: pieces by id, and the SentencePiece model
+    that cuts text for it."""
+
+    def __init__(self, path: str, size: int, spm_path: Optional[str], side: str):
+        self.path = path
+        if path.endswith(".spm"):
+            # Marian runs SentencePiece itself: its ids are the vocabulary.
+            self.spm = read_sentencepiece(path, side)
+            import sentencepiece
+            sp = sentencepiece.SentencePieceProcessor(model_proto=self.spm)
+            if sp.get_piece_size() != size:
+                raise UserError(f"{path} has {sp.get_piece_size()} pieces, the model "
+                                f"{size} {side} ids")
+            mapping = {sp.id_to_piece(i): i for i in range(size)}
+            # Marian names SentencePiece's eos and unk </s> and <unk>.
+            mapping = {("</s>" if i == sp.eos_id() else "<unk>" if i == sp.unk_id() else p): i
+                       for p, i in mapping.items()}
+            self.byte_control_ids = [i for p, i in mapping.items() if _is_control_byte(p)]
+        else:
+            mapping = _read_yaml_file(path, f"{side} vocabulary")
+            if not isinstance(mapping, dict):
+                raise UserError(f"{path}: expected piece: id lines")
+            if spm_path is None or not os.path.isfile(spm_path):
+                raise UserError(f"the {side} vocabulary {path} is a .yml file: the "
+                                f"SentencePiece model that cuts text for it is needed "
+                                f"({side}.spm in the folder, or --{side[:3]}-spm)")
+            self.spm = read_sentencepiece(spm_path, side)
+            # DefaultVocab::addSpecialWords: pieces that are one control character.
+            self.byte_control_ids = [i for p, i in mapping.items()
+                                     if isinstance(p, str) and len(p) == 1 and _is_control(p)]
+        mapping = {str(p): i for p, i in mapping.items()}
+        self.pieces = pieces_by_id(mapping, size, path)
+        for special in ("</s>", "<unk>"):
+            if special not in mapping:
+                raise UserError(f"{path} has no {special} piece")
+        self.eos = mapping["</s>"]
+        self.unk = mapping["<unk>"]
+
+
+def _is_control(char: str) -> bool:
+    return ord(char) < 0x20 or ord(char) == 0x7F
+
+
+def _is_control_byte(piece: str) -> bool:
+    """SentencePiece byte-fallback pieces of control characters (<0x00>..<0x1F>, <0x7F>)."""
+    if len(piece) != 6 or not piece.startswith("<0x") or not piece.endswith(">"):
+        return False
+    try:
+        value = int(piece[3:5], 16)
+    except ValueError:
+        return False
+    return value < 0x20 or value == 0x7F
+
+
+def _find_npz(folder: str, decoder: Mapping) -> str:
+    models = decoder.get("models") if isinstance(decoder, dict) else None
+    if isinstance(models, list) and models:
+        path = os.path.join(folder, str(models[0]))
+        if len(models) > 1:
+            raise UserError(f"decoder.yml lists {len(models)} models (an ensemble); edgemt "
+                            "converts one model")
+        return path
+    found = sorted(name for name in os.listdir(folder) if name.endswith(".npz"))
+    if len(found) != 1:
+        raise UserError(f"{folder}: expected one .npz model (found {len(found)}) or a "
+                        "decoder.yml naming it")
+    return os.path.join(folder, found[0])
+
+
+def decoding_defaults(decoder: Mapping, unk: int, control_ids: List[int]) -> Decoding:
+    """Marian's translator options as decoder.yml gives them (Marian's defaults
+    where it is silent); <unk> banned unless allow-unk."""
+    beam = decoder.get("beam-size", DEFAULT_BEAM)
+    banned = [] if decoder.get("allow-unk", False) else [unk]
+    return Decoding(rules="marian", beam_size=int(beam),
+                    length_penalty=float(decoder.get("normalize", DEFAULT_NORMALIZE)),
+                    word_penalty=float(decoder.get("word-penalty", DEFAULT_WORD_PENALTY)),
+                    max_len_a=float(decoder.get("max-length-factor", DEFAULT_MAX_LENGTH_FACTOR)),
+                    max_len_b=0.0, banned_tokens=tuple(sorted(set(banned + control_ids))))
+
+
+def _load_npz(path: str) -> Dict[str, np.ndarray]:
+    if not os.path.isfile(path):
+        raise UserError(f"Marian model not found: {path}")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except Exception as err:  # noqa: BLE001 - numpy raises many kinds for a bad archive
+        raise UserError(f"cannot read {path}: {first_line(err)}") from None
+
+
+def read(inputs) -> "Tuple[ModelSpec, List[str]]":
+    folder = inputs.checkpoint
+    if not os.path.isdir(folder) or detect(folder) not in (None, NAME):
+        raise UserError(wrong_source(folder, NAME, "a Marian release folder (model .npz, "
+                                                   "decoder.yml, vocabularies, source.spm, "
+                                                   "target.spm)"))
+    decoder_path = os.path.join(folder, "decoder.yml")
+    decoder = _read_yaml_file(decoder_path, "decoder.yml") if os.path.isfile(decoder_path) else {}
+    if not isinstance(decoder, dict):
+        raise UserError(f"{decoder_path}: expected a mapping")
+    npz_path = _find_npz(folder, decoder)
+    if not npz_path.endswith(".npz"):
+        raise UserError(f"{npz_path}: only .npz models convert (intgemm .bin models do not)")
+    npz = _load_npz(npz_path)
+    config = _model_yml(npz, npz_path)
+    notes = []
+    max_length = int(decoder.get("max-length", DEFAULT_MAX_LENGTH))
+    cfg = transformer_config(config, npz_path, max_positions=max_length)
+    vocab_paths = decoder.get("vocabs")
+    if not isinstance(vocab_paths, list) or len(vocab_paths) != 2:
+        raise UserError(f"{decoder_path}: expected 'vocabs' with a source and a target "
+                        "vocabulary")
+    source_vocab = Vocabulary(os.path.join(folder, str(vocab_paths[0])),
+                              cfg.source_vocab_size or cfg.vocab_size,
+                              inputs.src_spm or os.path.join(folder, "source.spm"), "source")
+    target_vocab = Vocabulary(os.path.join(folder, str(vocab_paths[1])), cfg.vocab_size,
+                              inputs.tgt_spm or os.path.join(folder, "target.spm"), "target")
+    weights = convert_tensors(npz, config, cfg, npz_path)
+    if not (inputs.src_lang and inputs.tgt_lang):
+        raise UserError("a Marian folder does not name its languages: pass --src-lang and "
+                        "--tgt-lang")
+    special = SpecialTokens(pad=target_vocab.eos, unk=target_vocab.unk, bos=target_vocab.eos,
+                            eos=target_vocab.eos, decoder_start=target_vocab.eos)
+    spec = ModelSpec(
+        config=cfg, special_tokens=special, source_language=inputs.src_lang,
+        target_language=inputs.tgt_lang, tokenizer_model=source_vocab.spm, weights=weights,
+        append_eos_to_source=True,
+        provenance=Provenance(source_format=NAME, source_checkpoint=os.path.basename(npz_path),
+                              source_sha256=sha256_file(npz_path),
+                              converter_version=inputs.converter_version,
+                              created_utc=inputs.created_utc),
+        source_pieces=source_vocab.pieces, source_unk_id=source_vocab.unk,
+        source_eos_id=source_vocab.eos,
+        target_tokenizer=SideTokenizer(target_vocab.spm, target_vocab.pieces),
+        decoding=decoding_defaults(decoder, target_vocab.unk, target_vocab.byte_control_ids))
+    return spec, notes
