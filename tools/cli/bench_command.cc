@@ -69,6 +69,10 @@ constexpr const char* kHelp =
     "                       (more than the CPUs this process may use: warned)\n"
     "      --batch LIST     comma-separated batch sizes (1..256)          [1]\n"
     "      --beam LIST      comma-separated beam sizes (1..16)            [1]\n"
+    "      --max-len-a A    generated tokens at most floor(A * source     [the model's]\n"
+    "      --max-len-b B    tokens + B) (Marian models: ceil)             [the model's]\n"
+    "                       (a model with random weights never ends on\n"
+    "                       its own: these give its outputs real lengths)\n"
     "      --profile        attach a Profile to the timed calls and print the\n"
     "                       share of decode time (translate - encoder) per part\n"
     "  -h, --help           show this help\n"
@@ -86,6 +90,10 @@ struct Settings {
   std::vector<size_t> beams;
   bool profile = false;
   bool help = false;
+  bool max_len_a_set = false;
+  bool max_len_b_set = false;
+  float max_len_a = 0.0f;
+  float max_len_b = 0.0f;
 };
 
 bool parse_list(const std::string& flag, const std::string& text, size_t max,
@@ -114,7 +122,7 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
       {"model", 'm', true},    {"input", 'i', true},   {"sentences", '\0', true},
       {"repeat", '\0', true},  {"warmup", '\0', true}, {"threads", '\0', true},
       {"batch", '\0', true},   {"beam", '\0', true},   {"profile", '\0', false},
-      {"help", 'h', false},
+      {"help", 'h', false},    {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
   };
   Arguments args;
   if (!args.parse(argc, argv, 2, specs, error)) return false;
@@ -137,12 +145,18 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
     return false;
   }
   settings->profile = args.has("profile");
+  settings->max_len_a_set = args.has("max-len-a");
+  settings->max_len_b_set = args.has("max-len-b");
   return args.get_size("sentences", 100, 1, 100000, &settings->sentences, error) &&
          args.get_size("repeat", 1, 1, 1000, &settings->repeat, error) &&
          args.get_size("warmup", 1, 0, 1000, &settings->warmup, error) &&
          parse_list("threads", args.get("threads", "1"), 256, &settings->threads, error) &&
          parse_list("batch", args.get("batch", "1"), 256, &settings->batches, error) &&
-         parse_list("beam", args.get("beam", "1"), 16, &settings->beams, error);
+         parse_list("beam", args.get("beam", "1"), 16, &settings->beams, error) &&
+         args.get_float("max-len-a", 0.0f, &settings->max_len_a, error) &&
+         args.get_float("max-len-b", 0.0f, &settings->max_len_b, error) &&
+         (settings->max_len_a >= 0.0f ||
+          (*error = "option '--max-len-a' must not be negative", false));
 }
 
 double now_ms() {
@@ -252,9 +266,12 @@ struct Row {
 };
 
 Status run_config(Translator& translator, const Corpus& corpus, size_t batch_size, size_t beam,
-                  const Settings& settings, Profile* profile, Row* row) {
-  DecodeOptions decode;
+                  const DecodeOptions& defaults, const Settings& settings, Profile* profile,
+                  Row* row) {
+  DecodeOptions decode = defaults;
   decode.beam_size = beam;
+  if (settings.max_len_a_set) decode.max_len_a = settings.max_len_a;
+  if (settings.max_len_b_set) decode.max_len_b = settings.max_len_b;
   const size_t n = corpus.ids.size();
   Batch batch(batch_size, translator.limits().max_target_len);
 
@@ -418,7 +435,7 @@ int run_bench(int argc, char** argv) {
         }
         Profile profile;
         Row row;
-        status = run_config(*translator, corpus, batch, beam, settings,
+        status = run_config(*translator, corpus, batch, beam, decode_options(*model), settings,
                             settings.profile ? &profile : nullptr, &row);
         if (!status.is_ok()) {
           std::fprintf(stderr, "edgemt: threads %zu batch %zu beam %zu: %s\n", threads, batch, beam,
