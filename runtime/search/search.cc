@@ -35,6 +35,7 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   b->finished_score = arena->allocate<float>(finished, kWholeDecode);
   b->finished_raw = arena->allocate<float>(finished, kWholeDecode);
   b->best_ended = arena->allocate<uint8_t>(shape.max_batch, kWholeDecode);
+  b->finished_total = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
   b->candidate_score = arena->allocate<float>(shape.max_batch * 2 * shape.max_beam, kWholeDecode);
   b->candidate_index = arena->allocate<size_t>(shape.max_batch * 2 * shape.max_beam, kWholeDecode);
   b->candidate_count = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
@@ -82,7 +83,7 @@ class BatchSearch {
   float normalized(float score, size_t generated) const;
   // The slot a finished hypothesis of normalized score `score` goes to, or
   // SIZE_MAX when the rules drop it (Hugging Face keeps the K best,
-  // OpenNMT only the best: it ends once one has finished).
+  // OpenNMT only the best: it only needs how many have finished).
   size_t finished_slot(size_t s, float score);
   // Row `r` (current buffers) extended by `token` (-1: none, i.e. EOS).
   void finish(size_t s, size_t r, size_t step, int32_t token, float score);
@@ -123,6 +124,7 @@ float BatchSearch::normalized(float score, size_t generated) const {
 size_t BatchSearch::finished_slot(size_t s, float score) {
   const size_t first = s * 2 * K_;
   size_t& count = b_.finished_count[s];
+  ++b_.finished_total[s];
   if (req_.rules == SearchRules::kOpenNMT && count > 0) {
     return score > b_.finished_score[first] ? first : SIZE_MAX;
   }
@@ -317,7 +319,8 @@ bool BatchSearch::done(size_t s, size_t step, float best_candidate) const {
       return worst >= normalized(best_candidate, step + 1);
     }
     case SearchRules::kOpenNMT:
-      return b_.best_ended[s] != 0 && finished >= 1;
+      // OpenNMT-py also wants K finished (beam_search.py update_finished).
+      return b_.best_ended[s] != 0 && b_.finished_total[s] >= K_;
     case SearchRules::kMarian:
       return false;  // runs until no hypothesis is live
   }
@@ -361,6 +364,7 @@ Status BatchSearch::run(Translation* results) {
       b_.finished_count[s] = 0;
       b_.failed[s] = kNotFailed;
       b_.best_ended[s] = 0;
+      b_.finished_total[s] = 0;
       b_.max_len[s] = req_.max_len[s];
       b_.row_source[0][s] = s;
       b_.row_score[0][s] = 0.0f;

@@ -13,9 +13,10 @@
 //     K at the first step); EOS candidates finish (edgemt and Hugging Face:
 //     rank < K only), others become live until K are;
 //   - done: edgemt when K have finished; Hugging Face when K have finished
-//     and none live can beat the worst of them; OpenNMT once the best
-//     candidate of some step was EOS; Marian when none is live; any at
-//     max_len (live ones are then finished as they stand);
+//     and none live can beat the worst of them; OpenNMT when K have
+//     finished and the best candidate of some step was EOS; Marian when
+//     none is live; any at max_len (live ones are then finished as they
+//     stand);
 //   - the best normalized score wins (ties: earliest finished).
 //
 // A sentence whose scores cannot be trusted fails alone (Translation::status
@@ -74,6 +75,7 @@ struct SearchBuffers {
   float* finished_score = nullptr;     // [B, 2K] normalized
   float* finished_raw = nullptr;       // [B, 2K] un-normalized log-probability
   uint8_t* best_ended = nullptr;       // [B] OpenNMT: the top candidate of a step was EOS
+  size_t* finished_total = nullptr;    // [B] hypotheses finished so far, kept or not
   // Beam candidates: each sentence's top 2K (score, j·V + token), best first.
   float* candidate_score = nullptr;   // [B, 2K]
   size_t* candidate_index = nullptr;  // [B, 2K]

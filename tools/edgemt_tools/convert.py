@@ -29,16 +29,16 @@ Convert a trained checkpoint into one edgemt model file (.emt): FlatBuffer
 header (config, special tokens, SentencePiece model, provenance) followed by a
 64-byte-aligned weight segment.
 
-Sources (--from), each read from its own files, with no config of ours
-(opennmt: next commit):
+Sources (--from), each read from its own files, with no config of ours:
   opennmt    an OpenNMT-py v3 Transformer checkpoint (.pt holding model,
              generator, vocab, opt) with its SentencePiece model(s): --spm S
              when both sides share one, else --src-spm S --tgt-spm T.
-             Pre- or post-norm, relu/gelu/silu, shared or separate
-             vocabularies and embeddings, share_decoder_embeddings, with or
-             without Q/K/V and FFN biases; positions as stored. Refused,
-             naming the option: relative positions, rotary, alibi, source
-             features, copy attention, non-Transformer encoders/decoders, ...
+             Pre-norm (v3), relu or gelu, shared or separate vocabularies
+             and embeddings, share_decoder_embeddings, with or without
+             Q/K/V and FFN biases; positions as stored (first 1024 rows).
+             Refused, naming the option: relative positions, rotary, alibi,
+             RMS norm, gated (silu) FFN, multi-query, source features, copy
+             attention, non-Transformer encoders/decoders, ...
   marian     a Marian release folder as OPUS-MT publishes it: model .npz
              (with special:model.yml), decoder.yml, vocabulary (.yml or
              .spm) and source.spm / target.spm. Post-norm ("dan") or

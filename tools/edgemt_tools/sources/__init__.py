@@ -11,7 +11,7 @@ Adding a source is a new module here plus one line in SOURCES
 from dataclasses import dataclass
 from typing import Optional
 
-from . import hf_marian, marian
+from . import hf_marian, marian, opennmt
 from . import torch as torch_source
 
 
@@ -33,6 +33,7 @@ class SourceInputs:
 # `--from` name -> module with read(SourceInputs).
 SOURCES = {
     "torch": torch_source,
+    "opennmt": opennmt,
     "marian": marian,
     "hf-marian": hf_marian,
 }
