@@ -13,7 +13,9 @@ import numpy as np
 
 import helpers
 from edgemt_tools.model_file import ModelFileError, read_model
-from edgemt_tools.model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, expected_tensors,
+from edgemt_tools.model_file import write_unvalidated
+from edgemt_tools.model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, Decoding, ModelHeader,
+                                     Provenance, SideTokenizer, SpecialTokens, expected_tensors,
                                      TransformerConfig)
 from edgemt_tools.quantize import dequantize_rows, quantize_rows
 from edgemt_tools.testing import write_unchecked
@@ -52,6 +54,45 @@ def tiny_int8_tensors(config, seed=0):
         elif name not in tensors:
             tensors[name] = rng.standard_normal(spec.shape).astype(np.float32)
     return tensors, aliases, originals
+
+
+class VersionThreeFieldsTest(unittest.TestCase):
+    """Vocabularies, a target tokenizer, source vocabulary size, zero decoder
+    start and decoding defaults survive writing and reading."""
+
+    def test_round_trip(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        path = os.path.join(tmp, "v3.emt")
+        config = dict(TINY, shared_embeddings=False, tied_output=False, source_vocab_size=12,
+                      zero_decoder_start=True)
+        tensors, aliases = tiny_tensors(config)
+        source_pieces = tuple(f"s{i}" for i in range(12))
+        target = SideTokenizer(b"target-spm", tuple(f"t{i}" for i in range(10)), unk_id=1,
+                               eos_id=3)
+        decoding = Decoding(rules="marian", beam_size=6, length_penalty=0.6, word_penalty=0.5,
+                            max_len_a=3.0, max_len_b=0.0, banned_tokens=(1, 7))
+        header = ModelHeader(
+            config=TransformerConfig(**config),
+            special_tokens=SpecialTokens(pad=0, unk=1, bos=2, eos=3, decoder_start=3),
+            source_language="en", target_language="de", weight_dtype="fp32",
+            tokenizer_model=b"source-spm", append_eos_to_source=False,
+            provenance=Provenance(source_format="test"), source_pieces=source_pieces,
+            source_unk_id=0, source_eos_id=11, target_tokenizer=target, decoding=decoding)
+        write_unvalidated(path, header, tensors, aliases)
+        model = read_model(path)
+        model.check_against_config()
+        self.assertEqual(model.format_version, 3)
+        got = model.header
+        self.assertEqual(got.config, TransformerConfig(**config))
+        self.assertEqual(got.source_pieces, source_pieces)
+        self.assertEqual((got.source_unk_id, got.source_eos_id), (0, 11))
+        self.assertEqual(got.target_tokenizer, target)
+        self.assertEqual(got.decoding.rules, "marian")
+        self.assertEqual(got.decoding.banned_tokens, (1, 7))
+        self.assertAlmostEqual(got.decoding.length_penalty, 0.6, places=6)
+        self.assertFalse(got.append_eos_to_source)
+        self.assertEqual(model.entries["embedding.source"].shape, (12, 8))
 
 
 class RoundTripTest(unittest.TestCase):
