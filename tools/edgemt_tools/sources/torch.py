@@ -304,6 +304,10 @@ def build(checkpoint: str, config: Mapping, tokenizer_model: bytes, src_lang: st
 def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     """The source's entry point (sources/__init__.py): `inputs` is a
     SourceInputs. Returns the spec and notes for the user."""
+    if not os.path.isfile(inputs.checkpoint):
+        kind = detect(inputs.checkpoint)
+        raise UserError(wrong_source(inputs.checkpoint, "torch", KINDS["torch"]) if kind
+                        else f"checkpoint {inputs.checkpoint} is not a regular file")
     kind = detect(inputs.checkpoint)
     if kind not in (None, "torch"):
         raise UserError(wrong_source(inputs.checkpoint, "torch", KINDS["torch"]))
