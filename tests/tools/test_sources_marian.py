@@ -21,7 +21,7 @@ import unittest
 import numpy as np
 
 import framework_fixtures as ff
-import helpers  # noqa: F401 - puts tools/ on sys.path
+import helpers
 from edgemt_tools.model_file import read_model
 
 FIXTURE = os.path.join(ff.FIXTURES_DIR, "marian")
@@ -148,6 +148,78 @@ class HuggingFaceFolderTest(unittest.TestCase):
         self.assertEqual(header.decoding.beam_size, 6)
         self.assertEqual(header.decoding.max_len_b, 511.0)  # max_length 512 decoder tokens
         self.assertEqual(header.decoding.banned_tokens, (3809,))  # bad_words_ids: pad
+
+
+class TargetPrefixTest(unittest.TestCase):
+    """A multi-target model (the Hugging Face fixture given two target-language
+    tokens, >>fra<< and >>deu<<, with embedding rows of their own):
+    `--target-prefix` puts the token first in every source."""
+
+    @classmethod
+    def setUpClass(cls):
+        from safetensors.numpy import load_file, save_file
+        cls.workspace = ff.Workspace(unittest.TestCase())
+        folder = os.path.join(cls.workspace.root, "multi")
+        shutil.copytree(HF, folder)
+        os.remove(os.path.join(folder, "pytorch_model.bin"))
+        path = os.path.join(folder, "model.safetensors")
+        tensors = dict(load_file(path))
+        rows = np.random.default_rng(3).normal(0.0, 0.5, (2, tensors["model.shared.weight"].shape[1]))
+        tensors["model.shared.weight"] = np.concatenate(
+            [tensors["model.shared.weight"], rows.astype(np.float32)])
+        tensors["final_logits_bias"] = np.concatenate(
+            [tensors["final_logits_bias"], np.zeros((1, 2), np.float32)], axis=1)
+        save_file(tensors, path)
+        for name, update in (("config.json", {"vocab_size": 3812, "decoder_vocab_size": 3812}),
+                             ("vocab.json", {">>fra<<": 3810, ">>deu<<": 3811})):
+            with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                value = json.load(handle)
+            value.update(update)
+            with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
+                json.dump(value, handle, ensure_ascii=False)
+        cls.model = os.path.join(cls.workspace.root, "multi.emt")
+        result = helpers.run_tool("edgemt-convert", "--from", "hf-marian", "--checkpoint",
+                                  folder, "--dtype", "fp32", "-o", cls.model)
+        assert result.returncode == 0, result.stderr
+        cls.source = os.path.join(cls.workspace.root, "ten.en")
+        with open(cls.source, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(ff.read_lines(SOURCE)[:10]) + "\n")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.workspace.root, ignore_errors=True)
+
+    def run_cli(self, *args):
+        import subprocess
+        return subprocess.run([helpers.CLI, *args], capture_output=True, text=True, check=False)
+
+    def test_inspect_lists_the_target_languages(self):
+        result = self.run_cli("inspect", self.model)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("target languages >>fra<< >>deu<<", result.stdout)
+
+    def test_the_token_reaches_the_model(self):
+        plain = ff.translate(self, self.model, self.source, "--beam", "1")
+        fra = ff.translate(self, self.model, self.source, "--beam", "1", "--target-prefix", "fra")
+        fra_token = ff.translate(self, self.model, self.source, "--beam", "1",
+                                 "--target-prefix", ">>fra<<")
+        deu = ff.translate(self, self.model, self.source, "--beam", "1", "--target-prefix", "deu")
+        self.assertEqual(fra, fra_token)
+        self.assertNotEqual(fra, plain)
+        self.assertNotEqual(fra, deu)
+
+    def test_unknown_language_names_the_known_ones(self):
+        result = self.run_cli("translate", "-m", self.model, "-i", self.source,
+                              "--target-prefix", "ita")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no token >>ita<<; it has >>fra<< >>deu<<", result.stderr)
+        self.assertEqual(result.stdout, "")
+
+    def test_single_target_model_refuses_a_prefix(self):
+        result = self.run_cli("translate", "-m", MODELS.model(self, "hf", "fp32"), "-i",
+                              self.source, "--target-prefix", "fra")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("no target-language tokens", result.stderr)
 
 
 class RefusalTest(unittest.TestCase):
