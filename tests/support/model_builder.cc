@@ -356,7 +356,7 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
         static_cast<fb::NormPlacement>(config.norm_placement), config.layer_norm_eps,
         config.encoder_final_norm, config.decoder_final_norm, config.embedding_scale,
         config.tied_output, config.output_bias, config.shared_embeddings, config.vocab_size,
-        config.max_positions);
+        config.max_positions, config.source_vocab_size, config.zero_decoder_start);
   }
   flatbuffers::Offset<fb::SpecialTokens> special_table = 0;
   if (include_special_tokens) {
@@ -380,6 +380,16 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
         fbb, source_format.c_str(), source_checkpoint.c_str(), source_sha256.c_str(),
         converter_version.c_str(), created_utc.c_str());
   }
+  flatbuffers::Offset<fb::Decoding> decoding_table = 0;
+  if (decoding) {
+    const auto banned = fbb.CreateVector(decoding->banned_tokens);
+    const int8_t rules =
+        decoding->raw_rules ? *decoding->raw_rules : static_cast<int8_t>(decoding->rules);
+    decoding_table = fb::CreateDecoding(fbb, static_cast<fb::SearchRules>(rules),
+                                        decoding->beam_size, decoding->length_penalty,
+                                        decoding->word_penalty, decoding->max_len_a,
+                                        decoding->max_len_b, banned);
+  }
   const auto source = fbb.CreateString(source_language);
   const auto target = fbb.CreateString(target_language);
   const int8_t family = raw_family ? *raw_family : 0;
@@ -398,7 +408,7 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
       static_cast<fb::QuantizationScheme>(
           raw_quantization ? *raw_quantization : (weight_dtype == DType::kI8 ? 1 : 0)),
       v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
-      v1 ? 0 : config_table.Union());
+      v1 ? 0 : config_table.Union(), /*target_tokenizer=*/0, decoding_table);
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};
   std::memcpy(id, identifier.data(), std::min<size_t>(4, identifier.size()));
   fbb.FinishSizePrefixed(root, id);

@@ -58,6 +58,22 @@ struct BuilderTensor {
   std::optional<int8_t> raw_dtype; // the `dtype` field, as a raw enum value
 };
 
+// The version-3 `decoding` table as build() writes it (schema/edgemt.fbs
+// Decoding). Defaults are the schema's.
+struct BuilderDecoding {
+  SearchRules rules = SearchRules::kEdgemt;
+  uint32_t beam_size = 1;
+  float length_penalty = 1.0f;
+  float word_penalty = 0.0f;
+  float max_len_a = 2.0f;
+  float max_len_b = 10.0f;
+  // Written as is; empty writes an empty list (nothing banned), which is not
+  // the default of a file without the table (pad and bos banned).
+  std::vector<int32_t> banned_tokens;
+  // The `rules` field as a raw enum value (unknown rules).
+  std::optional<int8_t> raw_rules;
+};
+
 // Where things landed in the last build.
 struct BuiltLayout {
   size_t flatbuffer_size = 0;   // the uint32 size prefix
@@ -94,6 +110,10 @@ class ModelBuilder {
   std::string source_sha256 = "0123456789abcdef";
   std::string converter_version = "model_builder";
   std::string created_utc = "2026-01-01T00:00:00Z";
+  // Format version 3: the decoding table; unset writes none (the runtime then
+  // uses edgemt's rules with pad and bos banned). config.source_vocab_size and
+  // config.zero_decoder_start are written with the config.
+  std::optional<BuilderDecoding> decoding;
   // Raw enum overrides (unknown values, unsupported features).
   std::optional<int8_t> raw_family;
   std::optional<int8_t> raw_weight_dtype;

@@ -1,28 +1,40 @@
 // Greedy and beam search through the public Translator on tiny ModelBuilder
-// models, against a naive beam search written here from the rules of
+// models, against a naive search written here from the rules of
 // tools/edgemt_tools/SEARCH.md, on the double-precision logits of the naive
-// ReferenceTransformer (tests/support/reference_transformer.h):
-//   - top 2K of (score + log_softmax, pad/bos masked after the log_softmax),
-//     ties to the lower flat index h·V + t;
-//   - an EOS candidate finishes when its rank < K, is dropped otherwise;
-//   - other candidates become live until K are;
-//   - stop when K have finished, or after max_len steps (live ones are then
-//     finished as they are);
-//   - normalized = score / len^alpha (len counts the EOS); the best wins,
-//     ties to the earliest finished.
-// Beam size 1 is greedy (DecodeOptions), checked against the reference's
-// greedy decoding.
+// ReferenceTransformer (tests/support/reference_transformer.h). Every rule
+// set a model file can name (Decoding.rules) is covered; K is the beam size:
+//   - candidates: hypothesis score + log_softmax over the whole vocabulary,
+//     the file's banned tokens masked after the log_softmax, ordered by
+//     score (ties to the lower flat index h·V + t);
+//   - edgemt: top 2K; an EOS finishes when its rank < K; others become live
+//     until K are; stop when K have finished; normalized = score / L^alpha
+//     (L: generated tokens, the EOS counted);
+//   - Hugging Face: as edgemt, but only the K best finished are kept; stop
+//     when K are kept and the worst of them is at least the step's best
+//     candidate normalized at this length; the last step must be EOS;
+//   - OpenNMT: top K, every EOS among them finishes, score / (L + 1)^alpha;
+//     only the best finished is kept; stop once some step's best was EOS
+//     and K have finished (kept or not);
+//   - Marian: top K, then top (live count): the beam shrinks as EOS are
+//     taken; (score - word_penalty·L) / L^alpha; stop when none is live;
+//     max_len rounds a·len + b up;
+//   - any rules: after max_len steps the live ones finish as they are; the
+//     best normalized wins, ties to the earliest finished.
+// Beam size 1 is greedy (DecodeOptions): the arg-max of the allowed tokens
+// (Hugging Face: EOS at the last step), the score the plain log-probability.
 //
 // The runtime computes in float32 and the reference in double, so a near-tie
 // could legitimately flip a choice. Each naive search records its smallest
-// decision margin; a mismatch reports it. With the models and sources below
-// every margin is above 1e-4 (checked), far above float32 noise (~1e-6).
+// decision margin; a mismatch reports it. With the edgemt-rules cases below
+// every margin is above 1e-4 (checked), far above float32 noise (~1e-6); the
+// other rule sets skip the rare near-tie (counted, and required to be rare).
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +61,7 @@ struct Variant {
   uint32_t seed;
   float eos_bias;      // added to output.bias[eos]: how soon hypotheses end
   float banned_bias;   // added to output.bias[pad] and [bos]: tempts the search
+  float unk_bias = 0.0f;  // added to output.bias[unk]
 };
 
 constexpr Variant kVariants[] = {
@@ -65,13 +78,43 @@ constexpr Variant kVariants[] = {
 const std::vector<std::vector<int32_t>> kSources = {
     {5, 17, 9, 30, 12, 3}, {7, 3}, {11, 12, 13, 14, 15, 16, 17, 18, 19, 3}, {25, 4, 3}};
 
+// The search rules and banned tokens of a model file: what the runtime reads
+// from it and the naive searches below are told directly.
+struct Rules {
+  SearchRules rules = SearchRules::kEdgemt;
+  std::vector<int32_t> banned;  // target ids never emitted
+};
+
+// Each framework's usual ban list (SEARCH.md): files without a decoding
+// table ban pad and bos; Hugging Face's bad_words_ids hold pad; Marian
+// suppresses <unk>; OpenNMT-py bans nothing. So only edgemt's bans bos.
+Rules rules_for(SearchRules rules, const SpecialTokens& special) {
+  switch (rules) {
+    case SearchRules::kHuggingFace: return {rules, {special.pad}};
+    case SearchRules::kMarian: return {rules, {special.unk}};
+    case SearchRules::kOpenNMT: return {rules, {}};
+    case SearchRules::kEdgemt:
+      break;
+  }
+  return {rules, {special.pad, special.bos}};
+}
+
+bool is_banned(const Rules& rules, int32_t token) {
+  return std::find(rules.banned.begin(), rules.banned.end(), token) != rules.banned.end();
+}
+
 struct Fixture {
   std::unique_ptr<TempFile> file;
   std::unique_ptr<Model> model;
   std::unique_ptr<Translator> translator;
+  Rules rules;  // those the file holds (no decoding table: edgemt's)
 };
 
-Fixture make(const Variant& v, size_t threads) {
+// `rules` unset: a file without a decoding table (edgemt's rules, pad and
+// bos banned); set: a version-3 decoding table with its rules and the ban
+// list of rules_for().
+Fixture make(const Variant& v, size_t threads,
+             std::optional<SearchRules> rules = std::nullopt) {
   TransformerConfig c = testing::tiny_config();
   c.encoder_layers = 2;
   c.decoder_layers = 2;
@@ -92,12 +135,21 @@ Fixture make(const Variant& v, size_t threads) {
   bias->values[static_cast<size_t>(builder.special_tokens.eos)] += v.eos_bias;
   bias->values[static_cast<size_t>(builder.special_tokens.pad)] += v.banned_bias;
   bias->values[static_cast<size_t>(builder.special_tokens.bos)] += v.banned_bias;
+  bias->values[static_cast<size_t>(builder.special_tokens.unk)] += v.unk_bias;
 
   Fixture f;
+  f.rules = rules_for(rules.value_or(SearchRules::kEdgemt), builder.special_tokens);
+  if (rules) {
+    testing::BuilderDecoding decoding;
+    decoding.rules = *rules;
+    decoding.banned_tokens = f.rules.banned;
+    builder.decoding = decoding;
+  }
   f.file = std::make_unique<TempFile>(builder.build());
   REQUIRE(f.file->ok());
   const Status loaded = Model::load(f.file->path().c_str(), &f.model);
   REQUIRE_MESSAGE(loaded.is_ok(), loaded.message());
+  REQUIRE(f.model->decoding().rules == f.rules.rules);
   TranslatorOptions options;
   options.threads = threads;
   options.min_parallel_nanoseconds = 0;  // tiny model: split anyway, to test the threaded kernels
@@ -111,10 +163,12 @@ Fixture make(const Variant& v, size_t threads) {
   return f;
 }
 
-size_t max_len_for(size_t source_len, const DecodeOptions& options, size_t max_target_len) {
-  const double wanted = std::floor(static_cast<double>(options.max_len_a) *
-                                       static_cast<double>(source_len) +
-                                   static_cast<double>(options.max_len_b));
+// floor(a·len + b) in double (Marian: ceil), at least 1, at most the limit.
+size_t max_len_for(size_t source_len, const DecodeOptions& options, size_t max_target_len,
+                   SearchRules rules = SearchRules::kEdgemt) {
+  const double raw = static_cast<double>(options.max_len_a) * static_cast<double>(source_len) +
+                     static_cast<double>(options.max_len_b);
+  const double wanted = rules == SearchRules::kMarian ? std::ceil(raw) : std::floor(raw);
   if (wanted >= static_cast<double>(max_target_len)) return max_target_len;
   return wanted < 1.0 ? 1 : static_cast<size_t>(wanted);
 }
@@ -139,12 +193,29 @@ std::vector<double> last_log_probs(const ReferenceTransformer& reference,
   return lp;
 }
 
-// SEARCH.md "Beam search", step by step, with K >= 2.
-Outcome naive_beam(const Model& model, const std::vector<int32_t>& source, size_t max_len,
-                   size_t K, double alpha) {
+// The score a finished hypothesis of log-probability `score` competes with,
+// `length` generated tokens (the EOS counted) long.
+double normalized(const Rules& rules, double score, size_t length, double alpha,
+                  double word_penalty) {
+  const auto L = static_cast<double>(length);
+  switch (rules.rules) {
+    case SearchRules::kOpenNMT: return score / std::pow(L + 1.0, alpha);  // + the <s>
+    case SearchRules::kMarian: return (score - word_penalty * L) / std::pow(L, alpha);
+    case SearchRules::kEdgemt:
+    case SearchRules::kHuggingFace:
+      break;
+  }
+  return score / std::pow(L, alpha);
+}
+
+// Beam search (K >= 2) under `rules`, step by step, as the header comment
+// states them.
+Outcome naive_beam(const Model& model, const std::vector<int32_t>& source, const Rules& rules,
+                   size_t max_len, size_t K, double alpha, double word_penalty = 0.0) {
   const ReferenceTransformer reference(model);
   const SpecialTokens& special = model.special_tokens();
   const size_t V = transformer_config(model).vocab_size;
+  const SearchRules r = rules.rules;
   struct Hypothesis {
     std::vector<int32_t> prefix;  // starts with decoder_start
     double score;
@@ -158,35 +229,67 @@ Outcome naive_beam(const Model& model, const std::vector<int32_t>& source, size_
     size_t flat;
   };
   Outcome outcome;
-  std::vector<Hypothesis> live = {{{special.decoder_start}, 0.0}};
   std::vector<Finished> finished;
+  size_t finished_total = 0;  // kept or not (OpenNMT's stopping test)
+  bool best_ended = false;    // OpenNMT: some step's best candidate was EOS
+  // How many finished hypotheses the rules keep: Hugging Face the K best,
+  // OpenNMT the best, the others all.
+  const size_t room = r == SearchRules::kHuggingFace ? K
+                      : r == SearchRules::kOpenNMT   ? 1
+                                                     : std::numeric_limits<size_t>::max();
+  auto add_finished = [&](std::vector<int32_t> tokens, double score) {
+    ++finished_total;
+    finished.push_back({std::move(tokens), score});
+    if (finished.size() <= room) return;
+    // Best first; stable, so a newcomer only displaces a strictly worse one.
+    std::stable_sort(finished.begin(), finished.end(), [](const Finished& a, const Finished& b) {
+      return a.normalized > b.normalized;
+    });
+    outcome.margin = std::min(
+        outcome.margin, finished[room - 1].normalized - finished[room].normalized);
+    finished.resize(room);
+  };
+
+  std::vector<Hypothesis> live = {{{special.decoder_start}, 0.0}};
   for (size_t step = 0; step < max_len; ++step) {
+    // Hugging Face's forced_eos_token_id: the last step can only end.
+    const bool forced_eos = r == SearchRules::kHuggingFace && step + 1 == max_len;
     std::vector<Candidate> candidates;
     for (size_t h = 0; h < live.size(); ++h) {
       std::vector<double> lp = last_log_probs(reference, source, live[h].prefix, V);
-      lp[static_cast<size_t>(special.pad)] = -HUGE_VAL;  // masked after the log_softmax
-      lp[static_cast<size_t>(special.bos)] = -HUGE_VAL;
+      for (int32_t t : rules.banned) lp[static_cast<size_t>(t)] = -HUGE_VAL;  // after log_softmax
+      for (size_t t = 0; t < V; ++t) {
+        if (forced_eos && static_cast<int32_t>(t) != special.eos) lp[t] = -HUGE_VAL;
+      }
       for (size_t t = 0; t < V; ++t) {
         if (!std::isinf(lp[t])) candidates.push_back({live[h].score + lp[t], h * V + t});
       }
     }
+    REQUIRE(!candidates.empty());
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       return a.score != b.score ? a.score > b.score : a.flat < b.flat;
     });
-    // Every order decision among the first 2K + 1 candidates matters.
-    for (size_t r = 0; r + 1 < candidates.size() && r < 2 * K; ++r) {
-      outcome.margin = std::min(outcome.margin, candidates[r].score - candidates[r + 1].score);
+    // How many candidates the rules read: 2K; OpenNMT K; Marian K from the
+    // start hypothesis, then one per live hypothesis.
+    size_t read = 2 * K;
+    if (r == SearchRules::kOpenNMT) read = K;
+    if (r == SearchRules::kMarian) read = step == 0 ? K : live.size();
+    // Every order decision among the first read + 1 candidates matters.
+    for (size_t i = 0; i + 1 < candidates.size() && i < read; ++i) {
+      outcome.margin = std::min(outcome.margin, candidates[i].score - candidates[i + 1].score);
     }
-    if (candidates.size() > 2 * K) candidates.resize(2 * K);
+    if (candidates.size() > read) candidates.resize(read);
+
+    // edgemt and Hugging Face finish an EOS only in the top K.
+    const bool eos_rank_limited = r == SearchRules::kEdgemt || r == SearchRules::kHuggingFace;
     std::vector<Hypothesis> next;
     for (size_t rank = 0; rank < candidates.size(); ++rank) {
       const size_t h = candidates[rank].flat / V;
       const auto t = static_cast<int32_t>(candidates[rank].flat % V);
       if (t == special.eos) {
-        if (rank < K) {
-          std::vector<int32_t> tokens(live[h].prefix.begin() + 1, live[h].prefix.end());
-          finished.push_back(
-              {tokens, candidates[rank].score / std::pow(static_cast<double>(step + 1), alpha)});
+        if (!eos_rank_limited || rank < K) {
+          add_finished(std::vector<int32_t>(live[h].prefix.begin() + 1, live[h].prefix.end()),
+                       normalized(rules, candidates[rank].score, step + 1, alpha, word_penalty));
         }
       } else if (next.size() < K) {
         std::vector<int32_t> prefix = live[h].prefix;
@@ -194,15 +297,37 @@ Outcome naive_beam(const Model& model, const std::vector<int32_t>& source, size_
         next.push_back({prefix, candidates[rank].score});
       }
     }
-    if (finished.size() >= K) {
-      live.clear();
-      break;
+
+    bool done = next.empty();
+    switch (r) {
+      case SearchRules::kEdgemt:
+        done = done || finished.size() >= K;
+        break;
+      case SearchRules::kHuggingFace:
+        if (finished.size() >= K) {
+          double worst = finished[0].normalized;
+          for (const Finished& f : finished) worst = std::min(worst, f.normalized);
+          const double best_now =
+              normalized(rules, candidates[0].score, step + 1, alpha, word_penalty);
+          // Equal exactly when the worst kept is this step's best candidate
+          // (an EOS), computed alike on both sides: no near-tie then.
+          if (worst != best_now) outcome.margin = std::min(outcome.margin, std::fabs(worst - best_now));
+          done = done || worst >= best_now;
+        }
+        break;
+      case SearchRules::kOpenNMT:
+        best_ended = best_ended || static_cast<int32_t>(candidates[0].flat % V) == special.eos;
+        done = done || (best_ended && finished_total >= K);
+        break;
+      case SearchRules::kMarian:
+        break;  // only when none is live
     }
-    live = next;
+    live = done ? std::vector<Hypothesis>() : next;
+    if (done) break;
   }
   for (const Hypothesis& h : live) {  // max_len steps ran
-    finished.push_back({std::vector<int32_t>(h.prefix.begin() + 1, h.prefix.end()),
-                        h.score / std::pow(static_cast<double>(max_len), alpha)});
+    add_finished(std::vector<int32_t>(h.prefix.begin() + 1, h.prefix.end()),
+                 normalized(rules, h.score, max_len, alpha, word_penalty));
   }
   REQUIRE(!finished.empty());
   size_t best = 0;
@@ -220,8 +345,16 @@ Outcome naive_beam(const Model& model, const std::vector<int32_t>& source, size_
   return outcome;
 }
 
+// The edgemt rules of a file without a decoding table.
+Outcome naive_beam(const Model& model, const std::vector<int32_t>& source, size_t max_len,
+                   size_t K, double alpha) {
+  return naive_beam(model, source, rules_for(SearchRules::kEdgemt, model.special_tokens()),
+                    max_len, K, alpha);
+}
+
 // SEARCH.md "Greedy", with the sum of log-probabilities as the score.
-Outcome naive_greedy(const Model& model, const std::vector<int32_t>& source, size_t max_len) {
+Outcome naive_greedy(const Model& model, const std::vector<int32_t>& source, const Rules& rules,
+                     size_t max_len) {
   const ReferenceTransformer reference(model);
   const SpecialTokens& special = model.special_tokens();
   const size_t V = transformer_config(model).vocab_size;
@@ -230,16 +363,17 @@ Outcome naive_greedy(const Model& model, const std::vector<int32_t>& source, siz
   for (size_t step = 0; step < max_len; ++step) {
     const std::vector<double> lp = last_log_probs(reference, source, prefix, V);
     size_t best = V;
-    for (size_t t = 0; t < V; ++t) {
-      if (static_cast<int32_t>(t) == special.pad || static_cast<int32_t>(t) == special.bos) continue;
-      if (best == V || lp[t] > lp[best]) best = t;
-    }
-    for (size_t t = 0; t < V; ++t) {
-      if (t == best || static_cast<int32_t>(t) == special.pad ||
-          static_cast<int32_t>(t) == special.bos) {
-        continue;
+    if (rules.rules == SearchRules::kHuggingFace && step + 1 == max_len) {
+      best = static_cast<size_t>(special.eos);  // forced: no decision, no margin
+    } else {
+      for (size_t t = 0; t < V; ++t) {
+        if (is_banned(rules, static_cast<int32_t>(t))) continue;
+        if (best == V || lp[t] > lp[best]) best = t;
       }
-      outcome.margin = std::min(outcome.margin, lp[best] - lp[t]);
+      for (size_t t = 0; t < V; ++t) {
+        if (t == best || is_banned(rules, static_cast<int32_t>(t))) continue;
+        outcome.margin = std::min(outcome.margin, lp[best] - lp[t]);
+      }
     }
     outcome.score += lp[best];
     if (static_cast<int32_t>(best) == special.eos) break;
@@ -247,6 +381,20 @@ Outcome naive_greedy(const Model& model, const std::vector<int32_t>& source, siz
   }
   outcome.tokens.assign(prefix.begin() + 1, prefix.end());
   return outcome;
+}
+
+Outcome naive_greedy(const Model& model, const std::vector<int32_t>& source, size_t max_len) {
+  return naive_greedy(model, source, rules_for(SearchRules::kEdgemt, model.special_tokens()),
+                      max_len);
+}
+
+// Greedy for K = 1, beam search otherwise.
+Outcome naive_search(const Model& model, const std::vector<int32_t>& source, const Rules& rules,
+                     size_t max_len, const DecodeOptions& options) {
+  if (options.beam_size == 1) return naive_greedy(model, source, rules, max_len);
+  return naive_beam(model, source, rules, max_len, options.beam_size,
+                    static_cast<double>(options.length_penalty),
+                    static_cast<double>(options.word_penalty));
 }
 
 struct Run {
@@ -421,6 +569,268 @@ TEST_CASE("search: max_len of 1 and 2 caps beam and greedy outputs") {
         CHECK(run.tokens[i] == naive.tokens);
         CHECK(run.tokens[i].size() <= max_len);
       }
+    }
+  }
+}
+
+// ---- Other frameworks' rules (format version 3: Model.decoding) ------------
+
+// What one comparison loop saw.
+struct Tally {
+  size_t compared = 0;
+  size_t near_ties = 0;     // not compared: a decision margin <= kMinMargin
+  size_t eos_finished = 0;  // outputs shorter than max_len
+  size_t at_max_len = 0;    // outputs of max_len tokens (no EOS)
+  size_t not_greedy = 0;    // beam outputs other than greedy's
+};
+
+// No banned token, no EOS, every id in the vocabulary.
+void check_allowed(const std::vector<int32_t>& tokens, const Rules& rules, const Model& model) {
+  const auto vocab = static_cast<int32_t>(transformer_config(model).vocab_size);
+  for (int32_t t : tokens) {
+    CAPTURE(t);
+    CHECK(t >= 0);
+    CHECK(t < vocab);
+    CHECK(t != model.special_tokens().eos);
+    CHECK_FALSE(is_banned(rules, t));
+  }
+}
+
+// Output i of `run` against the naive search, unless the naive search met a
+// near-tie (float32 may then legitimately choose the other way).
+void check_output(const Run& run, size_t i, const Outcome& naive, Tally* tally) {
+  if (naive.margin <= kMinMargin) {
+    ++tally->near_ties;
+    MESSAGE("near-tie, not compared: margin " << naive.margin << " edgemt: " << show(run.tokens[i])
+                                              << " naive: " << show(naive.tokens));
+    return;
+  }
+  ++tally->compared;
+  CHECK_MESSAGE(run.tokens[i] == naive.tokens, "edgemt: " << show(run.tokens[i]) << " naive: "
+                                                          << show(naive.tokens) << " margin "
+                                                          << naive.margin);
+  CHECK(std::fabs(static_cast<double>(run.scores[i]) - naive.score) <
+        1e-4 * (1.0 + std::fabs(naive.score)));
+}
+
+// kVariants and two whose EOS is only a little favoured: hypotheses end at
+// different steps, where the rule sets part. (Checked by changing the naive
+// search: with these two, a Marian beam that does not shrink, a Hugging Face
+// search keeping every finished hypothesis and an OpenNMT one forgetting an
+// earlier best EOS each give other outputs.)
+std::vector<Variant> rule_variants() {
+  std::vector<Variant> variants(std::begin(kVariants), std::end(kVariants));
+  variants.push_back({"post-norm relu f32 seed 6 eos slightly favoured", NormPlacement::kPostNorm,
+                      Activation::kRelu, DType::kF32, 6, 0.5f, 0.0f});
+  variants.push_back({"post-norm relu f32 seed 7 eos a little favoured", NormPlacement::kPostNorm,
+                      Activation::kRelu, DType::kF32, 7, 1.0f, 0.0f});
+  return variants;
+}
+
+// Every rule variant under `rules` (the file's decoding table): greedy, beam
+// 2 and 3, length penalties 0.6, 1.0 and 2.0 (long hypotheses favoured:
+// Hugging Face's K best and stopping test, OpenNMT's early stop then
+// matter) and each word penalty, all sources in one batch and each alone,
+// against the naive search.
+Tally check_rules_against_naive(SearchRules rules, const std::vector<float>& word_penalties) {
+  Tally tally;
+  for (const Variant& v : rule_variants()) {
+    CAPTURE(std::string(v.name));
+    Fixture f = make(v, 2, rules);
+    if (skip_native_f16(f)) continue;
+    for (size_t beam : {size_t{1}, size_t{2}, size_t{3}}) {
+      for (float alpha : {0.6f, 1.0f, 2.0f}) {
+        for (float word_penalty : word_penalties) {
+          CAPTURE(beam);
+          CAPTURE(alpha);
+          CAPTURE(word_penalty);
+          DecodeOptions options;
+          options.beam_size = beam;
+          options.length_penalty = alpha;
+          options.word_penalty = word_penalty;
+          options.max_len_a = 1.0f;
+          options.max_len_b = 3.0f;
+          const Run batched = translate(f.translator.get(), kSources, options);
+          for (size_t i = 0; i < kSources.size(); ++i) {
+            CAPTURE(i);
+            const size_t max_len = max_len_for(kSources[i].size(), options, 32, rules);
+            const Outcome naive = naive_search(*f.model, kSources[i], f.rules, max_len, options);
+            check_output(batched, i, naive, &tally);
+            check_allowed(batched.tokens[i], f.rules, *f.model);
+            CHECK(batched.status[i] == StatusCode::kOk);
+            const Run alone = translate(f.translator.get(), {kSources[i]}, options);
+            CHECK(alone.tokens[0] == batched.tokens[i]);
+            CHECK(alone.scores[0] == batched.scores[i]);
+            if (naive.tokens.size() < max_len) ++tally.eos_finished;
+            if (naive.tokens.size() == max_len) ++tally.at_max_len;
+            if (beam > 1 &&
+                naive.tokens != naive_greedy(*f.model, kSources[i], f.rules, max_len).tokens) {
+              ++tally.not_greedy;
+            }
+          }
+        }
+      }
+    }
+  }
+  MESSAGE(std::string(search_rules_name(rules)) << ": " << tally.compared << " compared, " << tally.near_ties
+                            << " near-ties, " << tally.eos_finished << " ended by EOS, "
+                            << tally.at_max_len << " at max_len, " << tally.not_greedy
+                            << " beam outputs other than greedy's");
+  // Near-ties are rare; both endings occur, and beam search is not greedy.
+  CHECK(tally.near_ties * 20 <= tally.compared);
+  CHECK(tally.eos_finished > 0);
+  CHECK(tally.not_greedy > 0);
+  return tally;
+}
+
+TEST_CASE("search: Hugging Face rules, greedy and beam 2 and 3, match the naive search") {
+  const Tally tally = check_rules_against_naive(SearchRules::kHuggingFace, {0.0f});
+  // The last token is always EOS: no output reaches max_len.
+  CHECK(tally.at_max_len == 0);
+}
+
+TEST_CASE("search: OpenNMT rules, greedy and beam 2 and 3, match the naive search") {
+  const Tally tally = check_rules_against_naive(SearchRules::kOpenNMT, {0.0f});
+  CHECK(tally.at_max_len > 0);
+}
+
+TEST_CASE("search: Marian rules with word penalties 0 and 0.5, greedy and beam 2 and 3, "
+          "match the naive search") {
+  const Tally tally = check_rules_against_naive(SearchRules::kMarian, {0.0f, 0.5f});
+  CHECK(tally.at_max_len > 0);
+}
+
+TEST_CASE("search: at a small max_len Hugging Face forces EOS, OpenNMT and Marian finish live "
+          "hypotheses") {
+  for (SearchRules rules :
+       {SearchRules::kHuggingFace, SearchRules::kOpenNMT, SearchRules::kMarian}) {
+    CAPTURE(std::string(search_rules_name(rules)));
+    Tally tally;
+    for (size_t variant : {size_t{0}, size_t{1}}) {
+      const Variant& v = kVariants[variant];
+      CAPTURE(std::string(v.name));
+      Fixture f = make(v, 1, rules);
+      for (float b : {1.0f, 2.0f, 3.0f}) {
+        for (size_t beam : {size_t{1}, size_t{2}, size_t{3}}) {
+          CAPTURE(b);
+          CAPTURE(beam);
+          DecodeOptions options;
+          options.beam_size = beam;
+          options.length_penalty = 0.6f;
+          options.word_penalty = rules == SearchRules::kMarian ? 0.5f : 0.0f;
+          options.max_len_a = 0.0f;
+          options.max_len_b = b;
+          const size_t max_len = static_cast<size_t>(b);
+          const Run run = translate(f.translator.get(), kSources, options);
+          for (size_t i = 0; i < kSources.size(); ++i) {
+            CAPTURE(i);
+            const Outcome naive = naive_search(*f.model, kSources[i], f.rules, max_len, options);
+            check_output(run, i, naive, &tally);
+            check_allowed(run.tokens[i], f.rules, *f.model);
+            if (rules == SearchRules::kHuggingFace) {
+              CHECK(run.tokens[i].size() < max_len);  // the last token was EOS
+            } else {
+              CHECK(run.tokens[i].size() <= max_len);
+            }
+            if (run.tokens[i].size() == max_len) ++tally.at_max_len;
+            if (run.tokens[i].size() == max_len - 1) ++tally.eos_finished;
+          }
+        }
+      }
+    }
+    CHECK(tally.near_ties * 20 <= tally.compared);
+    if (rules == SearchRules::kHuggingFace) {
+      CHECK(tally.eos_finished > 0);  // outputs cut at max_len - 1 by the forced EOS
+    } else {
+      CHECK(tally.at_max_len > 0);  // live hypotheses finished as they stood
+    }
+  }
+}
+
+TEST_CASE("search: Marian max_len rounds a*len+b up") {
+  // a = 0.5: sources of 2, 6, 10 and 3 tokens give 1, 3, 5 and ceil(1.5) = 2.
+  Tally tally;
+  size_t above_floor = 0;  // outputs longer than floor(a·len + b) allows
+  for (size_t variant : {size_t{0}, size_t{1}}) {
+    const Variant& v = kVariants[variant];
+    CAPTURE(std::string(v.name));
+    Fixture f = make(v, 1, SearchRules::kMarian);
+    for (size_t beam : {size_t{1}, size_t{2}, size_t{3}}) {
+      CAPTURE(beam);
+      DecodeOptions options;
+      options.beam_size = beam;
+      options.max_len_a = 0.5f;
+      options.max_len_b = 0.0f;
+      const Run run = translate(f.translator.get(), kSources, options);
+      for (size_t i = 0; i < kSources.size(); ++i) {
+        CAPTURE(i);
+        const size_t max_len = max_len_for(kSources[i].size(), options, 32, SearchRules::kMarian);
+        const size_t floor_len = max_len_for(kSources[i].size(), options, 32, SearchRules::kEdgemt);
+        const Outcome naive = naive_search(*f.model, kSources[i], f.rules, max_len, options);
+        check_output(run, i, naive, &tally);
+        CHECK(run.tokens[i].size() <= max_len);
+        if (run.tokens[i].size() > floor_len) ++above_floor;
+      }
+    }
+  }
+  CHECK(tally.near_ties * 20 <= tally.compared);
+  CHECK(above_floor > 0);
+}
+
+TEST_CASE("search: banned tokens are the file's list: bos is emitted under Marian-like, "
+          "Hugging Face-like and OpenNMT-like rules, unk never under Marian-like ones") {
+  // pad, bos and unk favoured alike (+4): whichever is not banned shows.
+  const Variant v = {"post-norm relu f32 seed 7 pad bos and unk favoured", NormPlacement::kPostNorm,
+                     Activation::kRelu, DType::kF32, 7, 0.5f, 4.0f, 4.0f};
+  for (std::optional<SearchRules> rules :
+       {std::optional<SearchRules>(), std::optional<SearchRules>(SearchRules::kMarian),
+        std::optional<SearchRules>(SearchRules::kHuggingFace),
+        std::optional<SearchRules>(SearchRules::kOpenNMT)}) {
+    CAPTURE(std::string(search_rules_name(rules.value_or(SearchRules::kEdgemt))));
+    CAPTURE(rules.has_value());
+    Fixture f = make(v, 1, rules);
+    const SpecialTokens& special = f.model->special_tokens();
+    Tally tally;
+    size_t with_pad = 0;
+    size_t with_bos = 0;
+    size_t with_unk = 0;
+    for (size_t beam : {size_t{1}, size_t{2}, size_t{3}}) {
+      CAPTURE(beam);
+      DecodeOptions options;
+      options.beam_size = beam;
+      options.max_len_a = 1.0f;
+      options.max_len_b = 3.0f;
+      const Run run = translate(f.translator.get(), kSources, options);
+      for (size_t i = 0; i < kSources.size(); ++i) {
+        CAPTURE(i);
+        const size_t max_len = max_len_for(kSources[i].size(), options, 32, f.rules.rules);
+        const Outcome naive = naive_search(*f.model, kSources[i], f.rules, max_len, options);
+        check_output(run, i, naive, &tally);
+        check_allowed(run.tokens[i], f.rules, *f.model);
+        for (int32_t t : run.tokens[i]) {
+          with_pad += t == special.pad;
+          with_bos += t == special.bos;
+          with_unk += t == special.unk;
+        }
+      }
+    }
+    MESSAGE(std::string(search_rules_name(f.rules.rules))
+            << ": pad " << with_pad << " times, bos " << with_bos << ", unk " << with_unk);
+    CHECK(tally.near_ties * 20 <= tally.compared);
+    // No table: pad and bos banned, unk shows. Marian-like: only unk
+    // banned, bos shows. Hugging Face-like: only pad banned; OpenNMT-like:
+    // nothing banned; bos shows (it outscores pad and unk in this model).
+    if (!rules) {
+      CHECK(with_pad + with_bos == 0);
+      CHECK(with_unk > 0);
+    } else if (*rules == SearchRules::kMarian) {
+      CHECK(with_bos > 0);
+      CHECK(with_unk == 0);
+    } else if (*rules == SearchRules::kHuggingFace) {
+      CHECK(with_pad == 0);
+      CHECK(with_bos > 0);
+    } else {
+      CHECK(with_bos > 0);
     }
   }
 }
