@@ -371,8 +371,24 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
     const int8_t kind = raw_tokenizer_kind ? *raw_tokenizer_kind : 0;
     const int64_t crc = tokenizer_crc32 ? *tokenizer_crc32
                                         : int64_t{crc32(tokenizer_model.data(), tokenizer_model.size())};
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> pieces = 0;
+    if (source_pieces) pieces = fbb.CreateVectorOfStrings(*source_pieces);
     tokenizer_table = fb::CreateTokenizer(fbb, static_cast<fb::TokenizerKind>(kind), model_bytes,
-                                          append_eos_to_source, crc);
+                                          append_eos_to_source, crc, pieces, source_unk_id,
+                                          source_eos_id);
+  }
+  flatbuffers::Offset<fb::Tokenizer> target_tokenizer_table = 0;
+  if (target_tokenizer_model || target_pieces) {
+    const std::string& target_bytes =
+        target_tokenizer_model ? *target_tokenizer_model : tokenizer_model;
+    const auto model_bytes =
+        fbb.CreateVector(reinterpret_cast<const uint8_t*>(target_bytes.data()), target_bytes.size());
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> pieces = 0;
+    if (target_pieces) pieces = fbb.CreateVectorOfStrings(*target_pieces);
+    target_tokenizer_table = fb::CreateTokenizer(fbb, fb::TokenizerKind::SentencePiece,
+                                                 model_bytes, true,
+                                                 int64_t{crc32(target_bytes.data(), target_bytes.size())},
+                                                 pieces);
   }
   flatbuffers::Offset<fb::Provenance> provenance_table = 0;
   if (include_provenance) {
@@ -408,7 +424,7 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
       static_cast<fb::QuantizationScheme>(
           raw_quantization ? *raw_quantization : (weight_dtype == DType::kI8 ? 1 : 0)),
       v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
-      v1 ? 0 : config_table.Union(), /*target_tokenizer=*/0, decoding_table);
+      v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table);
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};
   std::memcpy(id, identifier.data(), std::min<size_t>(4, identifier.size()));
   fbb.FinishSizePrefixed(root, id);

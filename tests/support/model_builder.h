@@ -114,6 +114,14 @@ class ModelBuilder {
   // uses edgemt's rules with pad and bos banned). config.source_vocab_size and
   // config.zero_decoder_start are written with the config.
   std::optional<BuilderDecoding> decoding;
+  // Format version 3: the source side's piece vocabulary (id i = piece i)
+  // and its unk/eos ids (-1: special_tokens'); and a target tokenizer of
+  // its own (its SentencePiece model and pieces).
+  std::optional<std::vector<std::string>> source_pieces;
+  int32_t source_unk_id = -1;
+  int32_t source_eos_id = -1;
+  std::optional<std::string> target_tokenizer_model;
+  std::optional<std::vector<std::string>> target_pieces;
   // Raw enum overrides (unknown values, unsupported features).
   std::optional<int8_t> raw_family;
   std::optional<int8_t> raw_weight_dtype;

@@ -617,5 +617,88 @@ TEST_CASE("format/model_verifier: the tokenizer's CRC-32 is checked when the fil
   CHECK_STATUS(verify(builder), StatusCode::kInvalidModel, "tokenizer model: CRC-32 is");
 }
 
+// Format 3: the decoding table, the piece vocabularies and a source
+// vocabulary of its own are checked like the rest of the header.
+TEST_CASE("format/model_verifier: format-3 decoding defaults are range-checked") {
+  ModelBuilder builder;
+  const uint32_t vocab = builder.config.vocab_size;
+  testing::BuilderDecoding good;
+  good.rules = SearchRules::kMarian;
+  good.beam_size = 6;
+  good.length_penalty = 0.6f;
+  good.word_penalty = 0.5f;
+  good.max_len_a = 3.0f;
+  good.max_len_b = 0.0f;
+  good.banned_tokens = {1, 5};
+  builder.decoding = good;
+  CHECK(verify(builder).is_ok());
+
+  auto with = [&](auto change) {
+    ModelBuilder b = builder;
+    change(*b.decoding);
+    return verify(b);
+  };
+  CHECK_STATUS(with([](testing::BuilderDecoding& d) { d.raw_rules = 9; }), StatusCode::kUnsupported,
+               "search rules 9 are not supported");
+  CHECK_STATUS(with([](testing::BuilderDecoding& d) { d.beam_size = 0; }),
+               StatusCode::kInvalidModel, "decoding.beam_size = 0 is out of range");
+  CHECK_STATUS(with([](testing::BuilderDecoding& d) { d.beam_size = 65; }),
+               StatusCode::kInvalidModel, "decoding.beam_size = 65 is out of range");
+  CHECK_STATUS(with([](testing::BuilderDecoding& d) { d.length_penalty = NAN; }),
+               StatusCode::kInvalidModel, "decoding.length_penalty");
+  CHECK_STATUS(with([](testing::BuilderDecoding& d) { d.max_len_a = -1.0f; }),
+               StatusCode::kInvalidModel, "decoding.max_len_a");
+  CHECK_STATUS(with([](testing::BuilderDecoding& d) { d.max_len_b = INFINITY; }),
+               StatusCode::kInvalidModel, "decoding.max_len_b");
+  CHECK_STATUS(with([&](testing::BuilderDecoding& d) {
+                 d.banned_tokens = {2, static_cast<int32_t>(vocab)};
+               }),
+               StatusCode::kInvalidModel, "special token banned");
+  CHECK_STATUS(with([&](testing::BuilderDecoding& d) {
+                 d.banned_tokens.assign(vocab + 1, 0);
+               }),
+               StatusCode::kInvalidModel, "decoding bans");
+}
+
+TEST_CASE("format/model_verifier: format-3 piece vocabularies and source vocabulary size") {
+  ModelBuilder builder;
+  const uint32_t vocab = builder.config.vocab_size;
+  std::vector<std::string> pieces;
+  for (uint32_t i = 0; i < vocab; ++i) pieces.push_back("p" + std::to_string(i));
+  builder.source_pieces = pieces;
+  builder.target_pieces = pieces;
+  CHECK(verify(builder).is_ok());
+
+  ModelBuilder short_list = builder;
+  short_list.source_pieces->pop_back();
+  CHECK_STATUS(verify(short_list), StatusCode::kInvalidModel,
+               "the source vocabulary has " + std::to_string(vocab - 1) + " pieces");
+  ModelBuilder empty_piece = builder;
+  (*empty_piece.target_pieces)[3].clear();
+  CHECK_STATUS(verify(empty_piece), StatusCode::kInvalidModel,
+               "target vocabulary piece 3 is empty or holds a NUL");
+  ModelBuilder nul_piece = builder;
+  (*nul_piece.source_pieces)[4] = std::string("a\0b", 3);
+  CHECK_STATUS(verify(nul_piece), StatusCode::kInvalidModel,
+               "source vocabulary piece 4 is empty or holds a NUL");
+  ModelBuilder bad_unk = builder;
+  bad_unk.source_unk_id = static_cast<int32_t>(vocab);
+  CHECK_STATUS(verify(bad_unk), StatusCode::kInvalidModel, "special token source unk");
+
+  // A source vocabulary of its own size needs its own tokenizer table.
+  ModelBuilder own_source;
+  own_source.config.source_vocab_size = own_source.config.vocab_size + 3;
+  own_source.config.shared_embeddings = false;
+  own_source.regenerate_tensors();
+  CHECK_STATUS(verify(own_source), StatusCode::kInvalidModel, "but the model has one tokenizer");
+  own_source.target_tokenizer_model = own_source.tokenizer_model;
+  const Status with_target = verify(own_source);
+  CHECK_MESSAGE(with_target.is_ok(), std::string(with_target.message()));
+  ModelBuilder shared = own_source;
+  shared.config.shared_embeddings = true;
+  CHECK_STATUS(verify(shared), StatusCode::kInvalidModel,
+               "config.shared_embeddings needs source_vocab_size = vocab_size");
+}
+
 }  // namespace
 }  // namespace edgemt

@@ -7,8 +7,10 @@
 
 #include <doctest/doctest.h>
 
+#include <sentencepiece_processor.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -302,6 +304,110 @@ TEST_CASE("text/tokenizer: text longer than max_input_bytes is kOutOfRange befor
     options.max_input_bytes = bad;
     CHECK(Tokenizer::create(*model, options, &tokenizer).code() == StatusCode::kInvalidArgument);
   }
+}
+
+// Format 3: a model with piece vocabularies of its own (OpenNMT-py, Marian):
+// the bundled model's SentencePiece model cuts the text, but the model's ids
+// are a different numbering of its pieces (reversed here), one piece is
+// missing (it becomes unk) and two target-language tokens follow. The
+// bundled tokenizer (SentencePiece ids) is the reference.
+struct PieceVocabulary {
+  std::unique_ptr<TempFile> file;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  size_t spm_pieces = 0;
+  int32_t missing_spm_id = 0;  // the piece the vocabulary lacks
+};
+
+PieceVocabulary make_piece_vocabulary(const Model& bundled) {
+  size_t size = 0;
+  const uint8_t* bytes = bundled.tokenizer_model(&size);
+  sentencepiece::SentencePieceProcessor spm;
+  REQUIRE(spm.LoadFromSerializedProto(
+                 std::string_view(reinterpret_cast<const char*>(bytes), size))
+              .ok());
+  PieceVocabulary v;
+  v.spm_pieces = static_cast<size_t>(spm.GetPieceSize());
+  v.missing_spm_id = spm.PieceToId("\xe2\x96\x81Two");  // "▁Two"
+  REQUIRE(v.missing_spm_id > 3);
+  std::vector<std::string> pieces;
+  for (size_t i = 0; i < v.spm_pieces; ++i) {
+    const int id = static_cast<int>(v.spm_pieces - 1 - i);  // reversed
+    pieces.push_back(id == v.missing_spm_id ? "<not-a-piece>" : spm.IdToPiece(id));
+  }
+  pieces.push_back(">>fra<<");
+  pieces.push_back(">>deu<<");
+  TransformerConfig config = testing::tiny_config();
+  config.vocab_size = static_cast<uint32_t>(pieces.size());
+  ModelBuilder builder(config);
+  builder.tokenizer_model.assign(reinterpret_cast<const char*>(bytes), size);
+  auto reversed = [&](int spm_id) { return static_cast<int32_t>(v.spm_pieces - 1) - spm_id; };
+  builder.special_tokens.pad = reversed(spm.pad_id());
+  builder.special_tokens.unk = reversed(spm.unk_id());
+  builder.special_tokens.bos = reversed(spm.bos_id());
+  builder.special_tokens.eos = reversed(spm.eos_id());
+  builder.special_tokens.decoder_start = builder.special_tokens.bos;
+  builder.source_pieces = pieces;
+  builder.target_pieces = pieces;
+  v.file = std::make_unique<TempFile>(builder.build());
+  REQUIRE(v.file->ok());
+  const Status loaded = Model::load(v.file->path().c_str(), &v.model);
+  REQUIRE_MESSAGE(loaded.is_ok(), loaded.message());
+  const Status created = Tokenizer::create(*v.model, &v.tokenizer);
+  REQUIRE_MESSAGE(created.is_ok(), created.message());
+  return v;
+}
+
+TEST_CASE("text/tokenizer: a piece vocabulary maps pieces by string, unknown ones to unk") {
+  REQUIRE(bundled_model_present());
+  Bundled b = load_bundled();
+  PieceVocabulary v = make_piece_vocabulary(*b.model);
+  const int32_t last = static_cast<int32_t>(v.spm_pieces - 1);
+  const char* sentences[] = {"Two dogs play in the snow.", "A man is riding a bicycle.",
+                             "Zwei Hunde spielen im Schnee."};
+  for (const char* sentence : sentences) {
+    CAPTURE(std::string(sentence));
+    std::vector<int32_t> spm_ids;
+    std::vector<int32_t> ids;
+    REQUIRE(b.tokenizer->encode(sentence, &spm_ids).is_ok());
+    REQUIRE(v.tokenizer->encode(sentence, &ids).is_ok());
+    REQUIRE(ids.size() == spm_ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const int32_t want = spm_ids[i] == v.missing_spm_id ? v.model->unk_id(TextSide::kSource)
+                                                          : last - spm_ids[i];
+      CHECK(ids[i] == want);
+    }
+    CHECK(ids.back() == v.model->eos_id(TextSide::kSource));
+    // Decoding the reversed ids gives the bundled tokenizer's text.
+    std::vector<int32_t> body(spm_ids.begin(), spm_ids.end() - 1);
+    body.erase(std::remove(body.begin(), body.end(), v.missing_spm_id), body.end());
+    std::vector<int32_t> mapped;
+    for (int32_t id : body) mapped.push_back(last - id);
+    std::string want_text;
+    std::string text;
+    REQUIRE(b.tokenizer->decode(body.data(), body.size(), &want_text).is_ok());
+    REQUIRE(v.tokenizer->decode(mapped.data(), mapped.size(), &text).is_ok());
+    CHECK(text == want_text);
+  }
+  std::string text;
+  const int32_t outside = static_cast<int32_t>(v.spm_pieces + 2);
+  CHECK(v.tokenizer->decode(&outside, 1, &text).code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("text/tokenizer: target-language tokens of a piece vocabulary") {
+  REQUIRE(bundled_model_present());
+  Bundled b = load_bundled();
+  PieceVocabulary v = make_piece_vocabulary(*b.model);
+  int32_t id = -1;
+  REQUIRE(v.tokenizer->piece_id(">>fra<<", &id).is_ok());
+  CHECK(id == static_cast<int32_t>(v.spm_pieces));
+  REQUIRE(v.tokenizer->piece_id(">>deu<<", &id).is_ok());
+  CHECK(id == static_cast<int32_t>(v.spm_pieces + 1));
+  const Status missing = v.tokenizer->piece_id(">>ita<<", &id);
+  CHECK(missing.code() == StatusCode::kInvalidArgument);
+  CHECK(contains(missing, "no piece '>>ita<<'"));
+  CHECK(v.tokenizer->target_language_tokens() == std::vector<std::string>{">>fra<<", ">>deu<<"});
+  CHECK(b.tokenizer->target_language_tokens().empty());
 }
 
 }  // namespace
