@@ -58,6 +58,41 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  {
+    // Format 3 as a converted framework model has it: piece vocabularies, a
+    // target tokenizer, a source vocabulary of its own size, a zero first
+    // decoder input, Marian's search rules with a banned list.
+    edgemt::TransformerConfig config = edgemt::testing::tiny_config();
+    config.d_model = 4;
+    config.heads = 2;
+    config.ffn_dim = 6;
+    config.max_positions = 8;
+    config.source_vocab_size = config.vocab_size + 2;
+    config.zero_decoder_start = true;
+    config.activation = edgemt::Activation::kSwish;
+    edgemt::testing::ModelBuilder builder(config, DType::kF32, 5);
+    std::vector<std::string> source;
+    std::vector<std::string> target;
+    for (uint32_t i = 0; i < config.source_vocab_size; ++i) source.push_back("s" + std::to_string(i));
+    for (uint32_t i = 0; i < config.vocab_size; ++i) target.push_back("t" + std::to_string(i));
+    source.back() = ">>fra<<";
+    builder.source_pieces = source;
+    builder.target_pieces = target;
+    builder.target_tokenizer_model = builder.tokenizer_model;
+    edgemt::testing::BuilderDecoding decoding;
+    decoding.rules = edgemt::SearchRules::kMarian;
+    decoding.beam_size = 4;
+    decoding.word_penalty = 0.5f;
+    decoding.max_len_a = 3.0f;
+    decoding.max_len_b = 0.0f;
+    decoding.banned_tokens = {1};
+    builder.decoding = decoding;
+    const std::vector<uint8_t> bytes = builder.build();
+    if (!write_file(std::string(argv[1]) + "/tiny-f32-format-v3-marian.emt", bytes.data(),
+                    bytes.size())) {
+      return 1;
+    }
+  }
   const std::string spm = edgemt::testing::tiny_sentencepiece_model(32);
   return write_file(std::string(argv[2]) + "/builder-32.model", spm.data(), spm.size()) ? 0 : 1;
 }
