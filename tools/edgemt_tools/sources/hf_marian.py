@@ -111,9 +111,11 @@ def transformer_config(config: Mapping, where: str) -> TransformerConfig:
                         f"{vocab} with shared embeddings")
     if config.get("static_position_embeddings", True) is False:
         raise UserError(f"{where}: learned position embeddings are not supported")
-    if config.get("normalize_before") or config.get("add_final_layer_norm"):
-        raise UserError(f"{where}: normalize_before / add_final_layer_norm are not MarianMT "
-                        "options edgemt supports")
+    for option in ("normalize_before", "add_final_layer_norm", "normalize_embedding",
+                   "add_bias_logits"):
+        if config.get(option):
+            raise UserError(f"{where}: {option} = true is not supported (MarianMT models have "
+                            "post-norm layers without embedding or final normalization)")
     scale = float(np.sqrt(d)) if config.get("scale_embedding", False) else 1.0
     return TransformerConfig(
         encoder_layers=_int(config, "encoder_layers", where),

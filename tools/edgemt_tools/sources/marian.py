@@ -62,15 +62,32 @@ DEFAULT_MAX_LENGTH = 1000
 _ACTIVATIONS = {"swish": "swish", "relu": "relu", "gelu": "gelu"}
 
 
-def _yaml(text: str, where: str):
+def _yaml(text: str, where: str, plain_strings: bool = False):
+    """Parsed YAML. plain_strings: every scalar stays a string (a vocabulary's
+    pieces such as `yes`, `null` or `1` are pieces, not booleans or numbers)."""
     import yaml
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=yaml.BaseLoader) if plain_strings else yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise UserError(f"cannot read {where}: {first_line(err)}") from None
 
 
-def _read_yaml_file(path: str, what: str):
+def _read_vocabulary(path: str, what: str) -> Dict[str, int]:
+    """A Marian .yml / .json vocabulary: piece -> id."""
+    mapping = _read_yaml_file(path, what, plain_strings=True)
+    if not isinstance(mapping, dict):
+        raise UserError(f"{path}: expected piece: id lines")
+    out = {}
+    for piece, index in mapping.items():
+        try:
+            out[piece] = int(index)
+        except (TypeError, ValueError):
+            raise UserError(f"{path}: piece {piece!r} has id {index!r}, not a whole "
+                            "number") from None
+    return out
+
+
+def _read_yaml_file(path: str, what: str, plain_strings: bool = False):
     try:
         with open(path, "r", encoding="utf-8") as handle:
             text = handle.read()
@@ -78,7 +95,7 @@ def _read_yaml_file(path: str, what: str):
         raise UserError(f"{what} not found: {path}") from None
     except (OSError, UnicodeDecodeError) as err:
         raise UserError(f"cannot read {what} {path}: {first_line(err)}") from None
-    return _yaml(text, path)
+    return _yaml(text, path, plain_strings)
 
 
 def _model_yml(npz: Mapping[str, np.ndarray], where: str) -> dict:
@@ -271,9 +288,7 @@ class Vocabulary:
                        for p, i in mapping.items()}
             self.byte_control_ids = [i for p, i in mapping.items() if _is_control_byte(p)]
         else:
-            mapping = _read_yaml_file(path, f"{side} vocabulary")
-            if not isinstance(mapping, dict):
-                raise UserError(f"{path}: expected piece: id lines")
+            mapping = _read_vocabulary(path, f"{side} vocabulary")
             if spm_path is None or not os.path.isfile(spm_path):
                 raise UserError(f"the {side} vocabulary {path} is a .yml file: the "
                                 f"SentencePiece model that cuts text for it is needed "
@@ -306,10 +321,20 @@ def _is_control_byte(piece: str) -> bool:
     return value < 0x20 or value == 0x7F
 
 
+def _in_folder(folder: str, name: str) -> str:
+    """A file decoder.yml names: relative to the folder (relative-paths), or
+    absolute as written when the release was made, in which case the file of
+    that name in the folder."""
+    path = os.path.join(folder, name)
+    if not os.path.exists(path) and os.path.isabs(name):
+        path = os.path.join(folder, os.path.basename(name))
+    return path
+
+
 def _find_npz(folder: str, decoder: Mapping) -> str:
     models = decoder.get("models") if isinstance(decoder, dict) else None
     if isinstance(models, list) and models:
-        path = os.path.join(folder, str(models[0]))
+        path = _in_folder(folder, str(models[0]))
         if len(models) > 1:
             raise UserError(f"decoder.yml lists {len(models)} models (an ensemble); edgemt "
                             "converts one model")
@@ -365,10 +390,10 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     if not isinstance(vocab_paths, list) or len(vocab_paths) != 2:
         raise UserError(f"{decoder_path}: expected 'vocabs' with a source and a target "
                         "vocabulary")
-    source_vocab = Vocabulary(os.path.join(folder, str(vocab_paths[0])),
+    source_vocab = Vocabulary(_in_folder(folder, str(vocab_paths[0])),
                               cfg.source_vocab_size or cfg.vocab_size,
                               inputs.src_spm or os.path.join(folder, "source.spm"), "source")
-    target_vocab = Vocabulary(os.path.join(folder, str(vocab_paths[1])), cfg.vocab_size,
+    target_vocab = Vocabulary(_in_folder(folder, str(vocab_paths[1])), cfg.vocab_size,
                               inputs.tgt_spm or os.path.join(folder, "target.spm"), "target")
     weights = convert_tensors(npz, config, cfg, npz_path)
     if not (inputs.src_lang and inputs.tgt_lang):

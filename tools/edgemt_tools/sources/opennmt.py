@@ -155,7 +155,8 @@ def check_options(opt, where: str) -> None:
             ("n_src_feats", 0, "source features"),
             ("lora_layers", [], "LoRA layers"),
             ("quant_layers", [], "quantized layers"),
-            ("aan_useffn", False, "average attention")):
+            ("aan_useffn", False, "average attention"),
+            ("num_experts", 0, "mixture of experts")):
         value = _opt(opt, option, neutral)
         if value not in (neutral, None) and value != neutral:
             _refuse(where, option, value, why)
@@ -359,6 +360,9 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     (src_pieces, src_ids), (tgt_pieces, tgt_ids) = _vocabularies(checkpoint["vocab"], path)
     state = _numpy_state(checkpoint["model"], path, "model")
     generator = _numpy_state(checkpoint["generator"], path, "generator")
+    if "weight" not in generator and "0.weight" in generator:
+        # An nn.Sequential(Linear, ...) generator (OpenNMT-py before v3).
+        generator = {key[2:]: value for key, value in generator.items() if key.startswith("0.")}
     cfg = transformer_config(opt, state, generator, path, (len(src_pieces), len(tgt_pieces)))
     weights = convert_tensors(state, generator, cfg, opt, path)
     if inputs.spm is not None:
