@@ -87,6 +87,19 @@ class MarianFolderTest(unittest.TestCase):
             print(f"marian beam {beam}: BLEU fp32 {fp32:.2f}, int8 {int8:.2f}")
             self.assertGreaterEqual(int8, fp32 - ff.MAX_INT8_BLEU_LOSS)
 
+    def test_translate_uses_the_recorded_defaults_unless_told_otherwise(self):
+        """No flags: decoder.yml's beam 6 and Marian's rules; flags override."""
+        workspace = ff.Workspace(self)
+        source = workspace.path("fifty.en")
+        with open(source, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(ff.read_lines(SOURCE)[:50]) + "\n")
+        model = MODELS.model(self, "npz", "fp32")
+        default = ff.translate(self, model, source)
+        self.assertEqual(default, ff.translate(self, model, source, "--beam", "6"))
+        self.assertNotEqual(default, ff.translate(self, model, source, "--beam", "1"))
+        short = ff.translate(self, model, source, "--max-len-a", "0", "--max-len-b", "3")
+        self.assertTrue(all(len(line.split()) <= 3 for line in short))
+
     def test_records_marian_decoding(self):
         header = read_model(MODELS.model(self, "npz", "fp32")).header
         self.assertEqual(header.decoding.rules, "marian")
