@@ -110,6 +110,48 @@ class MarianFolderTest(unittest.TestCase):
         self.assertEqual(header.config.layer_norm_eps, np.float32(1e-6))
 
 
+VARIANT = os.path.join(ff.FIXTURES_DIR, "marian_variant")
+
+
+class MarianVariantTest(unittest.TestCase):
+    """The other Marian paths (tests/fixtures/marian_variant/: also trained by
+    Marian): pre-norm (n / da / top n) with Marian's raw self-attention
+    memory, relu, no tied embeddings (encoder_Wemb, decoder_Wemb,
+    decoder_ff_logit_out_Wt), SentencePiece vocabularies Marian applies
+    itself, normalize 0.6 and word-penalty 0.1; 300 lines, of which many
+    greedy ones run to Marian's 3 x source length cap."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.workspace = ff.Workspace(unittest.TestCase())
+        cls.model = os.path.join(cls.workspace.root, "variant.fp32.emt")
+        result = helpers.run_tool("edgemt-convert", "--from", "marian", "--checkpoint",
+                                  os.path.join(VARIANT, "model"), *LANGS, "--dtype", "fp32",
+                                  "-o", cls.model)
+        assert result.returncode == 0, result.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.workspace.root, ignore_errors=True)
+
+    def test_matches_marian(self):
+        source = os.path.join(VARIANT, "reference", "source.en")
+        for beam, name in ((1, "greedy"), (4, "beam4")):
+            ff.assert_agreement(self, ff.translate(self, self.model, source, "--beam", str(beam)),
+                                ff.read_lines(os.path.join(VARIANT, "reference",
+                                                           f"pymarian.{name}.de")),
+                                f"marian variant fp32 beam {beam} vs pymarian")
+
+    def test_records_the_variant(self):
+        header = read_model(self.model).header
+        self.assertEqual(header.config.norm_placement, "pre")
+        self.assertTrue(header.config.raw_decoder_self_memory)
+        self.assertFalse(header.config.tied_output or header.config.shared_embeddings)
+        self.assertEqual(header.config.activation, "relu")
+        self.assertAlmostEqual(header.decoding.length_penalty, 0.6, places=6)
+        self.assertAlmostEqual(header.decoding.word_penalty, 0.1, places=6)
+
+
 class HuggingFaceFolderTest(unittest.TestCase):
     def test_fp32_greedy_matches_transformers(self):
         ff.assert_agreement(self, MODELS.translate(self, "hf", "fp32", 1),

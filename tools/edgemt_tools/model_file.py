@@ -226,6 +226,7 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     fbs.config_fb.AddMaxPositions(b, cfg.max_positions)
     fbs.config_fb.AddSourceVocabSize(b, cfg.source_vocab_size)
     fbs.config_fb.AddZeroDecoderStart(b, bool(cfg.zero_decoder_start))
+    fbs.config_fb.AddRawDecoderSelfMemory(b, bool(cfg.raw_decoder_self_memory))
     config = fbs.config_fb.End(b)
 
     fbs.model_fb.Start(b)
@@ -360,7 +361,8 @@ class ModelFile:
             decoder_final_norm=c.DecoderFinalNorm(), embedding_scale=c.EmbeddingScale(),
             tied_output=c.TiedOutput(), output_bias=c.OutputBias(),
             shared_embeddings=c.SharedEmbeddings(), source_vocab_size=c.SourceVocabSize(),
-            zero_decoder_start=c.ZeroDecoderStart())
+            zero_decoder_start=c.ZeroDecoderStart(),
+            raw_decoder_self_memory=c.RawDecoderSelfMemory())
         s = model.SpecialTokens()
         special = SpecialTokens(pad=s.Pad(), unk=s.Unk(), bos=s.Bos(), eos=s.Eos(),
                                 decoder_start=s.DecoderStart())

@@ -71,6 +71,9 @@ class TransformerConfig:
     source_vocab_size: int = 0
     # The first decoder input is a zero vector plus its position (Marian).
     zero_decoder_start: bool = False
+    # Pre-norm decoder self-attention memory from the raw layer input after
+    # the first step (Marian's decoding; schema/edgemt.fbs).
+    raw_decoder_self_memory: bool = False
 
 
 @dataclass(frozen=True)

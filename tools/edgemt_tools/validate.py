@@ -76,6 +76,8 @@ def validate_config(cfg: TransformerConfig) -> None:
         raise UserError(f"config {err}") from None
     if cfg.activation not in ACTIVATIONS:
         raise UserError(f"config activation {cfg.activation!r} is not one of {ACTIVATIONS}")
+    if cfg.raw_decoder_self_memory and cfg.norm_placement != "pre":
+        raise UserError("config raw_decoder_self_memory needs a pre-norm decoder")
     if cfg.norm_placement not in NORM_PLACEMENTS:
         raise UserError(f"config norm_placement {cfg.norm_placement!r} is not one of "
                         f"{NORM_PLACEMENTS}")

@@ -38,6 +38,10 @@ Status verify_transformer_config(const TransformerConfig& c) {
   EDGEMT_RETURN_IF_ERROR(check_range("ffn_dim", c.ffn_dim, kMaxFfnDim));
   EDGEMT_RETURN_IF_ERROR(check_range("vocab_size", c.vocab_size, kMaxVocabSize));
   EDGEMT_RETURN_IF_ERROR(check_range("max_positions", c.max_positions, kMaxPositions));
+  if (c.raw_decoder_self_memory && c.norm_placement != NormPlacement::kPreNorm) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "config.raw_decoder_self_memory needs a pre-norm decoder");
+  }
   if (c.source_vocab_size != 0) {
     EDGEMT_RETURN_IF_ERROR(check_range("source_vocab_size", c.source_vocab_size, kMaxVocabSize));
     if (c.shared_embeddings && c.source_vocab_size != c.vocab_size) {
@@ -69,14 +73,15 @@ void describe_transformer_config(const TransformerConfig& c, char* out, size_t s
       "  norm             %s, eps %g, final norm: encoder %s, decoder %s\n"
       "  embeddings       scale %g, %s source/target, output %s, output bias %s\n"
       "  vocabulary       %u source, %u target\n"
-      "  decoder start    %s\n",
+      "  decoder start    %s%s\n",
       c.encoder_layers, c.decoder_layers, c.d_model, c.heads, c.heads ? c.d_model / c.heads : 0,
       c.ffn_dim, activation_name(c.activation), norm_placement_name(c.norm_placement),
       static_cast<double>(c.layer_norm_eps), c.encoder_final_norm ? "yes" : "no",
       c.decoder_final_norm ? "yes" : "no", static_cast<double>(c.embedding_scale),
       c.shared_embeddings ? "shared" : "separate", c.tied_output ? "tied" : "untied",
       c.output_bias ? "yes" : "no", source_vocab_size(c), c.vocab_size,
-      c.zero_decoder_start ? "zero vector" : "embedding of decoder_start");
+      c.zero_decoder_start ? "zero vector" : "embedding of decoder_start",
+      c.raw_decoder_self_memory ? "; self-attention memory from raw inputs (Marian)" : "");
 }
 
 }  // namespace edgemt

@@ -45,6 +45,9 @@ struct TransformerConfig {
   // The first decoder input is a zero vector (plus its position), not the
   // embedding of decoder_start (Marian).
   bool zero_decoder_start = false;
+  // Pre-norm decoder self-attention memory from the raw layer input after
+  // the first step (Marian; schema/edgemt.fbs).
+  bool raw_decoder_self_memory = false;
 };
 
 // Rows of the source embedding table: the source side's vocabulary.

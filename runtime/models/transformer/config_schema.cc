@@ -32,6 +32,7 @@ Status read_transformer_config(const format::TransformerConfig& in, TransformerC
   out->max_positions = in.max_positions();
   out->source_vocab_size = in.source_vocab_size();
   out->zero_decoder_start = in.zero_decoder_start();
+  out->raw_decoder_self_memory = in.raw_decoder_self_memory();
   return verify_transformer_config(*out);
 }
 

@@ -141,14 +141,30 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
     // Masked self-attention: append this step's k, v to the cache.
     const float* in = timed_sublayer_input(c, layer.self_norm, w.dec_x, rows, w.dec_norm);
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, in, rows, w.dec_qkv));  // [R, 3d]
+    // Marian's pre-norm decoding keeps the raw layer inputs as the
+    // self-attention memory: the cache gets k, v of the un-normalized x
+    // (the first step still attends to its normalized k, v, below).
+    const float* memory = w.dec_qkv;  // [R, 3d], k | v at [d, 3d)
+    if (config.raw_decoder_self_memory) {
+      EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, w.dec_x, rows, w.dec_qkv_raw));
+      memory = w.dec_qkv_raw;
+    }
     {
       ProfileScope timed(c.profile, ProfilePart::kDecoderState);
+      const float* first = step.step == 0 ? w.dec_qkv : memory;
       for (size_t r = 0; r < rows; ++r) {
         const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
-        std::memcpy(k_cache + at, w.dec_qkv + r * 3 * d + d, d * sizeof(float));
-        std::memcpy(v_cache + at, w.dec_qkv + r * 3 * d + 2 * d, d * sizeof(float));
+        std::memcpy(k_cache + at, first + r * 3 * d + d, d * sizeof(float));
+        std::memcpy(v_cache + at, first + r * 3 * d + 2 * d, d * sizeof(float));
       }
       self_attention(c, step, w.dec_qkv, k_cache, v_cache, cache_len, w.dec_ctx);
+      if (memory != first) {  // step 0: keep the raw k, v for the steps after
+        for (size_t r = 0; r < rows; ++r) {
+          const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
+          std::memcpy(k_cache + at, memory + r * 3 * d + d, d * sizeof(float));
+          std::memcpy(v_cache + at, memory + r * 3 * d + 2 * d, d * sizeof(float));
+        }
+      }
     }
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_out, w.dec_ctx, rows, w.dec_out));
     timed_residual_step(c, layer.self_norm, w.dec_out, rows, w.dec_x);

@@ -38,6 +38,7 @@ class Transformer final : public EncoderDecoder {
     shape.workers = run.workers;
     shape.int8 = model_.weight_dtype() == DType::kI8;
     shape.f16 = weights_.f16_native;
+    shape.raw_self_memory = config_.raw_decoder_self_memory;
     pending_ = Workspace();
     plan_workspace(shape, arena, &pending_);
   }

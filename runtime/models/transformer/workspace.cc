@@ -53,6 +53,7 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
   const Lifetime layers{kDecodeLayers, kDecodeLayers};
   w->dec_x = arena->allocate<float>(s.rows * d, {kDecodeLayers, kDecodeOutput});
   w->dec_qkv = arena->allocate<float>(s.rows * 3 * d, layers);
+  if (s.raw_self_memory) w->dec_qkv_raw = arena->allocate<float>(s.rows * 3 * d, layers);
   w->dec_q = arena->allocate<float>(s.rows * d, layers);
   w->dec_ctx = arena->allocate<float>(s.rows * d, layers);
   w->dec_out = arena->allocate<float>(s.rows * d, layers);

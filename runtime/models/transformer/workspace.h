@@ -47,6 +47,7 @@ struct WorkspaceShape {
   size_t workers = 1;
   bool int8 = false;          // int8 Linears: plan their quantized-input scratch
   bool f16 = false;           // f16 Linears: plan their half input/output scratch
+  bool raw_self_memory = false;  // TransformerConfig::raw_decoder_self_memory
 };
 
 struct Workspace {
@@ -68,6 +69,7 @@ struct Workspace {
   float* reorder_scratch = nullptr;  // [max_beam, T, d]  kDecodeSearch
   float* dec_x = nullptr;     // [R, d]   [kDecodeLayers, kDecodeOutput]
   float* dec_qkv = nullptr;   // [R, 3d]  kDecodeLayers, as the five below
+  float* dec_qkv_raw = nullptr;  // [R, 3d] of the raw layer input (raw_self_memory only)
   float* dec_q = nullptr;     // [R, d]
   float* dec_ctx = nullptr;   // [R, d]
   float* dec_out = nullptr;   // [R, d]

@@ -11,6 +11,11 @@ src/graph/node_initializers.cpp (v1.12):
 - `y = x·W + b`: W is [in, out], so every matrix is transposed here;
 - post-norm ("dan") or pre-norm ("n" / "da" / top "n") layers, LayerNorm
   eps 1e-6; activation `transformer-ffn-activation` (swish, relu, gelu);
+- pre-norm: Marian's step-by-step decoding keeps the raw (un-normalized)
+  layer inputs as the decoder self-attention memory after the first step
+  (transformer.h DecoderLayerSelfAttention / LayerAttention: keys are
+  normalized only when they are the query's own input), which the model
+  file records (raw_decoder_self_memory) so edgemt decodes the same way;
 - embeddings × sqrt(d) with sinusoidal positions (Marian's own table:
   positions.marian), learned positions `Wpos` copied as stored;
 - the first decoder input is a zero vector (zero_decoder_start);
@@ -31,6 +36,7 @@ Name mapping (layer l = i + 1; Marian numbers layers from 1):
   *_self_Woᵀ / bo                                    -> self_attn.out
   *_self_Wo_ln_{scale,bias}[_pre]                    -> self_attn_norm
   decoder_l{l}_context_Wqᵀ / Wk, Wvᵀ / Woᵀ           -> cross_attn.q / .kv / .out
+  decoder_ff_logit_out_Wt (or _Wᵀ), _b               -> output.weight, output.bias
   *_context_Wo_ln_{scale,bias}[_pre]                 -> cross_attn_norm
   *_ffn_W1ᵀ, W2ᵀ (b1, b2); *_ffn_ffn_ln_*[_pre]      -> ffn.in, ffn.out; ffn_norm
   {encoder,decoder}_top_ln_{scale,bias}              -> final norms (pre-norm)
@@ -188,7 +194,7 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
         embedding_scale=1.0 if learned else float(np.sqrt(d)), tied_output=tied,
         output_bias=not config.get("output-omit-bias", False), shared_embeddings=shared,
         source_vocab_size=0 if vocabs[0] == vocabs[1] and shared else vocabs[0],
-        zero_decoder_start=True)
+        zero_decoder_start=True, raw_decoder_self_memory=placement == "pre")
 
 
 def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: TransformerConfig,
@@ -206,8 +212,14 @@ def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: Transfo
         target_key = "decoder_Wemb"
         out.put("embedding.target", src.take(target_key, (v, d)), target_key)
     if not cfg.tied_output:
-        out.put("output.weight", src.take("decoder_ff_logit_out_W", (d, v)).T,
-                "decoder_ff_logit_out_W")
+        # Marian >= 1.9 stores it transposed, [V, d], as `_Wt`; older
+        # models as `_W` [d, V] (src/layers/output.cpp).
+        if src.has("decoder_ff_logit_out_Wt"):
+            out.put("output.weight", src.take("decoder_ff_logit_out_Wt", (v, d)),
+                    "decoder_ff_logit_out_Wt")
+        else:
+            out.put("output.weight", src.take("decoder_ff_logit_out_W", (d, v)).T,
+                    "decoder_ff_logit_out_W")
     if cfg.output_bias:
         out.put("output.bias", src.take("decoder_ff_logit_out_b", (1, v)).reshape(v),
                 "decoder_ff_logit_out_b")

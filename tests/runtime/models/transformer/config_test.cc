@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "edgemt/limits.h"
 #include "support/model_builder.h"
 
 namespace edgemt {
@@ -25,6 +26,24 @@ TEST_CASE("models/transformer/config: the limits bound every field") {
   config = testing::tiny_config();
   config.d_model = kMaxDModel + 8;
   CHECK(std::strstr(verify_transformer_config(config).message(), "config.d_model") != nullptr);
+}
+
+TEST_CASE("models/transformer/config: format-3 fields are checked") {
+  TransformerConfig config = testing::tiny_config();
+  config.raw_decoder_self_memory = true;
+  config.norm_placement = NormPlacement::kPostNorm;
+  CHECK(std::strstr(verify_transformer_config(config).message(),
+                    "raw_decoder_self_memory needs a pre-norm decoder") != nullptr);
+  config.norm_placement = NormPlacement::kPreNorm;
+  CHECK(verify_transformer_config(config).is_ok());
+  config.source_vocab_size = kMaxVocabSize + 1;
+  CHECK(std::strstr(verify_transformer_config(config).message(), "config.source_vocab_size") !=
+        nullptr);
+  config.source_vocab_size = config.vocab_size + 1;
+  CHECK(verify_transformer_config(config).is_ok());
+  CHECK(source_vocab_size(config) == config.vocab_size + 1);
+  config.source_vocab_size = 0;
+  CHECK(source_vocab_size(config) == config.vocab_size);
 }
 
 TEST_CASE("models/transformer/config: describe names every hyper-parameter") {

@@ -154,7 +154,14 @@ class TransformerConfig(object):
             return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
         return False
 
-def TransformerConfigStart(builder): builder.StartObject(18)
+    # TransformerConfig
+    def RawDecoderSelfMemory(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(40))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def TransformerConfigStart(builder): builder.StartObject(19)
 def Start(builder):
     return TransformerConfigStart(builder)
 def TransformerConfigAddEncoderLayers(builder, encoderLayers): builder.PrependUint32Slot(0, encoderLayers, 0)
@@ -211,6 +218,9 @@ def AddSourceVocabSize(builder, sourceVocabSize):
 def TransformerConfigAddZeroDecoderStart(builder, zeroDecoderStart): builder.PrependBoolSlot(17, zeroDecoderStart, 0)
 def AddZeroDecoderStart(builder, zeroDecoderStart):
     return TransformerConfigAddZeroDecoderStart(builder, zeroDecoderStart)
+def TransformerConfigAddRawDecoderSelfMemory(builder, rawDecoderSelfMemory): builder.PrependBoolSlot(18, rawDecoderSelfMemory, 0)
+def AddRawDecoderSelfMemory(builder, rawDecoderSelfMemory):
+    return TransformerConfigAddRawDecoderSelfMemory(builder, rawDecoderSelfMemory)
 def TransformerConfigEnd(builder): return builder.EndObject()
 def End(builder):
     return TransformerConfigEnd(builder)
