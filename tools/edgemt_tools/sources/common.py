@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..model_spec import TransformerConfig, expected_tensors
-from ..validate import first_line
+from ..validate import first_line, validate_config
 
 
 def sha256_file(path: str) -> str:
@@ -75,6 +75,9 @@ class WeightAssembler:
     it came from, and checks shapes against what the config implies."""
 
     def __init__(self, cfg: TransformerConfig):
+        # The config first, against the runtime's limits: a checkpoint's
+        # claim of a billion layers is refused, not enumerated.
+        validate_config(cfg)
         self.cfg = cfg
         self.specs = expected_tensors(cfg, "fp32")
         self.weights: Dict[str, np.ndarray] = {}

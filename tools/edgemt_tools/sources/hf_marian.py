@@ -43,7 +43,7 @@ from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
 from ..positions import hugging_face_marian
-from ..validate import first_line
+from ..validate import first_line, validate_config
 from .common import (TensorSource, WeightAssembler, pieces_by_id, read_sentencepiece,
                      sha256_file)
 from .detect import wrong_source
@@ -74,8 +74,8 @@ def _read_json(path: str, what: str) -> dict:
 
 def _int(config: Mapping, key: str, where: str, default=None) -> int:
     value = config.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(f"{where}: '{key}' is {value!r}, expected a whole number")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UserError(f"{where}: '{key}' is {value!r}, expected a whole number >= 0")
     return value
 
 
@@ -307,6 +307,7 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     config = read_config(folder)
     where = os.path.join(folder, "config.json")
     cfg = transformer_config(config, where)
+    validate_config(cfg)
     tensors, weights_path = load_tensors(folder)
     cfg, weights = convert_tensors(tensors, cfg, weights_path)
     source_pieces, target_pieces, vocab = _vocabularies(folder, cfg)

@@ -51,7 +51,7 @@ from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
 from ..positions import marian as marian_positions
-from ..validate import first_line
+from ..validate import first_line, validate_config
 from .common import (TensorSource, WeightAssembler, pieces_by_id, read_sentencepiece,
                      sha256_file)
 from .detect import detect, wrong_source
@@ -122,6 +122,15 @@ def _option(config: Mapping, key: str, where: str, default=None):
     return value
 
 
+def _size(config: Mapping, key: str, where: str, default=None) -> int:
+    """A size option: a whole number >= 0."""
+    value = _option(config, key, where, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UserError(f"{where}: special:model.yml {key} is {value!r}, expected a whole "
+                        "number >= 0")
+    return value
+
+
 def _refuse(where: str, option: str, value, supported: str) -> None:
     raise UserError(f"{where}: Marian option {option}: {value!r} is not supported "
                     f"({supported})")
@@ -150,8 +159,8 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
     decoder_ffn_depth = config.get("transformer-decoder-ffn-depth", 0) or ffn_depth
     if ffn_depth != 2 or decoder_ffn_depth != 2:
         _refuse(where, "transformer-ffn-depth", ffn_depth, "only 2")
-    ffn = _option(config, "transformer-dim-ffn", where)
-    decoder_ffn = config.get("transformer-decoder-dim-ffn", 0) or ffn
+    ffn = _size(config, "transformer-dim-ffn", where)
+    decoder_ffn = _size(config, "transformer-decoder-dim-ffn", where, 0) or ffn
     if decoder_ffn != ffn:
         _refuse(where, "transformer-decoder-dim-ffn", decoder_ffn,
                 f"only equal to transformer-dim-ffn ({ffn})")
@@ -173,9 +182,10 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
         _refuse(where, "transformer-postprocess-emb", config.get("transformer-postprocess-emb"),
                 "only d (no embedding normalization)")
     vocabs = _option(config, "dim-vocabs", where)
-    if not isinstance(vocabs, list) or len(vocabs) != 2:
-        _refuse(where, "dim-vocabs", vocabs, "one source and one target vocabulary")
-    d = _option(config, "dim-emb", where)
+    if not isinstance(vocabs, list) or len(vocabs) != 2 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in vocabs):
+        _refuse(where, "dim-vocabs", vocabs, "one source and one target vocabulary size")
+    d = _size(config, "dim-emb", where)
     learned = bool(config.get("transformer-train-position-embeddings", False))
     tied_all = bool(config.get("tied-embeddings-all", False))
     tied_src = bool(config.get("tied-embeddings-src", False))
@@ -185,9 +195,9 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
         raise UserError(f"{where}: tied source and target embeddings with vocabularies of "
                         f"{vocabs[0]} and {vocabs[1]} pieces")
     return TransformerConfig(
-        encoder_layers=_option(config, "enc-depth", where),
-        decoder_layers=_option(config, "dec-depth", where), d_model=d,
-        heads=_option(config, "transformer-heads", where), ffn_dim=ffn, vocab_size=vocabs[1],
+        encoder_layers=_size(config, "enc-depth", where),
+        decoder_layers=_size(config, "dec-depth", where), d_model=d,
+        heads=_size(config, "transformer-heads", where), ffn_dim=ffn, vocab_size=vocabs[1],
         max_positions=max_positions, activation=activation, norm_placement=placement,
         layer_norm_eps=LAYER_NORM_EPS, encoder_final_norm=placement == "pre",
         decoder_final_norm=placement == "pre",
@@ -358,15 +368,25 @@ def _find_npz(folder: str, decoder: Mapping) -> str:
     return os.path.join(folder, found[0])
 
 
+def _number(decoder: Mapping, key: str, default, kind=float):
+    """A decoding option of decoder.yml as `kind` (Marian's default when absent)."""
+    value = decoder.get(key, default)
+    try:
+        if isinstance(value, bool) or (kind is int and float(value) != int(value)):
+            raise ValueError
+        return kind(value)
+    except (TypeError, ValueError):
+        raise UserError(f"decoder.yml: {key} is {value!r}, not a number") from None
+
+
 def decoding_defaults(decoder: Mapping, unk: int, control_ids: List[int]) -> Decoding:
     """Marian's translator options as decoder.yml gives them (Marian's defaults
     where it is silent); <unk> banned unless allow-unk."""
-    beam = decoder.get("beam-size", DEFAULT_BEAM)
     banned = [] if decoder.get("allow-unk", False) else [unk]
-    return Decoding(rules="marian", beam_size=int(beam),
-                    length_penalty=float(decoder.get("normalize", DEFAULT_NORMALIZE)),
-                    word_penalty=float(decoder.get("word-penalty", DEFAULT_WORD_PENALTY)),
-                    max_len_a=float(decoder.get("max-length-factor", DEFAULT_MAX_LENGTH_FACTOR)),
+    return Decoding(rules="marian", beam_size=_number(decoder, "beam-size", DEFAULT_BEAM, int),
+                    length_penalty=_number(decoder, "normalize", DEFAULT_NORMALIZE),
+                    word_penalty=_number(decoder, "word-penalty", DEFAULT_WORD_PENALTY),
+                    max_len_a=_number(decoder, "max-length-factor", DEFAULT_MAX_LENGTH_FACTOR),
                     max_len_b=0.0, banned_tokens=tuple(sorted(set(banned + control_ids))))
 
 
@@ -396,8 +416,9 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     npz = _load_npz(npz_path)
     config = _model_yml(npz, npz_path)
     notes = []
-    max_length = int(decoder.get("max-length", DEFAULT_MAX_LENGTH))
+    max_length = _number(decoder, "max-length", DEFAULT_MAX_LENGTH, int)
     cfg = transformer_config(config, npz_path, max_positions=max_length)
+    validate_config(cfg)
     vocab_paths = decoder.get("vocabs")
     if not isinstance(vocab_paths, list) or len(vocab_paths) != 2:
         raise UserError(f"{decoder_path}: expected 'vocabs' with a source and a target "

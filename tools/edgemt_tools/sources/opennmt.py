@@ -56,7 +56,7 @@ import numpy as np
 from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
-from ..validate import first_line
+from ..validate import first_line, validate_config
 from .common import (TensorSource, WeightAssembler, check_finite, read_sentencepiece,
                      sha256_file)
 from .detect import detect, wrong_source
@@ -364,6 +364,7 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
         # An nn.Sequential(Linear, ...) generator (OpenNMT-py before v3).
         generator = {key[2:]: value for key, value in generator.items() if key.startswith("0.")}
     cfg = transformer_config(opt, state, generator, path, (len(src_pieces), len(tgt_pieces)))
+    validate_config(cfg)
     weights = convert_tensors(state, generator, cfg, opt, path)
     if inputs.spm is not None:
         source_spm = target_spm = read_sentencepiece(inputs.spm, "shared")
