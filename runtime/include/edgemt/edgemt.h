@@ -1,0 +1,334 @@
+/* edgemt.h: the C interface of the edgemt runtime (C99; also valid C++).
+ *
+ * What Swift, Kotlin/JNI, Rust, Go, Python (ctypes) and firmware C call. It
+ * wraps the C++ runtime (edgemt/model.h, edgemt/translator.h,
+ * edgemt/tokenizer.h) behind opaque handles. No C++ exception crosses it, and
+ * nothing it allocates is freed by the caller except through the matching
+ * edgemt_*_free().
+ *
+ * Phases, as in the C++ API:
+ *
+ *   load     edgemt_model_open() / edgemt_model_open_memory()   allocates
+ *            edgemt_translator_create()                          allocates
+ *   prepare  edgemt_translator_arena_size(), then
+ *            edgemt_translator_prepare() with a caller arena    allocates nothing
+ *            (or with arena NULL: the library allocates it)
+ *   run      edgemt_translate()                                  allocates nothing
+ *            edgemt_model_detokenize()                           allocates nothing
+ *   text     edgemt_tokenizer_*(), edgemt_translate_text()       allocate (SentencePiece);
+ *            these are in the text library (edgemt_text), which
+ *            firmware without it does not link
+ *
+ * Errors. Every call that can fail returns an edgemt_code (EDGEMT_OK is 0)
+ * and, when `error` is not NULL, writes the code and a NUL-terminated message
+ * into the caller's edgemt_error (no allocation, no shared state: safe from
+ * any thread). On failure, out-parameters are left untouched unless a call
+ * says otherwise. A NULL handle, a NULL pointer the call needs, or a call in
+ * the wrong order returns a code and a message; it never crashes. Passing a
+ * handle after its edgemt_*_free() cannot be detected and is undefined.
+ *
+ * Threads. A model is immutable once open: any number of translators and
+ * tokenizers on any threads may share it. A translator is used by one thread
+ * at a time (it may move between threads between calls); it runs its own
+ * worker threads inside edgemt_translate(), which sleep (use no CPU) while it
+ * is not translating. A tokenizer's calls may run concurrently. The free
+ * functions must not race with other calls on the same handle. Free
+ * translators and tokenizers before their model.
+ */
+#ifndef EDGEMT_EDGEMT_H_
+#define EDGEMT_EDGEMT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(EDGEMT_C_API_BUILD)
+#define EDGEMT_API __attribute__((visibility("default")))
+#else
+#define EDGEMT_API
+#endif
+
+/* ---- Version ------------------------------------------------------------- */
+
+#define EDGEMT_VERSION_MAJOR 0
+#define EDGEMT_VERSION_MINOR 2
+#define EDGEMT_VERSION_PATCH 0
+
+/* The library's version, "MAJOR.MINOR.PATCH" (static string). Compare it
+ * with the EDGEMT_VERSION_* macros of the header a program was built with. */
+EDGEMT_API const char* edgemt_version(void);
+/* The newest and oldest model file format versions this library reads. */
+EDGEMT_API uint32_t edgemt_format_version(void);
+EDGEMT_API uint32_t edgemt_oldest_format_version(void);
+
+/* ---- Errors -------------------------------------------------------------- */
+
+/* The same codes, in the same order, as edgemt::StatusCode. */
+typedef enum edgemt_code {
+  EDGEMT_OK = 0,
+  EDGEMT_INVALID_ARGUMENT = 1,     /* bad option or input */
+  EDGEMT_OUT_OF_RANGE = 2,         /* input longer than the model or the limits allow */
+  EDGEMT_FAILED_PRECONDITION = 3,  /* call in the wrong order (translate before prepare) */
+  EDGEMT_NOT_FOUND = 4,            /* model file missing */
+  EDGEMT_IO_ERROR = 5,             /* open/stat/mmap failed */
+  EDGEMT_INVALID_MODEL = 6,        /* truncated, corrupt or inconsistent model */
+  EDGEMT_UNSUPPORTED_VERSION = 7,  /* model format version this library does not read */
+  EDGEMT_UNSUPPORTED = 8,          /* feature this build cannot run */
+  EDGEMT_OUT_OF_MEMORY = 9,        /* buffer too small, or allocation at load failed */
+  EDGEMT_BACKEND_ERROR = 10,       /* XNNPACK or the thread pool failed */
+  EDGEMT_NUMERIC_ERROR = 11        /* a sentence's scores were NaN or infinite */
+} edgemt_code;
+
+#define EDGEMT_ERROR_MESSAGE_CAPACITY 256
+
+/* Caller-owned; filled by a failing call (code and message), and by a
+ * successful one with EDGEMT_OK and "". */
+typedef struct edgemt_error {
+  edgemt_code code;
+  char message[EDGEMT_ERROR_MESSAGE_CAPACITY];
+} edgemt_error;
+
+/* Short stable name of a code ("invalid-model", ...): a static string;
+ * "unknown" for a value that is not a code. */
+EDGEMT_API const char* edgemt_code_name(edgemt_code code);
+
+/* ---- Model ---------------------------------------------------------------- */
+
+typedef struct edgemt_model edgemt_model;
+
+/* Alignment a model buffer given to edgemt_model_open_memory() must have
+ * (the weight segment inside the file is aligned to it). */
+#define EDGEMT_MODEL_ALIGNMENT 64
+
+/* Maps the file at `path` (mmap: nothing is copied) and verifies it fully.
+ * The file must not be truncated or rewritten in place while the model is
+ * open (replace it by renaming). *out is the caller's until
+ * edgemt_model_free(). Errors: NOT_FOUND, IO_ERROR, INVALID_MODEL,
+ * UNSUPPORTED_VERSION, UNSUPPORTED, OUT_OF_MEMORY, INVALID_ARGUMENT. */
+EDGEMT_API edgemt_code edgemt_model_open(const char* path, edgemt_model** out,
+                                         edgemt_error* error);
+
+/* Verifies a model file already in memory (flash, a blob linked into the
+ * executable, a caller buffer) and uses it in place: nothing is copied. The
+ * buffer stays the caller's; it must hold the whole file, be
+ * EDGEMT_MODEL_ALIGNMENT-aligned (INVALID_ARGUMENT otherwise), stay
+ * unchanged and outlive the model. Other errors as edgemt_model_open(). */
+EDGEMT_API edgemt_code edgemt_model_open_memory(const void* data, size_t size,
+                                                edgemt_model** out, edgemt_error* error);
+
+/* Frees the model (NULL: no-op). Its translators and tokenizers must be
+ * freed first. */
+EDGEMT_API void edgemt_model_free(edgemt_model* model);
+
+/* What a program needs to know of a model. Strings are the model's and
+ * live as long as it. */
+typedef struct edgemt_model_info {
+  uint32_t format_version;
+  const char* family;           /* "transformer" */
+  const char* source_language;  /* "en" ("" when unknown) */
+  const char* target_language;
+  const char* weight_dtype;     /* "f32", "f16", "i8" */
+  uint32_t source_vocab_size;   /* source ids are below it */
+  uint32_t target_vocab_size;   /* output ids are below it */
+  uint32_t max_sequence_length; /* longest source or target, in tokens counting EOS */
+  int32_t source_eos_id;        /* appended to each source when append_eos_to_source */
+  int append_eos_to_source;     /* 1 or 0 */
+  int has_tokenizer;            /* 1 when the file holds SentencePiece model(s) */
+} edgemt_model_info;
+
+/* Errors: INVALID_ARGUMENT (NULL model or out). */
+EDGEMT_API edgemt_code edgemt_model_get_info(const edgemt_model* model, edgemt_model_info* out,
+                                             edgemt_error* error);
+
+/* Text of target ids without SentencePiece: the pieces of the model's
+ * target vocabulary concatenated, "\xe2\x96\x81" (U+2581) turned into a
+ * space, the leading space dropped, special tokens (pad, bos, eos, unk's
+ * piece excepted) skipped. This is what SentencePiece's decoder does for the
+ * models edgemt converts, except for byte-fallback pieces (<0x..>), which
+ * are written as the bytes they stand for. Writes at most `capacity` bytes
+ * and a NUL into `text` (capacity >= 1); *length is the text's length
+ * without the NUL. Allocates nothing. Errors: INVALID_ARGUMENT (NULL
+ * pointer, id outside the vocabulary), OUT_OF_RANGE (text does not fit:
+ * `text` then holds the longest prefix that does, cut between pieces),
+ * UNSUPPORTED (the model has no vocabulary of pieces). */
+EDGEMT_API edgemt_code edgemt_model_detokenize(const edgemt_model* model, const int32_t* ids,
+                                               size_t count, char* text, size_t capacity,
+                                               size_t* length, edgemt_error* error);
+
+/* ---- Translator ------------------------------------------------------------ */
+
+typedef struct edgemt_translator edgemt_translator;
+
+typedef struct edgemt_translator_options {
+  size_t threads;                  /* 1..256 workers in edgemt_translate(); 1 = the caller only */
+  size_t min_parallel_nanoseconds; /* smallest work worth a worker (edgemt/translator.h) */
+} edgemt_translator_options;
+
+/* threads 1, min_parallel_nanoseconds as the C++ default. */
+EDGEMT_API edgemt_translator_options edgemt_translator_options_default(void);
+
+/* The largest request edgemt_translate() accepts after prepare; each >= 1. */
+typedef struct edgemt_limits {
+  size_t max_batch;       /* sentences per call, <= 1024 */
+  size_t max_source_len;  /* source tokens counting EOS, <= max_sequence_length */
+  size_t max_beam;        /* <= 64 */
+  size_t max_target_len;  /* generated tokens counting EOS, <= max_sequence_length */
+} edgemt_limits;
+
+/* 16 sentences of 256 tokens, beam 4 (edgemt::Limits). */
+EDGEMT_API edgemt_limits edgemt_limits_default(void);
+
+/* Creates a translator over `model` (options NULL: defaults). Packs the
+ * weights it computes with and starts its worker threads. The model must
+ * outlive it. Errors: INVALID_ARGUMENT, UNSUPPORTED, BACKEND_ERROR,
+ * OUT_OF_MEMORY. */
+EDGEMT_API edgemt_code edgemt_translator_create(const edgemt_model* model,
+                                                const edgemt_translator_options* options,
+                                                edgemt_translator** out, edgemt_error* error);
+
+/* Frees the translator (NULL: no-op) and stops its threads. A caller arena
+ * stays the caller's; an arena the library allocated is freed. */
+EDGEMT_API void edgemt_translator_free(edgemt_translator* translator);
+
+/* Alignment of a caller arena. */
+#define EDGEMT_ARENA_ALIGNMENT 64
+
+/* Bytes of arena edgemt_translator_prepare() needs for `limits`. Allocates
+ * nothing. Errors: INVALID_ARGUMENT (NULL pointer, limits outside the
+ * model's or the library's). */
+EDGEMT_API edgemt_code edgemt_translator_arena_size(const edgemt_translator* translator,
+                                                    const edgemt_limits* limits, size_t* bytes,
+                                                    edgemt_error* error);
+
+/* Lays out every run-phase buffer for `limits` in `arena`: caller memory,
+ * EDGEMT_ARENA_ALIGNMENT-aligned, at least edgemt_translator_arena_size()
+ * bytes, that the translator uses until it is freed or prepared again (the
+ * caller must not touch it meanwhile). With arena NULL (and arena_size 0)
+ * the library allocates it. May be called again with other limits; a prepare
+ * that fails leaves the translator as it was. Errors: INVALID_ARGUMENT
+ * (limits, misaligned arena), OUT_OF_MEMORY (arena smaller than needed, or
+ * the library's allocation failed). */
+EDGEMT_API edgemt_code edgemt_translator_prepare(edgemt_translator* translator,
+                                                 const edgemt_limits* limits, void* arena,
+                                                 size_t arena_size, edgemt_error* error);
+
+/* How to decode. The search follows the model's recorded rules (its source
+ * framework's) and never emits its banned tokens. */
+typedef struct edgemt_decode_options {
+  size_t beam_size;      /* 1 = greedy; <= the prepared max_beam */
+  float length_penalty;  /* beam: score / L^length_penalty */
+  float max_len_a;       /* at most floor(a * source_len + b) generated tokens */
+  float max_len_b;
+  float word_penalty;    /* Marian rules: per generated token */
+} edgemt_decode_options;
+
+/* The model's own decoding defaults (what `edgemt translate` uses).
+ * Errors: INVALID_ARGUMENT (NULL pointer). */
+EDGEMT_API edgemt_code edgemt_decode_options_default(const edgemt_model* model,
+                                                     edgemt_decode_options* out,
+                                                     edgemt_error* error);
+
+/* One source sentence of token ids (ending with source_eos_id when the
+ * model's append_eos_to_source is 1). The ids stay the caller's. */
+typedef struct edgemt_tokens {
+  const int32_t* ids;
+  size_t length;
+} edgemt_tokens;
+
+/* One translation. Before the call the caller sets `tokens` (its memory)
+ * and `capacity` (>= max_target_len never truncates); the call writes the
+ * rest. A sentence can fail alone (code NUMERIC_ERROR, `error` says why,
+ * length 0) while its batch succeeds. `error` is a static string, never
+ * NULL. EOS, BOS and pad are not in `tokens`. */
+typedef struct edgemt_result {
+  int32_t* tokens;
+  size_t capacity;
+  size_t length;
+  float score;        /* log-probability (beam: length-normalized) */
+  edgemt_code code;
+  const char* error;
+} edgemt_result;
+
+/* Translates `count` sentences (count <= max_batch) in one batch, on the
+ * prepared arena: allocates nothing. options NULL: the model's defaults.
+ * Errors (the whole call; results are not written): FAILED_PRECONDITION
+ * (not prepared), INVALID_ARGUMENT (NULL pointer, count or beam over the
+ * limits, id outside the vocabulary, empty source, result without tokens
+ * memory), OUT_OF_RANGE (source longer than max_source_len). On EDGEMT_OK
+ * check each result's code. */
+EDGEMT_API edgemt_code edgemt_translate(edgemt_translator* translator,
+                                        const edgemt_tokens* sources, size_t count,
+                                        const edgemt_decode_options* options,
+                                        edgemt_result* results, edgemt_error* error);
+
+/* ---- Text (the edgemt_text library: SentencePiece; allocates) ------------- */
+
+typedef struct edgemt_tokenizer edgemt_tokenizer;
+
+/* A tokenizer from the SentencePiece model(s) in the model file. The model
+ * must outlive it. Errors: INVALID_ARGUMENT, INVALID_MODEL (no tokenizer in
+ * the file), OUT_OF_MEMORY. */
+EDGEMT_API edgemt_code edgemt_tokenizer_create(const edgemt_model* model,
+                                               edgemt_tokenizer** out, edgemt_error* error);
+EDGEMT_API void edgemt_tokenizer_free(edgemt_tokenizer* tokenizer);
+
+/* Source ids of UTF-8 `text` (`text_length` bytes, no NUL needed), EOS
+ * appended when the model wants it, into ids[0..capacity); *length is the
+ * count. Errors: INVALID_ARGUMENT (invalid UTF-8, NULL pointer),
+ * OUT_OF_RANGE (text over 64 KiB, or more than `capacity` ids: *length then
+ * says how many are needed). */
+EDGEMT_API edgemt_code edgemt_tokenizer_encode(const edgemt_tokenizer* tokenizer,
+                                               const char* text, size_t text_length,
+                                               int32_t* ids, size_t capacity, size_t* length,
+                                               edgemt_error* error);
+
+/* UTF-8 text of target ids into text[0..capacity) with a NUL; *length
+ * without it. Errors: INVALID_ARGUMENT, OUT_OF_RANGE (does not fit:
+ * *length then is the length needed, and text holds "" ). */
+EDGEMT_API edgemt_code edgemt_tokenizer_decode(const edgemt_tokenizer* tokenizer,
+                                               const int32_t* ids, size_t count, char* text,
+                                               size_t capacity, size_t* length,
+                                               edgemt_error* error);
+
+/* One line of UTF-8 text (not NUL-terminated: `length` bytes). */
+typedef struct edgemt_text {
+  const char* data;
+  size_t length;
+} edgemt_text;
+
+/* One text translation: the caller sets `text`/`text_capacity` (and, to
+ * get them, `tokens`/`token_capacity`; tokens NULL: not written); the call
+ * writes the rest. `text` gets a NUL. */
+typedef struct edgemt_text_result {
+  char* text;
+  size_t text_capacity;
+  size_t text_length;
+  int32_t* tokens;
+  size_t token_capacity;
+  size_t token_length;
+  float score;
+  edgemt_code code;   /* per sentence: OK, NUMERIC_ERROR, or OUT_OF_RANGE (did not fit) */
+  const char* error;  /* static string, never NULL */
+} edgemt_text_result;
+
+/* Tokenizes `count` texts, translates them in one batch (count <=
+ * max_batch), and detokenizes. target_prefix: a target-language token that
+ * multi-target models expect first in the source (">>fra<<"), or NULL.
+ * options NULL: the model's defaults. Errors (whole call): as
+ * edgemt_translate() and edgemt_tokenizer_encode() (a text that cannot be
+ * encoded fails the call, and the message names its index). */
+EDGEMT_API edgemt_code edgemt_translate_text(edgemt_translator* translator,
+                                             const edgemt_tokenizer* tokenizer,
+                                             const edgemt_text* texts, size_t count,
+                                             const char* target_prefix,
+                                             const edgemt_decode_options* options,
+                                             edgemt_text_result* results, edgemt_error* error);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* EDGEMT_EDGEMT_H_ */
