@@ -10,34 +10,24 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "edgemt/edgemt.h"
+#include "support/reference_data.h"
 
 namespace {
 
 std::vector<std::vector<int32_t>> reference_ids(size_t count) {
-  std::vector<std::vector<int32_t>> lines;
-  std::ifstream in(EDGEMT_SOURCE_DIR "/models/reference/test_2016_flickr.en.ids");
-  std::string line;
-  while (lines.size() < count && std::getline(in, line)) {
-    std::istringstream words(line);
-    std::vector<int32_t> ids;
-    int32_t id = 0;
-    while (words >> id) ids.push_back(id);
-    lines.push_back(ids);
-  }
+  auto lines = edgemt::testing::read_id_lines(edgemt::testing::reference_path("test_2016_flickr.en.ids"));
+  if (lines.size() > count) lines.resize(count);
   return lines;
 }
 
 std::vector<std::string> reference_lines(const char* name, size_t count) {
-  std::vector<std::string> lines;
-  std::ifstream in(std::string(EDGEMT_SOURCE_DIR "/models/reference/") + name);
-  std::string line;
-  while (lines.size() < count && std::getline(in, line)) lines.push_back(line);
+  auto lines = edgemt::testing::read_lines(edgemt::testing::reference_path(name));
+  if (lines.size() > count) lines.resize(count);
   return lines;
 }
 

@@ -3,20 +3,17 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "edgemt/edgemt.h"
+#include "support/reference_data.h"
 
 namespace {
 
 std::vector<std::string> reference_lines(const char* name, size_t count) {
-  std::vector<std::string> lines;
-  std::ifstream in(std::string(EDGEMT_SOURCE_DIR "/models/reference/") + name);
-  std::string line;
-  while (lines.size() < count && std::getline(in, line)) lines.push_back(line);
+  auto lines = edgemt::testing::read_lines(edgemt::testing::reference_path(name));
+  if (lines.size() > count) lines.resize(count);
   return lines;
 }
 
