@@ -51,7 +51,7 @@ class ArchitectureDocTest(unittest.TestCase):
         family's internals (issue 14, acceptance 2: the same pattern as
         `grep -rniE "transformer|d_model|ffn|heads|qkv|self_attn|cross_attn|k/v|layer_norm|norm_placement"
         runtime/translator.cc runtime/search runtime/include tools/cli`)."""
-        pattern = re.compile(r"transformer|d_model|ffn|heads|qkv|self_attn|cross_attn|k/v|"
+        pattern = re.compile(r"transformer|\bd_model|ffn|heads|qkv|self_attn|cross_attn|k/v|"
                              r"layer_norm|norm_placement", re.IGNORECASE)
         roots = ["runtime/translator.cc", "runtime/search", "runtime/include", "tools/cli"]
         found = []

@@ -127,7 +127,7 @@ EDGEMT_API void edgemt_model_free(edgemt_model* model);
  * live as long as it. */
 typedef struct edgemt_model_info {
   uint32_t format_version;
-  const char* family;           /* "transformer" */
+  const char* family;           /* the runtime/models/ folder that runs it */
   const char* source_language;  /* "en" ("" when unknown) */
   const char* target_language;
   const char* weight_dtype;     /* "f32", "f16", "i8" */
