@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <new>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/xnnpack_runtime.h"
+#include "edgemt/edgemt.h"
 #include "edgemt/model.h"
 #include "edgemt/profile.h"
 #include "edgemt/tokenizer.h"
@@ -199,4 +201,74 @@ TEST_CASE("translate() with a Profile attached makes no heap or XNNPACK allocati
   check_translate_allocates_nothing(EDGEMT_BUNDLED_MODEL, &profile);
   CHECK(profile.count(edgemt::ProfilePart::kTranslate) == 4);  // 2 thread counts x 2 beams
   CHECK(profile.ns(edgemt::ProfilePart::kDecoderStep) > 0);
+}
+
+// The C API (edgemt/edgemt.h) on a caller arena: prepare and translate
+// allocate nothing, with 1 and 2 threads, greedy and beam 4, the model
+// opened from memory as firmware does.
+TEST_CASE("the C API with a caller arena: prepare and edgemt_translate allocate nothing") {
+  std::ifstream in(EDGEMT_BUNDLED_MODEL, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 1000);
+  void* blob = std::aligned_alloc(EDGEMT_MODEL_ALIGNMENT, (bytes.size() + 63) / 64 * 64);
+  std::memcpy(blob, bytes.data(), bytes.size());
+  edgemt_error error;
+  edgemt_model* model = nullptr;
+  REQUIRE(edgemt_model_open_memory(blob, bytes.size(), &model, &error) == EDGEMT_OK);
+  edgemt_tokenizer* tokenizer = nullptr;
+  REQUIRE(edgemt_tokenizer_create(model, &tokenizer, &error) == EDGEMT_OK);
+
+  const std::vector<std::string> lines = reference_sentences(12);
+  REQUIRE(lines.size() == 12);
+  std::vector<std::vector<int32_t>> ids(lines.size(), std::vector<int32_t>(128));
+  std::vector<edgemt_tokens> spans(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    size_t length = 0;
+    REQUIRE(edgemt_tokenizer_encode(tokenizer, lines[i].data(), lines[i].size(), ids[i].data(),
+                                    ids[i].size(), &length, &error) == EDGEMT_OK);
+    spans[i] = {ids[i].data(), length};
+  }
+  std::vector<std::vector<int32_t>> buffers(lines.size(), std::vector<int32_t>(128));
+  std::vector<edgemt_result> results(lines.size());
+  for (size_t threads : {size_t{1}, size_t{2}}) {
+    CAPTURE(threads);
+    edgemt_translator_options options = edgemt_translator_options_default();
+    options.threads = threads;
+    edgemt_translator* translator = nullptr;
+    REQUIRE(edgemt_translator_create(model, &options, &translator, &error) == EDGEMT_OK);
+    edgemt_limits limits = {lines.size(), 128, 4, 128};
+    size_t arena_bytes = 0;
+    REQUIRE(edgemt_translator_arena_size(translator, &limits, &arena_bytes, &error) == EDGEMT_OK);
+    void* arena = std::aligned_alloc(EDGEMT_ARENA_ALIGNMENT, arena_bytes);
+    edgemt_code prepared = EDGEMT_BACKEND_ERROR;
+    const Counts prepare_counts = count_allocations([&] {
+      prepared = edgemt_translator_prepare(translator, &limits, arena, arena_bytes, &error);
+    });
+    REQUIRE(prepared == EDGEMT_OK);
+    CHECK(prepare_counts.heap == 0);
+    CHECK(prepare_counts.xnnpack == 0);
+    for (size_t beam : {size_t{1}, size_t{4}}) {
+      CAPTURE(beam);
+      edgemt_decode_options decode;
+      REQUIRE(edgemt_decode_options_default(model, &decode, &error) == EDGEMT_OK);
+      decode.beam_size = beam;
+      for (size_t i = 0; i < lines.size(); ++i) {
+        results[i].tokens = buffers[i].data();
+        results[i].capacity = buffers[i].size();
+      }
+      edgemt_code code = EDGEMT_BACKEND_ERROR;
+      const Counts counts = count_allocations([&] {
+        code = edgemt_translate(translator, spans.data(), spans.size(), &decode, results.data(), &error);
+      });
+      REQUIRE(code == EDGEMT_OK);
+      CHECK(counts.heap == 0);
+      CHECK(counts.xnnpack == 0);
+      for (const edgemt_result& result : results) CHECK(result.length > 0);
+    }
+    edgemt_translator_free(translator);
+    std::free(arena);
+  }
+  edgemt_tokenizer_free(tokenizer);
+  edgemt_model_free(model);
+  std::free(blob);
 }

@@ -1,0 +1,246 @@
+// The C API's text part (edgemt/edgemt.h, "Text"): tokenizer and
+// translate_text over edgemt::Tokenizer. In the text library: it allocates
+// (SentencePiece, std::string), and catches whatever the standard library
+// throws so that no exception crosses into C.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "capi/handles.h"
+#include "edgemt/edgemt.h"
+#include "edgemt/tokenizer.h"
+
+struct edgemt_tokenizer {
+  std::unique_ptr<edgemt::Tokenizer> tokenizer;
+};
+
+namespace {
+
+using edgemt::Status;
+using edgemt::StatusCode;
+using edgemt::capi::fail;
+using edgemt::capi::report;
+
+// Runs `body` (returns edgemt_code); an exception becomes OUT_OF_MEMORY
+// (std::bad_alloc) or BACKEND_ERROR with its message.
+template <typename Body>
+edgemt_code guarded(edgemt_error* error, const char* call, Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return report(error, Status::error(StatusCode::kOutOfMemory, "%s: out of memory", call));
+  } catch (const std::exception& e) {
+    return report(error, Status::error(StatusCode::kBackendError, "%s: %s", call, e.what()));
+  } catch (...) {
+    return report(error, Status::error(StatusCode::kBackendError, "%s: unknown exception", call));
+  }
+}
+
+// Copies `text` and a NUL into out[0..capacity); false if it does not fit.
+bool copy_text(const std::string& text, char* out, size_t capacity) {
+  if (text.size() + 1 > capacity) return false;
+  std::memcpy(out, text.data(), text.size());
+  out[text.size()] = '\0';
+  return true;
+}
+
+// Whitespace only: translated as "" without running the model, as edgemt
+// translate does with blank lines.
+bool is_blank(const edgemt_text& text) {
+  for (size_t i = 0; i < text.length; ++i) {
+    const char c = text.data[i];
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\v' && c != '\f') return false;
+  }
+  return true;
+}
+
+// A line break inside a translation would split one output line in two
+// for line-oriented callers (edgemt translate does the same).
+void keep_on_one_line(std::string* text) {
+  for (char& c : *text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+edgemt_code edgemt_tokenizer_create(const edgemt_model* model, edgemt_tokenizer** out,
+                                    edgemt_error* error) {
+  if (model == nullptr || out == nullptr) {
+    return fail(error, StatusCode::kInvalidArgument,
+                "edgemt_tokenizer_create: model and out must not be NULL");
+  }
+  return guarded(error, "edgemt_tokenizer_create", [&] {
+    std::unique_ptr<edgemt_tokenizer> tokenizer(new edgemt_tokenizer);
+    const Status status = edgemt::Tokenizer::create(*model->model, &tokenizer->tokenizer);
+    if (!status.is_ok()) return report(error, status);
+    *out = tokenizer.release();
+    return report(error, Status::ok());
+  });
+}
+
+void edgemt_tokenizer_free(edgemt_tokenizer* tokenizer) { delete tokenizer; }
+
+edgemt_code edgemt_tokenizer_encode(const edgemt_tokenizer* tokenizer, const char* text,
+                                    size_t text_length, int32_t* ids, size_t capacity,
+                                    size_t* length, edgemt_error* error) {
+  if (tokenizer == nullptr || (text == nullptr && text_length != 0) ||
+      (ids == nullptr && capacity != 0) || length == nullptr) {
+    return fail(error, StatusCode::kInvalidArgument, "edgemt_tokenizer_encode: NULL argument");
+  }
+  return guarded(error, "edgemt_tokenizer_encode", [&] {
+    std::vector<int32_t> encoded;
+    const Status status = tokenizer->tokenizer->encode(
+        std::string_view(text != nullptr ? text : "", text_length), &encoded);
+    if (!status.is_ok()) return report(error, status);
+    *length = encoded.size();
+    if (encoded.size() > capacity) {
+      return report(error, Status::error(StatusCode::kOutOfRange,
+                                         "edgemt_tokenizer_encode: %zu ids, more than the "
+                                         "capacity %zu",
+                                         encoded.size(), capacity));
+    }
+    if (!encoded.empty()) std::memcpy(ids, encoded.data(), encoded.size() * sizeof(int32_t));
+    return report(error, Status::ok());
+  });
+}
+
+edgemt_code edgemt_tokenizer_decode(const edgemt_tokenizer* tokenizer, const int32_t* ids,
+                                    size_t count, char* text, size_t capacity, size_t* length,
+                                    edgemt_error* error) {
+  if (tokenizer == nullptr || (ids == nullptr && count != 0) || text == nullptr ||
+      capacity == 0 || length == nullptr) {
+    return fail(error, StatusCode::kInvalidArgument,
+                "edgemt_tokenizer_decode: NULL argument or capacity 0");
+  }
+  return guarded(error, "edgemt_tokenizer_decode", [&] {
+    std::string decoded;
+    const Status status = tokenizer->tokenizer->decode(ids, count, &decoded);
+    if (!status.is_ok()) return report(error, status);
+    *length = decoded.size();
+    if (!copy_text(decoded, text, capacity)) {
+      text[0] = '\0';
+      return report(error, Status::error(StatusCode::kOutOfRange,
+                                         "edgemt_tokenizer_decode: %zu bytes of text do not fit "
+                                         "in %zu",
+                                         decoded.size() + 1, capacity));
+    }
+    return report(error, Status::ok());
+  });
+}
+
+edgemt_code edgemt_translate_text(edgemt_translator* translator,
+                                  const edgemt_tokenizer* tokenizer, const edgemt_text* texts,
+                                  size_t count, const char* target_prefix,
+                                  const edgemt_decode_options* options,
+                                  edgemt_text_result* results, edgemt_error* error) {
+  if (translator == nullptr || tokenizer == nullptr ||
+      (count != 0 && (texts == nullptr || results == nullptr))) {
+    return fail(error, StatusCode::kInvalidArgument, "edgemt_translate_text: NULL argument");
+  }
+  return guarded(error, "edgemt_translate_text", [&] {
+    const edgemt::Tokenizer& tok = *tokenizer->tokenizer;
+    int32_t prefix_id = 0;
+    if (target_prefix != nullptr && target_prefix[0] != '\0') {
+      const std::string language = target_prefix;
+      const std::string piece = language.size() > 4 && language.rfind(">>", 0) == 0
+                                    ? language
+                                    : ">>" + language + "<<";
+      const Status status = tok.piece_id(piece, &prefix_id);
+      if (!status.is_ok()) {
+        return report(error, Status::error(StatusCode::kInvalidArgument,
+                                           "edgemt_translate_text: target prefix %s: %s",
+                                           target_prefix, status.message()));
+      }
+    }
+    std::vector<std::vector<int32_t>> sources(count);
+    std::vector<edgemt_tokens> spans;
+    std::vector<size_t> todo;  // indices of the texts that are not blank
+    for (size_t i = 0; i < count; ++i) {
+      if (texts[i].data == nullptr && texts[i].length != 0) {
+        return report(error, Status::error(StatusCode::kInvalidArgument,
+                                           "edgemt_translate_text: text %zu is NULL", i));
+      }
+      if (results[i].text == nullptr || results[i].text_capacity == 0) {
+        return report(error, Status::error(StatusCode::kInvalidArgument,
+                                           "edgemt_translate_text: result %zu has no text memory",
+                                           i));
+      }
+      edgemt_text_result& r = results[i];
+      r.text[0] = '\0';
+      r.text_length = 0;
+      r.token_length = 0;
+      r.score = 0.0f;
+      r.code = EDGEMT_OK;
+      r.error = "";
+      if (is_blank(texts[i])) continue;
+      const Status status = tok.encode(
+          std::string_view(texts[i].data != nullptr ? texts[i].data : "", texts[i].length),
+          &sources[i]);
+      if (!status.is_ok()) {
+        return report(error, Status::error(status.code(), "edgemt_translate_text: text %zu: %s",
+                                           i, status.message()));
+      }
+      if (target_prefix != nullptr && target_prefix[0] != '\0') {
+        sources[i].insert(sources[i].begin(), prefix_id);
+      }
+      spans.push_back(edgemt_tokens{sources[i].data(), sources[i].size()});
+      todo.push_back(i);
+    }
+    if (todo.empty()) return report(error, Status::ok());
+    if (translator->spans == nullptr) {  // before tokens are sized by the limits
+      return fail(error, StatusCode::kFailedPrecondition,
+                  "edgemt_translate_text: the translator is not prepared (call "
+                  "edgemt_translator_prepare first)");
+    }
+    const size_t max_target_len = translator->translator->limits().max_target_len;
+    std::vector<std::vector<int32_t>> tokens(todo.size(), std::vector<int32_t>(max_target_len));
+    std::vector<edgemt_result> translated(todo.size());
+    for (size_t k = 0; k < todo.size(); ++k) {
+      translated[k].tokens = tokens[k].data();
+      translated[k].capacity = tokens[k].size();
+    }
+    const edgemt_code code = edgemt_translate(translator, spans.data(), spans.size(), options,
+                                              translated.data(), error);
+    if (code != EDGEMT_OK) return code;
+    for (size_t k = 0; k < todo.size(); ++k) {
+      const size_t i = todo[k];
+      edgemt_text_result& r = results[i];
+      const edgemt_result& t = translated[k];
+      r.score = t.score;
+      r.code = t.code;
+      r.error = t.error;
+      r.token_length = t.length;
+      if (r.tokens != nullptr) {
+        const size_t n = t.length < r.token_capacity ? t.length : r.token_capacity;
+        if (n != 0) std::memcpy(r.tokens, t.tokens, n * sizeof(int32_t));
+      }
+      if (t.code != EDGEMT_OK) continue;
+      std::string decoded;
+      const Status status = tok.decode(t.tokens, t.length, &decoded);
+      if (!status.is_ok()) {
+        return report(error, Status::error(status.code(), "edgemt_translate_text: result %zu: %s",
+                                           i, status.message()));
+      }
+      keep_on_one_line(&decoded);
+      r.text_length = decoded.size();
+      if (!copy_text(decoded, r.text, r.text_capacity)) {
+        r.code = EDGEMT_OUT_OF_RANGE;
+        r.error = "the translation does not fit in text_capacity (text_length says how many "
+                  "bytes it needs, without the NUL)";
+      } else if (r.tokens != nullptr && t.length > r.token_capacity) {
+        r.code = EDGEMT_OUT_OF_RANGE;
+        r.error = "the translation's tokens do not fit in token_capacity (token_length says how "
+                  "many)";
+      }
+    }
+    return report(error, Status::ok());
+  });
+}
+
+}  // extern "C"
