@@ -34,7 +34,7 @@ static const int32_t kSource[] = {9, 21, 6, 29, 165, 95, 6492, 45, 267, 4, 3};
 /* Run-phase memory for those limits: edgemt_translator_arena_size() says
  * how much is needed (the program prints it), this is what the program has. */
 #ifndef EXAMPLE_ARENA_BYTES
-#define EXAMPLE_ARENA_BYTES (2u * 1024u * 1024u)
+#define EXAMPLE_ARENA_BYTES (768u * 1024u)
 #endif
 static unsigned char arena[EXAMPLE_ARENA_BYTES] __attribute__((aligned(EDGEMT_ARENA_ALIGNMENT)));
 
