@@ -146,6 +146,20 @@ class CliTest(unittest.TestCase):
             self.assertIn(fragment, out)
         self.assert_clean_failure(run("bench", "-m", MODEL, "--batch", "0"), "--batch")
 
+    def test_bench_default_input_is_found_beside_the_model(self):
+        # Nothing of the build machine is compiled in: without -i, bench reads
+        # reference/test_2016_flickr.en in the model's folder (the bundled
+        # model has it), and without that file it asks for -i.
+        model = self.write("bench_model.emt", self.model_bytes)
+        stderr = self.assert_clean_failure(run("bench", "-m", model, "--sentences", "1"),
+                                           "-i FILE", "reference/test_2016_flickr.en")
+        self.assertIn(self.tmp, stderr)
+        os.makedirs(os.path.join(self.tmp, "reference"), exist_ok=True)
+        self.write("reference/test_2016_flickr.en", b"A man is riding a bike.\n")
+        result = run("bench", "-m", model, "--sentences", "1", "--warmup", "0")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("lat p50", result.stdout.decode("utf-8"))
+
     def test_help_tells_the_options(self):
         for command in ("translate", "inspect", "bench"):
             result = run(command, "--help")

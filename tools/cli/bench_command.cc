@@ -33,10 +33,6 @@
 #include "edgemt/tokenizer.h"
 #include "edgemt/translator.h"
 
-#ifndef EDGEMT_DEFAULT_BENCH_INPUT
-#define EDGEMT_DEFAULT_BENCH_INPUT ""
-#endif
-
 namespace edgemt::cli {
 namespace {
 
@@ -60,8 +56,7 @@ constexpr const char* kHelp =
     "\n"
     "options:\n"
     "  -m, --model FILE     model file (.emt)                              [required]\n"
-    "  -i, --input FILE     source sentences, one per line\n"
-    "                       [models/reference/test_2016_flickr.en of the built source tree]\n"
+    "  -i, --input FILE     source sentences, one per line                [see below]\n"
     "      --sentences N    use the first N non-blank lines (1..100000)   [100]\n"
     "      --repeat R       timed passes over the sentences (1..1000)     [1]\n"
     "      --warmup N       untimed translate() calls per config (0..1000) [1]\n"
@@ -76,6 +71,11 @@ constexpr const char* kHelp =
     "      --profile        attach a Profile to the timed calls and print the\n"
     "                       share of decode time (translate - encoder) per part\n"
     "  -h, --help           show this help\n"
+    "\n"
+    "Without -i the input is reference/test_2016_flickr.en in the model's\n"
+    "folder (for the bundled models/multi30k-en-de.*.emt: the Multi30k test\n"
+    "sources in models/reference/); when that file does not exist, -i is\n"
+    "required.\n"
     "\n"
     "exit status: 0 ok, 1 model, input or translation error, 2 bad usage\n";
 
@@ -139,10 +139,26 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
     *error = "a model is required (-m MODEL)";
     return false;
   }
-  settings->input_path = args.get("input", EDGEMT_DEFAULT_BENCH_INPUT);
-  if (settings->input_path.empty()) {
-    *error = "an input file is required (-i FILE)";
-    return false;
+  if (args.has("input")) {
+    settings->input_path = args.get("input", "");
+    if (settings->input_path.empty()) {
+      *error = "an input file is required (-i FILE)";
+      return false;
+    }
+  } else {
+    // Nothing of the build machine is compiled in: the default is found
+    // beside the model (the bundled models keep their reference sources
+    // in models/reference/).
+    const size_t slash = settings->model_path.rfind('/');
+    const std::string folder =
+        slash == std::string::npos ? std::string() : settings->model_path.substr(0, slash + 1);
+    settings->input_path = folder + "reference/test_2016_flickr.en";
+    struct stat info;
+    if (::stat(settings->input_path.c_str(), &info) != 0) {
+      *error = "no input: give -i FILE (the default, '" + settings->input_path +
+               "' beside the model, does not exist)";
+      return false;
+    }
   }
   settings->profile = args.has("profile");
   settings->max_len_a_set = args.has("max-len-a");
