@@ -37,6 +37,15 @@ if(TARGET edgemt)
   install(TARGETS edgemt RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT runtime)
 endif()
 
+# The Python module (ctypes over libedgemt.so): LIBDIR/python3/dist-packages,
+# on /usr/bin/python3's path for the prefixes /usr/local and /usr; elsewhere
+# add it to PYTHONPATH. It finds libedgemt.so.0 three folders up (LIBDIR).
+if(TARGET edgemt_shared)
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/python/edgemt"
+          DESTINATION "${CMAKE_INSTALL_LIBDIR}/python3/dist-packages" COMPONENT python
+          PATTERN "__pycache__" EXCLUDE)
+endif()
+
 install(EXPORT edgemtTargets NAMESPACE edgemt:: FILE edgemtTargets.cmake
         DESTINATION "${EDGEMT_INSTALL_CMAKEDIR}" COMPONENT development)
 configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/edgemtConfig.cmake.in"

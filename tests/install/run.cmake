@@ -107,6 +107,21 @@ elseif(STEP STREQUAL "pkgconfig")
               ${flags} "-Wl,-rpath,${libdir}")
   check_translation("${program}")
 
+elseif(STEP STREQUAL "python")
+  # The installed module finds the installed library by itself.
+  set(ENV{PYTHONPATH} "${prefix}/${LIBDIR}/python3/dist-packages")
+  unset(ENV{EDGEMT_LIBRARY})
+  run_checked("${PYTHON}" -c
+    "import sys, edgemt
+print(edgemt.library_path(), file=sys.stderr)
+print(edgemt.Translator(edgemt.Model(sys.argv[1])).translate([sys.argv[2]], beam_size=1)[0].text)"
+    "${MODEL}" "${SENTENCE}")
+  string(REGEX REPLACE "\n$" "" got "${run_output}")
+  if(NOT got STREQUAL EXPECTED)
+    message(FATAL_ERROR "import edgemt, translation of '${SENTENCE}':\n  got      '${got}'\n  expected '${EXPECTED}'")
+  endif()
+  message(STATUS "import edgemt: ${got}")
+
 elseif(STEP STREQUAL "no_build_paths")
   file(GLOB_RECURSE installed LIST_DIRECTORIES false "${prefix}/*")
   set(checked 0)
