@@ -38,6 +38,6 @@ if [ "${EDGEMT_CI_SANITIZERS:-1}" != 0 ]; then
   bash "$root/platforms/debian12/fuzz.sh" "${EDGEMT_CI_FUZZ_SECONDS:-60}" "$root/build-asan"
 fi
 cd "$root/build"
-# Serially: several tests run 2-3 threads of their own, and pthreadpool
-# workers that share a core with another test wait for each other.
+# Serially: several tests run 2-8 threads of their own, and a few check
+# CPU time (idle workers sleep) or speed loosely.
 ctest --output-on-failure
