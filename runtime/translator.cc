@@ -1,7 +1,5 @@
 #include "edgemt/translator.h"
 
-#include <pthreadpool.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 #include "core/arena.h"
 #include "core/parallel.h"
 #include "core/profile.h"
+#include "core/thread_pool.h"
 #include "core/xnnpack_runtime.h"
 #include "edgemt/limits.h"
 #include "models/encoder_decoder.h"
@@ -25,7 +24,7 @@ static_assert(TranslatorOptions{}.min_parallel_nanoseconds == kMinParallelNanose
 struct Translator::Impl {
   const Model* model = nullptr;
   std::unique_ptr<EncoderDecoder> network;  // the model's family
-  pthreadpool_t pool = nullptr;
+  std::unique_ptr<ThreadPool> pool;  // nullptr with 1 thread
   size_t workers = 1;
   size_t min_parallel_nanoseconds = kMinParallelNanoseconds;
   char compute_path[192] = "f32";
@@ -46,14 +45,11 @@ struct Translator::Impl {
   Arena planner;  // planning scratch of prepare() (the last plan made)
   Buffers buffers;
 
-  ~Impl() {
-    if (pool != nullptr) pthreadpool_destroy(pool);
-    std::free(owned_arena);
-  }
+  ~Impl() { std::free(owned_arena); }  // the pool joins its workers
 
   Execution execution() const {
     Execution e;
-    e.parallel = Parallel(pool, workers, min_parallel_nanoseconds);
+    e.parallel = Parallel(pool.get(), min_parallel_nanoseconds);
     e.profile = profile;
     return e;
   }
@@ -203,14 +199,8 @@ Status Translator::create(const Model& model, const TranslatorOptions& options,
   impl->model = &model;
   impl->workers = options.threads;
   impl->min_parallel_nanoseconds = options.min_parallel_nanoseconds;
-  if (options.threads > 1) {
-    impl->pool = pthreadpool_create(options.threads);
-    if (impl->pool == nullptr) {
-      return Status::error(StatusCode::kBackendError, "cannot start a pool of %zu threads",
-                           options.threads);
-    }
-  }
-  EDGEMT_RETURN_IF_ERROR(create_encoder_decoder(model, &impl->network));
+  if (options.threads > 1) EDGEMT_RETURN_IF_ERROR(ThreadPool::create(options.threads, &impl->pool));
+  EDGEMT_RETURN_IF_ERROR(create_encoder_decoder(model, options.threads, &impl->network));
   impl->network->describe_compute_path(impl->compute_path, sizeof(impl->compute_path));
   *out = std::move(translator);
   return Status::ok();

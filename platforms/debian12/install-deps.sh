@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
-  libxnnpack-dev libpthreadpool-dev          # GEMMs (libxnnpack-dev omits pthreadpool's header)
+  libxnnpack-dev libpthreadpool-dev          # GEMMs (xnnpack.h includes pthreadpool.h, which libxnnpack-dev omits)
   libflatbuffers-dev flatbuffers-compiler python3-flatbuffers
   doctest-dev libbenchmark-dev
   libsentencepiece-dev python3-sentencepiece

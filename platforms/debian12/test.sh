@@ -55,6 +55,6 @@ if [ "${EDGEMT_CI_TSAN:-1}" != 0 ]; then
      --no-tests=error)
 fi
 cd "$root/build"
-# Serially: several tests run 2-3 threads of their own, and pthreadpool
-# workers that share a core with another test wait for each other.
+# Serially: several tests run 2-8 threads of their own, and a few check
+# CPU time (idle workers sleep) or speed loosely.
 ctest --output-on-failure

@@ -64,21 +64,10 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
 
 namespace {
 
-// Column blocks per task: 4 blocks (64 columns) is one kernel tile.
+// Column blocks per tile: 4 blocks (64 columns) is one kernel tile.
 constexpr size_t kBlocksPerTask = 4;
-
-struct QuantizeTask {
-  q8::QuantizeKernel quantize;
-  const float* x;
-  size_t depth;
-  int8_t* quantized;
-  float* row_scale;
-};
-
-struct GemmTask {
-  const q8::GemmArgs* args;
-  q8::GemmKernel kernel;
-};
+// Rows per quantization tile.
+constexpr size_t kRowsPerTask = 8;
 
 }  // namespace
 
@@ -97,16 +86,14 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
   // the bits; worth it only for many long rows (the encoder). ~4 entries per
   // ns (a max|x| pass and a rounding pass, vectorized).
   if (parallel.worth(rows * depth / 4)) {
-    QuantizeTask task{kernel_.quantize, x, depth, scratch.quantized, scratch.row_scale};
-    pool_parallelize_1d_tile_1d(
-        parallel.pool,
-        [](void* context, size_t first, size_t count) {
-          const QuantizeTask& t = *static_cast<const QuantizeTask*>(context);
-          const size_t stride_ = q8::padded_depth(t.depth);
-          t.quantize(t.x + first * t.depth, count, t.depth, t.depth, t.quantized + first * stride_,
-                     t.row_scale + first);
-        },
-        &task, rows, 8);
+    const q8::QuantizeKernel quantize = kernel_.quantize;
+    auto task = [&](size_t first_tile, size_t end_tile, size_t) {
+      const size_t first = first_tile * kRowsPerTask;
+      const size_t end = end_tile * kRowsPerTask < rows ? end_tile * kRowsPerTask : rows;
+      quantize(x + first * depth, end - first, depth, depth, scratch.quantized + first * stride,
+               scratch.row_scale + first);
+    };
+    parallel_ranges(parallel, (rows + kRowsPerTask - 1) / kRowsPerTask, kChunksPerThread, task);
   } else {
     kernel_.quantize(x, rows, depth, depth, scratch.quantized, scratch.row_scale);
   }
@@ -124,14 +111,14 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
     kernel_.kernel(args, 0, packed_.block_count);
     return Status::ok();
   }
-  GemmTask task{&args, kernel_.kernel};
-  pool_parallelize_1d_tile_1d(
-      parallel.pool,
-      [](void* context, size_t first, size_t count) {
-        const GemmTask& t = *static_cast<const GemmTask*>(context);
-        t.kernel(*t.args, first, count);
-      },
-      &task, packed_.block_count, kBlocksPerTask);
+  const q8::GemmKernel kernel = kernel_.kernel;
+  const size_t blocks = packed_.block_count;
+  auto task = [&](size_t first_tile, size_t end_tile, size_t) {
+    const size_t first = first_tile * kBlocksPerTask;
+    const size_t end = end_tile * kBlocksPerTask < blocks ? end_tile * kBlocksPerTask : blocks;
+    kernel(args, first, end - first);
+  };
+  parallel_ranges(parallel, (blocks + kBlocksPerTask - 1) / kBlocksPerTask, kChunksPerThread, task);
   return Status::ok();
 }
 

@@ -11,8 +11,6 @@
 // Not thread-safe per instance: one Translator owns it.
 #pragma once
 
-#include <pthreadpool.h>
-
 #include <cstddef>
 #include <cstdint>
 

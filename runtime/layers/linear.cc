@@ -2,6 +2,7 @@
 
 #include <xnnpack.h>
 
+#include <atomic>
 #include <limits>
 #include <utility>
 
@@ -10,23 +11,30 @@ namespace edgemt {
 Linear::~Linear() { reset(); }
 
 void Linear::reset() {
-  if (op_ != nullptr) (void)xnn_delete_operator(op_);
-  op_ = nullptr;
+  for (xnn_operator*& op : ops_) {
+    if (op != nullptr) (void)xnn_delete_operator(op);
+    op = nullptr;
+  }
+  blocks_ = ColumnBlocks();
   int8_ = Int8Linear();
   f16_ = F16Linear();
 }
 
 Linear::Linear(Linear&& other) noexcept
-    : op_(std::exchange(other.op_, nullptr)),
+    : blocks_(other.blocks_),
       int8_(std::move(other.int8_)),
       f16_(std::move(other.f16_)),
       in_(other.in_),
-      out_(other.out_) {}
+      out_(other.out_) {
+  for (size_t b = 0; b < kMaxColumnBlocks; ++b) ops_[b] = std::exchange(other.ops_[b], nullptr);
+  other.blocks_ = ColumnBlocks();
+}
 
 Linear& Linear::operator=(Linear&& other) noexcept {
   if (this != &other) {
     reset();
-    op_ = std::exchange(other.op_, nullptr);
+    blocks_ = std::exchange(other.blocks_, ColumnBlocks());
+    for (size_t b = 0; b < kMaxColumnBlocks; ++b) ops_[b] = std::exchange(other.ops_[b], nullptr);
     int8_ = std::move(other.int8_);
     f16_ = std::move(other.f16_);
     in_ = other.in_;
@@ -37,35 +45,47 @@ Linear& Linear::operator=(Linear&& other) noexcept {
 
 size_t Linear::packed_bytes() const {
   // XNNPACK packs W (and the bias) as f32; its block padding is not visible.
-  if (op_ != nullptr) return (in_ + 1) * out_ * sizeof(float);
+  if (ops_[0] != nullptr) return (in_ + 1) * out_ * sizeof(float);
   if (is_f16()) return (in_ + 1) * out_ * sizeof(uint16_t);
   return int8_.packed_bytes();
 }
 
 Status Linear::create(const float* weight, const float* bias, size_t in_features,
-                      size_t out_features, bool relu) {
+                      size_t out_features, bool relu, size_t threads) {
   const float output_min = relu ? 0.0f : -std::numeric_limits<float>::infinity();
   const float output_max = std::numeric_limits<float>::infinity();
-  xnn_operator_t op = nullptr;
-  const xnn_status status =
-      xnn_create_fully_connected_nc_f32(in_features, out_features, in_features, out_features,
-                                        weight, bias, output_min, output_max, 0, &op);
+  const ColumnBlocks blocks = ColumnBlocks::make(out_features, threads);
+  xnn_operator_t ops[kMaxColumnBlocks] = {};
+  xnn_status status = xnn_status_success;
+  for (size_t b = 0; b < blocks.count && status == xnn_status_success; ++b) {
+    // Block b: W rows [start, end) (each `in` long), bias [start, end);
+    // it reads x rows of stride in and writes y rows of stride out.
+    const size_t start = blocks.start[b];
+    status = xnn_create_fully_connected_nc_f32(in_features, blocks.columns(b), in_features,
+                                               out_features, weight + start * in_features,
+                                               bias != nullptr ? bias + start : nullptr, output_min,
+                                               output_max, 0, &ops[b]);
+  }
   if (status != xnn_status_success) {
+    for (xnn_operator_t op : ops) {
+      if (op != nullptr) (void)xnn_delete_operator(op);
+    }
     return Status::error(StatusCode::kBackendError,
                          "XNNPACK fully_connected create failed (status %d, %zux%zu)",
                          static_cast<int>(status), out_features, in_features);
   }
   reset();
-  op_ = op;
+  blocks_ = blocks;
+  for (size_t b = 0; b < kMaxColumnBlocks; ++b) ops_[b] = ops[b];
   in_ = in_features;
   out_ = out_features;
   return Status::ok();
 }
 
 Status Linear::create_f16(const uint16_t* weight, const float* bias, size_t in_features,
-                          size_t out_features, bool relu) {
+                          size_t out_features, bool relu, size_t threads) {
   F16Linear f16;
-  EDGEMT_RETURN_IF_ERROR(f16.create(weight, bias, in_features, out_features, relu));
+  EDGEMT_RETURN_IF_ERROR(f16.create(weight, bias, in_features, out_features, relu, threads));
   reset();
   f16_ = std::move(f16);
   in_ = in_features;
@@ -84,9 +104,18 @@ Status Linear::create_int8(const int8_t* weight, const float* scale, const float
   return Status::ok();
 }
 
+namespace {
+
+// One column block of an f32 GEMM: y[:, start:end] = x · W[start:end]ᵀ + b.
+xnn_status run_block(xnn_operator_t op, size_t rows, const float* x, float* y) {
+  const xnn_status status = xnn_setup_fully_connected_nc_f32(op, rows, x, y, nullptr);
+  return status == xnn_status_success ? xnn_run_operator(op, nullptr) : status;
+}
+
+}  // namespace
+
 Status Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel,
                    const LinearScratch* scratch) const {
-  pthreadpool_t pool = parallel.pool;
   if (rows == 0) return Status::ok();
   if (is_int8()) {
     if (scratch == nullptr) {
@@ -98,10 +127,31 @@ Status Linear::run(const float* x, size_t rows, float* y, const Parallel& parall
     if (scratch == nullptr) {
       return Status::error(StatusCode::kFailedPrecondition, "f16 Linear run without scratch");
     }
-    return f16_.run(x, rows, y, pool, *scratch);
+    return f16_.run(x, rows, y, parallel, *scratch);
   }
-  xnn_status status = xnn_setup_fully_connected_nc_f32(op_, rows, x, y, pool);
-  if (status == xnn_status_success) status = xnn_run_operator(op_, pool);
+  xnn_status status = xnn_status_success;
+  if (blocks_.count > 1 && parallel.worth(xnnpack_gemm_nanoseconds(rows, in_, out_))) {
+    struct Context {
+      const Linear* self;
+      size_t rows;
+      const float* x;
+      float* y;
+      std::atomic<int> failed;
+    } context{this, rows, x, y, {xnn_status_success}};
+    parallel.pool->run(
+        blocks_.count,
+        [](void* opaque, size_t b, size_t) {
+          Context& c = *static_cast<Context*>(opaque);
+          const xnn_status s = run_block(c.self->ops_[b], c.rows, c.x, c.y + c.self->blocks_.start[b]);
+          if (s != xnn_status_success) c.failed.store(static_cast<int>(s), std::memory_order_relaxed);
+        },
+        &context);
+    status = static_cast<xnn_status>(context.failed.load(std::memory_order_relaxed));
+  } else {
+    for (size_t b = 0; b < blocks_.count && status == xnn_status_success; ++b) {
+      status = run_block(ops_[b], rows, x, y + blocks_.start[b]);
+    }
+  }
   if (status != xnn_status_success) {
     return Status::error(StatusCode::kBackendError,
                          "XNNPACK fully_connected run failed (status %d)", static_cast<int>(status));

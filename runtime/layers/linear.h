@@ -10,14 +10,22 @@
 // caller memory and never allocates; XNNPACK does not keep the pointers. The
 // input needs XNN_EXTRA_BYTES readable past its end (arena buffers have
 // them). Not thread-safe per instance: one Translator owns it.
+//
+// Threads: XNNPACK operators run without a pthreadpool, on the thread that
+// calls them. For a Linear created for threads > 1 the f32 (and f16) GEMM is
+// one XNNPACK operator per block of output columns (column_blocks()), each
+// writing its own columns of y, run as chunks on the edgemt ThreadPool.
+// Each output element is the same dot product in the same order whichever
+// block computes it (XNNPACK's micro-kernels tile N without changing the
+// K loop), so y is bit-identical for any block count
+// (tests/runtime/layers/linear_test.cc checks it).
 #pragma once
-
-#include <pthreadpool.h>
 
 #include <cstddef>
 
 #include "core/parallel.h"
 #include "edgemt/status.h"
+#include "layers/column_blocks.h"
 #include "layers/f16_linear.h"
 #include "layers/int8_linear.h"
 #include "layers/linear_scratch.h"
@@ -36,14 +44,15 @@ class Linear {
   Linear& operator=(Linear&& other) noexcept;
 
   // weight: [out, in] f32, bias: [out] f32 or nullptr. With `relu` the ReLU
-  // is fused into the GEMM's output clamp.
+  // is fused into the GEMM's output clamp. `threads`: the run phase's
+  // threads (sets the column blocks; 1: one operator).
   [[nodiscard]] Status create(const float* weight, const float* bias, size_t in_features,
-                              size_t out_features, bool relu);
+                              size_t out_features, bool relu, size_t threads = 1);
 
   // weight: [out, in] IEEE half, bias: [out] f32 or nullptr. Errors as
   // F16Linear::create (kUnsupported: no f16 GEMM on this CPU).
   [[nodiscard]] Status create_f16(const uint16_t* weight, const float* bias, size_t in_features,
-                                  size_t out_features, bool relu);
+                                  size_t out_features, bool relu, size_t threads = 1);
 
   // weight: [out, in] int8, scale: [out] (Int8PerRowDynamic), bias: [out]
   // or nullptr. Errors as Int8Linear::create.
@@ -52,8 +61,8 @@ class Linear {
 
   // x: [rows, in] (row stride in_features), y: [rows, out]. int8 and f16
   // Linears convert x into `scratch` (kFailedPrecondition without enough).
-  // XNNPACK splits its GEMMs over parallel.pool itself; the own int8 GEMM
-  // splits only work worth it (core/parallel.h).
+  // Column blocks (f32, f16) and the own int8 GEMM's tiles are split over
+  // parallel.pool only when the work is worth it (core/parallel.h).
   [[nodiscard]] Status run(const float* x, size_t rows, float* y, const Parallel& parallel,
                            const LinearScratch* scratch = nullptr) const;
 
@@ -61,6 +70,8 @@ class Linear {
   size_t out_features() const { return out_; }
   bool is_int8() const { return int8_.out_features() != 0; }
   bool is_f16() const { return !f16_.empty(); }
+  // XNNPACK operators the f32 GEMM is split into (1 for int8 and f16 Linears).
+  size_t column_blocks() const { return blocks_.count; }
   // Bytes of packed weights this Linear holds (XNNPACK's f32 copy or the int8 pack).
   size_t packed_bytes() const;
   // The int8 kernel's name ("avx512-vnni", "neon-dotprod", ...; see
@@ -70,7 +81,8 @@ class Linear {
  private:
   void reset();
 
-  xnn_operator* op_ = nullptr;
+  ColumnBlocks blocks_;
+  xnn_operator* ops_[kMaxColumnBlocks] = {};  // [blocks_.count], f32 only
   Int8Linear int8_;
   F16Linear f16_;
   size_t in_ = 0;

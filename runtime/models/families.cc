@@ -59,12 +59,13 @@ void describe_family_config(const FamilyConfig& config, char* out, size_t size) 
   if (family != nullptr) family->describe_config(config, out, size);
 }
 
-Status create_encoder_decoder(const Model& model, std::unique_ptr<EncoderDecoder>* out) {
+Status create_encoder_decoder(const Model& model, size_t threads,
+                              std::unique_ptr<EncoderDecoder>* out) {
   const Family* family = find_family(family_config(model).id);
   if (family == nullptr) {
     return Status::error(StatusCode::kUnsupported, "model family %s has no runtime", model.family());
   }
-  return family->create(model, out);
+  return family->create(model, threads, out);
 }
 
 const TransformerConfig& transformer_config(const Model& model) {

@@ -47,7 +47,7 @@ struct Family {
   bool (*for_each_expected_tensor)(const FamilyConfig& config, DType weight_dtype,
                                    ExpectedTensorVisitor visit, void* context);
   void (*describe_config)(const FamilyConfig& config, char* out, size_t size);
-  Status (*create)(const Model& model, std::unique_ptr<EncoderDecoder>* out);
+  Status (*create)(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder>* out);
 };
 
 // The registered family of `id` / of union member `union_type`; nullptr
@@ -73,8 +73,11 @@ void describe_family_config(const FamilyConfig& config, char* out, size_t size);
 // A verified model's family config (format/model.cc).
 const FamilyConfig& family_config(const Model& model);
 
-// Load phase: the family's weights and operators for `model`.
+// Load phase: the family's weights and operators for `model`, laid out for
+// a run phase of `threads` threads (XNNPACK GEMMs split into column blocks,
+// layers/column_blocks.h; the results do not depend on it).
 // Errors: kUnsupported, kInvalidModel, kOutOfMemory, kBackendError.
-[[nodiscard]] Status create_encoder_decoder(const Model& model, std::unique_ptr<EncoderDecoder>* out);
+[[nodiscard]] Status create_encoder_decoder(const Model& model, size_t threads,
+                                            std::unique_ptr<EncoderDecoder>* out);
 
 }  // namespace edgemt

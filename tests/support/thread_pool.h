@@ -1,15 +1,20 @@
-// A pthreadpool owned by a unique_ptr, for tests that run kernels threaded.
+// An edgemt ThreadPool (core/thread_pool.h) for tests that run kernels
+// threaded: make_pool(n) gives nullptr if the threads did not start.
 #pragma once
 
-#include <pthreadpool.h>
-
+#include <cstddef>
 #include <memory>
+
+#include "core/thread_pool.h"
 
 namespace edgemt::testing {
 
-struct PoolDeleter {
-  void operator()(pthreadpool* pool) const { pthreadpool_destroy(pool); }
-};
-using Pool = std::unique_ptr<pthreadpool, PoolDeleter>;
+using Pool = std::unique_ptr<ThreadPool>;
+
+inline Pool make_pool(size_t threads) {
+  Pool pool;
+  if (!ThreadPool::create(threads, &pool).is_ok()) return nullptr;
+  return pool;
+}
 
 }  // namespace edgemt::testing

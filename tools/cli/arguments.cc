@@ -41,11 +41,15 @@ bool Arguments::parse(int argc, char** argv, int first, const std::vector<FlagSp
       continue;
     }
     if (!spec->takes_value) {
+      if (has_inline_value && spec->optional_value) {
+        values_[spec->name] = value;
+        continue;
+      }
       if (has_inline_value) {
         *error = "option '--" + spec->name + "' takes no value";
         return false;
       }
-      values_[spec->name] = "1";
+      values_[spec->name] = spec->optional_value ? "" : "1";
       continue;
     }
     if (!has_inline_value) {

@@ -1,6 +1,7 @@
 // A small command-line flag reader for the edgemt subcommands.
 //
-// Flags are `--name value`, `--name=value` or a one-letter alias `-x value`;
+// Flags are `--name value`, `--name=value` or a one-letter alias `-x value`
+// (flags with an optional value: `--name` or `--name=value`);
 // anything else is positional. Unknown flags, missing values and malformed
 // numbers are errors with a message naming the flag.
 #pragma once
@@ -16,6 +17,9 @@ struct FlagSpec {
   std::string name;     // "beam"
   char alias = '\0';    // 'm' for -m
   bool takes_value = true;
+  // With takes_value false: `--name=value` is accepted too (a flag with an
+  // optional value, as `--busy` / `--busy=3`; bare, its value is "").
+  bool optional_value = false;
 };
 
 class Arguments {

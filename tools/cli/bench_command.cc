@@ -7,8 +7,18 @@
 // batch and beam of the grid. Outputs of each configuration are compared
 // with those of the first configuration of the same beam size: the runtime
 // promises identical tokens for every thread count and batch size.
+//
+// --busy starts competing processes that spin for the whole timed part (one
+// per usable CPU by default), to measure threads that must share the CPUs.
+// After each thread count's runs the translator is kept alive and idle for
+// --idle-seconds, and the process's CPU time over that interval is printed:
+// sleeping workers use none.
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +31,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/arguments.h"
@@ -52,7 +63,9 @@ constexpr const char* kHelp =
     "               max length) takes; the one timed is prepared for the\n"
     "               largest batch and beam given\n"
     "Load time is Model::load + Translator::create + prepare for the first\n"
-    "thread count. Peak RSS (VmHWM) is printed at the end.\n"
+    "thread count. After each thread count's rows the translator stays alive\n"
+    "and idle for --idle-seconds and the process CPU time used meanwhile is\n"
+    "printed (idle workers sleep: ~0 ms). Peak RSS (VmHWM) is printed at the end.\n"
     "\n"
     "options:\n"
     "  -m, --model FILE     model file (.emt)                              [required]\n"
@@ -60,14 +73,20 @@ constexpr const char* kHelp =
     "      --sentences N    use the first N non-blank lines (1..100000)   [100]\n"
     "      --repeat R       timed passes over the sentences (1..1000)     [1]\n"
     "      --warmup N       untimed translate() calls per config (0..1000) [1]\n"
-    "      --threads LIST   comma-separated thread counts                 [1]\n"
-    "                       (more than the CPUs this process may use: warned)\n"
+    "      --threads LIST   comma-separated thread counts (the calling    [1]\n"
+    "                       thread included; more than the CPUs is allowed:\n"
+    "                       the caller then does most of the work itself)\n"
     "      --batch LIST     comma-separated batch sizes (1..256)          [1]\n"
     "      --beam LIST      comma-separated beam sizes (1..16)            [1]\n"
     "      --max-len-a A    generated tokens at most floor(A * source     [the model's]\n"
     "      --max-len-b B    tokens + B) (Marian models: ceil)             [the model's]\n"
     "                       (a model with random weights never ends on\n"
     "                       its own: these give its outputs real lengths)\n"
+    "      --busy[=N]       run N competing processes that spin on the    [off; N: one\n"
+    "                       CPUs for the whole timed part, killed after    per usable CPU]\n"
+    "                       (measures threads on a machine that is busy)\n"
+    "      --idle-seconds S keep each translator idle S s and print the   [1]\n"
+    "                       process CPU time used meanwhile (0: skip)\n"
     "      --profile        attach a Profile to the timed calls and print the\n"
     "                       share of decode time (translate - encoder) per part\n"
     "  -h, --help           show this help\n"
@@ -90,6 +109,8 @@ struct Settings {
   std::vector<size_t> beams;
   bool profile = false;
   bool help = false;
+  size_t busy = 0;  // competing spinning processes; 0: none
+  size_t idle_seconds = 1;
   bool max_len_a_set = false;
   bool max_len_b_set = false;
   float max_len_a = 0.0f;
@@ -123,6 +144,7 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
       {"repeat", '\0', true},  {"warmup", '\0', true}, {"threads", '\0', true},
       {"batch", '\0', true},   {"beam", '\0', true},   {"profile", '\0', false},
       {"help", 'h', false},    {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
+      {"busy", '\0', false, true}, {"idle-seconds", '\0', true},
   };
   Arguments args;
   if (!args.parse(argc, argv, 2, specs, error)) return false;
@@ -161,6 +183,14 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
     }
   }
   settings->profile = args.has("profile");
+  if (args.has("busy")) {
+    if (args.get("busy", "").empty()) {
+      settings->busy = usable_cpu_count();  // the bare flag: one per CPU
+    } else if (!args.get_size("busy", 0, 1, 256, &settings->busy, error)) {
+      return false;
+    }
+  }
+  if (!args.get_size("idle-seconds", 1, 0, 60, &settings->idle_seconds, error)) return false;
   settings->max_len_a_set = args.has("max-len-a");
   settings->max_len_b_set = args.has("max-len-b");
   return args.get_size("sentences", 100, 1, 100000, &settings->sentences, error) &&
@@ -198,6 +228,73 @@ double peak_rss_mib() {
     if (line.compare(0, 6, "VmHWM:") == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
   }
   return -1.0;
+}
+
+// Processes that spin on the CPUs while they live (--busy): forked before
+// any Translator (and so any thread) exists, killed and reaped by stop() or
+// the destructor on every path out of run_bench; PR_SET_PDEATHSIG kills
+// them if this process dies first.
+class BusyProcesses {
+ public:
+  ~BusyProcesses() { stop(); }
+
+  // False (with the processes started so far stopped) if a fork failed.
+  bool start(size_t count) {
+    const pid_t parent = getpid();
+    for (size_t i = 0; i < count; ++i) {
+      std::fflush(nullptr);  // nothing buffered is written twice
+      const pid_t pid = fork();
+      if (pid < 0) {
+        stop();
+        return false;
+      }
+      if (pid == 0) {
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(0);  // the parent died before prctl
+        volatile uint64_t spin = 0;
+        for (;;) spin = spin + 1;
+      }
+      pids_.push_back(pid);
+    }
+    return true;
+  }
+
+  void stop() {
+    for (pid_t pid : pids_) (void)kill(pid, SIGKILL);
+    for (pid_t pid : pids_) {
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+    pids_.clear();
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+// "cpu family : 25" and the model name from /proc/cpuinfo ("" if absent).
+std::string cpu_description() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, family, model;
+  while (std::getline(cpuinfo, line) && (family.empty() || model.empty())) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    if (key == "cpu family" && family.empty()) family = value;
+    if ((key == "model name" || key == "CPU part") && model.empty()) model = value;
+  }
+  std::string out;
+  if (!family.empty()) out = "cpu family " + family;
+  if (!model.empty()) out += (out.empty() ? "" : ", ") + model;
+  return out;
 }
 
 struct Corpus {
@@ -421,13 +518,22 @@ int run_bench(int argc, char** argv) {
   if (settings.profile) {
     std::printf("profiling on: timed calls read the clock per part (a few us per decoder step)\n");
   }
+  const std::string cpu = cpu_description();
+  std::printf("%s%susable CPUs: %zu; competing busy processes: %zu\n", cpu.c_str(),
+              cpu.empty() ? "" : "; ", usable_cpu_count(), settings.busy);
+
+  BusyProcesses busy;  // stopped on every return below
+  if (settings.busy > 0 && !busy.start(settings.busy)) {
+    std::fprintf(stderr, "edgemt: cannot start %zu busy processes: %s\n", settings.busy,
+                 std::strerror(errno));
+    return kExitFailure;
+  }
 
   std::map<size_t, std::vector<std::vector<int32_t>>> reference;  // beam -> outputs
   bool all_same = true;
   bool header_printed = false;
   for (size_t t = 0; t < settings.threads.size(); ++t) {
     const size_t threads = settings.threads[t];
-    warn_if_more_threads_than_cpus(threads);
     const double create_start = now_ms();
     std::unique_ptr<Translator> translator;
     TranslatorOptions options;
@@ -492,7 +598,17 @@ int run_bench(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
+    if (settings.idle_seconds > 0) {
+      // The translator (and its workers) alive, no call in flight.
+      const double cpu_start = process_cpu_ms();
+      const double wall_start = now_ms();
+      std::this_thread::sleep_for(std::chrono::seconds(settings.idle_seconds));
+      std::printf("    idle CPU (threads %zu, translator alive, no call): %.1f ms over %.0f ms\n",
+                  threads, process_cpu_ms() - cpu_start, now_ms() - wall_start);
+      std::fflush(stdout);
+    }
   }
+  busy.stop();
   std::printf("\noutputs %s across configurations of the same beam size\n",
               all_same ? "identical" : "NOT identical");
   std::printf("peak RSS (VmHWM) %.1f MiB\n", peak_rss_mib());

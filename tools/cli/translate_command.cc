@@ -15,7 +15,6 @@
 #include "cli/arguments.h"
 #include "cli/bus_error.h"
 #include "cli/commands.h"
-#include "cli/cpu_count.h"
 #include "cli/line_reader.h"
 #include "edgemt/limits.h"
 #include "edgemt/model.h"
@@ -287,8 +286,6 @@ int run_translate(int argc, char** argv) {
     std::fputs(kHelp, stdout);
     return kExitOk;
   }
-  warn_if_more_threads_than_cpus(settings.threads);
-
   std::unique_ptr<Model> model;
   LoadOptions load_options;
   load_options.mode = settings.copy_model ? LoadMode::kCopy : LoadMode::kMap;

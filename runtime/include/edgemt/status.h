@@ -26,7 +26,7 @@ enum class StatusCode : uint8_t {
   kUnsupported,         // feature (dtype, family, activation) this build cannot run
   // Environment errors.
   kOutOfMemory,         // buffer too small or allocation at load failed
-  kBackendError,        // XNNPACK or pthreadpool failed
+  kBackendError,        // XNNPACK failed, or a worker thread did not start
   // Per-sentence result errors (Translation::status).
   kNumericError,        // the model computed NaN or infinite scores for a sentence
 };

@@ -19,9 +19,13 @@
 // arena_plan() reports the size with and without that sharing, and `edgemt
 // inspect` prints it for a few limits.
 //
-// Threading: a Translator is used by one thread at a time; it runs its own
-// pthreadpool of `threads` workers inside translate(). Output is identical
-// for every thread count. The Model must outlive the Translator.
+// Threading: a Translator is used by one thread at a time. With threads > 1
+// it starts threads - 1 workers at create() (its own pool, core/thread_pool.h)
+// that help the calling thread inside translate(): the caller always works
+// too and never waits for a worker that has not got a CPU, so a busy machine
+// costs at most the speed of one thread; between calls the workers sleep
+// (no CPU used) after ~50 µs. Output is identical for every thread count.
+// The Model must outlive the Translator.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +39,7 @@
 namespace edgemt {
 
 struct TranslatorOptions {
-  size_t threads = 1;  // workers in translate(); 1 = the calling thread only
+  size_t threads = 1;  // threads in translate(), the caller's included; 1 = the caller only
   // With threads > 1: a kernel call whose work is estimated below this runs
   // on the calling thread, because handing it to the pool costs more than it
   // saves (a dispatch costs ~2 µs on a 2-vCPU x86 VM; slower to wake cores

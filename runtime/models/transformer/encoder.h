@@ -6,8 +6,6 @@
 // mask of a padded layout becomes each sequence's key length here.
 #pragma once
 
-#include <pthreadpool.h>
-
 #include <cstddef>
 #include <cstdint>
 

@@ -21,7 +21,7 @@ class Transformer final : public EncoderDecoder {
  public:
   explicit Transformer(const Model& model) : model_(model), config_(transformer_config(model)) {}
 
-  Status load() { return load_transformer_weights(model_, &weights_); }
+  Status load(size_t threads) { return load_transformer_weights(model_, threads, &weights_); }
 
   void plan(const RunShape& run, Arena* arena) override {
     WorkspaceShape shape;
@@ -101,11 +101,11 @@ class Transformer final : public EncoderDecoder {
 
 }  // namespace
 
-Status create_transformer(const Model& model, std::unique_ptr<EncoderDecoder>* out) {
+Status create_transformer(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder>* out) {
   EDGEMT_RETURN_IF_ERROR(ensure_xnnpack_initialized());  // its Linears are XNNPACK operators
   std::unique_ptr<Transformer> transformer(new (std::nothrow) Transformer(model));
   if (!transformer) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model's layers");
-  EDGEMT_RETURN_IF_ERROR(transformer->load());
+  EDGEMT_RETURN_IF_ERROR(transformer->load(threads));
   *out = std::move(transformer);
   return Status::ok();
 }

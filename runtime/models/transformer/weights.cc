@@ -77,6 +77,7 @@ void release_unless_in_place(const Model& model, const TensorView& tensor,
 struct MatrixLoader {
   const Model& model;
   TransformerWeights* weights;
+  size_t threads;     // run-phase threads (column blocks of XNNPACK Linears)
   bool relu;          // the FFN activation is ReLU (fused into ffn.in)
   bool f16_native;    // f16 matrices go to XNNPACK's f16 GEMM as they are
   float* widen = nullptr;  // otherwise they are widened here: [largest matrix]
@@ -113,7 +114,7 @@ struct MatrixLoader {
       case DType::kF16:
         if (f16_native) {
           created = out->create_f16(static_cast<const uint16_t*>(weight->data), bias, in, rows,
-                                    fused_relu);
+                                    fused_relu, threads);
           break;
         }
         // Widened into one reused buffer (fresh memory per matrix would
@@ -121,10 +122,11 @@ struct MatrixLoader {
         // own copy, so the buffer is free again right after.
         kernels::f16_to_f32_array(static_cast<const uint16_t*>(weight->data), widen,
                                   weight->element_count());
-        created = out->create(widen, bias, in, rows, fused_relu);
+        created = out->create(widen, bias, in, rows, fused_relu, threads);
         break;
       case DType::kF32:
-        created = out->create(static_cast<const float*>(weight->data), bias, in, rows, fused_relu);
+        created = out->create(static_cast<const float*>(weight->data), bias, in, rows, fused_relu,
+                              threads);
         break;
     }
     if (!created.is_ok()) {
@@ -147,13 +149,13 @@ bool f16_gemm_is_native() {
 
 }  // namespace
 
-Status load_transformer_weights(const Model& model, TransformerWeights* w) {
+Status load_transformer_weights(const Model& model, size_t threads, TransformerWeights* w) {
   const TransformerConfig& config = transformer_config(model);
   if (config.encoder_layers > kMaxLayers || config.decoder_layers > kMaxLayers) {
     return Status::error(StatusCode::kUnsupported, "models with more than %zu layers per stack are not supported",
                          kMaxLayers);
   }
-  MatrixLoader load{model, w, config.activation == Activation::kRelu, false, nullptr};
+  MatrixLoader load{model, w, threads, config.activation == Activation::kRelu, false, nullptr};
 
   // Names come from the family's table (schema/transformer_tensors.def),
   // the one the verifier walked.

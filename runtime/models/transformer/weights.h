@@ -60,8 +60,10 @@ struct TransformerWeights {
   size_t matrix_bytes = 0;  // bytes of packed matrices (XNNPACK's f32 copies or int8 packs)
 };
 
-// Errors: kUnsupported (too many layers), kInvalidModel (an int8 weight of
-// -128), kOutOfMemory, kBackendError.
-[[nodiscard]] Status load_transformer_weights(const Model& model, TransformerWeights* weights);
+// `threads`: the run phase's threads, for the XNNPACK Linears' column
+// blocks (layers/column_blocks.h). Errors: kUnsupported (too many layers),
+// kInvalidModel (an int8 weight of -128), kOutOfMemory, kBackendError.
+[[nodiscard]] Status load_transformer_weights(const Model& model, size_t threads,
+                                              TransformerWeights* weights);
 
 }  // namespace edgemt

@@ -1,6 +1,6 @@
 // F16Linear (XNNPACK f16 GEMM between f32 layers) against a naive double
 // GEMM on the half-rounded operands, with and without bias and ReLU; 1 and 2
-// threads; missing scratch. Skipped where XNNPACK has no f16 GEMM.
+// threads (column blocks); missing scratch. Skipped where XNNPACK has no f16 GEMM.
 #include "layers/f16_linear.h"
 
 #include <doctest/doctest.h>
@@ -47,7 +47,7 @@ TEST_CASE("layers/f16_linear: matches a naive GEMM on half operands within f16 r
     return;
   }
   Random rng(31);
-  testing::Pool pool(pthreadpool_create(2));
+  testing::Pool pool = testing::make_pool(2);
   for (size_t in : {size_t{5}, size_t{64}, size_t{257}}) {
     for (size_t out : {size_t{1}, size_t{7}, size_t{300}}) {
       std::vector<uint16_t> w(out * in);
@@ -59,14 +59,16 @@ TEST_CASE("layers/f16_linear: matches a naive GEMM on half operands within f16 r
       const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
       for (int variant = 0; variant < 4; ++variant) {
         const bool with_bias = (variant & 1) != 0, relu = (variant & 2) != 0;
-        F16Linear linear;
+        F16Linear linear, blocked;  // blocked: created for 2 threads (column blocks)
         REQUIRE(linear.create(w.data(), with_bias ? b.data() : nullptr, in, out, relu).is_ok());
+        REQUIRE(blocked.create(w.data(), with_bias ? b.data() : nullptr, in, out, relu, 2).is_ok());
         const size_t rows = 9;
         Scratch scratch(rows, in, out);
         const std::vector<float> x = rng.normal_vector(rows * in + 16, 0.0f, 1.0f);
         std::vector<float> y(rows * out), threaded(rows * out);
         REQUIRE(linear.run(x.data(), rows, y.data(), nullptr, scratch.view).is_ok());
-        REQUIRE(linear.run(x.data(), rows, threaded.data(), pool.get(), scratch.view).is_ok());
+        const Parallel always(pool.get(), 0);
+        REQUIRE(blocked.run(x.data(), rows, threaded.data(), always, scratch.view).is_ok());
         bool within = true;
         for (size_t r = 0; r < rows; ++r) {
           for (size_t o = 0; o < out; ++o) {

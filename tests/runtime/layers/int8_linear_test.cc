@@ -6,7 +6,6 @@
 
 #include <doctest/doctest.h>
 
-#include <pthreadpool.h>
 
 #include <cmath>
 #include <cstdint>
@@ -76,7 +75,7 @@ TEST_CASE("layers/int8_linear: matches the naive int8 reference on odd shapes, b
 }
 
 TEST_CASE("layers/int8_linear: 1 and 2 threads give the same bits (rows split too)") {
-  Pool pool(pthreadpool_create(2));
+  Pool pool = testing::make_pool(2);
   REQUIRE(pool != nullptr);
   Random rng(22);
   const size_t in = 256, out = 1000;  // 63 column blocks
@@ -90,7 +89,7 @@ TEST_CASE("layers/int8_linear: 1 and 2 threads give the same bits (rows split to
   // Threshold 0: quantization and GEMM are split for every row count; the
   // default threshold: only where the work is worth it (200 rows of 256:
   // the quantization too, ~13 µs by the estimate in Int8Linear::run).
-  const Parallel always(pool.get(), 2, 0);
+  const Parallel always(pool.get(), 0);
   const Parallel by_default(pool.get());
   CHECK(by_default.worth(200 * in / 4));
   for (size_t rows : {size_t{1}, size_t{4}, size_t{40}, size_t{200}}) {

@@ -5,7 +5,6 @@
 
 #include <doctest/doctest.h>
 
-#include <pthreadpool.h>
 #include <xnnpack.h>
 
 #include <algorithm>
@@ -162,32 +161,46 @@ TEST_CASE("layers/linear: rows change between runs of one operator") {
   CHECK(sentinel == 42.0f);
 }
 
-TEST_CASE("layers/linear: a 2-thread pool gives the same bits as the calling thread") {
+TEST_CASE("layers/linear: column blocks on a pool give the same bits as one operator") {
+  // Linears created for 2, 3 and 8 threads split W into column blocks (one
+  // XNNPACK operator each, edges at multiples of 16 columns); each output
+  // is the same dot product as in the single operator of a 1-thread Linear.
   REQUIRE(ensure_xnnpack_initialized().is_ok());
-  Pool pool(pthreadpool_create(2));
-  REQUIRE(pool != nullptr);
   Random rng(14);
-  for (size_t out : {size_t{7}, size_t{300}}) {
-    const size_t in = 257;
-    const std::vector<float> w = rng.normal_vector(out * in, 0.0f, 0.5f);
-    const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
-    Linear linear;
-    REQUIRE(linear.create(w.data(), b.data(), in, out, true).is_ok());
-    for (size_t rows : {size_t{1}, size_t{3}, size_t{17}}) {
-      CAPTURE(out);
-      CAPTURE(rows);
-      const std::vector<float> x = rng.normal_vector(rows * in + kPadFloats, 0.0f, 1.0f);
-      std::vector<float> serial(rows * out), threaded(rows * out);
-      REQUIRE(linear.run(x.data(), rows, serial.data(), nullptr).is_ok());
-      REQUIRE(linear.run(x.data(), rows, threaded.data(), pool.get()).is_ok());
-      CHECK(testing::same_bits(serial.data(), threaded.data(), serial.size()));
+  for (size_t threads : {size_t{2}, size_t{3}, size_t{8}}) {
+    Pool pool = testing::make_pool(threads);
+    REQUIRE(pool != nullptr);
+    const Parallel always(pool.get(), 0);  // threshold 0: blocks always run on the pool
+    for (size_t out : {size_t{7}, size_t{300}, size_t{1000}, size_t{1037}}) {
+      for (size_t in : {size_t{1}, size_t{64}, size_t{257}}) {
+        const std::vector<float> w = rng.normal_vector(out * in, 0.0f, 0.5f);
+        const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
+        Linear single, blocked;
+        REQUIRE(single.create(w.data(), b.data(), in, out, true).is_ok());
+        REQUIRE(blocked.create(w.data(), b.data(), in, out, true, threads).is_ok());
+        CHECK(single.column_blocks() == 1);
+        CHECK(blocked.column_blocks() == std::min<size_t>({2 * threads, out / 64 ? out / 64 : 1, 16}));
+        for (size_t rows : {size_t{1}, size_t{3}, size_t{17}}) {
+          CAPTURE(threads);
+          CAPTURE(out);
+          CAPTURE(in);
+          CAPTURE(rows);
+          const std::vector<float> x = rng.normal_vector(rows * in + kPadFloats, 0.0f, 1.0f);
+          std::vector<float> serial(rows * out), threaded(rows * out), caller(rows * out);
+          REQUIRE(single.run(x.data(), rows, serial.data(), nullptr).is_ok());
+          REQUIRE(blocked.run(x.data(), rows, threaded.data(), always).is_ok());
+          REQUIRE(blocked.run(x.data(), rows, caller.data(), nullptr).is_ok());  // blocks in turn
+          CHECK(testing::same_bits(serial.data(), threaded.data(), serial.size()));
+          CHECK(testing::same_bits(serial.data(), caller.data(), serial.size()));
+        }
+      }
     }
   }
 }
 
 TEST_CASE("layers/linear: XNNPACK allocates in create() and never in run()") {
   REQUIRE(ensure_xnnpack_initialized().is_ok());
-  Pool pool(pthreadpool_create(2));
+  Pool pool = testing::make_pool(2);
   REQUIRE(pool != nullptr);
   Random rng(15);
   const size_t in = 64, out = 300;
@@ -197,14 +210,16 @@ TEST_CASE("layers/linear: XNNPACK allocates in create() and never in run()") {
   std::vector<float> y(17 * out);
 
   const uint64_t before_create = xnnpack_allocation_count();
-  Linear linear;
+  Linear linear, blocked;
   REQUIRE(linear.create(w.data(), b.data(), in, out, false).is_ok());
+  REQUIRE(blocked.create(w.data(), b.data(), in, out, false, 2).is_ok());
   const uint64_t after_create = xnnpack_allocation_count();
   CHECK(after_create > before_create);  // the packed weights at least
 
   for (size_t rows : {size_t{17}, size_t{1}, size_t{3}, size_t{17}}) {
     REQUIRE(linear.run(x.data(), rows, y.data(), nullptr).is_ok());
-    REQUIRE(linear.run(x.data(), rows, y.data(), pool.get()).is_ok());
+    REQUIRE(blocked.run(x.data(), rows, y.data(), nullptr).is_ok());
+    REQUIRE(blocked.run(x.data(), rows, y.data(), Parallel(pool.get(), 0)).is_ok());
   }
   CHECK(xnnpack_allocation_count() == after_create);
 }

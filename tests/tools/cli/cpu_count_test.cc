@@ -1,6 +1,5 @@
 // cli::usable_cpu_count follows the affinity mask (what taskset and cgroup
-// cpusets restrict), and the oversubscription warning appears exactly when
-// more threads than CPUs are asked for. Built into edgemt_cli_tests with
+// cpusets restrict). Built into edgemt_cli_tests with
 // tools/cli/cpu_count.cc (tests/CMakeLists.txt).
 #include "cli/cpu_count.h"
 
@@ -47,17 +46,6 @@ TEST_CASE("cli/cpu_count: a mask of one CPU counts as one") {
   CPU_SET(first, &one);
   REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
   CHECK(usable_cpu_count() == 1);
-}
-
-TEST_CASE("cli/cpu_count: the warning appears only above the CPU count") {
-  CHECK(oversubscription_warning(1, 1).empty());
-  CHECK(oversubscription_warning(2, 2).empty());
-  CHECK(oversubscription_warning(1, 8).empty());
-  const std::string warning = oversubscription_warning(3, 2);
-  CHECK(warning.rfind("edgemt: warning: 3 threads", 0) == 0);
-  CHECK(warning.find("run on 2 CPU(s)") != std::string::npos);
-  CHECK(warning.find("--threads 2") != std::string::npos);
-  CHECK(warning.find('\n') == std::string::npos);
 }
 
 }  // namespace

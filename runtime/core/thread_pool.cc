@@ -1,0 +1,183 @@
+#include "core/thread_pool.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <chrono>
+#include <new>
+
+namespace edgemt {
+
+namespace {
+
+// Tells the core this is a spin-wait (x86 PAUSE, Arm YIELD): cheaper for a
+// sibling hyperthread and for power than a bare load loop.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr uint64_t generation_of(uint64_t word) { return word >> 32; }
+constexpr size_t next_of(uint64_t word) { return static_cast<size_t>((word >> 16) & 0xFFFF); }
+constexpr size_t count_of(uint64_t word) { return static_cast<size_t>(word & 0xFFFF); }
+constexpr uint64_t kOneChunk = uint64_t{1} << 16;
+
+// Spin iterations between clock reads / yields.
+constexpr unsigned kSpinsPerCheck = 64;
+
+}  // namespace
+
+struct ThreadPool::Worker {
+  ThreadPool* pool = nullptr;
+  size_t slot = 0;
+  pthread_t thread{};
+};
+
+ThreadPool::ThreadPool(size_t threads) : threads_(threads) {}
+
+Status ThreadPool::create(size_t threads, std::unique_ptr<ThreadPool>* out) {
+  if (threads == 0 || threads > 256) {
+    return Status::error(StatusCode::kInvalidArgument, "threads must be in [1, 256], got %zu", threads);
+  }
+  std::unique_ptr<ThreadPool> pool(new (std::nothrow) ThreadPool(threads));
+  if (!pool) return Status::error(StatusCode::kOutOfMemory, "cannot allocate a thread pool");
+  if (threads > 1) {
+    pool->workers_ = new (std::nothrow) Worker[threads - 1];
+    if (pool->workers_ == nullptr) {
+      return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu workers", threads - 1);
+    }
+    for (size_t i = 0; i + 1 < threads; ++i) {
+      Worker& worker = pool->workers_[i];
+      worker.pool = pool.get();
+      worker.slot = i + 1;
+      const int error = pthread_create(&worker.thread, nullptr, &ThreadPool::worker_main, &worker);
+      if (error != 0) {
+        // The destructor joins the ones that started.
+        return Status::error(StatusCode::kBackendError, "cannot start worker thread %zu of %zu (error %d)",
+                             i + 1, threads - 1, error);
+      }
+      pool->started_ = i + 1;
+    }
+  }
+  *out = std::move(pool);
+  return Status::ok();
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_seq_cst);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);  // a worker is either waiting or will see stop_
+  }
+  wake_.notify_all();
+  for (size_t i = 0; i < started_; ++i) (void)pthread_join(workers_[i].thread, nullptr);
+  delete[] workers_;
+}
+
+void* ThreadPool::worker_main(void* opaque) {
+  Worker* worker = static_cast<Worker*>(opaque);
+  worker->pool->worker_loop(worker->slot);
+  return nullptr;
+}
+
+void ThreadPool::worker_loop(size_t slot) {
+  uint64_t seen = 0;  // the last generation this worker looked at
+  for (;;) {
+    uint64_t word = claim_.load(std::memory_order_acquire);
+    if (generation_of(word) == seen) {
+      // Spin briefly: jobs of one translate() often follow each other
+      // within microseconds, and waking a sleeper costs more than that.
+      const int64_t deadline = now_us() + kSpinMicroseconds;
+      for (unsigned spins = 1;; ++spins) {
+        if (stop_.load(std::memory_order_relaxed)) return;
+        word = claim_.load(std::memory_order_acquire);
+        if (generation_of(word) != seen) break;
+        if (spins % kSpinsPerCheck == 0) {
+          if (now_us() >= deadline) break;
+          (void)sched_yield();  // a caller sharing this CPU gets it back
+        } else {
+          cpu_relax();
+        }
+      }
+      if (generation_of(word) == seen) {
+        // Sleep until run() publishes a new job. sleepers_ is raised before
+        // the claim word is read again (both seq_cst), and run() stores the
+        // word before it reads sleepers_ (seq_cst): either this worker sees
+        // the new job or run() sees a sleeper and notifies under the mutex.
+        std::unique_lock<std::mutex> lock(mutex_);
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        while (!stop_.load(std::memory_order_seq_cst) &&
+               generation_of(claim_.load(std::memory_order_seq_cst)) == seen) {
+          wake_.wait(lock);
+        }
+        sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+        if (stop_.load(std::memory_order_seq_cst)) return;
+        continue;
+      }
+    }
+    seen = generation_of(word);
+    (void)work(seen, slot);
+  }
+}
+
+size_t ThreadPool::work(uint64_t generation, size_t slot) {
+  // Read once per job. If run() has moved on to a later job meanwhile these
+  // may be that job's, but then no claim below succeeds: run() wrote them
+  // after it saw every chunk of `generation` claimed, and the acquire loads
+  // order that before the compare-exchanges.
+  const ThreadPoolTask task = task_.load(std::memory_order_acquire);
+  void* const context = context_.load(std::memory_order_acquire);
+  size_t ran = 0;
+  uint64_t word = claim_.load(std::memory_order_acquire);
+  while (generation_of(word) == generation && next_of(word) < count_of(word)) {
+    if (claim_.compare_exchange_weak(word, word + kOneChunk, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      task(context, next_of(word), slot);
+      done_.fetch_add(1, std::memory_order_release);
+      ++ran;
+      word = claim_.load(std::memory_order_acquire);
+    }
+  }
+  return ran;
+}
+
+void ThreadPool::run(size_t chunks, ThreadPoolTask task, void* context) {
+  if (chunks == 0) return;
+  if (threads_ == 1 || chunks == 1) {
+    for (size_t c = 0; c < chunks; ++c) task(context, c, 0);
+    return;
+  }
+  // Only the owner thread calls run(), so the generation is read here
+  // without a race; 0 is skipped (the workers start having "seen" it).
+  uint64_t generation = (generation_of(claim_.load(std::memory_order_relaxed)) + 1) & 0xFFFFFFFFu;
+  if (generation == 0) generation = 1;
+  done_.store(0, std::memory_order_relaxed);
+  task_.store(task, std::memory_order_release);
+  context_.store(context, std::memory_order_release);
+  claim_.store((generation << 32) | static_cast<uint64_t>(chunks), std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    wake_.notify_all();
+  }
+  (void)work(generation, 0);
+  // Every chunk is claimed now; wait for the ones other threads are running.
+  // A worker that never woke holds none, so it is never waited for.
+  unsigned spins = 0;
+  while (done_.load(std::memory_order_acquire) != chunks) {
+    if (++spins < 16 * kSpinsPerCheck) {
+      cpu_relax();
+    } else {
+      (void)sched_yield();  // a descheduled worker may need this CPU to finish
+    }
+  }
+}
+
+}  // namespace edgemt

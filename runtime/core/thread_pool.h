@@ -1,0 +1,99 @@
+// ThreadPool: edgemt's own workers for the run phase.
+//
+// A job is `chunks` independent pieces of work, task(context, chunk, slot)
+// for chunk in [0, chunks). run() hands them out like this:
+//
+//   caller (slot 0)     worker 1 (slot 1)     worker T-1 (slot T-1)
+//        |  publish job g: claim word = (g, next 0, count n)
+//        |  wake sleepers (only if any)
+//        v                     v                     v
+//   claim chunk (CAS) <-- the same claim word, tagged with g --> claim chunk
+//   run it                run it                run it
+//   ... until next == n; then wait until every CLAIMED chunk is done
+//
+// Why it cannot collapse when other processes own the cores:
+//   * the caller takes part and claims chunks dynamically, so if no worker
+//     gets a CPU the caller runs every chunk itself, as one thread would;
+//   * the caller never waits for a worker to show up, only for chunks a
+//     worker has actually claimed (and is running);
+//   * the claim word carries the job's sequence number, so a worker that
+//     wakes late cannot claim a chunk of a finished or later job.
+// Why it costs nothing idle: a worker spins at most kSpinMicroseconds after
+// its last job (pause instruction, then sched_yield) and then sleeps on a
+// condition variable; run() takes the mutex to wake only when a worker
+// sleeps.
+//
+// Slots: the caller is slot 0 and worker i is slot i, for the pool's life,
+// so a task may use per-slot scratch; a slot runs one chunk at a time.
+//
+// Phases: create() starts the threads (load phase: allocates, may fail);
+// run() allocates nothing and cannot fail; the destructor stops and joins
+// the workers. Threading: one thread calls run() at a time (the owner: a
+// Translator is used by one thread at a time); a task must not call run().
+// Synchronization: everything the caller wrote before run() happens-before
+// each task, and each task happens-before run() returns (plain std::atomic
+// and std::mutex, so ThreadSanitizer sees it without annotations).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "edgemt/status.h"
+
+namespace edgemt {
+
+using ThreadPoolTask = void (*)(void* context, size_t chunk, size_t slot);
+
+class ThreadPool {
+ public:
+  // Most chunks in one job (the claim word's 16-bit fields).
+  static constexpr size_t kMaxChunks = 0xFFFF;
+  // How long a worker spins for the next job before it sleeps.
+  static constexpr int64_t kSpinMicroseconds = 50;
+
+  // Starts threads - 1 workers (threads in [1, 256]). Errors:
+  // kInvalidArgument, kOutOfMemory, kBackendError (a thread did not start).
+  [[nodiscard]] static Status create(size_t threads, std::unique_ptr<ThreadPool>* out);
+
+  ~ThreadPool();  // stops and joins the workers
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Participants: the calling thread plus the workers; slots are [0, threads()).
+  size_t threads() const { return threads_; }
+
+  // Runs task(context, c, slot) once for every c in [0, chunks) (chunks <=
+  // kMaxChunks) and returns when all have finished. The caller runs chunks
+  // itself (slot 0). No allocation; never fails.
+  void run(size_t chunks, ThreadPoolTask task, void* context);
+
+ private:
+  struct Worker;
+  explicit ThreadPool(size_t threads);
+  static void* worker_main(void* opaque);
+  void worker_loop(size_t slot);
+  // Claims and runs chunks of job `generation` until none is left; returns
+  // how many this thread ran.
+  size_t work(uint64_t generation, size_t slot);
+
+  const size_t threads_;
+  Worker* workers_ = nullptr;  // [threads_ - 1]
+  size_t started_ = 0;
+
+  // (generation << 32) | (next chunk << 16) | chunk count.
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<ThreadPoolTask> task_{nullptr};
+  std::atomic<void*> context_{nullptr};
+  std::atomic<size_t> done_{0};  // chunks of the current job finished
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::atomic<size_t> sleepers_{0};
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace edgemt
