@@ -56,9 +56,10 @@ struct Parallel {
 
 // Cuts [0, count) into at most `chunks_per_thread` chunks per thread and
 // runs f(chunk_begin, chunk_end, slot) for each on parallel.pool (callers
-// have checked parallel.worth()).
+// have checked parallel.worth() of `nanoseconds`, the whole job's estimate).
 template <typename F>
-void parallel_ranges(const Parallel& parallel, size_t count, size_t chunks_per_thread, F& f) {
+void parallel_ranges(const Parallel& parallel, size_t count, size_t chunks_per_thread,
+                     size_t nanoseconds, F& f) {
   size_t chunks = parallel.pool->threads() * chunks_per_thread;
   if (chunks > count) chunks = count;
   if (chunks > ThreadPool::kMaxChunks) chunks = ThreadPool::kMaxChunks;
@@ -73,7 +74,7 @@ void parallel_ranges(const Parallel& parallel, size_t count, size_t chunks_per_t
         const Context& c = *static_cast<const Context*>(opaque);
         (*c.f)(chunk * c.count / c.chunks, (chunk + 1) * c.count / c.chunks, slot);
       },
-      &context);
+      &context, nanoseconds);
 }
 
 template <typename F>
@@ -86,7 +87,7 @@ void parallel_for(const Parallel& parallel, size_t count, size_t nanoseconds_per
   auto range = [&f](size_t begin, size_t end, size_t slot) {
     for (size_t i = begin; i < end; ++i) f(i, slot);
   };
-  parallel_ranges(parallel, count, kChunksPerThread, range);
+  parallel_ranges(parallel, count, kChunksPerThread, count * nanoseconds_per_item, range);
 }
 
 }  // namespace edgemt

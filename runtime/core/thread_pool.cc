@@ -26,6 +26,12 @@ int64_t now_us() {
       .count();
 }
 
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 constexpr uint64_t generation_of(uint64_t word) { return word >> 32; }
 constexpr size_t next_of(uint64_t word) { return static_cast<size_t>((word >> 16) & 0xFFFF); }
 constexpr size_t count_of(uint64_t word) { return static_cast<size_t>(word & 0xFFFF); }
@@ -95,14 +101,20 @@ void ThreadPool::worker_loop(size_t slot) {
     if (generation_of(word) == seen) {
       // Spin briefly: jobs of one translate() often follow each other
       // within microseconds, and waking a sleeper costs more than that.
+      // Not on the caller's CPU, though: there the spin would take the
+      // CPU from the caller (when other processes fill the rest, the
+      // scheduler puts a woken worker there).
       const int64_t deadline = now_us() + kSpinMicroseconds;
       for (unsigned spins = 1;; ++spins) {
         if (stop_.load(std::memory_order_relaxed)) return;
         word = claim_.load(std::memory_order_acquire);
         if (generation_of(word) != seen) break;
+        if (spins % kSpinsPerCheck == 1 &&
+            sched_getcpu() == caller_cpu_.load(std::memory_order_relaxed)) {
+          break;
+        }
         if (spins % kSpinsPerCheck == 0) {
           if (now_us() >= deadline) break;
-          (void)sched_yield();  // a caller sharing this CPU gets it back
         } else {
           cpu_relax();
         }
@@ -149,9 +161,16 @@ size_t ThreadPool::work(uint64_t generation, size_t slot) {
   return ran;
 }
 
-void ThreadPool::run(size_t chunks, ThreadPoolTask task, void* context) {
+void ThreadPool::run(size_t chunks, ThreadPoolTask task, void* context,
+                     size_t estimated_nanoseconds) {
   if (chunks == 0) return;
   if (threads_ == 1 || chunks == 1) {
+    for (size_t c = 0; c < chunks; ++c) task(context, c, 0);
+    return;
+  }
+  caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+  const int64_t start = now_ns();
+  if (start < solo_until_ns_) {  // backing off after a stall: run alone
     for (size_t c = 0; c < chunks; ++c) task(context, c, 0);
     return;
   }
@@ -163,21 +182,75 @@ void ThreadPool::run(size_t chunks, ThreadPoolTask task, void* context) {
   task_.store(task, std::memory_order_release);
   context_.store(context, std::memory_order_release);
   claim_.store((generation << 32) | static_cast<uint64_t>(chunks), std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-    { std::lock_guard<std::mutex> lock(mutex_); }
-    wake_.notify_all();
-  }
-  (void)work(generation, 0);
-  // Every chunk is claimed now; wait for the ones other threads are running.
-  // A worker that never woke holds none, so it is never waited for.
-  unsigned spins = 0;
-  while (done_.load(std::memory_order_acquire) != chunks) {
-    if (++spins < 16 * kSpinsPerCheck) {
-      cpu_relax();
-    } else {
-      (void)sched_yield();  // a descheduled worker may need this CPU to finish
+  // Wake sleeping workers? Only for a job big enough to pay for the wake,
+  // and only while waking has paid off (choose_wake()).
+  Choice choice = Choice::kNone;
+  if ((estimated_nanoseconds == 0 || estimated_nanoseconds >= kWakeNanoseconds) &&
+      sleepers_.load(std::memory_order_seq_cst) > 0) {
+    choice = choose_wake();
+    if (choice == Choice::kWake) {
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      wake_.notify_all();
     }
   }
+  const size_t ran = work(generation, 0);
+  bool stalled = false;
+  if (done_.load(std::memory_order_acquire) != chunks) {
+    // Every chunk is claimed now; wait for the ones other threads are
+    // running (a worker that never woke holds none, so it is never waited
+    // for). Spin, without yielding (under load a yield hands this CPU to
+    // another process for a whole time slice), while the wait is short
+    // enough for a running worker finishing its chunk; past that the worker
+    // was descheduled holding it, and yielding lets it have a CPU sooner.
+    const int64_t waiting_since = now_ns();
+    const int64_t stall_ns = stall_nanoseconds(waiting_since - start, ran);
+    unsigned spins = 0;
+    while (done_.load(std::memory_order_acquire) != chunks) {
+      if (stalled) {
+        (void)sched_yield();
+      } else {
+        cpu_relax();
+        if (++spins % kSpinsPerCheck == 0) stalled = now_ns() - waiting_since > stall_ns;
+      }
+    }
+  }
+  const int64_t end = now_ns();
+  if (choice != Choice::kNone && estimated_nanoseconds != 0) {
+    learn(choice, static_cast<double>(end - start) / static_cast<double>(estimated_nanoseconds));
+  }
+  if (stalled) {
+    // Run alone for a while, longer after each stall in a row, then try the
+    // workers again: as fast as one thread when they cannot get a CPU.
+    solo_until_ns_ = end + backoff_ns_;
+    backoff_ns_ = backoff_ns_ * 2 < kMaxBackoffNanoseconds ? backoff_ns_ * 2 : kMaxBackoffNanoseconds;
+    ++stalls_;
+  } else {
+    backoff_ns_ = kMinBackoffNanoseconds;
+  }
+}
+
+ThreadPool::Choice ThreadPool::choose_wake() {
+  // Mostly the choice whose jobs ran faster per unit of estimated work; one
+  // job in kExploreEvery (at random, so not always the same kind of job in
+  // a repeating pattern) takes the other one, to keep both measured.
+  random_ ^= random_ << 13;
+  random_ ^= random_ >> 7;
+  random_ ^= random_ << 17;
+  const bool explore = random_ % kExploreEvery == 0;
+  const bool wake = wake_cost_ <= alone_cost_;
+  return wake != explore ? Choice::kWake : Choice::kAlone;
+}
+
+void ThreadPool::learn(Choice choice, double cost) {
+  double& average = choice == Choice::kWake ? wake_cost_ : alone_cost_;
+  average = average == 0.0 ? cost : average + (cost - average) / 8.0;
+}
+
+int64_t ThreadPool::stall_nanoseconds(int64_t working_ns, size_t ran) {
+  // A chunk takes about working_ns / ran here; a worker that needs much
+  // longer to finish its last one was descheduled while holding it.
+  const int64_t chunk_ns = ran > 0 ? working_ns / static_cast<int64_t>(ran) : working_ns;
+  return 4 * chunk_ns > kMinStallNanoseconds ? 4 * chunk_ns : kMinStallNanoseconds;
 }
 
 }  // namespace edgemt

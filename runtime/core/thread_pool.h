@@ -23,6 +23,11 @@
 // condition variable; run() takes the mutex to wake only when a worker
 // sleeps.
 //
+//   * a worker descheduled while it holds a chunk makes the caller wait for
+//     it; when such a wait is much longer than a chunk takes (kMinStall...),
+//     the pool runs every job on the caller alone for a while (5 ms,
+//     doubling after each stall in a row up to 200 ms), then tries the
+//     workers again.
 // Slots: the caller is slot 0 and worker i is slot i, for the pool's life,
 // so a task may use per-slot scratch; a slot runs one chunk at a time.
 //
@@ -54,6 +59,15 @@ class ThreadPool {
   static constexpr size_t kMaxChunks = 0xFFFF;
   // How long a worker spins for the next job before it sleeps.
   static constexpr int64_t kSpinMicroseconds = 50;
+  // The smallest job sleeping workers are woken for.
+  static constexpr size_t kWakeNanoseconds = 100000;
+  // A wait for a worker's chunk longer than this (and than 4 chunks' time)
+  // is a stall; then the caller runs alone for a back-off period.
+  static constexpr int64_t kMinStallNanoseconds = 300000;
+  static constexpr int64_t kMinBackoffNanoseconds = 5000000;
+  static constexpr int64_t kMaxBackoffNanoseconds = 200000000;
+  // One job in this many that may wake workers tries the other choice.
+  static constexpr uint32_t kExploreEvery = 16;
 
   // Starts threads - 1 workers (threads in [1, 256]). Errors:
   // kInvalidArgument, kOutOfMemory, kBackendError (a thread did not start).
@@ -65,11 +79,18 @@ class ThreadPool {
 
   // Participants: the calling thread plus the workers; slots are [0, threads()).
   size_t threads() const { return threads_; }
+  // Stalls seen so far (waits that sent the pool into a back-off); for
+  // tests and reports. Owner thread only.
+  size_t stalls() const { return stalls_; }
 
   // Runs task(context, c, slot) once for every c in [0, chunks) (chunks <=
   // kMaxChunks) and returns when all have finished. The caller runs chunks
-  // itself (slot 0). No allocation; never fails.
-  void run(size_t chunks, ThreadPoolTask task, void* context);
+  // itself (slot 0). `estimated_nanoseconds` is the job's work on one
+  // thread (0: unknown): sleeping workers are woken only for a job of at
+  // least kWakeNanoseconds, smaller ones go to the workers still spinning
+  // (a wake costs the caller more than it saves there, and under load the
+  // woken worker can take the caller's own CPU). No allocation; never fails.
+  void run(size_t chunks, ThreadPoolTask task, void* context, size_t estimated_nanoseconds = 0);
 
  private:
   struct Worker;
@@ -79,6 +100,15 @@ class ThreadPool {
   // Claims and runs chunks of job `generation` until none is left; returns
   // how many this thread ran.
   size_t work(uint64_t generation, size_t slot);
+  // How long the caller waits for a worker's chunk before calling it a
+  // stall, after working `working_ns` running `ran` chunks itself.
+  static int64_t stall_nanoseconds(int64_t working_ns, size_t ran);
+  // For a job that could wake sleeping workers: wake them, or go alone
+  // (with the workers still spinning, if any).
+  enum class Choice : uint8_t { kNone, kWake, kAlone };
+  Choice choose_wake();
+  // `cost`: a job's wall time over its estimated work, after `choice`.
+  void learn(Choice choice, double cost);
 
   const size_t threads_;
   Worker* workers_ = nullptr;  // [threads_ - 1]
@@ -90,9 +120,20 @@ class ThreadPool {
   std::atomic<void*> context_{nullptr};
   std::atomic<size_t> done_{0};  // chunks of the current job finished
 
+  // Owner thread only: the stall back-off, and what waking workers has
+  // cost lately against going alone (running averages of wall time over
+  // estimated work; 0 until measured).
+  int64_t solo_until_ns_ = 0;
+  int64_t backoff_ns_ = kMinBackoffNanoseconds;
+  size_t stalls_ = 0;
+  double wake_cost_ = 0.0;
+  double alone_cost_ = 0.0;
+  uint32_t random_ = 0x9E3779B9u;
+
   std::mutex mutex_;
   std::condition_variable wake_;
   std::atomic<size_t> sleepers_{0};
+  std::atomic<int> caller_cpu_{-1};  // where run() last ran (sched_getcpu)
   std::atomic<bool> stop_{false};
 };
 

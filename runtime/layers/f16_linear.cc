@@ -107,8 +107,8 @@ Status F16Linear::run(const float* x, size_t rows, float* y, const Parallel& par
   }
   xnn_status status = xnn_setup_convert_nc_f32_f16(to_half_, rows, x, scratch.half_input, nullptr);
   if (status == xnn_status_success) status = xnn_run_operator(to_half_, nullptr);
-  if (status == xnn_status_success && blocks_.count > 1 &&
-      parallel.worth(xnnpack_gemm_nanoseconds(rows, in_, out_))) {
+  const size_t gemm_nanoseconds = xnnpack_gemm_nanoseconds(rows, in_, out_);
+  if (status == xnn_status_success && blocks_.count > 1 && parallel.worth(gemm_nanoseconds)) {
     struct Context {
       const F16Linear* self;
       size_t rows;
@@ -126,7 +126,7 @@ Status F16Linear::run(const float* x, size_t rows, float* y, const Parallel& par
                                          c.y + start);
           if (s != xnn_status_success) c.failed.store(static_cast<int>(s), std::memory_order_relaxed);
         },
-        &context);
+        &context, gemm_nanoseconds);
     status = static_cast<xnn_status>(context.failed.load(std::memory_order_relaxed));
   } else {
     for (size_t b = 0; b < blocks_.count && status == xnn_status_success; ++b) {

@@ -93,7 +93,8 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
       quantize(x + first * depth, end - first, depth, depth, scratch.quantized + first * stride,
                scratch.row_scale + first);
     };
-    parallel_ranges(parallel, (rows + kRowsPerTask - 1) / kRowsPerTask, kChunksPerThread, task);
+    parallel_ranges(parallel, (rows + kRowsPerTask - 1) / kRowsPerTask, kChunksPerThread,
+                    rows * depth / 4, task);
   } else {
     kernel_.quantize(x, rows, depth, depth, scratch.quantized, scratch.row_scale);
   }
@@ -106,8 +107,8 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
   args.y = y;
   args.y_stride = packed_.columns;
   args.relu = relu_;
-  if (packed_.block_count <= kBlocksPerTask ||
-      !parallel.worth(q8::gemm_nanoseconds(kernel_, rows, depth, packed_.columns))) {
+  const size_t gemm_nanoseconds = q8::gemm_nanoseconds(kernel_, rows, depth, packed_.columns);
+  if (packed_.block_count <= kBlocksPerTask || !parallel.worth(gemm_nanoseconds)) {
     kernel_.kernel(args, 0, packed_.block_count);
     return Status::ok();
   }
@@ -118,7 +119,8 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
     const size_t end = end_tile * kBlocksPerTask < blocks ? end_tile * kBlocksPerTask : blocks;
     kernel(args, first, end - first);
   };
-  parallel_ranges(parallel, (blocks + kBlocksPerTask - 1) / kBlocksPerTask, kChunksPerThread, task);
+  parallel_ranges(parallel, (blocks + kBlocksPerTask - 1) / kBlocksPerTask, kChunksPerThread,
+                  gemm_nanoseconds, task);
   return Status::ok();
 }
 

@@ -130,7 +130,8 @@ Status Linear::run(const float* x, size_t rows, float* y, const Parallel& parall
     return f16_.run(x, rows, y, parallel, *scratch);
   }
   xnn_status status = xnn_status_success;
-  if (blocks_.count > 1 && parallel.worth(xnnpack_gemm_nanoseconds(rows, in_, out_))) {
+  const size_t gemm_nanoseconds = xnnpack_gemm_nanoseconds(rows, in_, out_);
+  if (blocks_.count > 1 && parallel.worth(gemm_nanoseconds)) {
     struct Context {
       const Linear* self;
       size_t rows;
@@ -145,7 +146,7 @@ Status Linear::run(const float* x, size_t rows, float* y, const Parallel& parall
           const xnn_status s = run_block(c.self->ops_[b], c.rows, c.x, c.y + c.self->blocks_.start[b]);
           if (s != xnn_status_success) c.failed.store(static_cast<int>(s), std::memory_order_relaxed);
         },
-        &context);
+        &context, gemm_nanoseconds);
     status = static_cast<xnn_status>(context.failed.load(std::memory_order_relaxed));
   } else {
     for (size_t b = 0; b < blocks_.count && status == xnn_status_success; ++b) {

@@ -203,3 +203,35 @@ TEST_CASE("core/thread_pool: idle workers sleep (process CPU time while idle sta
 
 }  // namespace
 }  // namespace edgemt
+
+namespace edgemt {
+
+TEST_CASE("core/thread_pool: a worker that stalls holding a chunk sends the pool into a back-off") {
+  std::unique_ptr<ThreadPool> pool;
+  REQUIRE(ThreadPool::create(2, &pool).is_ok());
+  // Chunks run by the worker take 3 ms (as if it lost its CPU meanwhile);
+  // the caller's take 20 µs: the caller's wait is far past 4 chunks' time.
+  struct Context {
+    std::atomic<size_t> worker_chunks{0};
+    std::atomic<size_t> caller_chunks{0};
+  } context;
+  auto task = [](void* opaque, size_t, size_t slot) {
+    auto& c = *static_cast<Context*>(opaque);
+    const auto until = std::chrono::steady_clock::now() +
+                       (slot == 0 ? std::chrono::microseconds(20) : std::chrono::microseconds(3000));
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    (slot == 0 ? c.caller_chunks : c.worker_chunks).fetch_add(1);
+  };
+  for (int attempt = 0; attempt < 200 && pool->stalls() == 0; ++attempt) {
+    pool->run(64, task, &context);  // estimate 0: sleeping workers are woken
+  }
+  REQUIRE(pool->stalls() == 1);
+  // Right after the stall every job runs on the caller alone.
+  const size_t worker_before = context.worker_chunks.load();
+  pool->run(64, task, &context);
+  CHECK(context.worker_chunks.load() == worker_before);
+  CHECK(pool->stalls() == 1);
+}
+
+}  // namespace edgemt
