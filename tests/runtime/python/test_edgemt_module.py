@@ -4,7 +4,7 @@ the same sentences, the same output, line for line.
 Run by ctest (runtime.python.edgemt_module) with EDGEMT_LIBRARY pointing at
 the built libedgemt.so and EDGEMT_CLI at the built edgemt; by hand:
 
-    EDGEMT_LIBRARY=build/libedgemt.so.0 EDGEMT_CLI=build/edgemt PYTHONPATH=runtime/python \
+    EDGEMT_LIBRARY=build/runtime/libedgemt.so.0 EDGEMT_CLI=build/edgemt PYTHONPATH=runtime/python \
       /usr/bin/python3 -m unittest tests/runtime/python/test_edgemt_module.py -v
 """
 
