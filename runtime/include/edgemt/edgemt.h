@@ -79,7 +79,8 @@ typedef enum edgemt_code {
   EDGEMT_UNSUPPORTED = 8,          /* feature this build cannot run */
   EDGEMT_OUT_OF_MEMORY = 9,        /* buffer too small, or allocation at load failed */
   EDGEMT_BACKEND_ERROR = 10,       /* XNNPACK or the thread pool failed */
-  EDGEMT_NUMERIC_ERROR = 11        /* a sentence's scores were NaN or infinite */
+  EDGEMT_NUMERIC_ERROR = 11,       /* a sentence's scores were NaN or infinite */
+  EDGEMT_CODE_FORCE_INT32 = 0x7FFFFFFF  /* not a code: any int value is a valid edgemt_code */
 } edgemt_code;
 
 #define EDGEMT_ERROR_MESSAGE_CAPACITY 256
