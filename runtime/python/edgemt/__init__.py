@@ -261,8 +261,10 @@ class Translator:
     time (create one per thread; they can share the Model)."""
 
     def __init__(self, model: Model, threads: int = 1, max_batch: int = 16,
-                 max_source_len: Optional[int] = None, max_beam: int = 4,
+                 max_source_len: Optional[int] = None, max_beam: Optional[int] = None,
                  max_target_len: Optional[int] = None):
+        """Limits left None: sources and translations up to 256 tokens (or
+        the model's longest), beams up to 4 or the model's default beam."""
         self._model = model  # keeps the model alive while the translator is
         self._handle = ctypes.c_void_p()
         self._tokenizer = ctypes.c_void_p()
@@ -273,6 +275,8 @@ class Translator:
                                              ctypes.byref(self._handle), ctypes.byref(error)),
                error)
         longest = min(256, model.max_sequence_length)
+        if max_beam is None:
+            max_beam = max(4, int(model.decode_defaults()["beam_size"]))
         self.limits = _Limits(max_batch, max_source_len or longest, max_beam,
                               max_target_len or longest)
         # The library allocates the arena (a caller arena is for C callers).

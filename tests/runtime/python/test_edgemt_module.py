@@ -111,5 +111,43 @@ class ModuleMatchesCli(unittest.TestCase):
         self.assertEqual([t.text for t in translator.translate(["", "  "])], ["", ""])
 
 
+class ModuleOnAMarianModel(unittest.TestCase):
+    """A model of another source (the Marian fixture: separate source and
+    target SentencePiece models, piece vocabularies, Marian's beam 6 as its
+    default): the module follows its defaults as the CLI does, and
+    Model.detokenize (no SentencePiece) gives SentencePiece's text."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.workspace = tempfile.TemporaryDirectory()
+        cls.path = os.path.join(cls.workspace.name, "marian.emt")
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "edgemt-convert"),
+                        "--from", "marian", "--checkpoint",
+                        os.path.join(ROOT, "tests", "fixtures", "marian", "npz"),
+                        "--src-lang", "en", "--tgt-lang", "de", "--dtype", "fp32",
+                        "-o", cls.path], check=True, capture_output=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.workspace.cleanup()
+
+    def test_defaults_text_and_detokenize(self):
+        model = edgemt.Model(self.path)
+        self.assertEqual(model.decode_defaults()["beam_size"], 6)
+        translator = edgemt.Translator(model)
+        self.assertEqual(translator.limits.max_beam, 6)
+        lines = read_lines(SOURCES)[:40]
+        with tempfile.NamedTemporaryFile("w", suffix=".en", delete=False) as f:
+            f.write("\n".join(lines) + "\n")
+        try:
+            done = subprocess.run([CLI, "translate", "-m", self.path, "-i", f.name],
+                                  capture_output=True, text=True, check=True)
+        finally:
+            os.unlink(f.name)
+        got = translator.translate(lines)
+        self.assertEqual([t.text for t in got], done.stdout.split("\n")[:-1])
+        self.assertEqual([model.detokenize(t.tokens) for t in got], [t.text for t in got])
+
+
 if __name__ == "__main__":
     unittest.main()
