@@ -247,13 +247,14 @@ edgemt_code edgemt_model_detokenize(const edgemt_model* model, const int32_t* id
   const int32_t target_eos = model->model->eos_id(edgemt::TextSide::kTarget);
   static const char kSpace[] = "\xe2\x96\x81";  // U+2581, SentencePiece's word boundary
   static const char kUnknownSurface[] = " \xe2\x81\x87 ";  // SentencePiece's default for unk
-  size_t used = 0;
-  bool at_start = true;
-  // Appends bytes [data, data + n); false (and nothing written) if they do not fit.
-  auto append = [&](const char* data, size_t n) {
-    if (used + n >= capacity) return false;
-    std::memcpy(text + used, data, n);
-    used += n;
+  size_t used = 0;  // bytes of text written; a piece is written whole or not at all
+  // Writes one byte of the current piece; false when the text is full (the
+  // last byte of `text` is kept for the NUL). SentencePiece drops the space
+  // the first word carries: no space before any text.
+  auto put = [&](char c) {
+    if (c == ' ' && used == 0) return true;
+    if (used + 1 >= capacity) return false;
+    text[used++] = c;
     return true;
   };
   for (size_t i = 0; i < count; ++i) {
@@ -268,45 +269,30 @@ edgemt_code edgemt_model_detokenize(const edgemt_model* model, const int32_t* id
     }
     if (id == special.pad || id == special.bos || id == special.eos || id == target_eos) continue;
     const edgemt_model::Piece& piece = model->pieces[static_cast<size_t>(id)];
-    // One piece's output, built in a small buffer so that a piece is
-    // written whole or not at all.
-    char out[1024];
-    size_t n = 0;
     if (piece.kind == edgemt_model::kSkipped) continue;
+    const size_t piece_start = used;
+    bool fits = true;
     if (piece.kind == edgemt_model::kUnknown) {
-      std::memcpy(out, kUnknownSurface, sizeof(kUnknownSurface) - 1);
-      n = sizeof(kUnknownSurface) - 1;
+      for (size_t k = 0; fits && k + 1 < sizeof(kUnknownSurface); ++k) fits = put(kUnknownSurface[k]);
     } else if (piece.kind == edgemt_model::kByte && piece.length == 6 &&
                std::strncmp(piece.text, "<0x", 3) == 0) {
-      char hex[3] = {piece.text[3], piece.text[4], '\0'};
-      out[0] = static_cast<char>(std::strtol(hex, nullptr, 16));
-      n = 1;
+      const char hex[3] = {piece.text[3], piece.text[4], '\0'};
+      fits = put(static_cast<char>(std::strtol(hex, nullptr, 16)));
     } else {
-      for (size_t k = 0; k < piece.length && n + 3 < sizeof(out);) {
-        if (piece.length - k >= 3 && std::memcmp(piece.text + k, kSpace, 3) == 0) {
-          out[n++] = ' ';
-          k += 3;
-        } else {
-          out[n++] = piece.text[k++];
-        }
+      for (size_t k = 0; fits && k < piece.length;) {
+        const bool space = piece.length - k >= 3 && std::memcmp(piece.text + k, kSpace, 3) == 0;
+        fits = put(space ? ' ' : piece.text[k]);
+        k += space ? 3 : 1;
       }
     }
-    const char* begin = out;
-    if (at_start) {  // SentencePiece drops the space the first word carries
-      while (n > 0 && *begin == ' ') {
-        ++begin;
-        --n;
-      }
-      if (n == 0) continue;
-    }
-    if (!append(begin, n)) {
+    if (!fits) {
+      used = piece_start;
       text[used] = '\0';
       *length = used;
       return report(error, Status::error(StatusCode::kOutOfRange,
                                          "edgemt_model_detokenize: the text does not fit in %zu bytes",
                                          capacity));
     }
-    at_start = false;
   }
   text[used] = '\0';
   *length = used;
