@@ -50,20 +50,22 @@ void scaled_dot_product_attention(const AttentionShape& shape, const float* q, c
 
     // scores[j] = (q·scale)·k_j, then probabilities over the visible keys;
     // masked keys get exactly 0 (softmax of -inf).
-    for (size_t j = 0; j < visible; ++j) p[j] = detail::dot(o, k + j * shape.k_stride, head_dim);
+    const size_t* rows = shape.key_offsets;
+    for (size_t j = 0; j < visible; ++j) {
+      p[j] = detail::dot(o, k + (rows ? rows[j] : j * shape.k_stride), head_dim);
+    }
     for (size_t j = visible; j < shape.key_len; ++j) p[j] = 0.0f;
     softmax(p, visible);
 
     // out = probs · v, in key order (deterministic); a query that sees no
     // key keeps the all-zero row.
     for (size_t d = 0; d < head_dim; ++d) o[d] = 0.0f;
+    auto value = [&](size_t j) { return v + (rows ? rows[j] : j * shape.v_stride); };
     size_t j = 0;
     for (; j + 4 <= visible; j += 4) {
-      const float* vj = v + j * shape.v_stride;
-      accumulate4(p + j, vj, vj + shape.v_stride, vj + 2 * shape.v_stride,
-                  vj + 3 * shape.v_stride, head_dim, o);
+      accumulate4(p + j, value(j), value(j + 1), value(j + 2), value(j + 3), head_dim, o);
     }
-    for (; j < visible; ++j) accumulate1(p[j], v + j * shape.v_stride, head_dim, o);
+    for (; j < visible; ++j) accumulate1(p[j], value(j), head_dim, o);
   }
 }
 

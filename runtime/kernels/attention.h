@@ -12,7 +12,7 @@
 //
 // q, k, v and out are row-major with the given strides (in floats), so a head
 // can be read straight out of a fused [T, 3·d_model] QKV buffer or a K/V cache
-// without copies. `probs` is caller scratch of query_len * key_len floats and
+// without copies; or keys and values are found through key_offsets. `probs` is caller scratch of query_len * key_len floats and
 // holds the attention probabilities on return (for alignment / heat maps).
 // No allocation; the caller parallelizes over sequences and heads.
 #pragma once
@@ -32,6 +32,9 @@ struct AttentionShape {
   float scale = 1.0f;     // usually 1 / sqrt(head_dim)
   bool causal = false;
   size_t query_offset = 0;  // position of query row 0 among the keys (causal)
+  // When set, key j is at k + key_offsets[j] and value j at v + key_offsets[j]
+  // (strides unused): a decoder's cache whose rows are not in position order.
+  const size_t* key_offsets = nullptr;  // [key_len]
 };
 
 void scaled_dot_product_attention(const AttentionShape& shape, const float* q,

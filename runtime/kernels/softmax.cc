@@ -2,6 +2,7 @@
 
 #include "kernels/portable_math.h"
 #include "kernels/reduce.h"
+#include "kernels/vocab_row.h"
 
 namespace edgemt::kernels {
 
@@ -42,19 +43,25 @@ float log_sum_exp_shifted(const float* x, size_t n, float m) {
 
 }  // namespace
 
+RowNormalizer normalize_row(const float* x, size_t n) {
+  RowNormalizer norm;
+  norm.max = detail::max(x, n);
+  // An all -inf row: log_softmax leaves it all -inf, log_sum_exp is -inf.
+  if (norm.max == -__builtin_huge_valf()) return norm;
+  norm.log_total = log_sum_exp_shifted(x, n, norm.max);
+  return norm;
+}
+
 float log_softmax(float* x, size_t n) {
-  const float m = detail::max(x, n);
-  // An all -inf row stays all -inf (log of the all-zero softmax row).
-  if (m == -__builtin_huge_valf()) return m;
-  const float log_total = log_sum_exp_shifted(x, n, m);
-  for (size_t j = 0; j < n; ++j) x[j] = (x[j] - m) - log_total;
-  return m + log_total;
+  const RowNormalizer norm = normalize_row(x, n);
+  if (norm.max == -__builtin_huge_valf()) return norm.max;
+  for (size_t j = 0; j < n; ++j) x[j] = (x[j] - norm.max) - norm.log_total;
+  return norm.max + norm.log_total;
 }
 
 float log_sum_exp(const float* x, size_t n) {
-  const float m = detail::max(x, n);
-  if (m == -__builtin_huge_valf()) return m;
-  return m + log_sum_exp_shifted(x, n, m);
+  const RowNormalizer norm = normalize_row(x, n);
+  return norm.max + norm.log_total;
 }
 
 }  // namespace edgemt::kernels

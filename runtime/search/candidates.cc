@@ -20,18 +20,4 @@ void TopK::push(float score, size_t index) {
   if (size_ < capacity_) ++size_;
 }
 
-size_t argmax_excluding(const float* x, size_t n, const int32_t* banned, size_t banned_count) {
-  size_t best = n;
-  float best_value = 0.0f;
-  for (size_t i = 0; i < n; ++i) {
-    if (best != n && !(x[i] > best_value)) continue;
-    bool is_banned = false;
-    for (size_t b = 0; b < banned_count; ++b) is_banned |= static_cast<size_t>(banned[b]) == i;
-    if (is_banned || std::isnan(x[i])) continue;
-    best = i;
-    best_value = x[i];
-  }
-  return best;
-}
-
 }  // namespace edgemt

@@ -1,4 +1,5 @@
-// Top-k selection and arg-max over score rows, the search's inner loops.
+// Top-k selection over beam candidates (the scan that feeds it is
+// kernels/vocab_row.h).
 #pragma once
 
 #include <cstddef>
@@ -26,9 +27,5 @@ class TopK {
   size_t capacity_;
   size_t size_ = 0;
 };
-
-// Index of the largest of x[0..n) whose index is not banned (ties: lowest
-// index). banned: `banned_count` token ids.
-size_t argmax_excluding(const float* x, size_t n, const int32_t* banned, size_t banned_count);
 
 }  // namespace edgemt

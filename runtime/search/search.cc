@@ -25,6 +25,7 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   b->row_slot = arena->allocate<size_t>(rows, kWholeDecode);
   b->row_best = arena->allocate<size_t>(rows, kWholeDecode);
   b->row_lse = arena->allocate<float>(rows, kWholeDecode);
+  b->row_norm = arena->allocate<kernels::RowNormalizer>(rows, kWholeDecode);
   b->live_begin = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
   b->live_count = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
   b->max_len = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
@@ -100,6 +101,7 @@ class BatchSearch {
   const size_t K_;
   const size_t V_;
   float* logits_ = nullptr;  // [rows, V] of the current step (the network's buffer)
+  const kernels::VocabRowKernels kernels_ = kernels::best_vocab_row_kernels();
   size_t cur_ = 0;
   size_t new_rows_ = 0;
 };
@@ -166,48 +168,62 @@ void BatchSearch::add_live(size_t s, size_t r, size_t step, int32_t token, float
 
 void BatchSearch::score_rows(size_t rows, size_t step) {
   // The per-row vocabulary passes are independent: run them on the pool
-  // (results do not depend on the thread count). Greedy needs the arg-max and
-  // log-sum-exp of each row; beam search the whole log_softmax row.
+  // (results do not depend on the thread count). Each row's log-sum-exp is
+  // over all its logits, banned ones included; banned logits are then set to
+  // -inf in place, so neither the arg-max nor the beam scan can pick them.
   float* logits = logits_;
   const int32_t eos = req_.special->eos;
+  const kernels::VocabRowKernels& k = kernels_;
   auto task = [&](size_t r, size_t) {
     float* row = logits + r * V_;
-    const bool force_eos = forces_eos(b_.row_source[cur_][r], step);
+    const kernels::RowNormalizer norm = k.normalize(row, V_);
+    b_.row_norm[r] = norm;
+    b_.row_lse[r] = norm.max + norm.log_total;
+    for (size_t i = 0; i < req_.banned_count; ++i) row[req_.banned[i]] = -INFINITY;
     if (K_ == 1) {
-      b_.row_best[r] = force_eos ? static_cast<size_t>(eos)
-                                 : argmax_excluding(row, V_, req_.banned, req_.banned_count);
-      b_.row_lse[r] = kernels::log_sum_exp(row, V_);
-    } else {
-      b_.row_lse[r] = kernels::log_softmax(row, V_);
-      for (size_t i = 0; i < req_.banned_count; ++i) row[req_.banned[i]] = -INFINITY;
-      if (force_eos) {
-        const float eos_score = row[eos];
-        for (size_t v = 0; v < V_; ++v) row[v] = -INFINITY;
-        row[eos] = eos_score;
-      }
+      const bool force_eos = forces_eos(b_.row_source[cur_][r], step);
+      b_.row_best[r] = force_eos ? static_cast<size_t>(eos) : k.argmax(row, V_);
     }
   };
   parallel_for(exec_.parallel, rows, kernels::row_softmax_nanoseconds(V_), task);
   if (K_ == 1) return;
   // Beam: each sentence's top 2K candidates over its live rows × vocab, also
-  // independent per sentence.
+  // independent per sentence. A candidate's score is
+  // row score + log_softmax(logits)[token], computed as log_softmax() would
+  // (kernels::beam_score); the scan skips, 16 at a time, entries that cannot
+  // beat the k-th best kept so far, and feeds the rest to TopK in index order.
   const size_t batch = req_.sources->count;
   auto candidates = [&](size_t s, size_t) {
     b_.candidate_count[s] = 0;
-    // An overflowed row's log_softmax is NaN: select_beam fails the sentence.
+    // An overflowed row's log-sum-exp is NaN: select_beam fails the sentence.
     if (b_.live_count[s] == 0 || !rows_finite(s)) return;
     const size_t begin = b_.live_begin[s];
-    TopK top(b_.candidate_score + s * 2 * K_, b_.candidate_index + s * 2 * K_,
-             candidate_capacity(s, step));
+    const size_t capacity = candidate_capacity(s, step);
+    TopK top(b_.candidate_score + s * 2 * K_, b_.candidate_index + s * 2 * K_, capacity);
     for (size_t j = 0; j < b_.live_count[s]; ++j) {
-      const float* row = logits + (begin + j) * V_;  // log_softmax, banned = -inf
-      const float base = b_.row_score[cur_][begin + j];
-      for (size_t v = 0; v < V_; ++v) top.push(base + row[v], j * V_ + v);
+      const size_t r = begin + j;
+      const float* row = logits + r * V_;  // logits, banned = -inf
+      const float base = b_.row_score[cur_][r];
+      const kernels::RowNormalizer norm = b_.row_norm[r];
+      if (forces_eos(b_.row_source[cur_][r], step)) {
+        // Hugging Face's last step: EOS is the row's only candidate.
+        top.push(kernels::beam_score(row[eos], base, norm), j * V_ + static_cast<size_t>(eos));
+        continue;
+      }
+      for (size_t v = 0;; ++v) {
+        // TopK keeps nothing at or below its k-th best once full.
+        const float threshold = top.size() < capacity ? -INFINITY
+                                : capacity == 0        ? INFINITY
+                                                       : top.score(capacity - 1);
+        v = k.first_above(row, v, V_, base, norm, threshold);
+        if (v >= V_) break;
+        top.push(kernels::beam_score(row[v], base, norm), j * V_ + v);
+      }
     }
     b_.candidate_count[s] = top.size();
   };
-  // ~1 ns per candidate pushed (a compare and, rarely, an insertion).
-  parallel_for(exec_.parallel, batch, K_ * V_, candidates);
+  // ~0.1 ns per entry scanned, plus a push per survivor.
+  parallel_for(exec_.parallel, batch, K_ * V_ / 8, candidates);
 }
 
 size_t BatchSearch::candidate_capacity(size_t s, size_t step) const {
@@ -236,9 +252,9 @@ void BatchSearch::select_greedy(size_t s, size_t step) {
     b_.failed[s] = kNonFiniteScores;
     return;
   }
-  // argmax_excluding returns V_ when every allowed entry is NaN (impossible
-  // with a finite log-sum-exp, but the id must be valid by construction) or
-  // the arg-max may be -inf when only banned tokens are finite.
+  // The arg-max (taken with banned logits set to -inf) is V_ when every entry
+  // is NaN (impossible with a finite log-sum-exp, but the id must be valid by
+  // construction), or -inf when only banned tokens are finite.
   const size_t token = b_.row_best[r];
   if (token >= V_ || logits[token] == -INFINITY) {
     b_.failed[s] = kNoFiniteCandidate;

@@ -44,6 +44,7 @@
 #include "core/arena.h"
 #include "edgemt/model.h"
 #include "edgemt/translator.h"
+#include "kernels/vocab_row.h"
 #include "models/encoder_decoder.h"
 
 namespace edgemt {
@@ -63,6 +64,7 @@ struct SearchBuffers {
   size_t* row_slot = nullptr;  // [R] decoder state slot of each row
   size_t* row_best = nullptr;  // [R] greedy: arg-max of each row's logits (pad/bos banned)
   float* row_lse = nullptr;    // [R] log-sum-exp of each row's logits (finite = usable)
+  kernels::RowNormalizer* row_norm = nullptr;  // [R] beam: each row's log_softmax normalizer
   // Per sentence.
   size_t* live_begin = nullptr;  // [B]
   size_t* live_count = nullptr;  // [B]

@@ -29,7 +29,8 @@ Heads heads_of(const TransformerConfig& config) {
 }
 
 // Self-attention of each row's single query over its cached positions.
-// qkv: [R, 3d]; k_cache/v_cache: [R, T, d]; ctx: [R, d].
+// qkv: [R, 3d]; k_cache/v_cache: [R, T, d], row p of the hypothesis in slot
+// r at offset cache_rows[r·T + p]; ctx: [R, d].
 void self_attention(const RunContext& c, const DecoderStep& step, const float* qkv,
                     const float* k_cache, const float* v_cache, size_t max_target, float* ctx) {
   const Heads heads = heads_of(*c.config);
@@ -42,12 +43,12 @@ void self_attention(const RunContext& c, const DecoderStep& step, const float* q
     shape.key_len = step.step + 1;
     shape.head_dim = heads.dim;
     shape.q_stride = 3 * heads.d;
-    shape.k_stride = shape.v_stride = heads.d;
     shape.out_stride = heads.d;
     shape.scale = heads.scale;
-    const size_t cache_row = step.row_slot[r] * max_target * heads.d + h * heads.dim;
-    kernels::scaled_dot_product_attention(shape, qkv + r * 3 * heads.d + h * heads.dim,
-                                          k_cache + cache_row, v_cache + cache_row,
+    shape.key_offsets = w.cache_rows + step.row_slot[r] * max_target;
+    const size_t head = h * heads.dim;
+    kernels::scaled_dot_product_attention(shape, qkv + r * 3 * heads.d + head, k_cache + head,
+                                          v_cache + head,
                                           w.dec_attention_scratch + slot * w.dec_scratch_stride,
                                           ctx + r * heads.d + h * heads.dim);
   };
@@ -154,6 +155,7 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
       const float* first = step.step == 0 ? w.dec_qkv : memory;
       for (size_t r = 0; r < rows; ++r) {
         const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
+        w.cache_rows[step.row_slot[r] * cache_len + step.step] = at;
         std::memcpy(k_cache + at, first + r * 3 * d + d, d * sizeof(float));
         std::memcpy(v_cache + at, first + r * 3 * d + 2 * d, d * sizeof(float));
       }
@@ -199,22 +201,15 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
 
 void reorder_cache(const RunContext& c, size_t first_slot, size_t old_count,
                    const size_t* parent, size_t new_count, size_t positions) {
+  // Hypothesis j of the sentence takes over its parent's row offsets for
+  // positions [0, positions); the cached k, v stay where they were written.
   Workspace& w = *c.workspace;
-  const size_t d = c.config->d_model;
-  const size_t slot_floats = w.max_target_len * d;
-  const size_t bytes = positions * d * sizeof(float);
-  float* scratch = w.reorder_scratch;  // [old_count, T, d]
-  for (size_t l = 0; l < c.config->decoder_layers; ++l) {
-    for (float* cache : {w.k_cache[l], w.v_cache[l]}) {
-      float* slots = cache + first_slot * slot_floats;
-      for (size_t j = 0; j < old_count; ++j) {
-        std::memcpy(scratch + j * slot_floats, slots + j * slot_floats, bytes);
-      }
-      for (size_t j = 0; j < new_count; ++j) {
-        std::memcpy(slots + j * slot_floats, scratch + parent[j] * slot_floats, bytes);
-      }
-    }
-  }
+  const size_t T = w.max_target_len;
+  size_t* slots = w.cache_rows + first_slot * T;  // [old_count, T] of this sentence
+  size_t* scratch = w.cache_rows_scratch;         // [old_count, T]
+  const size_t bytes = positions * sizeof(size_t);
+  for (size_t j = 0; j < old_count; ++j) std::memcpy(scratch + j * T, slots + j * T, bytes);
+  for (size_t j = 0; j < new_count; ++j) std::memcpy(slots + j * T, scratch + parent[j] * T, bytes);
 }
 
 }  // namespace edgemt

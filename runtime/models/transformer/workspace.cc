@@ -45,10 +45,11 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
     w->k_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d, kWholeDecode);
     w->v_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d, kWholeDecode);
   }
-  // Greedy never reorders the cache; beam search does so in its step.
-  w->reorder_scratch =
+  w->cache_rows = arena->allocate<size_t>(s.rows * s.max_target_len, kWholeDecode);
+  // Greedy never reorders; beam search does so in its step.
+  w->cache_rows_scratch =
       s.max_beam > 1
-          ? arena->allocate<float>(s.max_beam * s.max_target_len * d, {kDecodeSearch, kDecodeSearch})
+          ? arena->allocate<size_t>(s.max_beam * s.max_target_len, {kDecodeSearch, kDecodeSearch})
           : nullptr;
   const Lifetime layers{kDecodeLayers, kDecodeLayers};
   w->dec_x = arena->allocate<float>(s.rows * d, {kDecodeLayers, kDecodeOutput});

@@ -61,12 +61,18 @@ struct Workspace {
   float* memory_kv[kMaxLayers] = {};  // [Ns, 2d] cross-attention K | V per decoder layer  [kCrossKv, kDecodeSearch]
 
   // Decoder. Self-attention cache per layer: [R slots, T, d], kWholeDecode.
-  // Sentence s owns slots [s·beam, s·beam + beam): greedy never moves a
-  // cache row, beam search reorders only within a sentence (through
-  // reorder_scratch, planned only when max_beam > 1).
+  // Sentence s owns slots [s·beam, s·beam + beam). The k, v of position p
+  // of the hypothesis in slot r are written once, at step p, into cache row
+  // (r, p), and never move: cache_rows[r·T + p] is the offset (in floats,
+  // within a layer's cache) of the row that holds position p for the
+  // hypothesis now in slot r. Reordering beams permutes these offsets
+  // (positions × 8 bytes per hypothesis, through cache_rows_scratch, planned
+  // only when max_beam > 1), not the cached k, v (positions × 2 × layers × d
+  // floats), and attention reads its keys through them.
   float* k_cache[kMaxLayers] = {};
   float* v_cache[kMaxLayers] = {};
-  float* reorder_scratch = nullptr;  // [max_beam, T, d]  kDecodeSearch
+  size_t* cache_rows = nullptr;          // [R slots, T]   kWholeDecode
+  size_t* cache_rows_scratch = nullptr;  // [max_beam, T]  kDecodeSearch
   float* dec_x = nullptr;     // [R, d]   [kDecodeLayers, kDecodeOutput]
   float* dec_qkv = nullptr;   // [R, 3d]  kDecodeLayers, as the five below
   float* dec_qkv_raw = nullptr;  // [R, 3d] of the raw layer input (raw_self_memory only)

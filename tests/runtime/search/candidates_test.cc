@@ -48,11 +48,3 @@ TEST_CASE("TopK with fewer entries than capacity and -inf entries") {
   CHECK(top.index(1) == 1);
 }
 
-TEST_CASE("argmax_excluding skips banned ids and breaks ties to the lowest id") {
-  const float x[6] = {9.0f, 1.0f, 9.0f, 5.0f, 7.0f, 7.0f};
-  const int32_t none[1] = {-1};
-  CHECK(edgemt::argmax_excluding(x, 6, none, 0) == 0);
-  const int32_t banned[2] = {0, 2};
-  CHECK(edgemt::argmax_excluding(x, 6, banned, 2) == 4);
-}
-

@@ -57,8 +57,9 @@ std::vector<Buffer> documented(const WorkspaceShape& s, const Workspace& w) {
        {kAttnContext, kAttnContext}},
       {"dec_attention_scratch", w.dec_attention_scratch, s.workers * dec_stride * F, layers},
   };
+  b.push_back({"cache_rows", w.cache_rows, r * t * sizeof(size_t), whole});
   if (s.max_beam > 1) {
-    b.push_back({"reorder_scratch", w.reorder_scratch, s.max_beam * t * d * F,
+    b.push_back({"cache_rows_scratch", w.cache_rows_scratch, s.max_beam * t * sizeof(size_t),
                  {kDecodeSearch, kDecodeSearch}});
   }
   for (size_t l = 0; l < s.decoder_layers; ++l) {
@@ -145,7 +146,7 @@ void check_plan(const WorkspaceShape& shape) {
     CHECK(w.k_cache[l] == nullptr);
     CHECK(w.v_cache[l] == nullptr);
   }
-  if (shape.max_beam == 1) CHECK(w.reorder_scratch == nullptr);
+  if (shape.max_beam == 1) CHECK(w.cache_rows_scratch == nullptr);
 }
 
 TEST_CASE("models/transformer/workspace: buffers live together are disjoint, aligned and of the documented sizes") {

@@ -1,0 +1,48 @@
+#include "kernels/vocab_row.h"
+
+#include "core/cpu_features.h"
+
+namespace edgemt::kernels {
+
+size_t argmax(const float* x, size_t n) {
+  size_t best = n;
+  float best_value = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    // NaN fails both tests: never taken, never displaces.
+    if (best == n ? x[i] == x[i] : x[i] > best_value) {
+      best = i;
+      best_value = x[i];
+    }
+  }
+  return best;
+}
+
+size_t first_above(const float* x, size_t begin, size_t n, float base, RowNormalizer norm,
+                   float threshold) {
+  for (size_t v = begin; v < n; ++v) {
+    if (beam_score(x[v], base, norm) > threshold) return v;
+  }
+  return n;
+}
+
+size_t available_vocab_row_kernels(VocabRowKernels* out, size_t capacity) {
+  VocabRowKernels all[2];
+  size_t count = 0;
+  const CpuFeatures& cpu = cpu_features();
+#if defined(__x86_64__)
+  if (cpu.avx512) all[count++] = {normalize_row_avx512, argmax_avx512, first_above_avx512, "avx512"};
+#endif
+  (void)cpu;
+  all[count++] = {normalize_row, argmax, first_above, "portable"};
+  const size_t written = count < capacity ? count : capacity;
+  for (size_t i = 0; i < written; ++i) out[i] = all[i];
+  return written;
+}
+
+VocabRowKernels best_vocab_row_kernels() {
+  VocabRowKernels best;
+  (void)available_vocab_row_kernels(&best, 1);
+  return best;
+}
+
+}  // namespace edgemt::kernels
