@@ -1,5 +1,6 @@
 #include "kernels/attention.h"
 
+#include "core/cpu_features.h"
 #include "kernels/reduce.h"
 #include "kernels/softmax.h"
 
@@ -29,7 +30,7 @@ void accumulate1(float p0, const float* __restrict v0, size_t n, float* __restri
 }  // namespace
 
 // out must not overlap q, k, v or probs (the row loops are __restrict).
-void scaled_dot_product_attention(const AttentionShape& shape, const float* q, const float* k,
+void scaled_dot_product_attention_portable(const AttentionShape& shape, const float* q, const float* k,
                                   const float* v, float* probs, float* out) {
   const size_t head_dim = shape.head_dim;
   for (size_t i = 0; i < shape.query_len; ++i) {
@@ -67,6 +68,17 @@ void scaled_dot_product_attention(const AttentionShape& shape, const float* q, c
     }
     for (; j < visible; ++j) accumulate1(p[j], value(j), head_dim, o);
   }
+}
+
+void scaled_dot_product_attention(const AttentionShape& shape, const float* q, const float* k,
+                                  const float* v, float* probs, float* out) {
+#if defined(__x86_64__)
+  if (cpu_features().avx512) {
+    scaled_dot_product_attention_avx512(shape, q, k, v, probs, out);
+    return;
+  }
+#endif
+  scaled_dot_product_attention_portable(shape, q, k, v, probs, out);
 }
 
 }  // namespace edgemt::kernels

@@ -37,9 +37,20 @@ struct AttentionShape {
   const size_t* key_offsets = nullptr;  // [key_len]
 };
 
+// Runs the fastest variant this CPU has (core/cpu_features.h); every
+// variant computes the portable one's bits.
 void scaled_dot_product_attention(const AttentionShape& shape, const float* q,
                                   const float* k, const float* v, float* probs,
                                   float* out);
+
+void scaled_dot_product_attention_portable(const AttentionShape& shape, const float* q,
+                                           const float* k, const float* v, float* probs,
+                                           float* out);
+#if defined(__x86_64__)
+void scaled_dot_product_attention_avx512(const AttentionShape& shape, const float* q,
+                                         const float* k, const float* v, float* probs,
+                                         float* out);
+#endif
 
 // Rough time of one call, for deciding whether to split work over threads
 // (core/parallel.h): query_len * key_len * head_dim multiply-adds for the
