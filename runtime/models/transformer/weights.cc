@@ -223,6 +223,14 @@ Status load_transformer_weights(const Model& model, size_t threads, TransformerW
     EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_out, T::kDecoderFfnOut, i, false));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, T::kDecoderFfnNorm, i));
   }
+  // The embedding tables are read in place, a row per token looked up, but
+  // verifying (and packing a tied output projection) read them whole: drop
+  // their file pages now, so a translator holds only the rows of tokens it
+  // has used, not the whole vocabulary's (8 MiB of f32 at 8k × 256).
+  for (const char* table : {named(T::kSourceEmbedding, name), named(T::kTargetEmbedding, bias_name)}) {
+    const TensorView* tensor = model.find_tensor(table);
+    if (tensor != nullptr) model.release_tensor_pages(*tensor);
+  }
   return Status::ok();
 }
 

@@ -282,9 +282,17 @@ class Translator:
         # The library allocates the arena (a caller arena is for C callers).
         _check(_lib.edgemt_translator_prepare(self._handle, ctypes.byref(self.limits), None, 0,
                                               ctypes.byref(error)), error)
-        if model.has_tokenizer:
-            _check(_lib.edgemt_tokenizer_create(model._handle, ctypes.byref(self._tokenizer),
+
+    def _text_tokenizer(self) -> ctypes.c_void_p:
+        """The SentencePiece tokenizer, made on the first text call (~4 MiB
+        for an 8k vocabulary that translate_ids callers never need)."""
+        if not self._tokenizer.value:
+            if not self._model.has_tokenizer:
+                raise Error(8, "this model file has no tokenizer: use translate_ids")
+            error = _Error()
+            _check(_lib.edgemt_tokenizer_create(self._model._handle, ctypes.byref(self._tokenizer),
                                                 ctypes.byref(error)), error)
+        return self._tokenizer
 
     def _decode_options(self, beam_size, length_penalty, max_len_a, max_len_b, word_penalty):
         options = _DecodeOptions(**self._model.decode_defaults())
@@ -301,8 +309,7 @@ class Translator:
                   target_prefix: Optional[str] = None) -> List[Translation]:
         """Translations of `texts` (any number: sent in batches of max_batch).
         Options left None take the model's defaults, as `edgemt translate`."""
-        if not self._tokenizer.value:
-            raise Error(8, "this model file has no tokenizer: use translate_ids")
+        tokenizer = self._text_tokenizer()
         texts = list(texts)
         options = self._decode_options(beam_size, length_penalty, max_len_a, max_len_b,
                                        word_penalty)
@@ -324,7 +331,7 @@ class Translator:
                 r.tokens = tokens
                 r.token_capacity = len(tokens)
             error = _Error()
-            _check(_lib.edgemt_translate_text(self._handle, self._tokenizer, inputs, n, prefix,
+            _check(_lib.edgemt_translate_text(self._handle, tokenizer, inputs, n, prefix,
                                               ctypes.byref(options), results,
                                               ctypes.byref(error)), error)
             for k, r in enumerate(results):
