@@ -51,7 +51,8 @@ Status F16Linear::create(const uint16_t* weight, const float* bias, size_t in_fe
     for (size_t i = 0; i < out_features; ++i) half_bias[i] = kernels::f32_to_f16(bias[i]);
   }
   F16Linear made;
-  made.blocks_ = ColumnBlocks::make(out_features, threads);
+  made.blocks_ =
+      ColumnBlocks::make(out_features, threads, (in_features + 1) * out_features * sizeof(uint16_t));
   const float output_min = relu ? 0.0f : -std::numeric_limits<float>::infinity();
   xnn_status status = xnn_status_success;
   for (size_t b = 0; b < made.blocks_.count && status == xnn_status_success; ++b) {

@@ -54,7 +54,8 @@ Status Linear::create(const float* weight, const float* bias, size_t in_features
                       size_t out_features, bool relu, size_t threads) {
   const float output_min = relu ? 0.0f : -std::numeric_limits<float>::infinity();
   const float output_max = std::numeric_limits<float>::infinity();
-  const ColumnBlocks blocks = ColumnBlocks::make(out_features, threads);
+  const ColumnBlocks blocks =
+      ColumnBlocks::make(out_features, threads, (in_features + 1) * out_features * sizeof(float));
   xnn_operator_t ops[kMaxColumnBlocks] = {};
   xnn_status status = xnn_status_success;
   for (size_t b = 0; b < blocks.count && status == xnn_status_success; ++b) {
