@@ -74,7 +74,15 @@ Status make_model(const uint8_t* data, size_t size, MappedFile file, CopiedFile 
   (*impl)->file = std::move(file);
   (*impl)->copy = std::move(copy);
   (*impl)->file_size = size;
-  return verify_model(data, size, &(*impl)->model);
+  EDGEMT_RETURN_IF_ERROR(verify_model(data, size, &(*impl)->model));
+  // Verifying read every weight; a mapped file's pages are dropped again, so
+  // that loading keeps at most one matrix resident twice (its file pages and
+  // its packed copy) and the run phase holds only what it reads in place.
+  const VerifiedModel& model = (*impl)->model;
+  for (size_t i = 0; i < model.tensor_count; ++i) {
+    (*impl)->file.release_pages(model.tensors[i].data, model.tensors[i].size_bytes);
+  }
+  return Status::ok();
 }
 
 

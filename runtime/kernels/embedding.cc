@@ -18,6 +18,19 @@ void load_row(const EmbeddingTable& table, size_t id, float* __restrict row) {
       f16_to_f32_array(static_cast<const uint16_t*>(table.data) + id * dim, row, dim);
       return;
     case DType::kI8: {
+      const int8::PackedWeights& packed = table.packed_rows;
+      if (packed.blocks != nullptr) {
+        // Column id of the packed [N, K] layout (int8_gemm.h): block id / 16,
+        // lane id % 16, depth in groups of 4 bytes 64 bytes apart.
+        const int8_t* column = packed.blocks + (id / int8::kBlockColumns) * packed.groups * int8::kGroupBytes +
+                               (id % int8::kBlockColumns) * int8::kGroupDepth;
+        const float row_scale = packed.scale[id];
+        for (size_t d = 0; d < dim; ++d) {
+          const int8_t q = column[(d / int8::kGroupDepth) * int8::kGroupBytes + d % int8::kGroupDepth];
+          row[d] = static_cast<float>(q) * row_scale;
+        }
+        return;
+      }
       const int8_t* src = static_cast<const int8_t*>(table.data) + id * dim;
       const float row_scale = table.row_scale[id];
       for (size_t d = 0; d < dim; ++d) row[d] = static_cast<float>(src[d]) * row_scale;

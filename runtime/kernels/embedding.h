@@ -10,12 +10,18 @@
 // for one decoder step over many hypotheses that all sit at the same position.
 // The caller guarantees ids < vocab and that every position used is
 // < max_positions (checked once, at the API boundary).
+//
+// An i8 table tied to the output projection can instead be read from that
+// projection's packed int8 GEMM weights (packed_rows: row id is output
+// column id, the same int8 values and row scales), so the model's largest
+// matrix is resident once, not twice (30 MiB for an OPUS-MT-base vocabulary).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "edgemt/model.h"
+#include "kernels/int8_gemm.h"
 
 namespace edgemt::kernels {
 
@@ -24,6 +30,8 @@ struct EmbeddingTable {
   DType dtype = DType::kF32;
   const float* row_scale = nullptr;    // [vocab], i8 only
   size_t dim = 0;
+  // i8 only: when packed_rows.blocks is set, rows come from it, not data.
+  int8::PackedWeights packed_rows;
 };
 
 void embed_tokens(const EmbeddingTable& table, const int32_t* ids, size_t count, float scale,

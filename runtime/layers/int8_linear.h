@@ -45,6 +45,7 @@ class Int8Linear {
   size_t in_features() const { return packed_.depth; }
   size_t out_features() const { return packed_.columns; }
   size_t packed_bytes() const { return bytes_; }
+  const kernels::int8::PackedWeights& packed() const { return packed_; }
   const char* kernel_name() const { return kernel_.name; }
 
  private:

@@ -77,6 +77,8 @@ class Linear {
   // The int8 kernel's name ("avx512-vnni", "neon-dotprod", ...; see
   // kernels/int8_gemm.h), nullptr for an f32 Linear.
   const char* int8_kernel_name() const { return is_int8() ? int8_.kernel_name() : nullptr; }
+  // The packed int8 weights (int8 Linears only).
+  const kernels::int8::PackedWeights& int8_packed() const { return int8_.packed(); }
 
  private:
   void reset();

@@ -62,17 +62,6 @@ Status norm(const Model& model, NormWeights* out, TransformerTensor entry, uint3
   return vector(model, &out->bias, name);
 }
 
-// Creates `linear` from `<prefix>.weight` [out, in] and `<prefix>.bias`.
-// Drops `tensor`'s file pages from resident memory once its bytes have been
-// copied (packed by XNNPACK), unless the runtime reads them in place (an
-// embedding table, which a tied output aliases), so weights are never
-// resident twice, not even while loading.
-void release_unless_in_place(const Model& model, const TensorView& tensor,
-                             const TransformerWeights& w) {
-  if (tensor.data == w.source_embedding.data || tensor.data == w.target_embedding.data) return;
-  model.release_tensor_pages(tensor);
-}
-
 // What every matrix of one model is loaded with.
 struct MatrixLoader {
   const Model& model;
@@ -133,7 +122,10 @@ struct MatrixLoader {
       return Status::error(created.code(), "tensor '%s': %s", weight->name, created.message());
     }
     weights->matrix_bytes += out->packed_bytes();
-    release_unless_in_place(model, *weight, *weights);
+    // Packed: the file pages go (weights are never resident twice, not even
+    // while loading). A tied output projection's tensor is also the embedding
+    // table, read in place: its rows fault back in as tokens are looked up.
+    model.release_tensor_pages(*weight);
     return Status::ok();
   }
 };
@@ -223,13 +215,15 @@ Status load_transformer_weights(const Model& model, size_t threads, TransformerW
     EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_out, T::kDecoderFfnOut, i, false));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, T::kDecoderFfnNorm, i));
   }
-  // The embedding tables are read in place, a row per token looked up, but
-  // verifying (and packing a tied output projection) read them whole: drop
-  // their file pages now, so a translator holds only the rows of tokens it
-  // has used, not the whole vocabulary's (8 MiB of f32 at 8k × 256).
-  for (const char* table : {named(T::kSourceEmbedding, name), named(T::kTargetEmbedding, bias_name)}) {
-    const TensorView* tensor = model.find_tensor(table);
-    if (tensor != nullptr) model.release_tensor_pages(*tensor);
+  // A tied int8 output projection holds the embedding's int8 rows and row
+  // scales, packed: the tables read their rows from it (the same values).
+  const TensorView* output_weight = model.find_tensor(named(T::kOutputWeight, name));
+  if (w->output.is_int8() && output_weight != nullptr) {
+    for (kernels::EmbeddingTable* table : {&w->source_embedding, &w->target_embedding}) {
+      if (table->dtype == DType::kI8 && table->data == output_weight->data) {
+        table->packed_rows = w->output.int8_packed();
+      }
+    }
   }
   return Status::ok();
 }
