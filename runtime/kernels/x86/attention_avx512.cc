@@ -1,35 +1,51 @@
 // scaled_dot_product_attention (attention.h) with AVX-512: the portable
 // kernel's bits. The scores are detail::dot's eight lanes (element i adds
 // into lane i % 8, in index order; a 16-wide product adds its low eight,
-// then its high eight), four keys at a time so that four addition chains
-// overlap; the weighted sum of values adds keys in order into each output
-// element as the portable loop does, with the output row held in registers.
-// GCC 12's avx512fintrin.h warns about its own "undefined" vectors (GCC bug
-// 105593), as in int8_gemm_avx512_vnni.cc.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
+// then its high eight), eight keys at a time so that eight addition chains
+// overlap and their lanes are combined together; the softmax is softmax.cc's
+// in the same order; the weighted sum of values adds keys in order into each
+// output element as the portable loop does, with the output row held in
+// registers.
 #include "kernels/attention.h"
 #include "kernels/reduce.h"
-#include "kernels/softmax.h"
+#include "kernels/x86/avx512_math.h"
 
 namespace edgemt::kernels {
 namespace {
 
-inline __mmask16 lanes(size_t count) {
-  return count >= 16 ? static_cast<__mmask16>(0xFFFF)
-                     : static_cast<__mmask16>((1u << count) - 1u);
-}
+using avx512::exp16;
+using avx512::kNegInf;
+using avx512::row_max;
+inline __mmask16 lanes(size_t count) { return avx512::tail_mask(count); }
 
-inline float combine(__m256 acc) {
-  alignas(32) float l[detail::kLanes];
-  _mm256_store_ps(l, acc);
-  return detail::combine_lanes(l);
+// kernels::softmax (softmax.cc) in the same order: the eight-lane max, e^(x -
+// max) stored, summed in blocks of detail::kBlock over eight lanes, scaled by
+// 1 / sum. An all -inf row becomes zeros.
+void softmax_row(float* x, size_t n) {
+  const float m = row_max(x, n);
+  if (m == kNegInf) {
+    for (size_t i = 0; i < n; ++i) x[i] = 0.0f;
+    return;
+  }
+  const __m512 vm = _mm512_set1_ps(m);
+  float total = 0.0f;
+  for (size_t b = 0; b < n; b += detail::kBlock) {
+    const size_t len = n - b < detail::kBlock ? n - b : detail::kBlock;
+    __m256 acc = _mm256_setzero_ps();
+    for (size_t i = 0; i < len; i += 16) {
+      const __mmask16 m16 = lanes(len - i);
+      const __m512 e = exp16(_mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), m16, x + b + i), vm));
+      _mm512_mask_storeu_ps(x + b + i, m16, e);
+      acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
+      acc = _mm256_add_ps(acc, _mm512_extractf32x8_ps(e, 1));
+    }
+    total += avx512::combine(acc);
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / total);
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 m16 = lanes(n - i);
+    _mm512_mask_storeu_ps(x + i, m16, _mm512_mul_ps(_mm512_maskz_loadu_ps(m16, x + i), inv));
+  }
 }
 
 // acc += a[c..c+16) · b[c..c+16) in the portable lane order (masked lanes
@@ -40,18 +56,40 @@ inline __m256 add_products(__m256 acc, __m512 a, __m512 b) {
   return _mm256_add_ps(acc, _mm512_extractf32x8_ps(prod, 1));
 }
 
-// p[j] = dot(q, key j) for j in [0, count), count <= 4.
+// The eight per-key sums of lane sums, combined as detail::combine_lanes
+// does each key's: transposed so that vector l holds lane l of every key,
+// then ((l0 + l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7)) on all eight keys.
+inline __m256 combine8(const __m256 (&acc)[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(acc[0], acc[1]), t1 = _mm256_unpackhi_ps(acc[0], acc[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(acc[2], acc[3]), t3 = _mm256_unpackhi_ps(acc[2], acc[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(acc[4], acc[5]), t5 = _mm256_unpackhi_ps(acc[4], acc[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(acc[6], acc[7]), t7 = _mm256_unpackhi_ps(acc[6], acc[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  // lane[l] holds lane l of keys 0..7.
+  const __m256 lane0 = _mm256_permute2f128_ps(u0, u4, 0x20), lane4 = _mm256_permute2f128_ps(u0, u4, 0x31);
+  const __m256 lane1 = _mm256_permute2f128_ps(u1, u5, 0x20), lane5 = _mm256_permute2f128_ps(u1, u5, 0x31);
+  const __m256 lane2 = _mm256_permute2f128_ps(u2, u6, 0x20), lane6 = _mm256_permute2f128_ps(u2, u6, 0x31);
+  const __m256 lane3 = _mm256_permute2f128_ps(u3, u7, 0x20), lane7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(lane0, lane4), _mm256_add_ps(lane1, lane5)),
+                       _mm256_add_ps(_mm256_add_ps(lane2, lane6), _mm256_add_ps(lane3, lane7)));
+}
+
+// p[j] = dot(q, key j) for j in [0, count), count <= 8 (absent keys read
+// key 0 and are not stored): eight independent addition chains.
 void dots(const float* q, const float* const* keys, size_t count, size_t n, float* p) {
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                   _mm256_setzero_ps()};
+  __m256 acc[8];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
   for (size_t c = 0; c < n; c += 16) {
     const __mmask16 m = lanes(n - c);
     const __m512 qc = _mm512_maskz_loadu_ps(m, q + c);
-    for (size_t j = 0; j < count; ++j) {
+    for (size_t j = 0; j < 8; ++j) {
       acc[j] = add_products(acc[j], qc, _mm512_maskz_loadu_ps(m, keys[j] + c));
     }
   }
-  for (size_t j = 0; j < count; ++j) p[j] = combine(acc[j]);
+  _mm256_mask_storeu_ps(p, static_cast<__mmask8>((1u << count) - 1u), combine8(acc));
 }
 
 }  // namespace
@@ -78,14 +116,14 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
       const __mmask16 m = lanes(head_dim - c);
       _mm512_mask_storeu_ps(o + c, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, qi + c), scale));
     }
-    for (size_t j = 0; j < visible; j += 4) {
-      const size_t count = visible - j < 4 ? visible - j : 4;
-      const float* keys[4] = {key(j), count > 1 ? key(j + 1) : nullptr,
-                              count > 2 ? key(j + 2) : nullptr, count > 3 ? key(j + 3) : nullptr};
+    for (size_t j = 0; j < visible; j += 8) {
+      const size_t count = visible - j < 8 ? visible - j : 8;
+      const float* keys[8];
+      for (size_t u = 0; u < 8; ++u) keys[u] = key(u < count ? j + u : j);
       dots(o, keys, count, head_dim, p + j);
     }
     for (size_t j = visible; j < shape.key_len; ++j) p[j] = 0.0f;
-    softmax(p, visible);
+    softmax_row(p, visible);
     // o[d] = sum_j p[j]·v_j[d], keys added in order from 0 (the portable
     // accumulate4/accumulate1 round the same: one add per key).
     for (size_t c = 0; c < head_dim; c += 64) {
