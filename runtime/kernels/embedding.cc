@@ -10,6 +10,10 @@ void load_row(const EmbeddingTable& table, size_t id, float* __restrict row) {
   const size_t dim = table.dim;
   switch (table.dtype) {
     case DType::kF32: {
+      if (table.packed_f32_rows.blocks != nullptr) {
+        f32::unpack_row(table.packed_f32_rows, id, row);
+        return;
+      }
       const float* src = static_cast<const float*>(table.data) + id * dim;
       for (size_t d = 0; d < dim; ++d) row[d] = src[d];
       return;

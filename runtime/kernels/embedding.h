@@ -15,12 +15,14 @@
 // projection's packed int8 GEMM weights (packed_rows: row id is output
 // column id, the same int8 values and row scales), so the model's largest
 // matrix is resident once, not twice (30 MiB for an OPUS-MT-base vocabulary).
+// An f32 table likewise from the own f32 GEMM's pack (packed_f32_rows).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "edgemt/model.h"
+#include "kernels/f32_gemm.h"
 #include "kernels/int8_gemm.h"
 
 namespace edgemt::kernels {
@@ -32,6 +34,8 @@ struct EmbeddingTable {
   size_t dim = 0;
   // i8 only: when packed_rows.blocks is set, rows come from it, not data.
   int8::PackedWeights packed_rows;
+  // f32 only: likewise, from a tied projection on the own f32 GEMM.
+  f32::PackedWeights packed_f32_rows;
 };
 
 void embed_tokens(const EmbeddingTable& table, const int32_t* ids, size_t count, float scale,

@@ -18,12 +18,14 @@ void Linear::reset() {
   blocks_ = ColumnBlocks();
   int8_ = Int8Linear();
   f16_ = F16Linear();
+  packed_f32_ = PackedF32Linear();
 }
 
 Linear::Linear(Linear&& other) noexcept
     : blocks_(other.blocks_),
       int8_(std::move(other.int8_)),
       f16_(std::move(other.f16_)),
+      packed_f32_(std::move(other.packed_f32_)),
       in_(other.in_),
       out_(other.out_) {
   for (size_t b = 0; b < kMaxColumnBlocks; ++b) ops_[b] = std::exchange(other.ops_[b], nullptr);
@@ -37,6 +39,7 @@ Linear& Linear::operator=(Linear&& other) noexcept {
     for (size_t b = 0; b < kMaxColumnBlocks; ++b) ops_[b] = std::exchange(other.ops_[b], nullptr);
     int8_ = std::move(other.int8_);
     f16_ = std::move(other.f16_);
+    packed_f32_ = std::move(other.packed_f32_);
     in_ = other.in_;
     out_ = other.out_;
   }
@@ -47,6 +50,7 @@ size_t Linear::packed_bytes() const {
   // XNNPACK packs W (and the bias) as f32; its block padding is not visible.
   if (ops_[0] != nullptr) return (in_ + 1) * out_ * sizeof(float);
   if (is_f16()) return (in_ + 1) * out_ * sizeof(uint16_t);
+  if (is_packed_f32()) return packed_f32_.packed_bytes();
   return int8_.packed_bytes();
 }
 
@@ -94,6 +98,17 @@ Status Linear::create_f16(const uint16_t* weight, const float* bias, size_t in_f
   return Status::ok();
 }
 
+Status Linear::create_packed_f32(const float* weight, const float* bias, size_t in_features,
+                                 size_t out_features) {
+  PackedF32Linear packed;
+  EDGEMT_RETURN_IF_ERROR(packed.create(weight, bias, in_features, out_features));
+  reset();
+  packed_f32_ = std::move(packed);
+  in_ = in_features;
+  out_ = out_features;
+  return Status::ok();
+}
+
 Status Linear::create_int8(const int8_t* weight, const float* scale, const float* bias,
                            size_t in_features, size_t out_features, bool relu) {
   Int8Linear int8;
@@ -129,6 +144,10 @@ Status Linear::run(const float* x, size_t rows, float* y, const Parallel& parall
       return Status::error(StatusCode::kFailedPrecondition, "f16 Linear run without scratch");
     }
     return f16_.run(x, rows, y, parallel, *scratch);
+  }
+  if (is_packed_f32()) {
+    packed_f32_.run(x, rows, y, parallel);
+    return Status::ok();
   }
   xnn_status status = xnn_status_success;
   const size_t gemm_nanoseconds = xnnpack_gemm_nanoseconds(rows, in_, out_);

@@ -3,7 +3,10 @@
 //   * create_f16(): f16 weights on XNNPACK's f16 GEMM (layers/f16_linear.h,
 //     CPUs with fp16 arithmetic), which needs a LinearScratch at run time;
 //   * create_int8(): Int8PerRowDynamic weights on the own int8 GEMM
-//     (layers/int8_linear.h), which needs a LinearScratch at run time.
+//     (layers/int8_linear.h), which needs a LinearScratch at run time;
+//   * create_packed_f32(): f32 weights on the own f32 GEMM
+//     (layers/packed_f32_linear.h), XNNPACK's bits, its pack readable row by
+//     row (a tied output projection that also serves the embedding).
 //
 // Load phase: create*() packs W [out, in] and b [out] into the backend's own
 // buffers (the source may be freed afterwards). Run phase: run() works on
@@ -29,6 +32,7 @@
 #include "layers/f16_linear.h"
 #include "layers/int8_linear.h"
 #include "layers/linear_scratch.h"
+#include "layers/packed_f32_linear.h"
 
 struct xnn_operator;
 
@@ -54,6 +58,12 @@ class Linear {
   [[nodiscard]] Status create_f16(const uint16_t* weight, const float* bias, size_t in_features,
                                   size_t out_features, bool relu, size_t threads = 1);
 
+  // weight: [out, in] f32, bias: [out] f32 or nullptr, on the own f32 GEMM
+  // (no fused activation). kUnsupported on CPUs without a fast own kernel:
+  // use create() there.
+  [[nodiscard]] Status create_packed_f32(const float* weight, const float* bias,
+                                         size_t in_features, size_t out_features);
+
   // weight: [out, in] int8, scale: [out] (Int8PerRowDynamic), bias: [out]
   // or nullptr. Errors as Int8Linear::create.
   [[nodiscard]] Status create_int8(const int8_t* weight, const float* scale, const float* bias,
@@ -70,6 +80,7 @@ class Linear {
   size_t out_features() const { return out_; }
   bool is_int8() const { return int8_.out_features() != 0; }
   bool is_f16() const { return !f16_.empty(); }
+  bool is_packed_f32() const { return packed_f32_.out_features() != 0; }
   // XNNPACK operators the f32 GEMM is split into (1 for int8 and f16 Linears).
   size_t column_blocks() const { return blocks_.count; }
   // Bytes of packed weights this Linear holds (XNNPACK's f32 copy or the int8 pack).
@@ -79,6 +90,8 @@ class Linear {
   const char* int8_kernel_name() const { return is_int8() ? int8_.kernel_name() : nullptr; }
   // The packed int8 weights (int8 Linears only).
   const kernels::int8::PackedWeights& int8_packed() const { return int8_.packed(); }
+  // The own f32 pack (create_packed_f32 Linears only).
+  const kernels::f32::PackedWeights& f32_packed() const { return packed_f32_.packed(); }
 
  private:
   void reset();
@@ -87,6 +100,7 @@ class Linear {
   xnn_operator* ops_[kMaxColumnBlocks] = {};  // [blocks_.count], f32 only
   Int8Linear int8_;
   F16Linear f16_;
+  PackedF32Linear packed_f32_;
   size_t in_ = 0;
   size_t out_ = 0;
 };

@@ -71,6 +71,30 @@ BENCHMARK(BM_Gemm)
     ->Args({20, 256, 768})->Args({320, 256, 1024})->Args({320, 1024, 256})
     ->Args({640, 256, 1024});
 
+// The own packed f32 GEMM (a tied output projection); Args: M, K, N.
+void BM_PackedF32Gemm(benchmark::State& state) {
+  const size_t m = static_cast<size_t>(state.range(0));
+  const size_t k = static_cast<size_t>(state.range(1));
+  const size_t n = static_cast<size_t>(state.range(2));
+  const std::vector<float> w = random_vector(n * k, 1), b = random_vector(n, 2);
+  const std::vector<float> x = random_vector(m * k, 3);
+  std::vector<float> y(m * n + 64);
+  edgemt::Linear linear;
+  if (!linear.create_packed_f32(w.data(), b.data(), k, n).is_ok()) {
+    state.SkipWithError("no own f32 GEMM kernel on this CPU");
+    return;
+  }
+  for (auto _ : state) {
+    if (!linear.run(x.data(), m, y.data(), nullptr).is_ok()) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+}
+BENCHMARK(BM_PackedF32Gemm)
+    ->ArgNames({"M", "K", "N"})
+    ->Args({1, 256, 8000})->Args({4, 256, 8000})->Args({32, 256, 8000})->Args({128, 256, 8000})
+    ->Args({128, 512, 58101});
+
 // Args: query rows, keys (head_dim 64, scale 1/8).
 void BM_Attention(benchmark::State& state) {
   const size_t queries = static_cast<size_t>(state.range(0));

@@ -470,11 +470,15 @@ def main(argv=None):
     L = args.fixed_target_len
     longest_allowed = 256
     if kind == "torch":
-        edgemt_len = dict(max_len_a=None, max_len_b=None)  # the model's defaults: floor(2*src+10)
-        len_a, len_b = edgemt_defaults["max_len_a"], edgemt_defaults["max_len_b"]
+        # One length rule for both: CTranslate2's max_decoding_length is a
+        # number of tokens per batch, edgemt's floor(a * source + b) per
+        # sentence; a = 0, b = 256 is the same limit (edgemt's own default,
+        # floor(2 * source + 10), would stop degenerate repetitions earlier).
+        edgemt_len = dict(max_len_a=0.0, max_len_b=256.0)
+        len_a, len_b = 0.0, 256.0
         ct2_max = 256
-        length_note = (f"max length: edgemt floor({len_a:g}*source tokens+{len_b:g}) (its default, capped "
-                       f"by the translator's max_target_len), CTranslate2 max_decoding_length=256")
+        length_note = ("max length 256 generated tokens on both: edgemt max_len_a=0 max_len_b=256, "
+                       "CTranslate2 max_decoding_length=256")
     else:
         edgemt_len = dict(max_len_a=0.0, max_len_b=float(L))
         len_a, len_b = 0.0, float(L)

@@ -8,6 +8,7 @@
 #include "core/cpu_features.h"
 #include "core/prefaulted_memory.h"
 #include "models/transformer/tensor_layout.h"
+#include "kernels/f32_gemm.h"
 #include "kernels/fp16.h"
 
 namespace edgemt {
@@ -85,7 +86,11 @@ struct MatrixLoader {
 
   // Creates `out` from matrix `weight_name` [out, in] (+ `_scale` for int8)
   // and vector `bias_name` (nullptr: none).
-  Status matrix(Linear* out, const char* weight_name, const char* bias_name, bool fused_relu) {
+  // serves_embedding: the matrix is also an f32 embedding table (a tied
+  // output projection); it goes to the own f32 GEMM where this CPU has a
+  // fast kernel for it, whose pack the table then reads rows from.
+  Status matrix(Linear* out, const char* weight_name, const char* bias_name, bool fused_relu,
+                bool serves_embedding = false) {
     const TensorView* weight = nullptr;
     EDGEMT_RETURN_IF_ERROR(find(model, &weight, weight_name));
     const float* bias = nullptr;
@@ -114,6 +119,10 @@ struct MatrixLoader {
         created = out->create(widen, bias, in, rows, fused_relu, threads);
         break;
       case DType::kF32:
+        if (serves_embedding && !fused_relu && kernels::f32::fast_gemm_kernel() != nullptr) {
+          created = out->create_packed_f32(static_cast<const float*>(weight->data), bias, in, rows);
+          break;
+        }
         created = out->create(static_cast<const float*>(weight->data), bias, in, rows, fused_relu,
                               threads);
         break;
@@ -187,9 +196,13 @@ Status load_transformer_weights(const Model& model, size_t threads, TransformerW
     }
   }
   w->f16_native = load.f16_native;
+  const TensorView* output_weight = model.find_tensor(named(T::kOutputWeight, name));
+  const bool tied_f32 = output_weight != nullptr && output_weight->dtype == DType::kF32 &&
+                        (output_weight->data == w->source_embedding.data ||
+                         output_weight->data == w->target_embedding.data);
   EDGEMT_RETURN_IF_ERROR(load.matrix(&w->output, named(T::kOutputWeight, name),
                                      config.output_bias ? named(T::kOutputBias, bias_name) : nullptr,
-                                     false));
+                                     false, tied_f32));
   if (config.encoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->encoder_final_norm, T::kEncoderFinalNorm));
   if (config.decoder_final_norm) EDGEMT_RETURN_IF_ERROR(norm(model, &w->decoder_final_norm, T::kDecoderFinalNorm));
 
@@ -215,13 +228,15 @@ Status load_transformer_weights(const Model& model, size_t threads, TransformerW
     EDGEMT_RETURN_IF_ERROR(load.linear(&layer.ffn_out, T::kDecoderFfnOut, i, false));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, T::kDecoderFfnNorm, i));
   }
-  // A tied int8 output projection holds the embedding's int8 rows and row
-  // scales, packed: the tables read their rows from it (the same values).
-  const TensorView* output_weight = model.find_tensor(named(T::kOutputWeight, name));
-  if (w->output.is_int8() && output_weight != nullptr) {
+  // A tied output projection on the own int8 or f32 GEMM holds the
+  // embedding's rows (and int8 row scales), packed: the tables read their
+  // rows from it (the same values), so the matrix is resident once.
+  if (output_weight != nullptr) {
     for (kernels::EmbeddingTable* table : {&w->source_embedding, &w->target_embedding}) {
-      if (table->dtype == DType::kI8 && table->data == output_weight->data) {
-        table->packed_rows = w->output.int8_packed();
+      if (table->data != output_weight->data) continue;
+      if (table->dtype == DType::kI8 && w->output.is_int8()) table->packed_rows = w->output.int8_packed();
+      if (table->dtype == DType::kF32 && w->output.is_packed_f32()) {
+        table->packed_f32_rows = w->output.f32_packed();
       }
     }
   }

@@ -1,0 +1,69 @@
+#include "kernels/f32_gemm.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/cpu_features.h"
+
+namespace edgemt::kernels::f32 {
+
+size_t packed_bytes(size_t columns, size_t depth) {
+  const size_t blocks = (columns + kBlockColumns - 1) / kBlockColumns;
+  return blocks * kBlockColumns * (depth + 1) * sizeof(float);
+}
+
+void pack_weights(const float* w, const float* bias, size_t columns, size_t depth, void* storage,
+                  PackedWeights* out) {
+  const size_t blocks = (columns + kBlockColumns - 1) / kBlockColumns;
+  float* packed = static_cast<float*>(storage);
+  float* packed_bias = packed + blocks * depth * kBlockColumns;
+  for (size_t b = 0; b < blocks; ++b) {
+    float* block = packed + b * depth * kBlockColumns;
+    for (size_t c = 0; c < kBlockColumns; ++c) {
+      const size_t n = b * kBlockColumns + c;
+      for (size_t k = 0; k < depth; ++k) block[k * kBlockColumns + c] = n < columns ? w[n * depth + k] : 0.0f;
+      packed_bias[n] = n < columns && bias != nullptr ? bias[n] : 0.0f;
+    }
+  }
+  out->blocks = packed;
+  out->bias = packed_bias;
+  out->columns = columns;
+  out->depth = depth;
+  out->block_count = blocks;
+}
+
+void unpack_row(const PackedWeights& w, size_t n, float* out) {
+  const float* column = w.blocks + (n / kBlockColumns) * w.depth * kBlockColumns + n % kBlockColumns;
+  for (size_t k = 0; k < w.depth; ++k) out[k] = column[k * kBlockColumns];
+}
+
+void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
+  const PackedWeights& w = *a.weights;
+  for (size_t b = first_block; b < first_block + block_count; ++b) {
+    const float* block = w.blocks + b * w.depth * kBlockColumns;
+    const size_t n0 = b * kBlockColumns;
+    const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
+    for (size_t m = 0; m < a.rows; ++m) {
+      const float* x = a.x + m * a.x_stride;
+      float acc[kBlockColumns];
+      for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = w.bias[n0 + c];
+      for (size_t k = 0; k < w.depth; ++k) {
+        const float* wk = block + k * kBlockColumns;
+        for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = std::fma(x[k], wk[c], acc[c]);
+      }
+      std::memcpy(a.y + m * a.y_stride + n0, acc, width * sizeof(float));
+    }
+  }
+}
+
+GemmKernel fast_gemm_kernel() {
+#if defined(__x86_64__)
+  return cpu_features().avx512 ? gemm_avx512 : nullptr;
+#elif defined(__aarch64__)
+  return gemm_portable;
+#else
+  return nullptr;
+#endif
+}
+
+}  // namespace edgemt::kernels::f32

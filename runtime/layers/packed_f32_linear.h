@@ -1,0 +1,46 @@
+// PackedF32Linear: y = x · Wᵀ + b for an f32 matrix on the runtime's own f32
+// GEMM (kernels/f32_gemm.h), for a tied output projection: its pack also
+// serves the embedding rows, so the matrix is resident once. The same bits
+// as the matrix on XNNPACK (the kernel's contract).
+//
+// Load phase: create() packs W [out, in] + bias into one buffer of its own.
+// Run phase: run() splits the column blocks over the thread pool when worth
+// it; no allocation, the same bits for any thread count. Not thread-safe per
+// instance: one Translator owns it.
+#pragma once
+
+#include <cstddef>
+
+#include "core/parallel.h"
+#include "edgemt/status.h"
+#include "kernels/f32_gemm.h"
+
+namespace edgemt {
+
+class PackedF32Linear {
+ public:
+  PackedF32Linear() = default;
+  ~PackedF32Linear();
+  PackedF32Linear(const PackedF32Linear&) = delete;
+  PackedF32Linear& operator=(const PackedF32Linear&) = delete;
+  PackedF32Linear(PackedF32Linear&& other) noexcept;
+  PackedF32Linear& operator=(PackedF32Linear&& other) noexcept;
+
+  // kUnsupported when this CPU has no fast kernel for it
+  // (kernels::f32::fast_gemm_kernel()); kOutOfMemory.
+  [[nodiscard]] Status create(const float* weight, const float* bias, size_t in_features,
+                              size_t out_features);
+  void run(const float* x, size_t rows, float* y, const Parallel& parallel) const;
+
+  size_t out_features() const { return packed_.columns; }
+  size_t packed_bytes() const { return bytes_; }
+  const kernels::f32::PackedWeights& packed() const { return packed_; }
+
+ private:
+  void* storage_ = nullptr;
+  size_t bytes_ = 0;
+  kernels::f32::PackedWeights packed_;
+  kernels::f32::GemmKernel kernel_ = nullptr;
+};
+
+}  // namespace edgemt
