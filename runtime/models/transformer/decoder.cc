@@ -96,14 +96,14 @@ Status run_linear(const RunContext& c, ProfilePart part, const Linear& linear, c
 const float* timed_sublayer_input(const RunContext& c, const NormWeights& norm, const float* x,
                                   size_t rows, float* scratch) {
   ProfileScope timed(c.profile, ProfilePart::kLayerNorm);
-  return sublayer_input(c.config->norm_placement, norm, c.config->layer_norm_eps, x, rows,
+  return sublayer_input(c.parallel, c.config->norm_placement, norm, c.config->layer_norm_eps, x, rows,
                         c.config->d_model, scratch);
 }
 
 void timed_residual_step(const RunContext& c, const NormWeights& norm, const float* sublayer_out,
                          size_t rows, float* x) {
   ProfileScope timed(c.profile, ProfilePart::kLayerNorm);
-  residual_step(c.config->norm_placement, norm, c.config->layer_norm_eps, sublayer_out, rows,
+  residual_step(c.parallel, c.config->norm_placement, norm, c.config->layer_norm_eps, sublayer_out, rows,
                 c.config->d_model, x);
 }
 

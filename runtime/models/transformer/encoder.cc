@@ -71,19 +71,19 @@ Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequence
   for (size_t l = 0; l < config.encoder_layers; ++l) {
     const EncoderLayerWeights& layer = weights.encoder[l];
     // Self-attention sub-layer.
-    const float* in = sublayer_input(placement, layer.self_norm, eps, w.enc_x, rows, d, w.enc_norm);
+    const float* in = sublayer_input(c.parallel, placement, layer.self_norm, eps, w.enc_x, rows, d, w.enc_norm);
     EDGEMT_RETURN_IF_ERROR(linear(layer.self_qkv, in, w.enc_qkv));  // [rows, 3d]
     self_attention(c, seqs, w.enc_qkv, w.enc_ctx);                   // [rows, d]
     EDGEMT_RETURN_IF_ERROR(linear(layer.self_out, w.enc_ctx, w.enc_out));
-    residual_step(placement, layer.self_norm, eps, w.enc_out, rows, d, w.enc_x);
+    residual_step(c.parallel, placement, layer.self_norm, eps, w.enc_out, rows, d, w.enc_x);
     // Feed-forward sub-layer.
-    in = sublayer_input(placement, layer.ffn_norm, eps, w.enc_x, rows, d, w.enc_norm);
+    in = sublayer_input(c.parallel, placement, layer.ffn_norm, eps, w.enc_x, rows, d, w.enc_norm);
     EDGEMT_RETURN_IF_ERROR(linear(layer.ffn_in, in, w.enc_ffn));  // [rows, f]
     if (config.activation != Activation::kRelu) {  // ReLU is fused into the GEMM
       kernels::apply_activation(config.activation, w.enc_ffn, rows * config.ffn_dim);
     }
     EDGEMT_RETURN_IF_ERROR(linear(layer.ffn_out, w.enc_ffn, w.enc_out));
-    residual_step(placement, layer.ffn_norm, eps, w.enc_out, rows, d, w.enc_x);
+    residual_step(c.parallel, placement, layer.ffn_norm, eps, w.enc_out, rows, d, w.enc_x);
   }
   if (weights.encoder_final_norm.weight != nullptr) {
     kernels::layer_norm(w.enc_x, weights.encoder_final_norm.weight,

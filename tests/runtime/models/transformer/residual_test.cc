@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/kernel_testing.h"
+#include "support/thread_pool.h"
 
 namespace edgemt {
 namespace {
@@ -77,7 +78,7 @@ TEST_CASE("models/transformer/residual: post-norm residual_step is LN(x + out)")
         sum[i] = static_cast<double>(d.x[i]) + static_cast<double>(d.out[i]);
       }
       const std::vector<float> out_before = d.out;
-      residual_step(NormPlacement::kPostNorm, d.norm, 1e-5f, d.out.data(), rows, dim, d.x.data());
+      residual_step(Parallel(), NormPlacement::kPostNorm, d.norm, 1e-5f, d.out.data(), rows, dim, d.x.data());
       CHECK(max_error(d.x, naive_layer_norm(sum, d.gamma, d.beta, rows, dim, 1e-5)) <= kTolerance);
       CHECK(testing::same_bits(d.out.data(), out_before.data(), d.out.size()));
     }
@@ -93,7 +94,7 @@ TEST_CASE("models/transformer/residual: pre-norm residual_step is the plain floa
       Data d = make_data(&rng, rows, dim);
       std::vector<float> expected(rows * dim);
       for (size_t i = 0; i < expected.size(); ++i) expected[i] = d.x[i] + d.out[i];
-      residual_step(NormPlacement::kPreNorm, d.norm, 1e-5f, d.out.data(), rows, dim, d.x.data());
+      residual_step(Parallel(), NormPlacement::kPreNorm, d.norm, 1e-5f, d.out.data(), rows, dim, d.x.data());
       CHECK(testing::same_bits(d.x.data(), expected.data(), expected.size()));
     }
   }
@@ -106,7 +107,7 @@ TEST_CASE("models/transformer/residual: post-norm sublayer_input is x itself and
   const std::vector<float> x_before = d.x;
   std::vector<float> scratch(rows * dim, 7.0f);
   const float* input =
-      sublayer_input(NormPlacement::kPostNorm, d.norm, 1e-5f, d.x.data(), rows, dim, scratch.data());
+      sublayer_input(Parallel(), NormPlacement::kPostNorm, d.norm, 1e-5f, d.x.data(), rows, dim, scratch.data());
   CHECK(input == d.x.data());
   CHECK(testing::same_bits(d.x.data(), x_before.data(), d.x.size()));
   bool untouched = true;
@@ -123,7 +124,7 @@ TEST_CASE("models/transformer/residual: pre-norm sublayer_input is LN(x) in scra
       Data d = make_data(&rng, rows, dim);
       const std::vector<float> x_before = d.x;
       std::vector<float> scratch(rows * dim + 4, NAN);
-      const float* input = sublayer_input(NormPlacement::kPreNorm, d.norm, 1e-5f, d.x.data(), rows,
+      const float* input = sublayer_input(Parallel(), NormPlacement::kPreNorm, d.norm, 1e-5f, d.x.data(), rows,
                                           dim, scratch.data());
       CHECK(input == scratch.data());
       CHECK(testing::same_bits(d.x.data(), x_before.data(), d.x.size()));
@@ -145,13 +146,41 @@ TEST_CASE("models/transformer/residual: a pre-norm sub-layer step equals the tex
   const std::vector<double> ln = naive_layer_norm(wide, d.gamma, d.beta, rows, dim, 1e-5);
   std::vector<float> scratch(rows * dim);
   const float* input =
-      sublayer_input(NormPlacement::kPreNorm, d.norm, 1e-5f, d.x.data(), rows, dim, scratch.data());
+      sublayer_input(Parallel(), NormPlacement::kPreNorm, d.norm, 1e-5f, d.x.data(), rows, dim, scratch.data());
   std::vector<float> f(rows * dim);
   for (size_t i = 0; i < f.size(); ++i) f[i] = 2.0f * input[i];
-  residual_step(NormPlacement::kPreNorm, d.norm, 1e-5f, f.data(), rows, dim, d.x.data());
+  residual_step(Parallel(), NormPlacement::kPreNorm, d.norm, 1e-5f, f.data(), rows, dim, d.x.data());
   std::vector<double> expected(rows * dim);
   for (size_t i = 0; i < expected.size(); ++i) expected[i] = wide[i] + 2.0 * ln[i];
   CHECK(max_error(d.x, expected) <= 4 * kTolerance + 1e-6);
+}
+
+}  // namespace
+}  // namespace edgemt
+
+namespace edgemt {
+namespace {
+
+TEST_CASE("models/transformer/residual: rows split over a pool give the serial bits") {
+  testing::Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  const Parallel always(pool.get(), 0);  // threshold 0: always on the pool
+  testing::Random rng(25);
+  for (NormPlacement placement : {NormPlacement::kPostNorm, NormPlacement::kPreNorm}) {
+    for (size_t rows : {size_t{1}, size_t{7}, size_t{128}}) {
+      Data serial = make_data(&rng, rows, 256);
+      Data split = serial;
+      split.norm.weight = split.gamma.data();
+      split.norm.bias = split.beta.data();
+      std::vector<float> scratch_a(rows * 256), scratch_b(rows * 256);
+      const float* in_a = sublayer_input(Parallel(), placement, serial.norm, 1e-5f, serial.x.data(), rows, 256, scratch_a.data());
+      const float* in_b = sublayer_input(always, placement, split.norm, 1e-5f, split.x.data(), rows, 256, scratch_b.data());
+      CHECK(testing::same_bits(in_a, in_b, rows * 256));
+      residual_step(Parallel(), placement, serial.norm, 1e-5f, serial.out.data(), rows, 256, serial.x.data());
+      residual_step(always, placement, split.norm, 1e-5f, split.out.data(), rows, 256, split.x.data());
+      CHECK(testing::same_bits(serial.x.data(), split.x.data(), rows * 256));
+    }
+  }
 }
 
 }  // namespace
