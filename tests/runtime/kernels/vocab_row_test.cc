@@ -52,7 +52,9 @@ TEST_CASE("kernels/vocab_row: normalize_row against double precision") {
   for (size_t n : {1, 17, 513, 8000}) {
     std::vector<float> x = rng.normal_vector(n, 0.0f, 5.0f);
     double m = -HUGE_VAL;
-    for (float v : x) m = std::fmax(m, static_cast<double>(v));
+    // A comparison, not std::fmax: GCC 12 for AArch64 crashes vectorizing an
+    // fmax reduction (as noted in kernels/reduce.h).
+    for (float v : x) m = static_cast<double>(v) > m ? static_cast<double>(v) : m;
     double sum = 0.0;
     for (float v : x) sum += std::exp(static_cast<double>(v) - m);
     const RowNormalizer norm = normalize_row(x.data(), n);
