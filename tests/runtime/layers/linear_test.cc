@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "core/xnnpack_runtime.h"
-#include "kernels/f32_gemm.h"
 #include "support/kernel_testing.h"
 #include "support/thread_pool.h"
 
@@ -246,44 +245,6 @@ TEST_CASE("layers/linear: a moved operator still runs and bad shapes fail at cre
   Linear empty_input;
   const Status status = empty_input.create(w.data(), nullptr, 0, out, false);
   CHECK(status.code() == StatusCode::kBackendError);
-}
-
-}  // namespace
-}  // namespace edgemt
-
-namespace edgemt {
-namespace {
-
-TEST_CASE("layers/linear: the own packed f32 GEMM gives XNNPACK's bits" * doctest::skip(kernels::f32::fast_gemm_kernel() == nullptr)) {
-  // A tied output projection runs on the own f32 GEMM so that its pack also
-  // serves the embedding rows; its logits must be the ones XNNPACK computed.
-  REQUIRE(ensure_xnnpack_initialized().is_ok());
-  Random rng(15);
-  Pool pool = testing::make_pool(2);
-  REQUIRE(pool != nullptr);
-  const Parallel always(pool.get(), 0);
-  for (size_t out : {size_t{7}, size_t{300}, size_t{1037}, size_t{8000}}) {
-    for (size_t in : {size_t{1}, size_t{64}, size_t{257}, size_t{512}}) {
-      const std::vector<float> w = rng.normal_vector(out * in, 0.0f, 0.5f);
-      const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
-      Linear xnnpack, own;
-      REQUIRE(xnnpack.create(w.data(), b.data(), in, out, false).is_ok());
-      REQUIRE(own.create_packed_f32(w.data(), b.data(), in, out).is_ok());
-      CHECK(own.is_packed_f32());
-      for (size_t rows : {size_t{1}, size_t{3}, size_t{17}, size_t{128}}) {
-        CAPTURE(out);
-        CAPTURE(in);
-        CAPTURE(rows);
-        const std::vector<float> x = rng.normal_vector(rows * in + kPadFloats, 0.0f, 1.0f);
-        std::vector<float> want(rows * out), got(rows * out), threaded(rows * out);
-        REQUIRE(xnnpack.run(x.data(), rows, want.data(), nullptr).is_ok());
-        REQUIRE(own.run(x.data(), rows, got.data(), nullptr).is_ok());
-        REQUIRE(own.run(x.data(), rows, threaded.data(), always).is_ok());
-        CHECK(testing::same_bits(want.data(), got.data(), want.size()));
-        CHECK(testing::same_bits(want.data(), threaded.data(), want.size()));
-      }
-    }
-  }
 }
 
 }  // namespace
