@@ -17,6 +17,7 @@ namespace edgemt {
 struct CpuFeatures {
   // x86-64
   bool avx2 = false;
+  bool fma = false;          // FMA3 (with AVX2: the own f32 GEMM's x86 kernel)
   bool avx512 = false;       // AVX-512 F, BW, VL, DQ (the vocabulary-row passes)
   bool avx512_vnni = false;  // with AVX-512 F/BW/VL: vpdpbusd on 512-bit registers
   // AArch64

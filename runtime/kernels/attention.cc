@@ -77,6 +77,10 @@ void scaled_dot_product_attention(const AttentionShape& shape, const float* q, c
     scaled_dot_product_attention_avx512(shape, q, k, v, probs, out);
     return;
   }
+  if (cpu_features().avx2) {
+    scaled_dot_product_attention_avx2(shape, q, k, v, probs, out);
+    return;
+  }
 #endif
   scaled_dot_product_attention_portable(shape, q, k, v, probs, out);
 }

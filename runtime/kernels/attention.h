@@ -50,6 +50,8 @@ void scaled_dot_product_attention_portable(const AttentionShape& shape, const fl
 void scaled_dot_product_attention_avx512(const AttentionShape& shape, const float* q,
                                          const float* k, const float* v, float* probs,
                                          float* out);
+void scaled_dot_product_attention_avx2(const AttentionShape& shape, const float* q,
+                                       const float* k, const float* v, float* probs, float* out);
 #endif
 
 // Rough time of one call, for deciding whether to split work over threads

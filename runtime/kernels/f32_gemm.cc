@@ -51,6 +51,8 @@ void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
         const float* wk = block + k * kBlockColumns;
         for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = std::fma(x[k], wk[c], acc[c]);
       }
+      const float low = a.relu ? 0.0f : -INFINITY;
+      for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = acc[c] > low ? acc[c] : low;
       std::memcpy(a.y + m * a.y_stride + n0, acc, width * sizeof(float));
     }
   }
@@ -58,11 +60,21 @@ void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
 
 GemmKernel fast_gemm_kernel() {
 #if defined(__x86_64__)
-  return cpu_features().avx512 ? gemm_avx512 : nullptr;
+  const CpuFeatures& cpu = cpu_features();
+  if (cpu.avx512) return gemm_avx512;
+  return cpu.avx2 && cpu.fma ? gemm_avx2 : nullptr;
 #elif defined(__aarch64__)
   return gemm_portable;
 #else
   return nullptr;
+#endif
+}
+
+bool replaces_xnnpack() {
+#if defined(__x86_64__)
+  return fast_gemm_kernel() != nullptr;
+#else
+  return false;
 #endif
 }
 

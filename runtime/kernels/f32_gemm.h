@@ -8,8 +8,11 @@
 //
 // accumulated for k = 0, 1, 2, ... with one fused multiply-add per step
 // (acc = fma(x, w, acc), starting from the bias): the order and rounding of
-// XNNPACK's f32 GEMM micro-kernels, so y has the bits a Linear on XNNPACK
-// gives (tests/runtime/kernels/f32_gemm_test.cc checks it against one).
+// XNNPACK's f32 GEMM micro-kernels, then XNNPACK's x86 clamp
+// y = max_ps(y, low) with low = -inf (0 for a fused ReLU): a NaN sum becomes
+// low, -0 under ReLU +0. So y has the bits a Linear on XNNPACK gives on x86
+// (tests/runtime/layers/packed_f32_linear_test.cc checks it against one);
+// XNNPACK's NEON clamp keeps a NaN, so on AArch64 only NaN sums differ.
 //
 // Packed layout: output columns in blocks of 16; block b is [K][16] floats,
 // blocks[(b·K + k)·16 + c] = w[16·b + c][k] (zero past N), then the bias,
@@ -48,6 +51,8 @@ struct GemmArgs {
   const PackedWeights* weights = nullptr;
   float* y = nullptr;        // [rows, y_stride]; only columns < N are written
   size_t y_stride = 0;
+  // A fused ReLU: the sums are clamped below at 0 instead of -inf.
+  bool relu = false;
 };
 
 // Computes the columns of blocks [first_block, first_block + block_count).
@@ -57,12 +62,21 @@ using GemmKernel = void (*)(const GemmArgs& args, size_t first_block, size_t blo
 void gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count);
 #if defined(__x86_64__)
 void gemm_avx512(const GemmArgs& args, size_t first_block, size_t block_count);
+void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);  // AVX2 + FMA3
 #endif
 
 // The kernel that runs this matrix at least as fast as XNNPACK would: the
-// AVX-512 one on x86 CPUs that have it, the portable one on AArch64 (where
-// std::fma is an instruction and the loop vectorizes); nullptr elsewhere
-// (x86 without AVX-512: XNNPACK keeps the matrix).
+// AVX-512 one on x86 CPUs that have it, else the AVX2 + FMA3 one, the
+// portable one on AArch64 (where std::fma is an instruction and the loop
+// vectorizes); nullptr elsewhere (older x86: XNNPACK keeps the matrix).
 GemmKernel fast_gemm_kernel();
+
+// Whether the own kernel replaces XNNPACK for every f32 matrix, not only the
+// tied output projection: on x86 with AVX2 + FMA3 or AVX-512, where it is
+// faster at every row count (edgemt_kernels_benchmark BM_Gemm against
+// BM_PackedF32Gemm: on a Zen 3 VM 1.7x at 1 row, 2.1x at 128; on Zen 4 as
+// fast at 128 rows, faster at 1-4). Not on AArch64, whose portable loop only
+// serves the tied projection (for its memory).
+bool replaces_xnnpack();
 
 }  // namespace edgemt::kernels::f32

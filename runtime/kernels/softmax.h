@@ -21,9 +21,4 @@ float log_softmax(float* x, size_t n);
 // NaN or +inf when the row holds a NaN or +inf (never finite then).
 float log_sum_exp(const float* x, size_t n);
 
-// Rough time of a log_softmax (or arg-max + log_sum_exp) over a row of n, for
-// deciding whether to split rows over threads (core/parallel.h): ~2 ns per
-// entry (BM_LogSoftmax: 8000 entries in 16 µs on this project's Zen 4 VM).
-constexpr size_t row_softmax_nanoseconds(size_t n) { return 2 * n; }
-
 }  // namespace edgemt::kernels

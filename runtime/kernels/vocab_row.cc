@@ -26,14 +26,17 @@ size_t first_above(const float* x, size_t begin, size_t n, float base, RowNormal
 }
 
 size_t available_vocab_row_kernels(VocabRowKernels* out, size_t capacity) {
-  VocabRowKernels all[2];
+  VocabRowKernels all[3];
   size_t count = 0;
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
-  if (cpu.avx512) all[count++] = {normalize_row_avx512, argmax_avx512, first_above_avx512, "avx512"};
+  if (cpu.avx512) {
+    all[count++] = {normalize_row_avx512, argmax_avx512, first_above_avx512, "avx512", 300};
+  }
+  if (cpu.avx2) all[count++] = {normalize_row_avx2, argmax_avx2, first_above_avx2, "avx2", 600};
 #endif
   (void)cpu;
-  all[count++] = {normalize_row, argmax, first_above, "portable"};
+  all[count++] = {normalize_row, argmax, first_above, "portable", 2000};
   const size_t written = count < capacity ? count : capacity;
   for (size_t i = 0; i < written; ++i) out[i] = all[i];
   return written;

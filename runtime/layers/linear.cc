@@ -99,9 +99,9 @@ Status Linear::create_f16(const uint16_t* weight, const float* bias, size_t in_f
 }
 
 Status Linear::create_packed_f32(const float* weight, const float* bias, size_t in_features,
-                                 size_t out_features) {
+                                 size_t out_features, bool relu) {
   PackedF32Linear packed;
-  EDGEMT_RETURN_IF_ERROR(packed.create(weight, bias, in_features, out_features));
+  EDGEMT_RETURN_IF_ERROR(packed.create(weight, bias, in_features, out_features, relu));
   reset();
   packed_f32_ = std::move(packed);
   in_ = in_features;

@@ -58,11 +58,11 @@ class Linear {
   [[nodiscard]] Status create_f16(const uint16_t* weight, const float* bias, size_t in_features,
                                   size_t out_features, bool relu, size_t threads = 1);
 
-  // weight: [out, in] f32, bias: [out] f32 or nullptr, on the own f32 GEMM
-  // (no fused activation). kUnsupported on CPUs without a fast own kernel:
-  // use create() there.
+  // weight: [out, in] f32, bias: [out] f32 or nullptr, on the own f32 GEMM.
+  // kUnsupported on CPUs without a fast own kernel: use create() there.
   [[nodiscard]] Status create_packed_f32(const float* weight, const float* bias,
-                                         size_t in_features, size_t out_features);
+                                         size_t in_features, size_t out_features,
+                                         bool relu = false);
 
   // weight: [out, in] int8, scale: [out] (Int8PerRowDynamic), bias: [out]
   // or nullptr. Errors as Int8Linear::create.

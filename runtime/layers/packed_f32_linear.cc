@@ -14,7 +14,8 @@ PackedF32Linear::PackedF32Linear(PackedF32Linear&& other) noexcept
     : storage_(std::exchange(other.storage_, nullptr)),
       bytes_(std::exchange(other.bytes_, 0)),
       packed_(std::exchange(other.packed_, {})),
-      kernel_(other.kernel_) {}
+      kernel_(other.kernel_),
+      relu_(other.relu_) {}
 
 PackedF32Linear& PackedF32Linear::operator=(PackedF32Linear&& other) noexcept {
   if (this != &other) {
@@ -23,12 +24,13 @@ PackedF32Linear& PackedF32Linear::operator=(PackedF32Linear&& other) noexcept {
     bytes_ = std::exchange(other.bytes_, 0);
     packed_ = std::exchange(other.packed_, {});
     kernel_ = other.kernel_;
+    relu_ = other.relu_;
   }
   return *this;
 }
 
 Status PackedF32Linear::create(const float* weight, const float* bias, size_t in_features,
-                               size_t out_features) {
+                               size_t out_features, bool relu) {
   const f32::GemmKernel kernel = f32::fast_gemm_kernel();
   if (kernel == nullptr) {
     return Status::error(StatusCode::kUnsupported, "no own f32 GEMM kernel for this CPU");
@@ -43,6 +45,7 @@ Status PackedF32Linear::create(const float* weight, const float* bias, size_t in
   bytes_ = bytes;
   f32::pack_weights(weight, bias, out_features, in_features, storage, &packed_);
   kernel_ = kernel;
+  relu_ = relu;
   return Status::ok();
 }
 
@@ -55,6 +58,7 @@ void PackedF32Linear::run(const float* x, size_t rows, float* y, const Parallel&
   args.weights = &packed_;
   args.y = y;
   args.y_stride = packed_.columns;
+  args.relu = relu_;
   // ~16 multiply-adds per ns on one core (AVX-512 FMA; memory-bound at one row).
   const size_t nanoseconds = rows * packed_.depth * packed_.columns / 16;
   const f32::GemmKernel kernel = kernel_;

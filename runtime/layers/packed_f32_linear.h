@@ -1,7 +1,9 @@
 // PackedF32Linear: y = x · Wᵀ + b for an f32 matrix on the runtime's own f32
-// GEMM (kernels/f32_gemm.h), for a tied output projection: its pack also
-// serves the embedding rows, so the matrix is resident once. The same bits
-// as the matrix on XNNPACK (the kernel's contract).
+// GEMM (kernels/f32_gemm.h): every f32 matrix where the own kernel is faster
+// than XNNPACK (f32::replaces_xnnpack()), and a tied output projection
+// wherever there is a fast kernel, since its pack also serves the embedding
+// rows (the matrix is resident once). The same bits as the matrix on
+// XNNPACK, fused ReLU included (the kernel's contract).
 //
 // Load phase: create() packs W [out, in] + bias into one buffer of its own.
 // Run phase: run() splits the column blocks over the thread pool when worth
@@ -29,7 +31,7 @@ class PackedF32Linear {
   // kUnsupported when this CPU has no fast kernel for it
   // (kernels::f32::fast_gemm_kernel()); kOutOfMemory.
   [[nodiscard]] Status create(const float* weight, const float* bias, size_t in_features,
-                              size_t out_features);
+                              size_t out_features, bool relu);
   void run(const float* x, size_t rows, float* y, const Parallel& parallel) const;
 
   size_t out_features() const { return packed_.columns; }
@@ -41,6 +43,7 @@ class PackedF32Linear {
   size_t bytes_ = 0;
   kernels::f32::PackedWeights packed_;
   kernels::f32::GemmKernel kernel_ = nullptr;
+  bool relu_ = false;
 };
 
 }  // namespace edgemt

@@ -185,7 +185,7 @@ void BatchSearch::score_rows(size_t rows, size_t step) {
       b_.row_best[r] = force_eos ? static_cast<size_t>(eos) : k.argmax(row, V_);
     }
   };
-  parallel_for(exec_.parallel, rows, kernels::row_softmax_nanoseconds(V_), task);
+  parallel_for(exec_.parallel, rows, V_ * k.picoseconds_per_entry / 1000, task);
   if (K_ == 1) return;
   // Beam: each sentence's top 2K candidates over its live rows × vocab, also
   // independent per sentence. A candidate's score is

@@ -8,15 +8,16 @@
 // registers.
 #include "kernels/attention.h"
 #include "kernels/reduce.h"
+#include "kernels/x86/avx2_math.h"
 #include "kernels/x86/avx512_math.h"
 
 namespace edgemt::kernels {
 namespace {
 
+using avx2::combine8;
 using avx512::exp16;
 using avx512::kNegInf;
 using avx512::row_max;
-inline __mmask16 lanes(size_t count) { return avx512::tail_mask(count); }
 
 // kernels::softmax (softmax.cc) in the same order: the eight-lane max, e^(x -
 // max) stored, summed in blocks of detail::kBlock over eight lanes, scaled by
@@ -33,7 +34,7 @@ void softmax_row(float* x, size_t n) {
     const size_t len = n - b < detail::kBlock ? n - b : detail::kBlock;
     __m256 acc = _mm256_setzero_ps();
     for (size_t i = 0; i < len; i += 16) {
-      const __mmask16 m16 = lanes(len - i);
+      const __mmask16 m16 = avx512::tail_mask(len - i);
       const __m512 e = exp16(_mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), m16, x + b + i), vm));
       _mm512_mask_storeu_ps(x + b + i, m16, e);
       acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
@@ -43,7 +44,7 @@ void softmax_row(float* x, size_t n) {
   }
   const __m512 inv = _mm512_set1_ps(1.0f / total);
   for (size_t i = 0; i < n; i += 16) {
-    const __mmask16 m16 = lanes(n - i);
+    const __mmask16 m16 = avx512::tail_mask(n - i);
     _mm512_mask_storeu_ps(x + i, m16, _mm512_mul_ps(_mm512_maskz_loadu_ps(m16, x + i), inv));
   }
 }
@@ -56,34 +57,13 @@ inline __m256 add_products(__m256 acc, __m512 a, __m512 b) {
   return _mm256_add_ps(acc, _mm512_extractf32x8_ps(prod, 1));
 }
 
-// The eight per-key sums of lane sums, combined as detail::combine_lanes
-// does each key's: transposed so that vector l holds lane l of every key,
-// then ((l0 + l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7)) on all eight keys.
-inline __m256 combine8(const __m256 (&acc)[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(acc[0], acc[1]), t1 = _mm256_unpackhi_ps(acc[0], acc[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(acc[2], acc[3]), t3 = _mm256_unpackhi_ps(acc[2], acc[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(acc[4], acc[5]), t5 = _mm256_unpackhi_ps(acc[4], acc[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(acc[6], acc[7]), t7 = _mm256_unpackhi_ps(acc[6], acc[7]);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  // lane[l] holds lane l of keys 0..7.
-  const __m256 lane0 = _mm256_permute2f128_ps(u0, u4, 0x20), lane4 = _mm256_permute2f128_ps(u0, u4, 0x31);
-  const __m256 lane1 = _mm256_permute2f128_ps(u1, u5, 0x20), lane5 = _mm256_permute2f128_ps(u1, u5, 0x31);
-  const __m256 lane2 = _mm256_permute2f128_ps(u2, u6, 0x20), lane6 = _mm256_permute2f128_ps(u2, u6, 0x31);
-  const __m256 lane3 = _mm256_permute2f128_ps(u3, u7, 0x20), lane7 = _mm256_permute2f128_ps(u3, u7, 0x31);
-  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(lane0, lane4), _mm256_add_ps(lane1, lane5)),
-                       _mm256_add_ps(_mm256_add_ps(lane2, lane6), _mm256_add_ps(lane3, lane7)));
-}
-
 // p[j] = dot(q, key j) for j in [0, count), count <= 8 (absent keys read
 // key 0 and are not stored): eight independent addition chains.
 void dots(const float* q, const float* const* keys, size_t count, size_t n, float* p) {
   __m256 acc[8];
   for (__m256& a : acc) a = _mm256_setzero_ps();
   for (size_t c = 0; c < n; c += 16) {
-    const __mmask16 m = lanes(n - c);
+    const __mmask16 m = avx512::tail_mask(n - c);
     const __m512 qc = _mm512_maskz_loadu_ps(m, q + c);
     for (size_t j = 0; j < 8; ++j) {
       acc[j] = add_products(acc[j], qc, _mm512_maskz_loadu_ps(m, keys[j] + c));
@@ -113,7 +93,7 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
     }
     // o = q·scale (scratch), then the scores, as the portable kernel.
     for (size_t c = 0; c < head_dim; c += 16) {
-      const __mmask16 m = lanes(head_dim - c);
+      const __mmask16 m = avx512::tail_mask(head_dim - c);
       _mm512_mask_storeu_ps(o + c, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, qi + c), scale));
     }
     for (size_t j = 0; j < visible; j += 8) {
@@ -135,12 +115,12 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
         const __m512 pj = _mm512_set1_ps(p[j]);
         const float* vj = value(j) + c;
         for (size_t u = 0; u < chunks; ++u) {
-          const __m512 vv = _mm512_maskz_loadu_ps(lanes(width - 16 * u), vj + 16 * u);
+          const __m512 vv = _mm512_maskz_loadu_ps(avx512::tail_mask(width - 16 * u), vj + 16 * u);
           acc[u] = _mm512_add_ps(acc[u], _mm512_mul_ps(pj, vv));
         }
       }
       for (size_t u = 0; u < chunks; ++u) {
-        _mm512_mask_storeu_ps(o + c + 16 * u, lanes(width - 16 * u), acc[u]);
+        _mm512_mask_storeu_ps(o + c + 16 * u, avx512::tail_mask(width - 16 * u), acc[u]);
       }
     }
   }

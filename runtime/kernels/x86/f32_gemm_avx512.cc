@@ -32,6 +32,11 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
       for (size_t j = 0; j < kBlocks; ++j) acc[r][j] = _mm512_fmadd_ps(xr, wk[j], acc[r][j]);
     }
   }
+  // XNNPACK's clamp: max_ps(acc, low) is acc > low ? acc : low.
+  const __m512 low = _mm512_set1_ps(a.relu ? 0.0f : -__builtin_huge_valf());
+  for (size_t j = 0; j < kBlocks; ++j) {
+    for (size_t r = 0; r < kRows; ++r) acc[r][j] = _mm512_max_ps(acc[r][j], low);
+  }
   for (size_t j = 0; j < kBlocks; ++j) {
     const size_t n0 = (b0 + j) * kBlockColumns;
     const __mmask16 store = avx512::tail_mask(w.columns - n0);

@@ -134,6 +134,12 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
     }
   }
 
+  // This step's cache row of each hypothesis: the same offset in every
+  // layer's cache (they share one layout), so written once per step.
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t slot = step.row_slot[r] * cache_len + step.step;
+    w.cache_rows[slot] = slot * d;
+  }
   for (size_t l = 0; l < config.decoder_layers; ++l) {
     const DecoderLayerWeights& layer = weights.decoder[l];
     float* k_cache = w.k_cache[l];
@@ -155,7 +161,6 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
       const float* first = step.step == 0 ? w.dec_qkv : memory;
       for (size_t r = 0; r < rows; ++r) {
         const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
-        w.cache_rows[step.row_slot[r] * cache_len + step.step] = at;
         std::memcpy(k_cache + at, first + r * 3 * d + d, d * sizeof(float));
         std::memcpy(v_cache + at, first + r * 3 * d + 2 * d, d * sizeof(float));
       }

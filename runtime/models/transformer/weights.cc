@@ -84,6 +84,18 @@ struct MatrixLoader {
     return matrix(out, weight_name, bias_name, fused_relu);
   }
 
+  // An f32 matrix [rows, in] goes to the own f32 GEMM where it beats XNNPACK
+  // on this CPU, and a tied output projection wherever there is a fast own
+  // kernel (its pack then serves the embedding rows); XNNPACK otherwise.
+  Status f32_matrix(Linear* out, const float* weight, const float* bias, size_t in, size_t rows,
+                    bool fused_relu, bool serves_embedding) {
+    namespace f32 = kernels::f32;
+    if (f32::replaces_xnnpack() || (serves_embedding && f32::fast_gemm_kernel() != nullptr)) {
+      return out->create_packed_f32(weight, bias, in, rows, fused_relu);
+    }
+    return out->create(weight, bias, in, rows, fused_relu, threads);
+  }
+
   // Creates `out` from matrix `weight_name` [out, in] (+ `_scale` for int8)
   // and vector `bias_name` (nullptr: none).
   // serves_embedding: the matrix is also an f32 embedding table (a tied
@@ -112,19 +124,15 @@ struct MatrixLoader {
           break;
         }
         // Widened into one reused buffer (fresh memory per matrix would
-        // page-fault 4 bytes per weight again every time); XNNPACK packs its
+        // page-fault 4 bytes per weight again every time); the GEMM packs its
         // own copy, so the buffer is free again right after.
         kernels::f16_to_f32_array(static_cast<const uint16_t*>(weight->data), widen,
                                   weight->element_count());
-        created = out->create(widen, bias, in, rows, fused_relu, threads);
+        created = f32_matrix(out, widen, bias, in, rows, fused_relu, false);
         break;
       case DType::kF32:
-        if (serves_embedding && !fused_relu && kernels::f32::fast_gemm_kernel() != nullptr) {
-          created = out->create_packed_f32(static_cast<const float*>(weight->data), bias, in, rows);
-          break;
-        }
-        created = out->create(static_cast<const float*>(weight->data), bias, in, rows, fused_relu,
-                              threads);
+        created = f32_matrix(out, static_cast<const float*>(weight->data), bias, in, rows,
+                             fused_relu, serves_embedding);
         break;
     }
     if (!created.is_ok()) {

@@ -1,12 +1,13 @@
 // PackedF32Linear (through Linear::create_packed_f32) against the same
 // matrix on XNNPACK: the same bits at every row count, alone and on a pool;
-// skipped where this CPU has no fast own kernel (x86 without AVX-512).
+// skipped where this CPU has no fast own kernel (x86 without AVX2 and FMA3).
 #include "layers/packed_f32_linear.h"
 
 #include <doctest/doctest.h>
 
 #include <xnnpack.h>
 
+#include <cmath>
 #include <vector>
 
 #include "core/xnnpack_runtime.h"
@@ -57,6 +58,41 @@ TEST_CASE("layers/packed_f32_linear: a Linear on the own f32 GEMM gives XNNPACK'
         REQUIRE(own.run(x.data(), rows, threaded.data(), always).is_ok());
         CHECK(testing::same_bits(want.data(), got.data(), want.size()));
         CHECK(testing::same_bits(want.data(), threaded.data(), want.size()));
+      }
+    }
+  }
+}
+
+TEST_CASE("layers/packed_f32_linear: with and without a fused ReLU, XNNPACK's clamp: NaN and -0 sums" *
+          doctest::skip(!kernels::f32::replaces_xnnpack())) {
+  // Where the own GEMM replaces XNNPACK for every matrix, FFN input
+  // projections with their fused ReLU run on it. Columns: a NaN weight
+  // (NaN sums), a -0 weight with bias -0 (-0 sums for x > 0), then random.
+  REQUIRE(ensure_xnnpack_initialized().is_ok());
+  Random rng(16);
+  for (size_t out : {size_t{3}, size_t{37}, size_t{1024}}) {
+    for (size_t in : {size_t{1}, size_t{256}}) {
+      std::vector<float> w = rng.normal_vector(out * in, 0.0f, 0.5f);
+      std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
+      w[0] = NAN;
+      for (size_t k = 0; k < in; ++k) w[in + k] = -0.0f;
+      b[1] = -0.0f;
+      for (bool relu : {false, true}) {
+        Linear xnnpack, own;
+        REQUIRE(xnnpack.create(w.data(), b.data(), in, out, relu).is_ok());
+        REQUIRE(own.create_packed_f32(w.data(), b.data(), in, out, relu).is_ok());
+        for (size_t rows : {size_t{1}, size_t{5}, size_t{64}}) {
+          CAPTURE(relu);
+          CAPTURE(out);
+          CAPTURE(in);
+          CAPTURE(rows);
+          std::vector<float> x = rng.normal_vector(rows * in + kPadFloats, 0.0f, 1.0f);
+          for (float& v : x) v = std::fabs(v);
+          std::vector<float> want(rows * out), got(rows * out);
+          REQUIRE(xnnpack.run(x.data(), rows, want.data(), nullptr).is_ok());
+          REQUIRE(own.run(x.data(), rows, got.data(), nullptr).is_ok());
+          CHECK(testing::same_bits(want.data(), got.data(), want.size()));
+        }
       }
     }
   }

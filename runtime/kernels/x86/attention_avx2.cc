@@ -1,0 +1,129 @@
+// scaled_dot_product_attention (attention.h) with AVX2, for x86 CPUs without
+// AVX-512: the portable kernel's bits. The scores are detail::dot's eight
+// lanes (one register: element i adds into lane i % 8, in index order),
+// eight keys at a time so that eight addition chains overlap and their lanes
+// are combined together; the softmax is softmax.cc's in the same order; the
+// weighted sum of values adds keys in order into each output element as the
+// portable loop does, with the output row held in registers.
+#include "kernels/attention.h"
+#include "kernels/reduce.h"
+#include "kernels/x86/avx2_math.h"
+
+namespace edgemt::kernels {
+namespace {
+
+using avx2::combine8;
+using avx2::exp8;
+using avx2::kNegInf;
+using avx2::load_or_fill;
+using avx2::row_max;
+using avx2::tail_mask;
+
+// Stores the first min(count, 8) lanes of v at x.
+inline void store_first(float* x, size_t count, __m256 v) {
+  if (count >= 8) {
+    _mm256_storeu_ps(x, v);
+  } else {
+    _mm256_maskstore_ps(x, tail_mask(count), v);
+  }
+}
+
+// kernels::softmax (softmax.cc) in the same order: the eight-lane max, e^(x -
+// max) stored, summed in blocks of detail::kBlock over eight lanes, scaled by
+// 1 / sum. An all -inf row becomes zeros.
+void softmax_row(float* x, size_t n) {
+  const float m = row_max(x, n);
+  if (m == kNegInf) {
+    for (size_t i = 0; i < n; ++i) x[i] = 0.0f;
+    return;
+  }
+  const __m256 vm = _mm256_set1_ps(m);
+  const __m256 neg_inf = _mm256_set1_ps(kNegInf);
+  float total = 0.0f;
+  for (size_t b = 0; b < n; b += detail::kBlock) {
+    const size_t len = n - b < detail::kBlock ? n - b : detail::kBlock;
+    __m256 acc = _mm256_setzero_ps();
+    for (size_t i = 0; i < len; i += 8) {
+      const __m256 e = exp8(_mm256_sub_ps(load_or_fill(x + b + i, len - i, neg_inf), vm));
+      store_first(x + b + i, len - i, e);
+      acc = _mm256_add_ps(acc, e);
+    }
+    total += avx2::combine(acc);
+  }
+  const __m256 inv = _mm256_set1_ps(1.0f / total);
+  const __m256 zero = _mm256_setzero_ps();
+  for (size_t i = 0; i < n; i += 8) {
+    store_first(x + i, n - i, _mm256_mul_ps(load_or_fill(x + i, n - i, zero), inv));
+  }
+}
+
+// p[j] = dot(q, key j) for j in [0, count), count <= 8 (absent keys read
+// key 0 and are not stored): eight independent addition chains. Lanes past
+// n load +0 in both operands: their products add +0, which leaves a sum
+// that started at +0 unchanged.
+void dots(const float* q, const float* const* keys, size_t count, size_t n, float* p) {
+  __m256 acc[8];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  const __m256 zero = _mm256_setzero_ps();
+  for (size_t c = 0; c < n; c += 8) {
+    const __m256 qc = load_or_fill(q + c, n - c, zero);
+    for (size_t j = 0; j < 8; ++j) {
+      acc[j] = _mm256_add_ps(acc[j], _mm256_mul_ps(qc, load_or_fill(keys[j] + c, n - c, zero)));
+    }
+  }
+  store_first(p, count, combine8(acc));
+}
+
+}  // namespace
+
+void scaled_dot_product_attention_avx2(const AttentionShape& shape, const float* q,
+                                       const float* k, const float* v, float* probs, float* out) {
+  const size_t head_dim = shape.head_dim;
+  const size_t* rows = shape.key_offsets;
+  auto key = [&](size_t j) { return k + (rows ? rows[j] : j * shape.k_stride); };
+  auto value = [&](size_t j) { return v + (rows ? rows[j] : j * shape.v_stride); };
+  const __m256 scale = _mm256_set1_ps(shape.scale);
+  const __m256 zero = _mm256_setzero_ps();
+  for (size_t i = 0; i < shape.query_len; ++i) {
+    const float* qi = q + i * shape.q_stride;
+    float* p = probs + i * shape.key_len;
+    float* o = out + i * shape.out_stride;
+    size_t visible = shape.key_len;
+    if (shape.causal) {
+      const size_t last = shape.query_offset + i + 1;
+      if (last < visible) visible = last;
+    }
+    // o = q·scale (scratch), then the scores, as the portable kernel.
+    for (size_t c = 0; c < head_dim; c += 8) {
+      store_first(o + c, head_dim - c, _mm256_mul_ps(load_or_fill(qi + c, head_dim - c, zero), scale));
+    }
+    for (size_t j = 0; j < visible; j += 8) {
+      const size_t count = visible - j < 8 ? visible - j : 8;
+      const float* keys[8];
+      for (size_t u = 0; u < 8; ++u) keys[u] = key(u < count ? j + u : j);
+      dots(o, keys, count, head_dim, p + j);
+    }
+    for (size_t j = visible; j < shape.key_len; ++j) p[j] = 0.0f;
+    softmax_row(p, visible);
+    // o[d] = sum_j p[j]·v_j[d], keys added in order from 0 (the portable
+    // accumulate4/accumulate1 round the same: one add per key); 64 output
+    // elements (eight registers) at a time.
+    for (size_t c = 0; c < head_dim; c += 64) {
+      const size_t width = head_dim - c < 64 ? head_dim - c : 64;
+      const size_t chunks = (width + 7) / 8;
+      __m256 acc[8];
+      for (__m256& a : acc) a = _mm256_setzero_ps();
+      for (size_t j = 0; j < visible; ++j) {
+        const __m256 pj = _mm256_set1_ps(p[j]);
+        const float* vj = value(j) + c;
+        for (size_t u = 0; u < chunks; ++u) {
+          const __m256 vv = load_or_fill(vj + 8 * u, width - 8 * u, zero);
+          acc[u] = _mm256_add_ps(acc[u], _mm256_mul_ps(pj, vv));
+        }
+      }
+      for (size_t u = 0; u < chunks; ++u) store_first(o + c + 8 * u, width - 8 * u, acc[u]);
+    }
+  }
+}
+
+}  // namespace edgemt::kernels
