@@ -276,6 +276,11 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
                          "(a >= 0)");
   }
   EDGEMT_RETURN_IF_ERROR(impl.pack_sources(sources, count));
+  // A call reads every weight at least once, at most ~32 bytes per ns: when
+  // that alone is worth waking the pool's sleeping workers, wake them now so
+  // that they take part in the call's jobs, even ones too small to wake
+  // them (ThreadPool::wake_for).
+  if (impl.pool != nullptr) impl.pool->wake_for(impl.model->file_size() / 32);
   for (size_t s = 0; s < count; ++s) {
     // floor(a·len + b) in double, as tools/edgemt_tools/SEARCH.md says
     // (Marian: ceil, as it stops once the length reaches factor · len).

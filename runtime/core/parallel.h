@@ -90,4 +90,26 @@ void parallel_for(const Parallel& parallel, size_t count, size_t nanoseconds_per
   parallel_ranges(parallel, count, kChunksPerThread, count * nanoseconds_per_item, range);
 }
 
+// Runs kernel(first_block, block_count) over the column blocks [0, blocks)
+// of a GEMM: on the calling thread when the job is small (at most
+// `per_task` blocks, or not worth a dispatch at `nanoseconds`), else over
+// parallel.pool in tasks of whole groups of `per_task` blocks (a kernel's
+// widest tile). Blocks are independent, so the result is the same bits for
+// any thread count.
+template <typename F>
+void run_column_blocks(const Parallel& parallel, size_t blocks, size_t per_task,
+                       size_t nanoseconds, F& kernel) {
+  if (blocks <= per_task || !parallel.worth(nanoseconds)) {
+    kernel(size_t{0}, blocks);
+    return;
+  }
+  auto task = [&](size_t first_task, size_t end_task, size_t) {
+    const size_t first = first_task * per_task;
+    const size_t end = end_task * per_task < blocks ? end_task * per_task : blocks;
+    kernel(first, end - first);
+  };
+  parallel_ranges(parallel, (blocks + per_task - 1) / per_task, kChunksPerThread, nanoseconds,
+                  task);
+}
+
 }  // namespace edgemt

@@ -229,6 +229,22 @@ void ThreadPool::run(size_t chunks, ThreadPoolTask task, void* context,
   }
 }
 
+void ThreadPool::wake_for(size_t estimated_nanoseconds) {
+  if (threads_ == 1 || estimated_nanoseconds < kWakeNanoseconds) return;
+  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
+  if (now_ns() < solo_until_ns_) return;
+  if (wake_cost_ != 0.0 && alone_cost_ != 0.0 && wake_cost_ > alone_cost_) return;
+  caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+  // An empty job: a new generation with no chunks. Woken workers find
+  // nothing to claim and spin for the next job (worker_loop).
+  uint64_t generation = (generation_of(claim_.load(std::memory_order_relaxed)) + 1) & 0xFFFFFFFFu;
+  if (generation == 0) generation = 1;
+  done_.store(0, std::memory_order_relaxed);
+  claim_.store(generation << 32, std::memory_order_seq_cst);
+  { std::lock_guard<std::mutex> lock(mutex_); }
+  wake_.notify_all();
+}
+
 ThreadPool::Choice ThreadPool::choose_wake() {
   // Mostly the choice whose jobs ran faster per unit of estimated work; one
   // job in kExploreEvery (at random, so not always the same kind of job in

@@ -97,6 +97,16 @@ class ThreadPool {
   // woken worker can take the caller's own CPU). No allocation; never fails.
   void run(size_t chunks, ThreadPoolTask task, void* context, size_t estimated_nanoseconds = 0);
 
+  // A hint before a burst of jobs (one translate() call) whose work adds up
+  // to `estimated_nanoseconds`: wakes sleeping workers when the burst is
+  // worth a wake (>= kWakeNanoseconds, no stall back-off running, waking
+  // has not measured slower than going alone), so that they spin for its
+  // jobs. Otherwise a burst of jobs each too small to wake a worker (batch-1
+  // int8 decoding: 5-60 µs each) would run on the caller alone however long
+  // it lasts. The woken workers sleep again kSpinMicroseconds after the
+  // burst's last job. Owner thread only; no allocation.
+  void wake_for(size_t estimated_nanoseconds);
+
  private:
   struct Worker;
   explicit ThreadPool(size_t threads);

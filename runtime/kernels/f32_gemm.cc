@@ -70,6 +70,15 @@ GemmKernel fast_gemm_kernel() {
 #endif
 }
 
+const char* fast_gemm_kernel_name() {
+  const GemmKernel kernel = fast_gemm_kernel();
+#if defined(__x86_64__)
+  if (kernel == gemm_avx512) return "avx512";
+  if (kernel == gemm_avx2) return "avx2+fma3";
+#endif
+  return kernel == gemm_portable ? "portable" : "";
+}
+
 bool replaces_xnnpack() {
 #if defined(__x86_64__)
   return fast_gemm_kernel() != nullptr;

@@ -79,4 +79,8 @@ GemmKernel fast_gemm_kernel();
 // serves the tied projection (for its memory).
 bool replaces_xnnpack();
 
+// The name of fast_gemm_kernel() ("avx512", "avx2+fma3", "portable"; "" when
+// there is none), for `edgemt inspect` and `bench`.
+const char* fast_gemm_kernel_name();
+
 }  // namespace edgemt::kernels::f32

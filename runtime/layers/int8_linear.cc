@@ -1,36 +1,13 @@
 #include "layers/int8_linear.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <utility>
 
 #include "core/parallel.h"
-#include "core/prefaulted_memory.h"
 
 namespace edgemt {
 
 namespace q8 = kernels::int8;
-
-Int8Linear::~Int8Linear() { free_prefaulted(storage_); }
-
-Int8Linear::Int8Linear(Int8Linear&& other) noexcept
-    : storage_(std::exchange(other.storage_, nullptr)),
-      bytes_(std::exchange(other.bytes_, 0)),
-      packed_(std::exchange(other.packed_, {})),
-      kernel_(other.kernel_),
-      relu_(other.relu_) {}
-
-Int8Linear& Int8Linear::operator=(Int8Linear&& other) noexcept {
-  if (this != &other) {
-    free_prefaulted(storage_);
-    storage_ = std::exchange(other.storage_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
-    packed_ = std::exchange(other.packed_, {});
-    kernel_ = other.kernel_;
-    relu_ = other.relu_;
-  }
-  return *this;
-}
 
 Status Int8Linear::create(const int8_t* weight, const float* scale, const float* bias,
                           size_t in_features, size_t out_features, bool relu) {
@@ -41,22 +18,17 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
                            static_cast<double>(scale[n]));
     }
   }
+  PackedMatrix<q8::PackedWeights> packed;
   const size_t bytes = q8::packed_bytes(out_features, in_features);
-  void* storage = allocate_prefaulted(64, bytes);  // written in full by pack_weights
-  if (storage == nullptr) {
+  if (!packed.allocate(bytes)) {  // written in full by pack_weights
     return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for int8 weights", bytes);
   }
-  q8::PackedWeights packed;
-  if (!q8::pack_weights(weight, scale, bias, out_features, in_features, storage, &packed)) {
-    free_prefaulted(storage);
+  if (!q8::pack_weights(weight, scale, bias, out_features, in_features, packed.data(), packed.view())) {
     return Status::error(StatusCode::kInvalidModel,
                          "int8 weight of -128 in a %zux%zu matrix (the scheme uses [-127, 127])",
                          out_features, in_features);
   }
-  free_prefaulted(storage_);
-  storage_ = storage;
-  bytes_ = bytes;
-  packed_ = packed;
+  packed_ = std::move(packed);
   kernel_ = q8::best_gemm_kernel();
   relu_ = relu;
   return Status::ok();
@@ -64,7 +36,7 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
 
 namespace {
 
-// Column blocks per tile: 4 blocks (64 columns) is one kernel tile.
+// Column blocks per task: 4 blocks (64 columns) is one kernel tile.
 constexpr size_t kBlocksPerTask = 4;
 // Rows per quantization tile.
 constexpr size_t kRowsPerTask = 8;
@@ -74,8 +46,9 @@ constexpr size_t kRowsPerTask = 8;
 Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel,
                        const LinearScratch& scratch) const {
   if (rows == 0) return Status::ok();
-  const size_t depth = packed_.depth;
-  if (storage_ == nullptr || scratch.quantized == nullptr || rows > scratch.max_rows ||
+  const q8::PackedWeights& packed = packed_.view();
+  const size_t depth = packed.depth;
+  if (packed_.empty() || scratch.quantized == nullptr || rows > scratch.max_rows ||
       depth > scratch.max_depth) {
     return Status::error(StatusCode::kFailedPrecondition,
                          "int8 Linear run without room for %zu rows of %zu (scratch %zu x %zu)",
@@ -103,24 +76,14 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
   args.xq_stride = stride;
   args.x_scale = scratch.row_scale;
   args.rows = rows;
-  args.weights = &packed_;
+  args.weights = &packed;
   args.y = y;
-  args.y_stride = packed_.columns;
+  args.y_stride = packed.columns;
   args.relu = relu_;
-  const size_t gemm_nanoseconds = q8::gemm_nanoseconds(kernel_, rows, depth, packed_.columns);
-  if (packed_.block_count <= kBlocksPerTask || !parallel.worth(gemm_nanoseconds)) {
-    kernel_.kernel(args, 0, packed_.block_count);
-    return Status::ok();
-  }
   const q8::GemmKernel kernel = kernel_.kernel;
-  const size_t blocks = packed_.block_count;
-  auto task = [&](size_t first_tile, size_t end_tile, size_t) {
-    const size_t first = first_tile * kBlocksPerTask;
-    const size_t end = end_tile * kBlocksPerTask < blocks ? end_tile * kBlocksPerTask : blocks;
-    kernel(args, first, end - first);
-  };
-  parallel_ranges(parallel, (blocks + kBlocksPerTask - 1) / kBlocksPerTask, kChunksPerThread,
-                  gemm_nanoseconds, task);
+  auto blocks = [&](size_t first, size_t count) { kernel(args, first, count); };
+  run_column_blocks(parallel, packed.block_count, kBlocksPerTask,
+                    q8::gemm_nanoseconds(kernel_, rows, depth, packed.columns), blocks);
   return Status::ok();
 }
 

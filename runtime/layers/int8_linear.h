@@ -18,18 +18,12 @@
 #include "edgemt/status.h"
 #include "kernels/int8_gemm.h"
 #include "layers/linear_scratch.h"
+#include "layers/packed_matrix.h"
 
 namespace edgemt {
 
 class Int8Linear {
  public:
-  Int8Linear() = default;
-  ~Int8Linear();
-  Int8Linear(const Int8Linear&) = delete;
-  Int8Linear& operator=(const Int8Linear&) = delete;
-  Int8Linear(Int8Linear&& other) noexcept;
-  Int8Linear& operator=(Int8Linear&& other) noexcept;
-
   // weight: [out, in] int8 in [-127, 127]; scale: [out]; bias: [out] or
   // nullptr. With `relu` the ReLU is applied in the GEMM's epilogue.
   // Errors: kInvalidModel (a weight of -128, a non-finite or negative scale),
@@ -42,16 +36,14 @@ class Int8Linear {
   [[nodiscard]] Status run(const float* x, size_t rows, float* y, const Parallel& parallel,
                            const LinearScratch& scratch) const;
 
-  size_t in_features() const { return packed_.depth; }
-  size_t out_features() const { return packed_.columns; }
-  size_t packed_bytes() const { return bytes_; }
-  const kernels::int8::PackedWeights& packed() const { return packed_; }
+  size_t in_features() const { return packed_.view().depth; }
+  size_t out_features() const { return packed_.view().columns; }
+  size_t packed_bytes() const { return packed_.bytes(); }
+  const kernels::int8::PackedWeights& packed() const { return packed_.view(); }
   const char* kernel_name() const { return kernel_.name; }
 
  private:
-  void* storage_ = nullptr;
-  size_t bytes_ = 0;
-  kernels::int8::PackedWeights packed_;
+  PackedMatrix<kernels::int8::PackedWeights> packed_;
   kernels::int8::GemmVariant kernel_;
   bool relu_ = false;
 };

@@ -16,32 +16,24 @@
 #include "core/parallel.h"
 #include "edgemt/status.h"
 #include "kernels/f32_gemm.h"
+#include "layers/packed_matrix.h"
 
 namespace edgemt {
 
 class PackedF32Linear {
  public:
-  PackedF32Linear() = default;
-  ~PackedF32Linear();
-  PackedF32Linear(const PackedF32Linear&) = delete;
-  PackedF32Linear& operator=(const PackedF32Linear&) = delete;
-  PackedF32Linear(PackedF32Linear&& other) noexcept;
-  PackedF32Linear& operator=(PackedF32Linear&& other) noexcept;
-
   // kUnsupported when this CPU has no fast kernel for it
   // (kernels::f32::fast_gemm_kernel()); kOutOfMemory.
   [[nodiscard]] Status create(const float* weight, const float* bias, size_t in_features,
                               size_t out_features, bool relu);
   void run(const float* x, size_t rows, float* y, const Parallel& parallel) const;
 
-  size_t out_features() const { return packed_.columns; }
-  size_t packed_bytes() const { return bytes_; }
-  const kernels::f32::PackedWeights& packed() const { return packed_; }
+  size_t out_features() const { return packed_.view().columns; }
+  size_t packed_bytes() const { return packed_.bytes(); }
+  const kernels::f32::PackedWeights& packed() const { return packed_.view(); }
 
  private:
-  void* storage_ = nullptr;
-  size_t bytes_ = 0;
-  kernels::f32::PackedWeights packed_;
+  PackedMatrix<kernels::f32::PackedWeights> packed_;
   kernels::f32::GemmKernel kernel_ = nullptr;
   bool relu_ = false;
 };

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/xnnpack_runtime.h"
+#include "kernels/f32_gemm.h"
 #include "models/families.h"
 #include "models/transformer/config_schema.h"
 #include "models/transformer/tensor_layout.h"
@@ -65,7 +66,14 @@ class Transformer final : public EncoderDecoder {
   void describe_compute_path(char* out, size_t size) const override {
     switch (model_.weight_dtype()) {
       case DType::kF32:
-        std::snprintf(out, size, "f32 (XNNPACK)");
+        if (kernels::f32::replaces_xnnpack()) {
+          std::snprintf(out, size, "f32 (own f32 GEMM, %s kernel)", kernels::f32::fast_gemm_kernel_name());
+        } else if (weights_.output.is_packed_f32()) {
+          std::snprintf(out, size, "f32 (XNNPACK; tied output projection on the own f32 GEMM, %s kernel)",
+                        kernels::f32::fast_gemm_kernel_name());
+        } else {
+          std::snprintf(out, size, "f32 (XNNPACK)");
+        }
         return;
       case DType::kF16:
         std::snprintf(out, size, "%s",

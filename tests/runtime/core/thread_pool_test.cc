@@ -124,6 +124,57 @@ TEST_CASE("core/thread_pool: jobs spaced past the spin time wake sleeping worker
   }
 }
 
+// A job of chunks that each wait until a worker (slot != 0) has run one, or
+// until a deadline: the chunks on the caller hold the job open so that a
+// worker that is awake (or wakes) takes part.
+struct WaitForWorker {
+  std::atomic<bool> worker_ran{false};
+  std::chrono::steady_clock::time_point deadline;
+
+  static void task(void* context, size_t, size_t slot) {
+    WaitForWorker& w = *static_cast<WaitForWorker*>(context);
+    if (slot != 0) {
+      w.worker_ran.store(true);
+      return;
+    }
+    while (!w.worker_ran.load() && std::chrono::steady_clock::now() < w.deadline) {
+    }
+  }
+};
+
+TEST_CASE("core/thread_pool: wake_for wakes sleeping workers for the small jobs of a burst") {
+  Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  // A job estimated below kWakeNanoseconds leaves a sleeping worker asleep;
+  // after wake_for() of a burst worth a wake the same job gets the worker.
+  // (The deadlines bound the test; a worker normally wakes in well under 1 ms.
+  // A worker the scheduler wakes on the caller's CPU goes back to sleep by
+  // design, so on a busy machine it may take a few tries.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // workers asleep
+  WaitForWorker alone;
+  alone.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+  pool->run(8, &WaitForWorker::task, &alone, 1000);
+  CHECK_FALSE(alone.worker_ran.load());
+  bool woken = false;
+  for (int attempt = 0; attempt < 10 && !woken; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pool->wake_for(ThreadPool::kWakeNanoseconds);
+    WaitForWorker job;
+    job.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    pool->run(8, &WaitForWorker::task, &job, 1000);
+    woken = job.worker_ran.load();
+  }
+  CHECK(woken);
+  // A burst too small for a wake wakes nobody; jobs still run every chunk.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  pool->wake_for(ThreadPool::kWakeNanoseconds - 1);
+  WaitForWorker small;
+  small.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+  pool->run(8, &WaitForWorker::task, &small, 1000);
+  CHECK_FALSE(small.worker_ran.load());
+  run_random_jobs(*pool, 200, 40, 7);
+}
+
 TEST_CASE("core/thread_pool: a pool whose workers get no CPU still finishes every job") {
   // Every thread of this test is pinned to one CPU and the workers are made
   // SCHED_IDLE there: they run only when the caller does not want the CPU,
