@@ -23,7 +23,7 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
   if (!packed.allocate(bytes)) {  // written in full by pack_weights
     return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for int8 weights", bytes);
   }
-  if (!q8::pack_weights(weight, scale, bias, out_features, in_features, packed.data(), packed.view())) {
+  if (!q8::pack_weights(weight, scale, bias, out_features, in_features, packed.data(), packed.mutable_view())) {
     return Status::error(StatusCode::kInvalidModel,
                          "int8 weight of -128 in a %zux%zu matrix (the scheme uses [-127, 127])",
                          out_features, in_features);

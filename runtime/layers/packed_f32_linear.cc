@@ -17,7 +17,7 @@ Status PackedF32Linear::create(const float* weight, const float* bias, size_t in
   if (!packed.allocate(bytes)) {  // written in full by pack_weights
     return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for f32 weights", bytes);
   }
-  f32::pack_weights(weight, bias, out_features, in_features, packed.data(), packed.view());
+  f32::pack_weights(weight, bias, out_features, in_features, packed.data(), packed.mutable_view());
   packed_ = std::move(packed);
   kernel_ = kernel;
   relu_ = relu;

@@ -38,7 +38,7 @@ class PackedMatrix {
   }
 
   // Replaces this matrix by an empty block of `bytes` (64-byte aligned) for
-  // a new pack to be written into data() and described in *view(); false
+  // a new pack to be written into data() and described in *mutable_view(); false
   // when out of memory (this matrix unchanged then).
   [[nodiscard]] bool allocate(size_t bytes) {
     void* block = allocate_prefaulted(64, bytes);
@@ -54,7 +54,7 @@ class PackedMatrix {
   size_t bytes() const { return bytes_; }
   bool empty() const { return block_ == nullptr; }
   const View& view() const { return view_; }
-  View* view() { return &view_; }
+  View* mutable_view() { return &view_; }
 
  private:
   void* block_ = nullptr;
