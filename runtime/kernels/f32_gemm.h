@@ -72,11 +72,12 @@ void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);  /
 GemmKernel fast_gemm_kernel();
 
 // Whether the own kernel replaces XNNPACK for every f32 matrix, not only the
-// tied output projection: on x86 with AVX2 + FMA3 or AVX-512, where it is
-// faster at every row count (edgemt_kernels_benchmark BM_Gemm against
-// BM_PackedF32Gemm: on a Zen 3 VM 1.7x at 1 row, 2.1x at 128; on Zen 4 as
-// fast at 128 rows, faster at 1-4). Not on AArch64, whose portable loop only
-// serves the tied projection (for its memory).
+// tied output projection: on x86 with AVX2 + FMA3 or AVX-512. Measured
+// (edgemt_kernels_benchmark, BM_Gemm against BM_PackedF32Gemm, 256 x 8000):
+// on a Zen 3 VM (AVX2) 1.7x XNNPACK's speed at 1 row, 2.1x at 128; on
+// AVX-512 faster at 1-4 rows (its 4 x 64 tile: 16 FMAs per 8 loads and
+// broadcasts, XNNPACK's 7 x 16 tile 7 per 8). Not on AArch64, whose
+// portable loop only serves the tied projection (for its memory).
 bool replaces_xnnpack();
 
 // The name of fast_gemm_kernel() ("avx512", "avx2+fma3", "portable"; "" when

@@ -2,9 +2,9 @@
 // AVX-512: accumulators started from the bias, one fused multiply-add per
 // row and depth step in k order (XNNPACK's fma3 broadcast micro-kernels'
 // arithmetic). A block of 16 columns is two 8-lane registers. Tiles are one
-// row × up to 4 blocks (batch 1: four weight streams in flight) or up to 4
-// rows × 1 block (the block's K × 64 bytes stay in cache while the rows
-// pass); at most 8 accumulators of the 16 registers.
+// row × up to 4 blocks (batch 1: four weight streams in flight) or up to 3
+// rows × 2 blocks (the blocks' 2 × K × 64 bytes stay in cache while the rows
+// pass); at most 12 accumulators of the 16 registers.
 #include <immintrin.h>
 
 #include "kernels/f32_gemm.h"
@@ -67,7 +67,9 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
 
 using TileFunction = void (*)(const GemmArgs&, size_t, size_t);
 constexpr TileFunction kRowTiles[4] = {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>};  // [blocks - 1]
-constexpr TileFunction kColumnTiles[4] = {tile<1, 1>, tile<2, 1>, tile<3, 1>, tile<4, 1>};  // [rows - 1]
+// [rows - 1][blocks - 1]: 3 rows × 2 blocks keeps 12 accumulators in
+// flight, enough to cover the FMA latency at two FMAs per cycle.
+constexpr TileFunction kTiles[3][2] = {{tile<1, 1>, tile<1, 2>}, {tile<2, 1>, tile<2, 2>}, {tile<3, 1>, tile<3, 2>}};
 
 }  // namespace
 
@@ -77,8 +79,9 @@ void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
     for (size_t b = first_block; b < end; b += 4) kRowTiles[(end - b < 4 ? end - b : 4) - 1](a, 0, b);
     return;
   }
-  for (size_t b = first_block; b < end; ++b) {
-    for (size_t m = 0; m < a.rows; m += 4) kColumnTiles[(a.rows - m < 4 ? a.rows - m : 4) - 1](a, m, b);
+  for (size_t b = first_block; b < end; b += 2) {
+    const size_t blocks = end - b < 2 ? end - b : 2;
+    for (size_t m = 0; m < a.rows; m += 3) kTiles[(a.rows - m < 3 ? a.rows - m : 3) - 1][blocks - 1](a, m, b);
   }
 }
 
