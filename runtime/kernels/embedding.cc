@@ -60,4 +60,9 @@ void embed_tokens(const EmbeddingTable& table, const int32_t* ids, size_t count,
   }
 }
 
+void gather_rows(const EmbeddingTable& table, const int32_t* ids, size_t count, float* out,
+                 size_t out_stride) {
+  for (size_t t = 0; t < count; ++t) load_row(table, static_cast<size_t>(ids[t]), out + t * out_stride);
+}
+
 }  // namespace edgemt::kernels

@@ -42,4 +42,10 @@ void embed_tokens(const EmbeddingTable& table, const int32_t* ids, size_t count,
                   const float* positions, size_t first_position, size_t position_step,
                   float* out);
 
+// Rows without scale or positions (the RNN family): out[t, 0:dim] =
+// table[ids[t], :], rows `out_stride` floats apart (a row may be the first
+// part of a wider concatenated input).
+void gather_rows(const EmbeddingTable& table, const int32_t* ids, size_t count, float* out,
+                 size_t out_stride);
+
 }  // namespace edgemt::kernels

@@ -123,6 +123,33 @@ inline float normal_cdf_f32(float x) {
   return select(x < 0.0f, tail, upper);
 }
 
+// The logistic function 1 / (1 + e^-x), as torch's sigmoid computes it
+// (e^-x = inf below x = -89 gives 0).
+inline float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
+
+// tanh in float. |x| < 0.55: the odd Taylor series to x^19 (the next term
+// is below 1e-9 relative there: no cancellation near 0, where tanh x ~ x);
+// beyond: 1 - 2 / (e^2|x| + 1) with the sign put back (exactly 1 once
+// e^2|x| is large or inf). Error <= 3 ulp against double (kernel tests).
+inline float tanh_f32(float x) {
+  const float a = select(x < 0.0f, -x, x);
+  const float a2 = a * a;
+  float series = -443861162.0f / 1856156927625.0f;
+  series = series * a2 + 6404582.0f / 10854718875.0f;
+  series = series * a2 - 929569.0f / 638512875.0f;
+  series = series * a2 + 21844.0f / 6081075.0f;
+  series = series * a2 - 1382.0f / 155925.0f;
+  series = series * a2 + 62.0f / 2835.0f;
+  series = series * a2 - 17.0f / 315.0f;
+  series = series * a2 + 2.0f / 15.0f;
+  series = series * a2 - 1.0f / 3.0f;
+  series = a + a * (series * a2);
+  const float far = 1.0f - 2.0f / (exp_f32(2.0f * a) + 1.0f);
+  const float t = select(a < 0.55f, series, far);
+  // -t for negative x; NaN passes through (a NaN compares false).
+  return select(x < 0.0f, -t, t);
+}
+
 // Natural log in double (one call per softmax row, so scalar is fine).
 // x = m·2^e with m in [sqrt(1/2), sqrt2); ln m via the atanh series
 // 2(s + s³/3 + ...) with s = (m-1)/(m+1), |s| <= 0.172, summed to s^23

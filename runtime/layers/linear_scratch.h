@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/arena.h"
+
 namespace edgemt {
 
 struct LinearScratch {
@@ -22,5 +24,11 @@ struct LinearScratch {
   uint16_t* half_input = nullptr;
   uint16_t* half_output = nullptr;
 };
+
+// Requests from `arena` the scratch of the int8 (`int8`) or f16 (`f16`)
+// Linears that run on up to `rows` rows, `depth` inputs and `out` outputs,
+// live during `lifetime`; f32 models need none (the pointers stay null).
+void plan_linear_scratch(size_t rows, size_t depth, size_t out, bool int8, bool f16,
+                         Lifetime lifetime, Arena* arena, LinearScratch* scratch);
 
 }  // namespace edgemt

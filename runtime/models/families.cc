@@ -1,5 +1,6 @@
 #include "models/families.h"
 
+#include "models/rnn/rnn.h"
 #include "models/transformer/transformer.h"
 
 namespace edgemt {
@@ -8,6 +9,7 @@ namespace {
 // Every family this runtime runs: one line each.
 constexpr const Family* kFamilies[] = {
     &kTransformerFamily,
+    &kRnnFamily,
 };
 
 }  // namespace
@@ -71,5 +73,7 @@ Status create_encoder_decoder(const Model& model, size_t threads,
 const TransformerConfig& transformer_config(const Model& model) {
   return family_config(model).transformer;
 }
+
+const RnnConfig& rnn_config(const Model& model) { return family_config(model).rnn; }
 
 }  // namespace edgemt

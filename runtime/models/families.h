@@ -14,18 +14,21 @@
 #include "edgemt/status.h"
 #include "models/encoder_decoder.h"
 #include "models/expected_tensor.h"
+#include "models/rnn/config.h"
 #include "models/transformer/config.h"
 
 namespace edgemt {
 
 enum class FamilyId : uint8_t {
   kTransformer = 0,
+  kRnn = 1,
 };
 
 // A verified model's family and its config. Exactly the member of `id` is set.
 struct FamilyConfig {
   FamilyId id = FamilyId::kTransformer;
   TransformerConfig transformer;
+  RnnConfig rnn;
 };
 
 namespace format {

@@ -93,6 +93,7 @@ void BM_PackedF32Gemm(benchmark::State& state) {
 BENCHMARK(BM_PackedF32Gemm)
     ->ArgNames({"M", "K", "N"})
     ->Args({1, 256, 8000})->Args({4, 256, 8000})->Args({32, 256, 8000})->Args({128, 256, 8000})
+    ->Args({128, 256, 768})->Args({128, 256, 1024})->Args({128, 1024, 256})->Args({320, 256, 1024})
     ->Args({128, 512, 58101});
 
 // Args: query rows, keys (head_dim 64, scale 1/8).

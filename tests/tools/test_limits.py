@@ -21,6 +21,10 @@ class LimitsTest(unittest.TestCase):
         self.assertEqual(limits.MAX_MODEL_BYTES, 64 << 30)
         self.assertEqual(limits.MAX_TENSORS, 8192)
         self.assertEqual(limits.MAX_TOKENIZER_BYTES, 64 << 20)
+        # The RNN family's: runtime/models/rnn/config.h.
+        self.assertLessEqual(limits.MAX_RNN_LAYERS, limits.MAX_LAYERS_PER_STACK)
+        self.assertGreaterEqual(limits.MAX_RNN_HIDDEN, 1)
+        self.assertGreaterEqual(limits.MAX_RNN_EMBEDDING_DIM, 1)
 
     def test_the_headers_are_where_the_runtime_reads_them(self):
         for header in limits.HEADERS:

@@ -15,8 +15,8 @@ import helpers
 from edgemt_tools.model_file import ModelFileError, read_model
 from edgemt_tools.model_file import write_unvalidated
 from edgemt_tools.model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, Decoding, ModelHeader,
-                                     Provenance, SideTokenizer, SpecialTokens, expected_tensors,
-                                     TransformerConfig)
+                                     Provenance, RnnConfig, SideTokenizer, SpecialTokens,
+                                     expected_tensors, TransformerConfig)
 from edgemt_tools.quantize import dequantize_rows, quantize_rows
 from edgemt_tools.testing import write_unchecked
 
@@ -54,6 +54,42 @@ def tiny_int8_tensors(config, seed=0):
         elif name not in tensors:
             tensors[name] = rng.standard_normal(spec.shape).astype(np.float32)
     return tensors, aliases, originals
+
+
+class RnnConfigTest(unittest.TestCase):
+    """An RnnConfig (every field off its default) is written as the
+    family_config union's RnnConfig member and read back as it was."""
+
+    def test_round_trip(self):
+        from edgemt_tools import fbs
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        path = os.path.join(tmp, "rnn.emt")
+        config = RnnConfig(cell="Gru", layers=2, bidirectional_encoder=True,
+                           source_embedding_dim=6, target_embedding_dim=5, hidden=8,
+                           score="Additive", query_bias=True, query="Current",
+                           decoder_input="EmbeddingInputFeed", output="LinearCombine",
+                           combine_bias=True, vocab_size=10, source_vocab_size=12,
+                           max_positions=7)
+        rng = np.random.default_rng(0)
+        tensors = {}
+        for name, spec in expected_tensors(config, "fp16").items():
+            array = rng.standard_normal(spec.shape).astype(np.float32)
+            tensors[name] = array.astype(np.float16) if spec.kind == "matrix" else array
+        header = ModelHeader(
+            config=config, special_tokens=SpecialTokens(pad=0, unk=1, bos=2, eos=3,
+                                                        decoder_start=2),
+            source_language="en", target_language="de", weight_dtype="fp16",
+            tokenizer_model=b"spm", target_tokenizer=SideTokenizer(b"tgt"),
+            provenance=Provenance(source_format="test"))
+        write_unvalidated(path, header, tensors)
+        model = read_model(path)
+        self.assertEqual(model.header.config, config)
+        raw = fbs.model_fb.Model.GetRootAs(model._data, 4)
+        self.assertEqual(raw.FamilyConfigType(), fbs.FamilyConfig.RnnConfig)
+        model.check_against_config()
+        np.testing.assert_array_equal(model.array("attention.combine"),
+                                      tensors["attention.combine"])
 
 
 class VersionThreeFieldsTest(unittest.TestCase):

@@ -50,6 +50,15 @@ Sources (--from), each read from its own files, with no config of ours:
   torch      edgemt's own nn.Transformer layout: a state_dict whose wrapper
              has `embed`, `transformer` and `generator` (models/MODEL_CARD.md)
              with --config config.json and --spm.
+  torch-rnn  the RNN encoder-decoder with attention of the PyTorch trainer
+             train_rnn_attention.py (RnnSeq2Seq): its state_dict (model.pt)
+             with --config config.json and --spm spm.model. Attention
+             luong-dot, luong-general, luong-concat or bahdanau; LSTM or GRU
+             cells; any number of layers. Writes a file of the RNN family
+             (schema/rnn_tensors.def; family_config RnnConfig) that decodes
+             as the trainer's greedy search does (at most 60 tokens);
+             --max-positions N sets the longest source or target the file
+             accepts (default 256; the trainer cuts sources to 200 pieces).
 Given a checkpoint of another kind than --from says, the converter names
 what it found ("this is an OpenNMT-py checkpoint: use --from opennmt").
 
@@ -66,7 +75,9 @@ the fp16 range with --dtype fp16, are refused naming the tensor). On any error
 the command prints one line and writes nothing.
 
 --dtype fp16 stores the embedding and projection matrices as IEEE half;
-biases, LayerNorm parameters and the position table stay float32.
+biases, LayerNorm parameters and the position table stay float32 (in RNN
+files the embedding, recurrent, attention and output matrices are half;
+biases and the attention vector v stay float32).
 
 --dtype int8 stores them as int8, symmetric per output row (scheme
 Int8PerRowDynamic: code q in [-127, 127], weight ~ q * scale[row], scale =
@@ -87,6 +98,8 @@ examples:
       --spm spm.model --src-lang en --tgt-lang de --dtype fp16 -o model.fp16.emt
   edgemt-convert --from torch --checkpoint model.pt --config config.json \\
       --spm spm.model --dtype int8 --calibrate val.en -o model.int8.emt
+  edgemt-convert --from torch-rnn --checkpoint model.pt --config config.json \\
+      --spm spm.model --dtype int8 -o rnn.int8.emt
 
 created_utc is the current time, or SOURCE_DATE_EPOCH when that variable is
 set (reproducible files). Exit status: 0 success, 1 conversion error, 2 usage
@@ -109,11 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the checkpoint: a .pt file (opennmt, torch) or a folder (marian, "
                         "hf-marian)")
     p.add_argument("--config", metavar="FILE",
-                   help="--from torch only: config.json with the hyper-parameters and special "
-                        "token ids")
+                   help="--from torch and torch-rnn only: config.json with the "
+                        "hyper-parameters and special token ids")
     p.add_argument("--spm", metavar="FILE",
-                   help="SentencePiece model of both sides (torch: required; opennmt: when "
-                        "the sides share one)")
+                   help="SentencePiece model of both sides (torch, torch-rnn: required; "
+                        "opennmt: when the sides share one)")
     p.add_argument("--src-spm", metavar="FILE",
                    help="source SentencePiece model (opennmt with separate models; marian and "
                         "hf-marian: instead of the folder's source.spm)")
@@ -124,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "says it)")
     p.add_argument("--tgt-lang", metavar="LANG",
                    help="target language code (likewise)")
+    p.add_argument("--max-positions", type=_positive_int, metavar="N",
+                   help="--from torch-rnn only: the longest source or target (tokens, counting "
+                        "EOS) the file accepts (default 256)")
     p.add_argument("--dtype", required=True, choices=list(WEIGHT_DTYPES),
                    help="storage type of the embedding and projection matrices")
     p.add_argument("--calibrate", metavar="FILE",
@@ -161,9 +177,12 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
                      "measure other models with edgemt-evaluate")
     if args.spm is not None and (args.src_spm is not None or args.tgt_spm is not None):
         parser.error("give either --spm (both sides) or --src-spm / --tgt-spm, not both")
-    if args.source_format != "torch" and args.config is not None:
-        parser.error(f"--config is for --from torch; --from {args.source_format} reads the "
-                     "checkpoint's own configuration")
+    if args.source_format not in ("torch", "torch-rnn") and args.config is not None:
+        parser.error(f"--config is for --from torch and torch-rnn; --from "
+                     f"{args.source_format} reads the checkpoint's own configuration")
+    if args.max_positions is not None and args.source_format != "torch-rnn":
+        parser.error(f"--max-positions is for --from torch-rnn; --from {args.source_format} "
+                     "takes the checkpoint's own")
 
 
 def _created_utc() -> str:
@@ -197,7 +216,7 @@ def run(args: argparse.Namespace) -> str:
     spec, notes = SOURCES[args.source_format].read(SourceInputs(
         checkpoint=args.checkpoint, config=args.config, spm=args.spm, src_lang=args.src_lang,
         tgt_lang=args.tgt_lang, converter_version=__version__, created_utc=_created_utc(),
-        src_spm=args.src_spm, tgt_spm=args.tgt_spm))
+        src_spm=args.src_spm, tgt_spm=args.tgt_spm, max_positions=args.max_positions))
     for note in notes:
         print(f"{PROG}: note: {note}", file=sys.stderr)
     header, tensors, aliases = writer.pack(spec, args.dtype)

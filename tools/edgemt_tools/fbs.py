@@ -18,6 +18,7 @@ if GENERATED_DIR not in sys.path:
 from edgemt.format import Decoding as decoding_fb  # noqa: E402
 from edgemt.format import Model as model_fb  # noqa: E402
 from edgemt.format import Provenance as provenance_fb  # noqa: E402
+from edgemt.format import RnnConfig as rnn_config_fb  # noqa: E402
 from edgemt.format import SpecialTokens as special_tokens_fb  # noqa: E402
 from edgemt.format import Tensor as tensor_fb  # noqa: E402
 from edgemt.format import Tokenizer as tokenizer_fb  # noqa: E402
@@ -28,6 +29,11 @@ from edgemt.format.FamilyConfig import FamilyConfig  # noqa: E402
 from edgemt.format.ModelFamily import ModelFamily  # noqa: E402
 from edgemt.format.NormPlacement import NormPlacement  # noqa: E402
 from edgemt.format.QuantizationScheme import QuantizationScheme  # noqa: E402
+from edgemt.format.RnnCell import RnnCell  # noqa: E402
+from edgemt.format.RnnDecoderInput import RnnDecoderInput  # noqa: E402
+from edgemt.format.RnnOutput import RnnOutput  # noqa: E402
+from edgemt.format.RnnQuery import RnnQuery  # noqa: E402
+from edgemt.format.RnnScore import RnnScore  # noqa: E402
 from edgemt.format.SearchRules import SearchRules  # noqa: E402
 from edgemt.format.TokenizerKind import TokenizerKind  # noqa: E402
 
@@ -42,6 +48,7 @@ OLDEST_FORMAT_VERSION = 1
 __all__ = [
     "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "OLDEST_FORMAT_VERSION",
     "model_fb", "decoding_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb", "config_fb",
-    "Activation", "DType", "FamilyConfig", "ModelFamily", "NormPlacement", "QuantizationScheme", "SearchRules",
-    "TokenizerKind",
+    "rnn_config_fb", "Activation", "DType", "FamilyConfig", "ModelFamily", "NormPlacement",
+    "QuantizationScheme", "RnnCell", "RnnDecoderInput", "RnnOutput", "RnnQuery", "RnnScore",
+    "SearchRules", "TokenizerKind",
 ]

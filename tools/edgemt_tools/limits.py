@@ -1,6 +1,7 @@
 """The model-file limits the runtime enforces, read from where they are
-defined: runtime/include/edgemt/limits.h (every family) and
-runtime/models/transformer/config.h (the Transformer's). The converter refuses
+defined: runtime/include/edgemt/limits.h (every family),
+runtime/models/transformer/config.h (the Transformer's) and
+runtime/models/rnn/config.h (the RNN family's). The converter refuses
 to write a file outside them, so that it never writes a file the runtime
 would reject; the numbers exist once, in C++.
 
@@ -15,10 +16,11 @@ from typing import Dict
 
 _RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
                         "runtime")
+_RNN_HEADER = os.path.join(_RUNTIME, "models", "rnn", "config.h")
 HEADERS = (
     os.path.join(_RUNTIME, "include", "edgemt", "limits.h"),
     os.path.join(_RUNTIME, "models", "transformer", "config.h"),
-)
+) + ((_RNN_HEADER,) if os.path.isfile(_RNN_HEADER) else ())
 
 _CONSTANT = re.compile(r"inline\s+constexpr\s+\w+\s+(k\w+)\s*=\s*([^;]+);")
 
@@ -56,3 +58,8 @@ MAX_MODEL_BYTES = _CPP["kMaxModelBytes"]          # the whole file
 MAX_TENSORS = _CPP["kMaxTensors"]                 # entries of the tensor table
 MAX_TOKENIZER_BYTES = _CPP["kMaxTokenizerBytes"]  # the embedded SentencePiece model
 MAX_BEAM = _CPP["kMaxBeam"]
+# The RNN family's (runtime/models/rnn/config.h; a tree without that header
+# yet gets the Transformer's per-stack and width limits).
+MAX_RNN_LAYERS = _CPP.get("kMaxRnnLayers", MAX_LAYERS_PER_STACK)
+MAX_RNN_HIDDEN = _CPP.get("kMaxRnnHidden", MAX_D_MODEL)
+MAX_RNN_EMBEDDING_DIM = _CPP.get("kMaxRnnEmbeddingDim", MAX_D_MODEL)

@@ -24,6 +24,7 @@ I8 codes in [-127, 127] with F32 per-row `<name>_scale` tensors (see
 scales finite and >= 0), since a reader cannot trust them otherwise.
 """
 
+import dataclasses
 import zlib
 from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Tuple
@@ -35,7 +36,7 @@ from . import fbs
 from .atomic_file import atomic_write
 from .errors import UserError
 from .model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, SEARCH_RULES, Decoding,
-                         ModelHeader, Provenance, SideTokenizer, SpecialTokens,
+                         ModelHeader, Provenance, RnnConfig, SideTokenizer, SpecialTokens,
                          TransformerConfig, quantization_scheme)
 from .validate import validate_model, validate_tensors
 
@@ -55,6 +56,10 @@ _NORM = {"post": fbs.NormPlacement.PostNorm, "pre": fbs.NormPlacement.PreNorm}
 _RULES = {"edgemt": fbs.SearchRules.Edgemt, "opennmt": fbs.SearchRules.OpenNMT,
           "marian": fbs.SearchRules.Marian, "huggingface": fbs.SearchRules.HuggingFace}
 assert tuple(_RULES) == SEARCH_RULES
+# RnnConfig's enum fields -> the generated enum class; model_spec.RnnConfig
+# holds the schema's value names, which are the class's attribute names.
+_RNN_ENUMS = {"cell": fbs.RnnCell, "score": fbs.RnnScore, "query": fbs.RnnQuery,
+              "decoder_input": fbs.RnnDecoderInput, "output": fbs.RnnOutput}
 
 
 class ModelFileError(Exception):
@@ -153,6 +158,93 @@ def _read_decoding(d) -> Decoding:
                     max_len_a=d.MaxLenA(), max_len_b=d.MaxLenB(), banned_tokens=banned)
 
 
+def _camel(field_name: str) -> str:
+    """A config field's name in the generated code (`decoder_input` -> `DecoderInput`)."""
+    return "".join(part.capitalize() for part in field_name.split("_"))
+
+
+def _build_transformer_config(b: flatbuffers.Builder, cfg: TransformerConfig) -> int:
+    fbs.config_fb.Start(b)
+    fbs.config_fb.AddEncoderLayers(b, cfg.encoder_layers)
+    fbs.config_fb.AddDecoderLayers(b, cfg.decoder_layers)
+    fbs.config_fb.AddDModel(b, cfg.d_model)
+    fbs.config_fb.AddHeads(b, cfg.heads)
+    fbs.config_fb.AddFfnDim(b, cfg.ffn_dim)
+    fbs.config_fb.AddActivation(b, _ACTIVATION[cfg.activation])
+    fbs.config_fb.AddNormPlacement(b, _NORM[cfg.norm_placement])
+    fbs.config_fb.AddLayerNormEps(b, float(cfg.layer_norm_eps))
+    fbs.config_fb.AddEncoderFinalNorm(b, bool(cfg.encoder_final_norm))
+    fbs.config_fb.AddDecoderFinalNorm(b, bool(cfg.decoder_final_norm))
+    fbs.config_fb.AddEmbeddingScale(b, float(cfg.embedding_scale))
+    fbs.config_fb.AddTiedOutput(b, bool(cfg.tied_output))
+    fbs.config_fb.AddOutputBias(b, bool(cfg.output_bias))
+    fbs.config_fb.AddSharedEmbeddings(b, bool(cfg.shared_embeddings))
+    fbs.config_fb.AddVocabSize(b, cfg.vocab_size)
+    fbs.config_fb.AddMaxPositions(b, cfg.max_positions)
+    fbs.config_fb.AddSourceVocabSize(b, cfg.source_vocab_size)
+    fbs.config_fb.AddZeroDecoderStart(b, bool(cfg.zero_decoder_start))
+    fbs.config_fb.AddRawDecoderSelfMemory(b, bool(cfg.raw_decoder_self_memory))
+    return fbs.config_fb.End(b)
+
+
+def _read_transformer_config(c) -> TransformerConfig:
+    inv_act = {v: k for k, v in _ACTIVATION.items()}
+    inv_norm = {v: k for k, v in _NORM.items()}
+    if c.Activation() not in inv_act or c.NormPlacement() not in inv_norm:
+        raise ModelFileError(f"unknown activation {c.Activation()} or norm placement "
+                             f"{c.NormPlacement()}")
+    return TransformerConfig(
+        encoder_layers=c.EncoderLayers(), decoder_layers=c.DecoderLayers(),
+        d_model=c.DModel(), heads=c.Heads(), ffn_dim=c.FfnDim(),
+        vocab_size=c.VocabSize(), max_positions=c.MaxPositions(),
+        activation=inv_act[c.Activation()], norm_placement=inv_norm[c.NormPlacement()],
+        layer_norm_eps=c.LayerNormEps(), encoder_final_norm=c.EncoderFinalNorm(),
+        decoder_final_norm=c.DecoderFinalNorm(), embedding_scale=c.EmbeddingScale(),
+        tied_output=c.TiedOutput(), output_bias=c.OutputBias(),
+        shared_embeddings=c.SharedEmbeddings(), source_vocab_size=c.SourceVocabSize(),
+        zero_decoder_start=c.ZeroDecoderStart(),
+        raw_decoder_self_memory=c.RawDecoderSelfMemory())
+
+
+def _build_rnn_config(b: flatbuffers.Builder, cfg: RnnConfig) -> int:
+    """Every RnnConfig field through the generated Add<Field> of the same name;
+    enum fields by their value names."""
+    fbs.rnn_config_fb.Start(b)
+    for item in dataclasses.fields(cfg):
+        value = getattr(cfg, item.name)
+        if item.name in _RNN_ENUMS:
+            enum = _RNN_ENUMS[item.name]
+            if not isinstance(value, str) or not isinstance(getattr(enum, value, None), int):
+                raise ValueError(f"RnnConfig {item.name}: unknown value {value!r}")
+            value = getattr(enum, value)
+        getattr(fbs.rnn_config_fb, "Add" + _camel(item.name))(b, value)
+    return fbs.rnn_config_fb.End(b)
+
+
+def _read_rnn_config(c) -> RnnConfig:
+    values = {}
+    for item in dataclasses.fields(RnnConfig):
+        value = getattr(c, _camel(item.name))()
+        if item.name in _RNN_ENUMS:
+            names = {v: k for k, v in vars(_RNN_ENUMS[item.name]).items()
+                     if not k.startswith("_")}
+            if value not in names:
+                raise ModelFileError(f"RnnConfig {item.name}: unknown value {value}")
+            value = names[value]
+        values[item.name] = value
+    return RnnConfig(**values)
+
+
+# Config dataclass -> (FamilyConfig union type, builder, reader of the table).
+_FAMILY_CONFIGS = {
+    TransformerConfig: (fbs.FamilyConfig.TransformerConfig, _build_transformer_config,
+                        _read_transformer_config),
+    RnnConfig: (fbs.FamilyConfig.RnnConfig, _build_rnn_config, _read_rnn_config),
+}
+_TABLE_CLASSES = {fbs.FamilyConfig.TransformerConfig: fbs.config_fb.TransformerConfig,
+                  fbs.FamilyConfig.RnnConfig: fbs.rnn_config_fb.RnnConfig}
+
+
 def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
                       weights_size: int) -> bytes:
     b = flatbuffers.Builder(1 << 16)
@@ -207,31 +299,12 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     fbs.special_tokens_fb.AddDecoderStart(b, tok.decoder_start)
     special = fbs.special_tokens_fb.End(b)
 
-    fbs.config_fb.Start(b)
-    fbs.config_fb.AddEncoderLayers(b, cfg.encoder_layers)
-    fbs.config_fb.AddDecoderLayers(b, cfg.decoder_layers)
-    fbs.config_fb.AddDModel(b, cfg.d_model)
-    fbs.config_fb.AddHeads(b, cfg.heads)
-    fbs.config_fb.AddFfnDim(b, cfg.ffn_dim)
-    fbs.config_fb.AddActivation(b, _ACTIVATION[cfg.activation])
-    fbs.config_fb.AddNormPlacement(b, _NORM[cfg.norm_placement])
-    fbs.config_fb.AddLayerNormEps(b, float(cfg.layer_norm_eps))
-    fbs.config_fb.AddEncoderFinalNorm(b, bool(cfg.encoder_final_norm))
-    fbs.config_fb.AddDecoderFinalNorm(b, bool(cfg.decoder_final_norm))
-    fbs.config_fb.AddEmbeddingScale(b, float(cfg.embedding_scale))
-    fbs.config_fb.AddTiedOutput(b, bool(cfg.tied_output))
-    fbs.config_fb.AddOutputBias(b, bool(cfg.output_bias))
-    fbs.config_fb.AddSharedEmbeddings(b, bool(cfg.shared_embeddings))
-    fbs.config_fb.AddVocabSize(b, cfg.vocab_size)
-    fbs.config_fb.AddMaxPositions(b, cfg.max_positions)
-    fbs.config_fb.AddSourceVocabSize(b, cfg.source_vocab_size)
-    fbs.config_fb.AddZeroDecoderStart(b, bool(cfg.zero_decoder_start))
-    fbs.config_fb.AddRawDecoderSelfMemory(b, bool(cfg.raw_decoder_self_memory))
-    config = fbs.config_fb.End(b)
+    config_type, build_config, _ = _FAMILY_CONFIGS[type(cfg)]
+    config = build_config(b, cfg)
 
     fbs.model_fb.Start(b)
     fbs.model_fb.AddFormatVersion(b, fbs.FORMAT_VERSION)
-    fbs.model_fb.AddFamilyConfigType(b, fbs.FamilyConfig.TransformerConfig)
+    fbs.model_fb.AddFamilyConfigType(b, config_type)
     fbs.model_fb.AddFamilyConfig(b, config)
     fbs.model_fb.AddSpecialTokens(b, special)
     fbs.model_fb.AddSourceLanguage(b, src_lang)
@@ -334,35 +407,28 @@ class ModelFile:
 
     @staticmethod
     def _family_config(model):
-        """The TransformerConfig table: `config` in version 1, the
-        `family_config` union in later versions."""
+        """The family's config dataclass: `config` (a TransformerConfig) in
+        version 1, the `family_config` union (its type names the family) in
+        later versions."""
         if model.FormatVersion() == 1:
             if model.Family() != fbs.ModelFamily.TransformerEncoderDecoder or model.Config() is None:
                 raise ModelFileError("version-1 file without a Transformer config")
-            return model.Config()
-        if model.FamilyConfigType() != fbs.FamilyConfig.TransformerConfig:
-            raise ModelFileError(f"unknown family_config type {model.FamilyConfigType()}")
+            return _read_transformer_config(model.Config())
+        kind = model.FamilyConfigType()
+        if kind not in _TABLE_CLASSES:
+            raise ModelFileError(f"unknown family_config type {kind}")
         table = model.FamilyConfig()
-        config = fbs.config_fb.TransformerConfig()
+        if table is None:
+            raise ModelFileError("the family_config table is missing")
+        config = _TABLE_CLASSES[kind]()
         config.Init(table.Bytes, table.Pos)
-        return config
+        reader = next(read for union_type, _, read in _FAMILY_CONFIGS.values()
+                      if union_type == kind)
+        return reader(config)
 
     @staticmethod
     def _read_header(model) -> ModelHeader:
-        c = ModelFile._family_config(model)
-        inv_act = {v: k for k, v in _ACTIVATION.items()}
-        inv_norm = {v: k for k, v in _NORM.items()}
-        cfg = TransformerConfig(
-            encoder_layers=c.EncoderLayers(), decoder_layers=c.DecoderLayers(),
-            d_model=c.DModel(), heads=c.Heads(), ffn_dim=c.FfnDim(),
-            vocab_size=c.VocabSize(), max_positions=c.MaxPositions(),
-            activation=inv_act[c.Activation()], norm_placement=inv_norm[c.NormPlacement()],
-            layer_norm_eps=c.LayerNormEps(), encoder_final_norm=c.EncoderFinalNorm(),
-            decoder_final_norm=c.DecoderFinalNorm(), embedding_scale=c.EmbeddingScale(),
-            tied_output=c.TiedOutput(), output_bias=c.OutputBias(),
-            shared_embeddings=c.SharedEmbeddings(), source_vocab_size=c.SourceVocabSize(),
-            zero_decoder_start=c.ZeroDecoderStart(),
-            raw_decoder_self_memory=c.RawDecoderSelfMemory())
+        cfg = ModelFile._family_config(model)
         s = model.SpecialTokens()
         special = SpecialTokens(pad=s.Pad(), unk=s.Unk(), bos=s.Bos(), eos=s.Eos(),
                                 decoder_start=s.DecoderStart())

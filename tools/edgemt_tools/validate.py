@@ -30,8 +30,9 @@ import numpy as np
 
 from . import limits
 from .errors import UserError
-from .model_spec import (ACTIVATIONS, MATRIX, NORM_PLACEMENTS, SCALE_SUFFIX, SEARCH_RULES,
-                         WEIGHT_DTYPES, Decoding, ModelHeader, TransformerConfig,
+from .model_spec import (ACTIVATIONS, MATRIX, NORM_PLACEMENTS, RNN_CELLS, RNN_DECODER_INPUTS,
+                         RNN_OUTPUTS, RNN_QUERIES, RNN_SCORES, SCALE_SUFFIX, SEARCH_RULES,
+                         WEIGHT_DTYPES, Decoding, ModelHeader, RnnConfig, TransformerConfig,
                          expected_tensors, resolve_alias)
 
 _MATRIX_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16),
@@ -54,8 +55,14 @@ def check_positive_float(key: str, value) -> None:
         raise UserError(f"{key} = {value} must be finite and greater than 0")
 
 
-def validate_config(cfg: TransformerConfig) -> None:
-    """The architecture's values, against the runtime's limits."""
+def validate_config(cfg) -> None:
+    """The architecture's values (a TransformerConfig or an RnnConfig),
+    against the runtime's limits."""
+    if isinstance(cfg, RnnConfig):
+        validate_rnn_config(cfg)
+        return
+    if not isinstance(cfg, TransformerConfig):
+        raise UserError(f"internal: {type(cfg).__name__} is not a family config")
     try:
         check_int("encoder_layers", cfg.encoder_layers, 1, limits.MAX_LAYERS_PER_STACK)
         check_int("decoder_layers", cfg.decoder_layers, 1, limits.MAX_LAYERS_PER_STACK)
@@ -81,6 +88,42 @@ def validate_config(cfg: TransformerConfig) -> None:
     if cfg.norm_placement not in NORM_PLACEMENTS:
         raise UserError(f"config norm_placement {cfg.norm_placement!r} is not one of "
                         f"{NORM_PLACEMENTS}")
+
+
+def validate_rnn_config(cfg: RnnConfig) -> None:
+    """The RNN family's values, as the runtime's verify_rnn_config checks
+    them (runtime/models/rnn/config.cc): sizes inside its limits
+    (limits.py), known enum values, and the combinations it accepts."""
+    for key, value, known in (("cell", cfg.cell, RNN_CELLS), ("score", cfg.score, RNN_SCORES),
+                              ("query", cfg.query, RNN_QUERIES),
+                              ("decoder_input", cfg.decoder_input, RNN_DECODER_INPUTS),
+                              ("output", cfg.output, RNN_OUTPUTS)):
+        if value not in known:
+            raise UserError(f"config {key} {value!r} is not one of {known}")
+    try:
+        check_int("layers", cfg.layers, 1, limits.MAX_RNN_LAYERS)
+        check_int("hidden", cfg.hidden, 1, limits.MAX_RNN_HIDDEN)
+        for key in ("source_embedding_dim", "target_embedding_dim"):
+            check_int(key, getattr(cfg, key), 1, limits.MAX_RNN_EMBEDDING_DIM)
+        check_int("vocab_size", cfg.vocab_size, 1, limits.MAX_VOCAB_SIZE)
+        check_int("max_positions", cfg.max_positions, 1, limits.MAX_POSITIONS)
+        check_int("source_vocab_size", cfg.source_vocab_size, 0, limits.MAX_VOCAB_SIZE)
+    except UserError as err:
+        raise UserError(f"config {err}") from None
+    if cfg.bidirectional_encoder and cfg.hidden % 2:
+        raise UserError(f"config hidden = {cfg.hidden} must be even with a bidirectional "
+                        "encoder (hidden/2 units per direction)")
+    if cfg.query_bias and cfg.score != "Additive":
+        raise UserError(f"config query_bias needs the Additive score (score is {cfg.score})")
+    if cfg.combine_bias and cfg.output == "StateContext":
+        raise UserError("config combine_bias needs a TanhCombine or LinearCombine output")
+    if (cfg.query == "Previous") != (cfg.decoder_input == "EmbeddingContext"):
+        raise UserError(f"config query {cfg.query} with decoder_input {cfg.decoder_input}: "
+                        "query Previous goes with decoder_input EmbeddingContext, and only "
+                        "with it")
+    if cfg.decoder_input == "EmbeddingInputFeed" and cfg.output == "StateContext":
+        raise UserError("config decoder_input EmbeddingInputFeed needs a TanhCombine or "
+                        "LinearCombine output (an attentional vector to feed)")
 
 
 def validate_tokenizer(model: bytes, vocab_size: int, pieces=None, side: str = "") -> None:

@@ -1,10 +1,10 @@
 """The writer: one ModelSpec (from any source) -> the tensors and header of an
 edgemt model file, in the storage type asked for.
 
-It owns what no source should repeat: the tensor list a config implies
-(model_spec.expected_tensors), aliases (tied and shared matrices are stored
-once), fp16 narrowing (refused beyond the fp16 range) and int8 per-row
-quantization (quantize.py); model_file.write_model then validates everything
+It owns what no source should repeat: the tensor list a config of either
+family implies (model_spec.expected_tensors, dispatching on the config's
+type), aliases (tied and shared matrices are stored once), fp16 narrowing
+(refused beyond the fp16 range) and int8 per-row quantization (quantize.py); model_file.write_model then validates everything
 and writes the file atomically.
 """
 
@@ -14,7 +14,7 @@ from typing import Dict, Mapping, Tuple
 import numpy as np
 
 from .errors import UserError
-from .model_spec import (MATRIX, WEIGHT_DTYPES, ModelHeader, ModelSpec, TransformerConfig,
+from .model_spec import (MATRIX, WEIGHT_DTYPES, FamilyConfig, ModelHeader, ModelSpec,
                          expected_tensors, scale_name)
 from .quantize import quantize_rows
 
@@ -33,7 +33,7 @@ def _stored(name: str, array: np.ndarray, kind: str,
     return OrderedDict([(name, np.ascontiguousarray(array.astype(np.float16)))])
 
 
-def pack_tensors(config: TransformerConfig, weights: Mapping[str, np.ndarray],
+def pack_tensors(config: FamilyConfig, weights: Mapping[str, np.ndarray],
                  dtype: str) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
     """(tensors in file order and storage type, aliases name -> owner) for
     float32 `weights` named as `expected_tensors(config, "fp32")` lists them

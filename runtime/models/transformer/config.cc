@@ -4,19 +4,9 @@
 #include <cstdio>
 
 #include "edgemt/limits.h"
+#include "models/config_check.h"
 
 namespace edgemt {
-namespace {
-
-Status check_range(const char* field, uint32_t value, uint32_t max) {
-  if (value == 0 || value > max) {
-    return Status::error(StatusCode::kInvalidModel, "config.%s = %u is out of range (1 to %u)",
-                         field, value, max);
-  }
-  return Status::ok();
-}
-
-}  // namespace
 
 const char* norm_placement_name(NormPlacement placement) {
   switch (placement) {
@@ -27,23 +17,23 @@ const char* norm_placement_name(NormPlacement placement) {
 }
 
 Status verify_transformer_config(const TransformerConfig& c) {
-  EDGEMT_RETURN_IF_ERROR(check_range("encoder_layers", c.encoder_layers, kMaxLayersPerStack));
-  EDGEMT_RETURN_IF_ERROR(check_range("decoder_layers", c.decoder_layers, kMaxLayersPerStack));
-  EDGEMT_RETURN_IF_ERROR(check_range("d_model", c.d_model, kMaxDModel));
-  EDGEMT_RETURN_IF_ERROR(check_range("heads", c.heads, c.d_model));
+  EDGEMT_RETURN_IF_ERROR(check_config_range("encoder_layers", c.encoder_layers, kMaxLayersPerStack));
+  EDGEMT_RETURN_IF_ERROR(check_config_range("decoder_layers", c.decoder_layers, kMaxLayersPerStack));
+  EDGEMT_RETURN_IF_ERROR(check_config_range("d_model", c.d_model, kMaxDModel));
+  EDGEMT_RETURN_IF_ERROR(check_config_range("heads", c.heads, c.d_model));
   if (c.d_model % c.heads != 0) {
     return Status::error(StatusCode::kInvalidModel, "config.heads = %u does not divide d_model = %u",
                          c.heads, c.d_model);
   }
-  EDGEMT_RETURN_IF_ERROR(check_range("ffn_dim", c.ffn_dim, kMaxFfnDim));
-  EDGEMT_RETURN_IF_ERROR(check_range("vocab_size", c.vocab_size, kMaxVocabSize));
-  EDGEMT_RETURN_IF_ERROR(check_range("max_positions", c.max_positions, kMaxPositions));
+  EDGEMT_RETURN_IF_ERROR(check_config_range("ffn_dim", c.ffn_dim, kMaxFfnDim));
+  EDGEMT_RETURN_IF_ERROR(check_config_range("vocab_size", c.vocab_size, kMaxVocabSize));
+  EDGEMT_RETURN_IF_ERROR(check_config_range("max_positions", c.max_positions, kMaxPositions));
   if (c.raw_decoder_self_memory && c.norm_placement != NormPlacement::kPreNorm) {
     return Status::error(StatusCode::kInvalidModel,
                          "config.raw_decoder_self_memory needs a pre-norm decoder");
   }
   if (c.source_vocab_size != 0) {
-    EDGEMT_RETURN_IF_ERROR(check_range("source_vocab_size", c.source_vocab_size, kMaxVocabSize));
+    EDGEMT_RETURN_IF_ERROR(check_config_range("source_vocab_size", c.source_vocab_size, kMaxVocabSize));
     if (c.shared_embeddings && c.source_vocab_size != c.vocab_size) {
       return Status::error(StatusCode::kInvalidModel,
                            "config.shared_embeddings needs source_vocab_size = vocab_size (%u and "

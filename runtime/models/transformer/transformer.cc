@@ -1,11 +1,10 @@
 #include "models/transformer/transformer.h"
 
-#include <cstdio>
 #include <new>
 #include <utility>
 
 #include "core/xnnpack_runtime.h"
-#include "kernels/f32_gemm.h"
+#include "models/compute_path.h"
 #include "models/families.h"
 #include "models/transformer/config_schema.h"
 #include "models/transformer/tensor_layout.h"
@@ -64,29 +63,7 @@ class Transformer final : public EncoderDecoder {
   }
 
   void describe_compute_path(char* out, size_t size) const override {
-    switch (model_.weight_dtype()) {
-      case DType::kF32:
-        if (kernels::f32::replaces_xnnpack()) {
-          std::snprintf(out, size, "f32 (own f32 GEMM, %s kernel)", kernels::f32::fast_gemm_kernel_name());
-        } else if (weights_.output.is_packed_f32()) {
-          std::snprintf(out, size, "f32 (XNNPACK; tied output projection on the own f32 GEMM, %s kernel)",
-                        kernels::f32::fast_gemm_kernel_name());
-        } else {
-          std::snprintf(out, size, "f32 (XNNPACK)");
-        }
-        return;
-      case DType::kF16:
-        std::snprintf(out, size, "%s",
-                      weights_.f16_native
-                          ? "f16 (XNNPACK f16 GEMMs: this CPU has fp16 arithmetic; layers between them in f32)"
-                          : "f32 (f16 weights widened to f32 at load: this CPU has no fp16 arithmetic)");
-        return;
-      case DType::kI8:
-        std::snprintf(out, size,
-                      "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time)",
-                      quantization_scheme_name(model_.quantization()), weights_.output.int8_kernel_name());
-        return;
-    }
+    describe_linear_compute_path(model_, weights_.output, weights_.f16_native, nullptr, out, size);
   }
 
  private:

@@ -2,34 +2,10 @@
 
 #include <algorithm>
 
-#include "kernels/int8_gemm.h"
-
 namespace edgemt {
-namespace {
-
-using namespace run_step;
-
-// Scratch of the int8 / f16 Linears that run on up to `rows` rows, `depth`
-// inputs and `out` outputs.
-void plan_linear_scratch(const WorkspaceShape& s, size_t rows, size_t depth, size_t out,
-                         Lifetime lifetime, Arena* arena, LinearScratch* q) {
-  q->max_rows = rows;
-  q->max_depth = depth;
-  q->max_out = out;
-  if (s.int8) {
-    q->quantized = arena->allocate<int8_t>(rows * kernels::int8::padded_depth(depth), lifetime);
-    q->row_scale = arena->allocate<float>(rows, lifetime);
-  }
-  if (s.f16) {
-    constexpr size_t kSpare = 16;  // XNN_EXTRA_BYTES readable past the input
-    q->half_input = arena->allocate<uint16_t>(rows * depth + kSpare, lifetime);
-    q->half_output = arena->allocate<uint16_t>(rows * out + kSpare, lifetime);
-  }
-}
-
-}  // namespace
 
 void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
+  using namespace run_step;
   const size_t d = s.d_model;
   const size_t ns = s.source_rows;
   w->enc_x = arena->allocate<float>(ns * d, {kEmbed, kCrossKv});
@@ -65,10 +41,10 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
   // FFN, cross-attention K | V) are at most max(3d, f) wide, decoder ones
   // max(3d, f, V).
   const size_t depth = std::max(d, s.ffn_dim);
-  plan_linear_scratch(s, ns, depth, std::max(3 * d, s.ffn_dim), {kAttnQkv, kCrossKv}, arena,
-                      &w->enc_linear_scratch);
-  plan_linear_scratch(s, s.rows, depth, std::max(std::max(3 * d, s.ffn_dim), s.vocab),
-                      {kDecodeLayers, kDecodeOutput}, arena, &w->dec_linear_scratch);
+  plan_linear_scratch(ns, depth, std::max(3 * d, s.ffn_dim), s.int8, s.f16,
+                      {kAttnQkv, kCrossKv}, arena, &w->enc_linear_scratch);
+  plan_linear_scratch(s.rows, depth, std::max(std::max(3 * d, s.ffn_dim), s.vocab),
+                      s.int8, s.f16, {kDecodeLayers, kDecodeOutput}, arena, &w->dec_linear_scratch);
   // Encoder self-attention needs a [len, len] score block; decoder steps need
   // one row of at most max(len_source, len_target) keys.
   w->enc_scratch_stride = s.max_source_len * s.max_source_len;

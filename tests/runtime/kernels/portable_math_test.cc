@@ -78,5 +78,54 @@ TEST_CASE("kernels/portable_math: log_f64 special values as libm") {
   CHECK(std::isnan(log_f64(-HUGE_VAL)));
 }
 
+// Error in float ulps at the reference (the ulp of a float near `ref`,
+// floored at the smallest normal's).
+double ulps(float got, double ref) {
+  const double magnitude = std::fabs(ref) > 1.2e-38 ? std::fabs(ref) : 1.2e-38;
+  const double ulp = std::ldexp(1.0, std::ilogb(magnitude) - 23);
+  return std::fabs(static_cast<double>(got) - ref) / ulp;
+}
+
+TEST_CASE("kernels/portable_math: tanh_f32 within 3 ulp, odd, saturating") {
+  double worst = 0.0, worst_x = 0.0;
+  for (int i = -1200000; i <= 1200000; ++i) {
+    const float x = static_cast<float>(i) * 1e-5f;
+    const double e = ulps(tanh_f32(x), std::tanh(static_cast<double>(x)));
+    if (!(e <= worst)) {
+      worst = e;
+      worst_x = static_cast<double>(x);
+    }
+  }
+  CAPTURE(worst_x);
+  CHECK(worst <= 3.0);
+  for (float x : {1e-30f, 1e-8f, 3e-3f, 0.5499f, 0.55f, 0.7f, 5.0f}) {
+    CHECK(tanh_f32(-x) == -tanh_f32(x));
+    CHECK(ulps(tanh_f32(x), std::tanh(static_cast<double>(x))) <= 3.0);
+  }
+  CHECK(tanh_f32(0.0f) == 0.0f);
+  CHECK(tanh_f32(20.0f) == 1.0f);
+  CHECK(tanh_f32(-INFINITY) == -1.0f);
+  CHECK(tanh_f32(INFINITY) == 1.0f);
+  CHECK(std::isnan(tanh_f32(NAN)));
+}
+
+TEST_CASE("kernels/portable_math: sigmoid_f32 within 4 ulp") {
+  double worst = 0.0, worst_x = 0.0;
+  for (int i = -8000000; i <= 3000000; ++i) {
+    const float x = static_cast<float>(i) * 1e-5f;
+    const double e = ulps(sigmoid_f32(x), 1.0 / (1.0 + std::exp(-static_cast<double>(x))));
+    if (!(e <= worst)) {
+      worst = e;
+      worst_x = static_cast<double>(x);
+    }
+  }
+  CAPTURE(worst_x);
+  CHECK(worst <= 4.0);
+  CHECK(sigmoid_f32(0.0f) == 0.5f);
+  CHECK(sigmoid_f32(-200.0f) == 0.0f);
+  CHECK(sigmoid_f32(200.0f) == 1.0f);
+  CHECK(std::isnan(sigmoid_f32(NAN)));
+}
+
 }  // namespace
 }  // namespace edgemt::kernels::math

@@ -46,7 +46,7 @@ TEST_CASE("models/family_schema: missing, contradictory and unknown configs") {
   legacy.legacy_fields = true;
   CHECK(read(legacy, &family).code() == StatusCode::kInvalidModel);
   ModelBuilder unknown;
-  unknown.raw_family = 1;
+  unknown.raw_family = 3;  // 1 and 2 are TransformerConfig and RnnConfig
   CHECK(read(unknown, &family).code() == StatusCode::kUnsupported);
   ModelBuilder bad_range;
   bad_range.config.ffn_dim = 0;  // the family's own check runs too

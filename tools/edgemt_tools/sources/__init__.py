@@ -1,6 +1,7 @@
 """Checkpoint sources: one module per kind of checkpoint, each turning it into
-a family-neutral ModelSpec (model_spec.py) that the one writer (writer.py)
-validates, stores in fp32, fp16 or int8 and packs.
+a family-neutral ModelSpec (model_spec.py; the type of its config, a
+TransformerConfig or an RnnConfig, names the model family) that the one
+writer (writer.py) validates, stores in fp32, fp16 or int8 and packs.
 
 A source module exposes `read(inputs: SourceInputs) -> (ModelSpec, notes)`
 and is registered in SOURCES under the name `edgemt-convert --from` takes.
@@ -13,6 +14,7 @@ from typing import Optional
 
 from . import hf_marian, marian, opennmt
 from . import torch as torch_source
+from . import torch_rnn
 
 
 @dataclass(frozen=True)
@@ -28,11 +30,15 @@ class SourceInputs:
     created_utc: str
     src_spm: Optional[str] = None
     tgt_spm: Optional[str] = None
+    # --max-positions (torch-rnn: the longest source or target the file
+    # accepts; None: the source's default).
+    max_positions: Optional[int] = None
 
 
 # `--from` name -> module with read(SourceInputs).
 SOURCES = {
     "torch": torch_source,
+    "torch-rnn": torch_rnn,
     "opennmt": opennmt,
     "marian": marian,
     "hf-marian": hf_marian,

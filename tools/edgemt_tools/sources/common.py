@@ -8,6 +8,7 @@ name the source's own key in their messages.
 """
 
 import hashlib
+import json
 import os
 from collections import OrderedDict
 from typing import Dict, Mapping, Optional, Sequence, Tuple
@@ -31,6 +32,26 @@ def sha256_file(path: str) -> str:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a valid JSON number")
+
+
+def read_json_object(path: str, what: str = "config") -> dict:
+    """A JSON file holding one object (a checkpoint's config.json); NaN and
+    Infinity are refused (Python's json accepts them, JSON does not).
+    Raises UserError naming the file."""
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            value = json.load(handle, parse_constant=_refuse_constant)
+    except FileNotFoundError:
+        raise UserError(f"{what} file not found: {path}") from None
+    except (OSError, ValueError) as err:
+        raise UserError(f"cannot read {what} {path}: {first_line(err)}") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{what} {path}: expected a JSON object")
+    return value
 
 
 def read_sentencepiece(path: str, what: str) -> bytes:

@@ -11,6 +11,7 @@ from typing import Optional
 # --from name -> what users call it.
 KINDS = {
     "torch": "a torch.nn.Transformer state_dict (edgemt's own layout)",
+    "torch-rnn": "a state_dict of the RNN trainer (train_rnn_attention.py)",
     "opennmt": "an OpenNMT-py checkpoint",
     "marian": "a Marian model (.npz)",
     "hf-marian": "a Hugging Face MarianMT folder",
@@ -52,6 +53,9 @@ def _torch_file_kind(path: str) -> Optional[str]:
         return "hf-marian"
     if "embed.weight" in keys and any(k.startswith("transformer.") for k in keys):
         return "torch"
+    if "src_embed.weight" in keys and "tgt_embed.weight" in keys and \
+            any(k.startswith("encoder.weight_ih_l") for k in keys):
+        return "torch-rnn"
     return None
 
 

@@ -30,7 +30,6 @@ after gives the same codes and scales.
 """
 
 import hashlib
-import json
 import os
 from collections import OrderedDict
 from typing import Dict, List, Mapping, Tuple
@@ -43,6 +42,7 @@ from ..model_spec import (MATRIX, ModelSpec, Provenance, SpecialTokens, Transfor
                           expected_tensors)
 from ..positions import TABLES
 from ..validate import check_int, check_positive_float, first_line
+from .common import read_json_object
 from .detect import KINDS, detect, wrong_source
 
 TORCH_PREFIX = "transformer."
@@ -56,23 +56,10 @@ _CONFIG_KEYS = {
 }
 
 
-def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not a valid JSON number")
-
-
 def read_config(path: str) -> dict:
     """Load and check config.json (types, and every value against the
     runtime's limits, before anything is built from it); raises UserError."""
-    try:
-        with open(path, "r", encoding="utf-8") as handle:
-            # Python's json accepts NaN and Infinity; JSON does not, nor do we.
-            config = json.load(handle, parse_constant=_refuse_constant)
-    except FileNotFoundError:
-        raise UserError(f"config file not found: {path}") from None
-    except (OSError, ValueError) as err:
-        raise UserError(f"cannot read config {path}: {first_line(err)}") from None
-    if not isinstance(config, dict):
-        raise UserError(f"config {path}: expected a JSON object")
+    config = read_json_object(path)
     for key, kind in _CONFIG_KEYS.items():
         if key not in config:
             raise UserError(f"config {path}: missing key '{key}'")

@@ -5,3 +5,4 @@
 class FamilyConfig(object):
     NONE = 0
     TransformerConfig = 1
+    RnnConfig = 2

@@ -1,0 +1,39 @@
+#include "models/compute_path.h"
+
+#include <cstdio>
+
+#include "kernels/f32_gemm.h"
+#include "layers/linear.h"
+
+namespace edgemt {
+
+void describe_linear_compute_path(const Model& model, const Linear& output, bool f16_native,
+                                  const char* own_kernels, char* out, size_t size) {
+  char besides[160] = "";
+  if (own_kernels != nullptr) std::snprintf(besides, sizeof(besides), "; %s", own_kernels);
+  switch (model.weight_dtype()) {
+    case DType::kF32:
+      if (kernels::f32::replaces_xnnpack()) {
+        std::snprintf(out, size, "f32 (own f32 GEMM, %s kernel%s)", kernels::f32::fast_gemm_kernel_name(),
+                      besides);
+      } else if (output.is_packed_f32()) {
+        std::snprintf(out, size, "f32 (XNNPACK; tied output projection on the own f32 GEMM, %s kernel%s)",
+                      kernels::f32::fast_gemm_kernel_name(), besides);
+      } else {
+        std::snprintf(out, size, "f32 (XNNPACK%s)", besides);
+      }
+      return;
+    case DType::kF16:
+      std::snprintf(out, size, "%s%s)",
+                    f16_native ? "f16 (XNNPACK f16 GEMMs: this CPU has fp16 arithmetic; layers between them in f32"
+                               : "f32 (f16 weights widened to f32 at load: this CPU has no fp16 arithmetic",
+                    besides);
+      return;
+    case DType::kI8:
+      std::snprintf(out, size, "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time%s)",
+                    quantization_scheme_name(model.quantization()), output.int8_kernel_name(), besides);
+      return;
+  }
+}
+
+}  // namespace edgemt

@@ -1,0 +1,139 @@
+#include "models/matrix_loader.h"
+
+#include <algorithm>
+
+#include "core/cpu_features.h"
+#include "core/prefaulted_memory.h"
+#include "kernels/f32_gemm.h"
+#include "kernels/fp16.h"
+#include "models/expected_tensor.h"
+
+namespace edgemt {
+namespace {
+
+// An I8 matrix's row scales: `<name>_scale` [rows].
+Status row_scales(const Model& model, const char* matrix_name, const float** out) {
+  char name[kMaxTensorNameLength];
+  (void)format_tensor_name(name, sizeof(name), "%s_scale", matrix_name);
+  return find_vector(model, name, out);
+}
+
+// True when this CPU has fp16 arithmetic and XNNPACK an f16 GEMM for it
+// (tried on a 1x1 matrix, so the answer is XNNPACK's own).
+bool f16_gemm_is_native() {
+  if (!cpu_features().fp16_arith) return false;
+  const uint16_t one = 0x3C00;  // 1.0 in half
+  Linear probe;
+  return probe.create_f16(&one, nullptr, 1, 1, false).is_ok();
+}
+
+}  // namespace
+
+Status find_tensor(const Model& model, const char* name, const TensorView** out) {
+  *out = model.find_tensor(name);
+  if (*out == nullptr) {
+    return Status::error(StatusCode::kInvalidModel, "model has no tensor '%s'", name);
+  }
+  return Status::ok();
+}
+
+Status find_vector(const Model& model, const char* name, const float** out) {
+  const TensorView* tensor = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find_tensor(model, name, &tensor));
+  if (tensor->dtype != DType::kF32) {
+    return Status::error(StatusCode::kInvalidModel, "tensor '%s' must be f32", name);
+  }
+  *out = static_cast<const float*>(tensor->data);
+  return Status::ok();
+}
+
+Status find_embedding_table(const Model& model, const char* name, kernels::EmbeddingTable* table) {
+  const TensorView* tensor = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find_tensor(model, name, &tensor));
+  table->data = tensor->data;
+  table->dtype = tensor->dtype;
+  table->dim = tensor->shape[1];
+  if (tensor->dtype == DType::kI8) EDGEMT_RETURN_IF_ERROR(row_scales(model, name, &table->row_scale));
+  return Status::ok();
+}
+
+void MatrixLoader::FreePrefaulted::operator()(float* p) const { free_prefaulted(p); }
+
+Status MatrixLoader::prepare() {
+  if (model_.weight_dtype() != DType::kF16) return Status::ok();
+  // f16 matrices run natively on CPUs with fp16 arithmetic when XNNPACK has
+  // f16 GEMMs for them; otherwise they are widened to f32 through one
+  // buffer as large as the largest matrix. Prefaulted: the output
+  // projection, widened first, is usually that largest matrix and fills it.
+  f16_native_ = f16_gemm_is_native();
+  if (f16_native_) return Status::ok();
+  size_t largest = 0;
+  for (size_t i = 0; i < model_.tensor_count(); ++i) {
+    if (model_.tensor(i).rank == 2) largest = std::max<size_t>(largest, model_.tensor(i).element_count());
+  }
+  widen_.reset(static_cast<float*>(allocate_prefaulted(alignof(float), largest * sizeof(float))));
+  if (!widen_) {
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu floats to widen f16 weights",
+                         largest);
+  }
+  return Status::ok();
+}
+
+// An f32 matrix [rows, in] goes to the own f32 GEMM where it beats XNNPACK
+// on this CPU, and a tied output projection wherever there is a fast own
+// kernel (its pack then serves the embedding rows); XNNPACK otherwise.
+Status MatrixLoader::f32_matrix(Linear* out, const float* weight, const float* bias, size_t in,
+                                size_t rows, bool fused_relu, bool serves_embedding) {
+  namespace f32 = kernels::f32;
+  if (f32::replaces_xnnpack() || (serves_embedding && f32::fast_gemm_kernel() != nullptr)) {
+    return out->create_packed_f32(weight, bias, in, rows, fused_relu);
+  }
+  return out->create(weight, bias, in, rows, fused_relu, threads_);
+}
+
+Status MatrixLoader::matrix(Linear* out, const char* weight_name, const char* bias_name,
+                            bool fused_relu, bool serves_embedding) {
+  const TensorView* weight = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find_tensor(model_, weight_name, &weight));
+  const float* bias = nullptr;
+  if (bias_name != nullptr) EDGEMT_RETURN_IF_ERROR(find_vector(model_, bias_name, &bias));
+  const size_t in = weight->shape[1], rows = weight->shape[0];
+  Status created = Status::ok();
+  switch (weight->dtype) {
+    case DType::kI8: {  // own int8 GEMM, packed from the file's bytes
+      const float* scale = nullptr;
+      EDGEMT_RETURN_IF_ERROR(row_scales(model_, weight->name, &scale));
+      created = out->create_int8(static_cast<const int8_t*>(weight->data), scale, bias, in, rows,
+                                 fused_relu);
+      break;
+    }
+    case DType::kF16:
+      if (f16_native_) {
+        created = out->create_f16(static_cast<const uint16_t*>(weight->data), bias, in, rows,
+                                  fused_relu, threads_);
+        break;
+      }
+      // Widened into one reused buffer (fresh memory per matrix would
+      // page-fault 4 bytes per weight again every time); the GEMM packs its
+      // own copy, so the buffer is free again right after.
+      kernels::f16_to_f32_array(static_cast<const uint16_t*>(weight->data), widen_.get(),
+                                weight->element_count());
+      created = f32_matrix(out, widen_.get(), bias, in, rows, fused_relu, false);
+      break;
+    case DType::kF32:
+      created = f32_matrix(out, static_cast<const float*>(weight->data), bias, in, rows, fused_relu,
+                           serves_embedding);
+      break;
+  }
+  if (!created.is_ok()) {
+    return Status::error(created.code(), "tensor '%s': %s", weight->name, created.message());
+  }
+  *matrix_bytes_ += out->packed_bytes();
+  // Packed: the file pages go (weights are never resident twice, not even
+  // while loading). A tied output projection's tensor is also the embedding
+  // table, read in place: its rows fault back in as tokens are looked up.
+  model_.release_tensor_pages(*weight);
+  return Status::ok();
+}
+
+}  // namespace edgemt

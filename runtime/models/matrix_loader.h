@@ -1,0 +1,67 @@
+// MatrixLoader: a family's weights resolved from a verified Model at load,
+// the same way for every family (models/<family>/weights.cc use it).
+//
+// A matrix becomes a Linear: f32 ones the own f32 GEMM where it beats
+// XNNPACK on this CPU (else XNNPACK), f16 ones XNNPACK's f16 GEMM on CPUs
+// with fp16 arithmetic (else widened to f32 through one reused buffer), I8
+// ones the own int8 GEMM's packs. Vectors (biases, norms, scales) are f32 in
+// every file and read in place; embedding tables too, in their stored dtype.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "edgemt/model.h"
+#include "edgemt/status.h"
+#include "kernels/embedding.h"
+#include "layers/linear.h"
+
+namespace edgemt {
+
+// A tensor by name (kInvalidModel when missing: a verifier/loader mismatch).
+[[nodiscard]] Status find_tensor(const Model& model, const char* name, const TensorView** out);
+// An F32 vector by name.
+[[nodiscard]] Status find_vector(const Model& model, const char* name, const float** out);
+// An embedding table [rows, dim] in its stored dtype (+ row scales for I8).
+[[nodiscard]] Status find_embedding_table(const Model& model, const char* name,
+                                          kernels::EmbeddingTable* table);
+
+class MatrixLoader {
+ public:
+  // `threads`: the run phase's threads (column blocks of XNNPACK Linears).
+  // Packed bytes are added to *matrix_bytes.
+  MatrixLoader(const Model& model, size_t threads, size_t* matrix_bytes)
+      : model_(model), threads_(threads), matrix_bytes_(matrix_bytes) {}
+
+  // For f16 files: decides native f16 GEMMs or widening, and allocates the
+  // widening buffer (as large as the model's largest matrix). Call once
+  // before the first matrix(); kOutOfMemory.
+  [[nodiscard]] Status prepare();
+  bool f16_native() const { return f16_native_; }
+
+  // Creates `out` from matrix `weight_name` [out, in] (+ `_scale` for int8)
+  // and vector `bias_name` (nullptr: none). fused_relu: ReLU in the GEMM's
+  // clamp. serves_embedding: the matrix is also an f32 embedding table (a
+  // tied output projection); it goes to the own f32 GEMM wherever this CPU
+  // has a fast kernel, whose pack the table then reads rows from.
+  [[nodiscard]] Status matrix(Linear* out, const char* weight_name, const char* bias_name,
+                              bool fused_relu, bool serves_embedding = false);
+
+  // Frees the widening buffer (end of the load).
+  void finish() { widen_.reset(); }
+
+ private:
+  struct FreePrefaulted {
+    void operator()(float* p) const;
+  };
+  Status f32_matrix(Linear* out, const float* weight, const float* bias, size_t in, size_t rows,
+                    bool fused_relu, bool serves_embedding);
+
+  const Model& model_;
+  size_t threads_;
+  size_t* matrix_bytes_;
+  bool f16_native_ = false;
+  std::unique_ptr<float, FreePrefaulted> widen_;  // f16 files on CPUs without fp16 GEMMs
+};
+
+}  // namespace edgemt

@@ -1,0 +1,15 @@
+// The RNN family's config as the model file's RnnConfig table holds it
+// (schema/edgemt.fbs), read and checked (the family's read_config calls it).
+#pragma once
+
+#include "edgemt/status.h"
+#include "models/rnn/config.h"
+#include "schema/edgemt_generated.h"
+
+namespace edgemt {
+
+// Errors: kUnsupported (an enum value this runtime does not know),
+// kInvalidModel (verify_rnn_config).
+[[nodiscard]] Status read_rnn_config(const format::RnnConfig& in, RnnConfig* out);
+
+}  // namespace edgemt

@@ -1,0 +1,43 @@
+// RnnWeights: everything the RNN encoder and decoder read, resolved once at
+// load from the Model's tensor table (schema/rnn_tensors.def) through the
+// shared MatrixLoader (models/matrix_loader.h): matrices become Linears on
+// the f32, f16 or int8 path of the file, vectors are read in place.
+#pragma once
+
+#include <cstddef>
+
+#include "edgemt/model.h"
+#include "edgemt/status.h"
+#include "kernels/embedding.h"
+#include "layers/linear.h"
+#include "models/rnn/config.h"
+
+namespace edgemt {
+
+// One direction of one recurrent layer: gx = ih(x), gh = hh(h).
+struct RnnLayerWeights {
+  Linear ih;  // in -> G·U
+  Linear hh;  // U -> G·U
+};
+
+struct RnnWeights {
+  kernels::EmbeddingTable source_embedding;  // [S, Es]
+  kernels::EmbeddingTable target_embedding;  // [V, Et]
+  RnnLayerWeights encoder[kMaxRnnLayers];          // forward direction
+  RnnLayerWeights encoder_reverse[kMaxRnnLayers];  // bidirectional only
+  RnnLayerWeights decoder[kMaxRnnLayers];
+  Linear attention_key;       // H -> H, no bias (General, Additive)
+  Linear attention_query;     // H -> H, + query bias (Additive)
+  const float* attention_v = nullptr;  // [H] (Additive)
+  Linear attention_combine;   // 2H -> H, + combine bias (TanhCombine, LinearCombine)
+  Linear output;              // H or 2H -> V
+  bool f16_native = false;
+  size_t matrix_bytes = 0;
+};
+
+// `threads`: the run phase's threads (XNNPACK column blocks). Errors:
+// kInvalidModel (a missing tensor, an int8 weight of -128), kOutOfMemory,
+// kBackendError.
+[[nodiscard]] Status load_rnn_weights(const Model& model, size_t threads, RnnWeights* weights);
+
+}  // namespace edgemt
