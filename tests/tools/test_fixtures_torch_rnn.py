@@ -1,0 +1,94 @@
+"""The RNN family end to end on the committed trained fixtures
+(tests/fixtures/torch_rnn/: 8 models of ../shared/training/
+train_rnn_attention.py, every attention variant with both cells, and the
+trainer's own outputs on test_2016; its README says how they were made):
+
+- fp32 greedy equals the trainer's own greedy() on >= 99.5% of the 1000
+  lines, and beam 4 equals the PyTorch beam search under edgemt's rules
+  (make_references.py) likewise;
+- int8 within 0.5 BLEU of fp32; fp16 within 0.5 BLEU of fp32.
+
+Needs only the repository (the converter reads model.pt with Debian's torch).
+"""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+import framework_fixtures as ff
+import helpers  # noqa: F401 - puts tools/ on sys.path
+
+FIXTURE = os.path.join(ff.FIXTURES_DIR, "torch_rnn")
+SPM = os.path.join(FIXTURE, "spm.model")
+SOURCE = os.path.join(helpers.REFERENCE_DIR, "test_2016_flickr.en")
+VARIANTS = sorted(name for name in os.listdir(FIXTURE)
+                  if os.path.exists(os.path.join(FIXTURE, name, "model.pt")))
+
+
+class Converted:
+    """Each fixture converted once per dtype, translations cached."""
+
+    def __init__(self):
+        self.root = None
+        self.outputs = {}
+
+    def model(self, test_case, name, dtype):
+        if self.root is None:
+            self.root = tempfile.mkdtemp(prefix="edgemt-torch-rnn-")
+        path = os.path.join(self.root, f"{name}.{dtype}.emt")
+        if not os.path.exists(path):
+            folder = os.path.join(FIXTURE, name)
+            ff.convert(test_case, path, "--from", "torch-rnn", "--checkpoint",
+                       os.path.join(folder, "model.pt"), "--config",
+                       os.path.join(folder, "config.json"), "--spm", SPM, "--dtype", dtype)
+        return path
+
+    def translate(self, test_case, name, dtype, beam):
+        key = (name, dtype, beam)
+        if key not in self.outputs:
+            self.outputs[key] = ff.translate(test_case, self.model(test_case, name, dtype), SOURCE,
+                                             "--beam", str(beam))
+        return self.outputs[key]
+
+
+CONVERTED = Converted()
+
+
+def tearDownModule():
+    if CONVERTED.root is not None:
+        shutil.rmtree(CONVERTED.root, ignore_errors=True)
+
+
+class TorchRnnFixturesTest(unittest.TestCase):
+    def test_fixtures_cover_every_variant(self):
+        self.assertEqual(VARIANTS, sorted(f"{a}-{c}" for a in ("bahdanau", "luong-concat", "luong-dot",
+                                                               "luong-general")
+                                          for c in ("gru", "lstm")))
+
+    def test_fp32_greedy_equals_the_trainer(self):
+        for name in VARIANTS:
+            with self.subTest(name):
+                ff.assert_agreement(self, CONVERTED.translate(self, name, "fp32", 1),
+                                    ff.read_lines(os.path.join(FIXTURE, name, "greedy.de")),
+                                    f"torch-rnn {name} fp32 greedy vs the trainer's greedy()")
+
+    def test_fp32_beam4_equals_pytorch(self):
+        for name in VARIANTS:
+            with self.subTest(name):
+                ff.assert_agreement(self, CONVERTED.translate(self, name, "fp32", 4),
+                                    ff.read_lines(os.path.join(FIXTURE, name, "beam4.de")),
+                                    f"torch-rnn {name} fp32 beam 4 vs PyTorch beam 4")
+
+    def test_int8_and_fp16_within_half_a_bleu_point(self):
+        for name in VARIANTS:
+            fp32 = ff.bleu(CONVERTED.translate(self, name, "fp32", 1))
+            for dtype in ("int8", "fp16"):
+                with self.subTest(f"{name} {dtype}"):
+                    score = ff.bleu(CONVERTED.translate(self, name, dtype, 1))
+                    print(f"torch-rnn {name}: BLEU fp32 {fp32:.2f}, {dtype} {score:.2f}")
+                    self.assertGreaterEqual(score, fp32 - ff.MAX_INT8_BLEU_LOSS)
+
+
+if __name__ == "__main__":
+    unittest.main()
