@@ -69,6 +69,8 @@ struct Translator::Impl {
     search_shape.max_batch = l.max_batch;
     search_shape.max_beam = l.max_beam;
     search_shape.max_target_len = l.max_target_len;
+    search_shape.max_source_len = l.max_source_len;
+    search_shape.attention = l.attention;
     plan_search(search_shape, arena, &out->search);
     out->packed_ids =
         arena->allocate<int32_t>(l.max_batch * l.max_source_len, {run_step::kPack, run_step::kEncodeFirst});
@@ -135,6 +137,28 @@ struct Translator::Impl {
       return Status::error(StatusCode::kInvalidArgument,
                            "limits exceed the model's longest sequence (%u tokens): source %zu, target %zu",
                            longest, l.max_source_len, l.max_target_len);
+    }
+    return Status::ok();
+  }
+
+  // A result that asks for attention weights (Translation::attention):
+  // planned, provided by the family, and room for max_len rows of the
+  // source's length.
+  Status check_attention_request(const Translation& result, size_t s, size_t max_len,
+                                 size_t source_len) const {
+    if (!limits.attention) {
+      return Status::error(StatusCode::kFailedPrecondition,
+                           "result %zu asks for attention weights; prepare() with Limits::attention", s);
+    }
+    size_t stride = 0;
+    if (network->attention_weights(&stride) == nullptr) {
+      return Status::error(StatusCode::kUnsupported,
+                           "this model family (%s) does not provide attention weights", model->family());
+    }
+    if (result.attention_capacity / source_len < max_len) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "result %zu has room for %zu attention weights; up to %zu x %zu may be written",
+                           s, result.attention_capacity, max_len, source_len);
     }
     return Status::ok();
   }
@@ -281,6 +305,7 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
   // that they take part in the call's jobs, even ones too small to wake
   // them (ThreadPool::wake_for).
   if (impl.pool != nullptr) impl.pool->wake_for(impl.model->file_size() / 32);
+  bool wants_attention = false;
   for (size_t s = 0; s < count; ++s) {
     // floor(a·len + b) in double, as tools/edgemt_tools/SEARCH.md says
     // (Marian: ceil, as it stops once the length reaches factor · len).
@@ -296,7 +321,13 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
                            "result %zu has room for %zu tokens; up to %zu may be generated", s,
                            results[s].capacity, max_len);
     }
+    if (results[s].attention != nullptr) {
+      EDGEMT_RETURN_IF_ERROR(impl.check_attention_request(results[s], s, max_len, sources[s].length));
+      wants_attention = true;
+    }
     impl.buffers.max_len[s] = max_len;
+    results[s].attention_rows = 0;
+    results[s].attention_columns = 0;
     results[s].length = 0;
     results[s].status = StatusCode::kOk;
     results[s].error = "";
@@ -317,6 +348,7 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
   request.banned_count = impl.model->decoding().banned_count;
   request.vocab = impl.model->vocab_size();
   request.max_len = impl.buffers.max_len;
+  request.attention = wants_attention;
   return run_search(*impl.network, execution, request, &impl.buffers.search, results);
 }
 

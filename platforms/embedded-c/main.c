@@ -64,7 +64,7 @@ int main(void) {
     fail("translator", &error);
     goto done;
   }
-  edgemt_limits limits;
+  edgemt_limits limits = edgemt_limits_default();
   limits.max_batch = 1;
   limits.max_source_len = MAX_SOURCE_LEN;
   limits.max_beam = 1;
@@ -99,7 +99,7 @@ int main(void) {
   edgemt_tokens source;
   source.ids = kSource;
   source.length = sizeof kSource / sizeof kSource[0];
-  edgemt_result result;
+  edgemt_result result = {0};  /* zeroed: no attention weights asked */
   result.tokens = target;
   result.capacity = MAX_TARGET_LEN;
   const edgemt_code translated = edgemt_translate(translator, &source, 1, &decode, &result, &error);

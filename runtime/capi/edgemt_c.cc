@@ -42,6 +42,7 @@ edgemt::Limits to_limits(const edgemt_limits& l) {
   limits.max_source_len = l.max_source_len;
   limits.max_beam = l.max_beam;
   limits.max_target_len = l.max_target_len;
+  limits.attention = l.attention != 0;
   return limits;
 }
 
@@ -316,6 +317,7 @@ edgemt_limits edgemt_limits_default(void) {
   limits.max_source_len = defaults.max_source_len;
   limits.max_beam = defaults.max_beam;
   limits.max_target_len = defaults.max_target_len;
+  limits.attention = defaults.attention ? 1 : 0;
   return limits;
 }
 
@@ -459,6 +461,8 @@ edgemt_code edgemt_translate(edgemt_translator* translator, const edgemt_tokens*
     translator->results[i] = edgemt::Translation();
     translator->results[i].tokens = results[i].tokens;
     translator->results[i].capacity = results[i].capacity;
+    translator->results[i].attention = results[i].attention;
+    translator->results[i].attention_capacity = results[i].attention_capacity;
   }
   const edgemt::DecodeOptions decode = options != nullptr
                                            ? to_decode(*options)
@@ -472,6 +476,8 @@ edgemt_code edgemt_translate(edgemt_translator* translator, const edgemt_tokens*
     results[i].score = t.score;
     results[i].code = static_cast<edgemt_code>(t.status);
     results[i].error = t.error != nullptr ? t.error : "";
+    results[i].attention_rows = t.attention_rows;
+    results[i].attention_columns = t.attention_columns;
   }
   return report(error, Status::ok());
 }

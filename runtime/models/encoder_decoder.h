@@ -92,6 +92,13 @@ class EncoderDecoder {
                                            const PackedSequences& sources,
                                            const DecoderStep& step) = 0;
   virtual float* logits() = 0;
+  // The attention weights of the last decode_step: row r's first n entries
+  // (n its source's length) at `*stride` floats apart, or nullptr when the
+  // family does not provide them.
+  virtual const float* attention_weights(size_t* stride) const {
+    *stride = 0;
+    return nullptr;
+  }
 
   // Beam reordering inside one sentence's slots [first_slot, first_slot + K):
   // new slot first_slot + j takes the state of old slot first_slot +

@@ -40,6 +40,12 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   b->candidate_score = arena->allocate<float>(shape.max_batch * 2 * shape.max_beam, kWholeDecode);
   b->candidate_index = arena->allocate<size_t>(shape.max_batch * 2 * shape.max_beam, kWholeDecode);
   b->candidate_count = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
+  if (shape.attention) {
+    b->step_attention = arena->allocate<float>(shape.max_target_len * rows * shape.max_source_len, kWholeDecode);
+    b->step_parent = arena->allocate<size_t>(shape.max_target_len * rows, kWholeDecode);
+    b->finished_step = arena->allocate<size_t>(finished, kWholeDecode);
+    b->finished_row = arena->allocate<size_t>(finished, kWholeDecode);
+  }
   b->shape = shape;
 }
 
@@ -63,7 +69,8 @@ class BatchSearch {
   BatchSearch(EncoderDecoder& network, const Execution& execution, const SearchRequest& request,
               SearchBuffers* buffers)
       : network_(network), exec_(execution), req_(request), b_(*buffers), T_(buffers->shape.max_target_len),
-        K_(request.options->beam_size), V_(request.vocab) {}
+        K_(request.options->beam_size), V_(request.vocab),
+        R_(buffers->shape.max_batch * buffers->shape.max_beam), S_(buffers->shape.max_source_len) {}
 
   Status run(Translation* results);
 
@@ -91,6 +98,9 @@ class BatchSearch {
   void add_live(size_t s, size_t r, size_t step, int32_t token, float score);
   // True when every live row of sentence s has a finite log-sum-exp.
   bool rows_finite(size_t s) const;
+  // Attention history (req_.attention): keeps this step's weights.
+  void keep_attention(size_t rows, size_t step);
+  void write_attention(size_t s, size_t slot, Translation* result) const;
   void write_result(size_t s, Translation* result) const;
 
   EncoderDecoder& network_;
@@ -100,6 +110,8 @@ class BatchSearch {
   const size_t T_;
   const size_t K_;
   const size_t V_;
+  const size_t R_;  // rows of the attention history per step
+  const size_t S_;  // its source positions per row
   float* logits_ = nullptr;  // [rows, V] of the current step (the network's buffer)
   const kernels::VocabRowKernels kernels_ = kernels::best_vocab_row_kernels();
   size_t cur_ = 0;
@@ -152,6 +164,10 @@ void BatchSearch::finish(size_t s, size_t r, size_t step, int32_t token, float s
   b_.finished_len[slot] = length;
   b_.finished_raw[slot] = score;
   b_.finished_score[slot] = final_score;
+  if (req_.attention) {
+    b_.finished_step[slot] = step;
+    b_.finished_row[slot] = r;
+  }
 }
 
 void BatchSearch::add_live(size_t s, size_t r, size_t step, int32_t token, float score) {
@@ -164,6 +180,32 @@ void BatchSearch::add_live(size_t s, size_t r, size_t step, int32_t token, float
   int32_t* history = b_.history[next] + i * T_;
   std::memcpy(history, b_.history[cur_] + r * T_, step * sizeof(int32_t));
   history[step] = token;
+  if (req_.attention && step + 1 < T_) b_.step_parent[(step + 1) * R_ + i] = r;
+}
+
+void BatchSearch::keep_attention(size_t rows, size_t step) {
+  size_t stride = 0;
+  const float* weights = network_.attention_weights(&stride);
+  const size_t* offsets = req_.sources->offsets;
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t s = b_.row_source[cur_][r];
+    std::memcpy(b_.step_attention + (step * R_ + r) * S_, weights + r * stride,
+                (offsets[s + 1] - offsets[s]) * sizeof(float));
+  }
+}
+
+void BatchSearch::write_attention(size_t s, size_t slot, Translation* result) const {
+  const size_t columns = req_.sources->offsets[s + 1] - req_.sources->offsets[s];
+  const size_t last = b_.finished_step[slot];
+  size_t r = b_.finished_row[slot];
+  // Back from the step that chose the last token, through the parents.
+  for (size_t u = last + 1; u-- > 0;) {
+    std::memcpy(result->attention + u * columns, b_.step_attention + (u * R_ + r) * S_,
+                columns * sizeof(float));
+    if (u > 0) r = b_.step_parent[u * R_ + r];
+  }
+  result->attention_rows = last + 1;
+  result->attention_columns = columns;
 }
 
 void BatchSearch::score_rows(size_t rows, size_t step) {
@@ -314,6 +356,10 @@ void BatchSearch::select_beam(size_t s, size_t step) {
       b_.finished_len[slot] = step + 1;
       b_.finished_raw[slot] = b_.row_score[next][i];
       b_.finished_score[slot] = final_score;
+      if (req_.attention) {
+        b_.finished_step[slot] = step;
+        b_.finished_row[slot] = b_.parent[i];  // still the row of this step
+      }
     }
     new_rows_ = first_new;
   }
@@ -368,6 +414,7 @@ void BatchSearch::write_result(size_t s, Translation* result) const {
   result->score = b_.finished_score[slot];
   result->status = StatusCode::kOk;
   result->error = "";
+  if (req_.attention && result->attention != nullptr) write_attention(s, slot, result);
 }
 
 Status BatchSearch::run(Translation* results) {
@@ -401,6 +448,7 @@ Status BatchSearch::run(Translation* results) {
     decoder_step.row_slot = b_.row_slot;
     EDGEMT_RETURN_IF_ERROR(network_.decode_step(exec_, *req_.sources, decoder_step));
     logits_ = network_.logits();
+    if (req_.attention) keep_attention(rows, step);
 
     // Everything from here to the next decoder step is search bookkeeping.
     ProfileScope timed(exec_.profile, ProfilePart::kSearch);

@@ -53,6 +53,8 @@ struct SearchShape {
   size_t max_batch = 0;
   size_t max_beam = 0;
   size_t max_target_len = 0;
+  size_t max_source_len = 0;
+  bool attention = false;  // keep every step's attention weights (Limits::attention)
 };
 
 struct SearchBuffers {
@@ -82,6 +84,14 @@ struct SearchBuffers {
   float* candidate_score = nullptr;   // [B, 2K]
   size_t* candidate_index = nullptr;  // [B, 2K]
   size_t* candidate_count = nullptr;  // [B]
+  // Attention history (shape.attention only): the weights each row of each
+  // step attended with, the row each row continued (its parent at the step
+  // before), and where each finished hypothesis chose its last token; a
+  // result's rows are read back through the parents.
+  float* step_attention = nullptr;   // [T, R, S]
+  size_t* step_parent = nullptr;     // [T, R]
+  size_t* finished_step = nullptr;   // [B, 2K]
+  size_t* finished_row = nullptr;    // [B, 2K]
   SearchShape shape;
 };
 
@@ -96,6 +106,7 @@ struct SearchRequest {
   size_t banned_count = 0;
   size_t vocab = 0;
   const size_t* max_len = nullptr;  // [count] per sentence
+  bool attention = false;  // some result asked for attention weights (planned)
 };
 
 // Runs `network`'s decoder steps (after its encode()) until every sentence

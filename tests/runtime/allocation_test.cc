@@ -138,8 +138,10 @@ TEST_CASE("the allocation counters see allocations") {
 }
 
 // Runs the allocation check: 12 reference sentences, 1 and 2 threads,
-// greedy and beam 4, with `profile` attached (nullptr: none).
-static void check_translate_allocates_nothing(const char* path, edgemt::Profile* profile) {
+// greedy and beam 4, with `profile` attached (nullptr: none); with
+// `attention`, every result also asks for its attention weights.
+static void check_translate_allocates_nothing(const char* path, edgemt::Profile* profile,
+                                              bool attention = false) {
   CAPTURE(std::string(path));
   std::unique_ptr<edgemt::Model> model;
   REQUIRE_MESSAGE(edgemt::Model::load(path, &model).is_ok(), "bundled model missing: " << path);
@@ -165,14 +167,20 @@ static void check_translate_allocates_nothing(const char* path, edgemt::Profile*
     limits.max_beam = 4;
     limits.max_source_len = 128;
     limits.max_target_len = 128;
+    limits.attention = attention;
     REQUIRE(translator->prepare(limits).is_ok());
     translator->set_profile(profile);
 
     std::vector<std::vector<int32_t>> buffers(lines.size(), std::vector<int32_t>(128));
+    std::vector<std::vector<float>> weights(lines.size(), std::vector<float>(128 * 128));
     std::vector<edgemt::Translation> results(lines.size());
     for (size_t i = 0; i < lines.size(); ++i) {
       results[i].tokens = buffers[i].data();
       results[i].capacity = buffers[i].size();
+      if (attention) {
+        results[i].attention = weights[i].data();
+        results[i].attention_capacity = weights[i].size();
+      }
     }
     for (size_t beam : {size_t{1}, size_t{4}}) {
       CAPTURE(threads);
@@ -186,8 +194,22 @@ static void check_translate_allocates_nothing(const char* path, edgemt::Profile*
       REQUIRE(ok);
       CHECK(counts.heap == 0);
       CHECK(counts.xnnpack == 0);
-      for (const edgemt::Translation& result : results) CHECK(result.length > 0);
+      for (const edgemt::Translation& result : results) {
+        CHECK(result.length > 0);
+        if (attention) CHECK(result.attention_rows >= result.length);
+      }
     }
+  }
+}
+
+// The RNN family (tests/fixtures/torch_rnn/: an int8 bidirectional
+// two-layer LSTM with Bahdanau attention, an fp32 two-layer GRU with Luong
+// general attention), with and without attention weights asked for.
+TEST_CASE("translate() makes no heap or XNNPACK allocation (RNN models, attention weights)") {
+  for (const char* path : {EDGEMT_SOURCE_DIR "/tests/fixtures/torch_rnn/bahdanau-lstm.int8.emt",
+                           EDGEMT_SOURCE_DIR "/tests/fixtures/torch_rnn/luong-general-gru.fp32.emt"}) {
+    check_translate_allocates_nothing(path, nullptr);
+    check_translate_allocates_nothing(path, nullptr, true);
   }
 }
 
@@ -236,7 +258,7 @@ TEST_CASE("the C API with a caller arena: prepare and edgemt_translate allocate 
     options.threads = threads;
     edgemt_translator* translator = nullptr;
     REQUIRE(edgemt_translator_create(model, &options, &translator, &error) == EDGEMT_OK);
-    edgemt_limits limits = {lines.size(), 128, 4, 128};
+    edgemt_limits limits = {lines.size(), 128, 4, 128, 0};
     size_t arena_bytes = 0;
     REQUIRE(edgemt_translator_arena_size(translator, &limits, &arena_bytes, &error) == EDGEMT_OK);
     void* arena = std::aligned_alloc(EDGEMT_ARENA_ALIGNMENT, arena_bytes);

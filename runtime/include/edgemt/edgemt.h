@@ -177,6 +177,7 @@ typedef struct edgemt_limits {
   size_t max_source_len;  /* source tokens counting EOS, <= max_sequence_length */
   size_t max_beam;        /* <= 64 */
   size_t max_target_len;  /* generated tokens counting EOS, <= max_sequence_length */
+  int attention;          /* nonzero: plan memory for attention weights (edgemt_result) */
 } edgemt_limits;
 
 /* 16 sentences of 256 tokens, beam 4 (edgemt::Limits). */
@@ -251,6 +252,16 @@ typedef struct edgemt_result {
   float score;        /* log-probability (beam: length-normalized) */
   edgemt_code code;
   const char* error;
+  /* Attention weights on request (edgemt::Translation::attention): NULL for
+   * none (zero-initialize results: `edgemt_result r = {0};`); else room for attention_capacity floats, and the translator
+   * prepared with limits.attention. Filled [attention_rows,
+   * attention_columns]: one row per decoder step of the returned
+   * hypothesis (its tokens, then its EOS if it ended with one), one column
+   * per source token. */
+  float* attention;
+  size_t attention_capacity;
+  size_t attention_rows;
+  size_t attention_columns;
 } edgemt_result;
 
 /* Translates `count` sentences (count <= max_batch) in one batch, on the

@@ -56,6 +56,10 @@ struct Limits {
   size_t max_source_len = 256;  // source tokens, counting EOS; <= model.max_sequence_length()
   size_t max_beam = 4;
   size_t max_target_len = 256;  // generated tokens, counting EOS; <= model.max_sequence_length()
+  // Plan memory for the attention weights of every step (Translation::
+  // attention): max_target_len x max_batch·max_beam x max_source_len floats
+  // more. Off: no cost, and asking for weights is refused.
+  bool attention = false;
 };
 
 // How to decode. The search follows the model's rules (Model::decoding():
@@ -94,6 +98,17 @@ struct TokenSpan {
 // NaN or infinite (its activations overflowed, as an fp16 model can), or
 // gave no token but pad/bos a finite score, so no translation is defined.
 // Every token id written is inside the vocabulary.
+//
+// Attention weights, on request (a translator prepared with
+// Limits::attention, a model family that has them: RNN models today):
+// `attention` is caller memory of `attention_capacity` floats, at least
+// (the sentence's most generated tokens) x (its source length, EOS
+// counted). On success it holds [attention_rows, attention_columns]
+// row-major: row t is the distribution over the source tokens the decoder
+// step that chose output t attended with (rows: one per generated token,
+// and one more for the step that chose EOS when the translation ended with
+// it; columns: the source tokens). Beam search returns the rows of the
+// hypothesis it returns. nullptr: none asked (no cost).
 struct Translation {
   int32_t* tokens = nullptr;
   size_t capacity = 0;
@@ -101,6 +116,10 @@ struct Translation {
   float score = 0.0f;  // log-probability (beam: length-normalized); 0 on failure
   StatusCode status = StatusCode::kOk;
   const char* error = "";  // static text, never null; "" when status is kOk
+  float* attention = nullptr;
+  size_t attention_capacity = 0;
+  size_t attention_rows = 0;
+  size_t attention_columns = 0;
 };
 
 // What prepare() would lay out for some limits (Translator::arena_plan).

@@ -46,6 +46,11 @@ class Rnn final : public EncoderDecoder {
 
   float* logits() override { return workspace_.logits; }
 
+  const float* attention_weights(size_t* stride) const override {
+    *stride = workspace_.max_source_len;
+    return workspace_.weights;
+  }
+
   void reorder_state(const Execution& execution, size_t first_slot, size_t old_count, const size_t* parent,
                      size_t new_count, size_t /*positions*/) override {
     reorder_rnn_state(context(execution), first_slot, old_count, parent, new_count);

@@ -49,7 +49,7 @@ void plan_rnn_workspace(const RnnConfig& c, const RnnWorkspaceShape& s, size_t m
   w->dec_cat = arena->allocate<float>(s.rows * 2 * h, {kDecodeLayers, kDecodeOutput});
   w->dec_attn = arena->allocate<float>(s.rows * h, {kDecodeLayers, kDecodeOutput});
   w->context = arena->allocate<float>(s.rows * h, step);
-  w->weights = arena->allocate<float>(s.rows * s.max_source_len, step);
+  w->weights = arena->allocate<float>(s.rows * s.max_source_len, {kDecodeLayers, kDecodeSearch});  // read by the search
   w->logits = arena->allocate<float>(s.rows * c.vocab_size, {kDecodeOutput, kDecodeSearch});
   w->max_source_len = s.max_source_len;
 

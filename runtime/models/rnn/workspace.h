@@ -68,7 +68,7 @@ struct RnnWorkspace {
   float* dec_cat = nullptr;     // [R, 2H] [c; s] or [s; c]
   float* dec_attn = nullptr;    // [R, H] attentional vector a_t   [kDecodeLayers, kDecodeOutput]
   float* context = nullptr;     // [R, H]
-  float* weights = nullptr;     // [R, S] attention weights of the step
+  float* weights = nullptr;     // [R, S] attention weights of the step  [kDecodeLayers, kDecodeSearch]
   float* logits = nullptr;      // [R, V]  [kDecodeOutput, kDecodeSearch]
 
   LinearScratch enc_linear_scratch;  // Ns rows

@@ -49,7 +49,8 @@ class _TranslatorOptions(ctypes.Structure):
 
 class _Limits(ctypes.Structure):
     _fields_ = [("max_batch", ctypes.c_size_t), ("max_source_len", ctypes.c_size_t),
-                ("max_beam", ctypes.c_size_t), ("max_target_len", ctypes.c_size_t)]
+                ("max_beam", ctypes.c_size_t), ("max_target_len", ctypes.c_size_t),
+                ("attention", ctypes.c_int)]
 
 
 class _DecodeOptions(ctypes.Structure):
@@ -65,7 +66,9 @@ class _Tokens(ctypes.Structure):
 class _Result(ctypes.Structure):
     _fields_ = [("tokens", ctypes.POINTER(ctypes.c_int32)), ("capacity", ctypes.c_size_t),
                 ("length", ctypes.c_size_t), ("score", ctypes.c_float), ("code", ctypes.c_int),
-                ("error", ctypes.c_char_p)]
+                ("error", ctypes.c_char_p), ("attention", ctypes.POINTER(ctypes.c_float)),
+                ("attention_capacity", ctypes.c_size_t), ("attention_rows", ctypes.c_size_t),
+                ("attention_columns", ctypes.c_size_t)]
 
 
 class _Text(ctypes.Structure):
@@ -254,6 +257,10 @@ class Translation:
     text: str
     score: float                      # log-probability (beam: length-normalized)
     tokens: List[int] = field(default_factory=list)  # target ids, without EOS
+    # translate_ids(attention=True): one row per decoder step of the result
+    # (its tokens, then its EOS if it ended with one), one weight per source
+    # token; None when not asked.
+    attention: Optional[List[List[float]]] = None
 
 
 class Translator:
@@ -262,9 +269,10 @@ class Translator:
 
     def __init__(self, model: Model, threads: int = 1, max_batch: int = 16,
                  max_source_len: Optional[int] = None, max_beam: Optional[int] = None,
-                 max_target_len: Optional[int] = None):
+                 max_target_len: Optional[int] = None, attention: bool = False):
         """Limits left None: sources and translations up to 256 tokens (or
-        the model's longest), beams up to 4 or the model's default beam."""
+        the model's longest), beams up to 4 or the model's default beam.
+        attention: plan for attention weights (translate_ids(attention=True))."""
         self._model = model  # keeps the model alive while the translator is
         self._handle = ctypes.c_void_p()
         self._tokenizer = ctypes.c_void_p()
@@ -278,7 +286,7 @@ class Translator:
         if max_beam is None:
             max_beam = max(4, int(model.decode_defaults()["beam_size"]))
         self.limits = _Limits(max_batch, max_source_len or longest, max_beam,
-                              max_target_len or longest)
+                              max_target_len or longest, 1 if attention else 0)
         # The library allocates the arena (a caller arena is for C callers).
         _check(_lib.edgemt_translator_prepare(self._handle, ctypes.byref(self.limits), None, 0,
                                               ctypes.byref(error)), error)
@@ -344,9 +352,12 @@ class Translator:
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: Optional[int] = None,
                       length_penalty: Optional[float] = None, max_len_a: Optional[float] = None,
                       max_len_b: Optional[float] = None,
-                      word_penalty: Optional[float] = None) -> List[Translation]:
+                      word_penalty: Optional[float] = None,
+                      attention: bool = False) -> List[Translation]:
         """Translations of token-id sources (each ending with the model's
-        source EOS when it wants one); .text is from Model.detokenize."""
+        source EOS when it wants one); .text is from Model.detokenize.
+        attention: also each result's attention weights (a Translator made
+        with attention=True, a model family that has them)."""
         sources = [list(s) for s in sources]
         options = self._decode_options(beam_size, length_penalty, max_len_a, max_len_b,
                                        word_penalty)
@@ -359,9 +370,14 @@ class Translator:
             spans = (_Tokens * n)(*[_Tokens(a, len(s)) for a, s in zip(arrays, chunk)])
             buffers = [(ctypes.c_int32 * self.limits.max_target_len)() for _ in chunk]
             results = (_Result * n)()
-            for r, b in zip(results, buffers):
+            weights = [(ctypes.c_float * (self.limits.max_target_len * max(1, len(s))))()
+                       for s in chunk] if attention else []
+            for k, (r, b) in enumerate(zip(results, buffers)):
                 r.tokens = b
                 r.capacity = len(b)
+                if attention:
+                    r.attention = weights[k]
+                    r.attention_capacity = len(weights[k])
             error = _Error()
             _check(_lib.edgemt_translate(self._handle, spans, n, ctypes.byref(options), results,
                                          ctypes.byref(error)), error)
@@ -369,7 +385,11 @@ class Translator:
                 if r.code != 0:
                     raise Error(r.code, f"source {first + k}: " + r.error.decode())
                 ids = list(buffers[k][:r.length])
-                out.append(Translation(self._model.detokenize(ids), r.score, ids))
+                rows = None
+                if attention:
+                    cols = r.attention_columns
+                    rows = [list(weights[k][i * cols:(i + 1) * cols]) for i in range(r.attention_rows)]
+                out.append(Translation(self._model.detokenize(ids), r.score, ids, rows))
         return out
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   edgemt_limits limits = edgemt_limits_default();
   edgemt_decode_options decode;
   edgemt_tokens tokens;
-  edgemt_result result;
+  edgemt_result result = {0};
   size_t length = 0;
   int i;
 
