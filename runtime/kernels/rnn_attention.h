@@ -10,8 +10,10 @@
 //   context  c = Σ_i a_i · values[i]
 //
 // Shapes: q [H], keys and values [n, H] (row stride H), v [H]; out:
-// weights [n], context [H]. Sums run in index order in float (PyTorch's
-// BLAS sums in another order: results agree to rounding, not bits).
+// weights [n], context [H]. Score sums run in 8 interleaved lanes combined
+// in a fixed order, the context in index order, in float: the same bits on
+// every CPU (PyTorch's BLAS sums in another order: results agree to
+// rounding, not bits).
 #pragma once
 
 #include <cstddef>

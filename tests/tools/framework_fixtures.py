@@ -81,3 +81,36 @@ def assert_agreement(test_case: unittest.TestCase, got: Sequence[str], want: Seq
 
 def bleu(lines: Sequence[str]) -> float:
     return corpus_bleu(lines, read_lines(GERMAN_REFERENCE)).score
+
+
+class ConvertedFixtures:
+    """A module's fixture models converted once per (name, dtype) into one
+    temporary folder, their translations of `source` cached per (name,
+    dtype, beam). `convert_args(name)` gives edgemt-convert's arguments for
+    a model (without --dtype and -o). Call cleanup() from tearDownModule."""
+
+    def __init__(self, convert_args, source: str):
+        self.convert_args = convert_args
+        self.source = source
+        self.root = None
+        self.outputs = {}
+
+    def model(self, test_case: unittest.TestCase, name: str, dtype: str) -> str:
+        if self.root is None:
+            self.root = tempfile.mkdtemp(prefix="edgemt-framework-")
+        path = os.path.join(self.root, f"{name}.{dtype}.emt")
+        if not os.path.exists(path):
+            convert(test_case, path, *self.convert_args(name), "--dtype", dtype)
+        return path
+
+    def translate(self, test_case: unittest.TestCase, name: str, dtype: str, beam: int) -> List[str]:
+        key = (name, dtype, beam)
+        if key not in self.outputs:
+            self.outputs[key] = translate(test_case, self.model(test_case, name, dtype), self.source,
+                                          "--beam", str(beam))
+        return self.outputs[key]
+
+    def cleanup(self) -> None:
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+

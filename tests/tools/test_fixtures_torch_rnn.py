@@ -12,8 +12,6 @@ Needs only the repository (the converter reads model.pt with Debian's torch).
 """
 
 import os
-import shutil
-import tempfile
 import unittest
 
 import framework_fixtures as ff
@@ -26,38 +24,17 @@ VARIANTS = sorted(name for name in os.listdir(FIXTURE)
                   if os.path.exists(os.path.join(FIXTURE, name, "model.pt")))
 
 
-class Converted:
-    """Each fixture converted once per dtype, translations cached."""
-
-    def __init__(self):
-        self.root = None
-        self.outputs = {}
-
-    def model(self, test_case, name, dtype):
-        if self.root is None:
-            self.root = tempfile.mkdtemp(prefix="edgemt-torch-rnn-")
-        path = os.path.join(self.root, f"{name}.{dtype}.emt")
-        if not os.path.exists(path):
-            folder = os.path.join(FIXTURE, name)
-            ff.convert(test_case, path, "--from", "torch-rnn", "--checkpoint",
-                       os.path.join(folder, "model.pt"), "--config",
-                       os.path.join(folder, "config.json"), "--spm", SPM, "--dtype", dtype)
-        return path
-
-    def translate(self, test_case, name, dtype, beam):
-        key = (name, dtype, beam)
-        if key not in self.outputs:
-            self.outputs[key] = ff.translate(test_case, self.model(test_case, name, dtype), SOURCE,
-                                             "--beam", str(beam))
-        return self.outputs[key]
+def convert_args(name):
+    folder = os.path.join(FIXTURE, name)
+    return ("--from", "torch-rnn", "--checkpoint", os.path.join(folder, "model.pt"), "--config",
+            os.path.join(folder, "config.json"), "--spm", SPM)
 
 
-CONVERTED = Converted()
+CONVERTED = ff.ConvertedFixtures(convert_args, SOURCE)
 
 
 def tearDownModule():
-    if CONVERTED.root is not None:
-        shutil.rmtree(CONVERTED.root, ignore_errors=True)
+    CONVERTED.cleanup()
 
 
 class TorchRnnFixturesTest(unittest.TestCase):

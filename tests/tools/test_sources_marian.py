@@ -36,39 +36,17 @@ def reference(name):
     return ff.read_lines(os.path.join(REFERENCE, name))
 
 
-class ConvertedModels:
-    """The fixture converted once for the whole module (fp32 and int8 of
-    both folders) and its translations, cached by (model, beam)."""
-
-    def __init__(self):
-        self.workspace = None
-        self.outputs = {}
-
-    def model(self, test_case, kind, dtype):
-        if self.workspace is None:
-            self.workspace = ff.Workspace(unittest.TestCase())
-            self.root = self.workspace.root
-        path = os.path.join(self.root, f"{kind}.{dtype}.emt")
-        if not os.path.exists(path):
-            args = (["--from", "marian", "--checkpoint", NPZ, *LANGS] if kind == "npz"
-                    else ["--from", "hf-marian", "--checkpoint", HF])
-            ff.convert(test_case, path, *args, "--dtype", dtype)
-        return path
-
-    def translate(self, test_case, kind, dtype, beam):
-        key = (kind, dtype, beam)
-        if key not in self.outputs:
-            self.outputs[key] = ff.translate(test_case, self.model(test_case, kind, dtype),
-                                             SOURCE, "--beam", str(beam))
-        return self.outputs[key]
+def convert_args(kind):
+    """Both folders of the fixture: the Marian .npz and transformers' conversion."""
+    return (["--from", "marian", "--checkpoint", NPZ, *LANGS] if kind == "npz"
+            else ["--from", "hf-marian", "--checkpoint", HF])
 
 
-MODELS = ConvertedModels()
+MODELS = ff.ConvertedFixtures(convert_args, SOURCE)
 
 
 def tearDownModule():
-    if MODELS.workspace is not None:
-        shutil.rmtree(MODELS.root, ignore_errors=True)
+    MODELS.cleanup()
 
 
 class MarianFolderTest(unittest.TestCase):

@@ -13,7 +13,6 @@ onmt_translate's own output on test_2016; its README says how):
 """
 
 import os
-import shutil
 import unittest
 
 import framework_fixtures as ff
@@ -30,36 +29,12 @@ MODELS = {
 }
 
 
-class Converted:
-    """Each fixture model converted once per dtype, translations cached."""
-
-    def __init__(self):
-        self.root = None
-        self.outputs = {}
-
-    def model(self, test_case, name, dtype):
-        if self.root is None:
-            self.root = ff.Workspace(unittest.TestCase()).root
-        path = os.path.join(self.root, f"{name}.{dtype}.emt")
-        if not os.path.exists(path):
-            ff.convert(test_case, path, "--from", "opennmt", *MODELS[name], *LANGS,
-                       "--dtype", dtype)
-        return path
-
-    def translate(self, test_case, name, dtype, beam):
-        key = (name, dtype, beam)
-        if key not in self.outputs:
-            self.outputs[key] = ff.translate(test_case, self.model(test_case, name, dtype),
-                                             SOURCE, "--beam", str(beam))
-        return self.outputs[key]
-
-
-CONVERTED = Converted()
+CONVERTED = ff.ConvertedFixtures(
+    lambda name: ("--from", "opennmt", *MODELS[name], *LANGS), SOURCE)
 
 
 def tearDownModule():
-    if CONVERTED.root is not None:
-        shutil.rmtree(CONVERTED.root, ignore_errors=True)
+    CONVERTED.cleanup()
 
 
 class OpenNmtTest(unittest.TestCase):

@@ -1,4 +1,8 @@
-"""Source `opennmt`: OpenNMT-py v3 Transformer checkpoints.
+"""Source `opennmt`: OpenNMT-py v3 checkpoints, Transformer (this module)
+and RNN encoder-decoders (`encoder_type` rnn / brnn with `decoder_type`
+rnn: opennmt_rnn.py, which maps their options and tensors; everything
+else -- loading, options every model shares, vocabularies, tokenizers,
+special ids, search rules -- is here and the same for both).
 
 Input: the `.pt` file `onmt_train` saves, a dict with `model` (the
 encoder-decoder's state dict), `generator` (its own state dict), `vocab`
@@ -26,7 +30,8 @@ onmt/decoders/transformer.py, onmt/modules/*, onmt/translate/*):
   onmt_translate's defaults: beam 5, length penalty `avg` (alpha 1),
   max_length 250, nothing banned.
 
-Refused, naming the option: non-Transformer encoders or decoders, relative
+Refused, naming the option: encoders or decoders other than transformer
+(and rnn / brnn + rnn, opennmt_rnn.py), mixed families, relative
 positions (max_relative_positions; -1 rotary, -2 alibi), rms norm, gated
 FFN (silu), multi-query / grouped K/V, parallel residual, average
 attention, copy attention, source features, LoRA or quantized layers.
@@ -45,11 +50,10 @@ Name mapping (layer i):
 """
 
 import argparse
-import collections
 import math
 import os
 import pickle
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Tuple
 
 import numpy as np
 
@@ -57,7 +61,7 @@ from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
 from ..validate import first_line, validate_config
-from .common import (TensorSource, WeightAssembler, check_finite, read_sentencepiece,
+from .common import (TensorSource, WeightAssembler, read_sentencepiece,
                      sha256_file)
 from .detect import detect, wrong_source
 
@@ -128,17 +132,57 @@ def _refuse(where: str, option: str, value, why: str) -> None:
     raise UserError(f"{where}: OpenNMT-py option {option} = {value!r} is not supported ({why})")
 
 
-def check_options(opt, where: str) -> None:
-    """Refuse, naming the option, what edgemt cannot run."""
+def model_family(opt, where: str) -> str:
+    """"transformer" or "rnn" from encoder_type / decoder_type; refuses
+    the other encoders and decoders (and a mix of the two families)."""
+    encoder = _opt(opt, "encoder_type", "rnn")
+    decoder = _opt(opt, "decoder_type", "rnn")
+    if encoder not in ("transformer", "rnn", "brnn"):
+        _refuse(where, "encoder_type", encoder, "only transformer, rnn or brnn")
+    if decoder not in ("transformer", "rnn"):
+        _refuse(where, "decoder_type", decoder, "only transformer or rnn")
+    family = "transformer" if decoder == "transformer" else "rnn"
+    if (encoder == "transformer") != (family == "transformer"):
+        _refuse(where, "encoder_type", encoder,
+                f"with decoder_type {decoder!r}: a transformer decoder needs a transformer "
+                "encoder, an rnn decoder an rnn or brnn encoder")
+    return family
+
+
+def check_options(opt, where: str) -> str:
+    """Refuse, naming the option, what edgemt cannot run; returns the model
+    family ("transformer" or "rnn", whose own options are checked too)."""
     if not isinstance(opt, argparse.Namespace):
         raise UserError(f"{where}: 'opt' is a {type(opt).__name__}, not OpenNMT-py's options")
-    for option, wanted in (("encoder_type", "transformer"), ("decoder_type", "transformer")):
-        if _opt(opt, option) != wanted:
-            _refuse(where, option, _opt(opt, option), "only transformer")
+    family = model_family(opt, where)
     if _opt(opt, "model_task", "seq2seq") != "seq2seq":
         _refuse(where, "model_task", _opt(opt, "model_task"), "only seq2seq")
     if _opt(opt, "model_type", "text") != "text":
         _refuse(where, "model_type", _opt(opt, "model_type"), "only text")
+    _refuse_set(opt, where, (
+        ("copy_attn", False, "copy attention"),
+        ("n_src_feats", 0, "source features"),
+        ("lora_layers", [], "LoRA layers"),
+        ("quant_layers", [], "quantized layers")))
+    if _opt(opt, "src_feats"):
+        _refuse(where, "src_feats", _opt(opt, "src_feats"), "source features")
+    if family == "rnn":
+        from . import opennmt_rnn  # imported here: it uses this module's helpers
+        opennmt_rnn.check_options(opt, where)
+    else:
+        _check_transformer_options(opt, where)
+    return family
+
+
+def _refuse_set(opt, where: str, options) -> None:
+    """Refuse each (option, neutral value, why) set to something else."""
+    for option, neutral, why in options:
+        value = _opt(opt, option, neutral)
+        if value not in (neutral, None) and value != neutral:
+            _refuse(where, option, value, why)
+
+
+def _check_transformer_options(opt, where: str) -> None:
     relative = _opt(opt, "max_relative_positions", 0)
     if relative:
         kind = {-1: "rotary", -2: "alibi"}.get(relative, "relative positions")
@@ -148,20 +192,11 @@ def check_options(opt, where: str) -> None:
     if _opt(opt, "pos_ffn_activation_fn", "relu") not in _ACTIVATIONS:
         _refuse(where, "pos_ffn_activation_fn", _opt(opt, "pos_ffn_activation_fn"),
                 "relu or gelu; silu is a gated SwiGLU FFN")
-    for option, neutral, why in (
-            ("multiquery", False, "multi-query attention"),
-            ("parallel_residual", False, "parallel residual layers"),
-            ("copy_attn", False, "copy attention"),
-            ("n_src_feats", 0, "source features"),
-            ("lora_layers", [], "LoRA layers"),
-            ("quant_layers", [], "quantized layers"),
-            ("aan_useffn", False, "average attention"),
-            ("num_experts", 0, "mixture of experts")):
-        value = _opt(opt, option, neutral)
-        if value not in (neutral, None) and value != neutral:
-            _refuse(where, option, value, why)
-    if _opt(opt, "src_feats"):
-        _refuse(where, "src_feats", _opt(opt, "src_feats"), "source features")
+    _refuse_set(opt, where, (
+        ("multiquery", False, "multi-query attention"),
+        ("parallel_residual", False, "parallel residual layers"),
+        ("aan_useffn", False, "average attention"),
+        ("num_experts", 0, "mixture of experts")))
     if _opt(opt, "self_attn_type", "scaled-dot") != "scaled-dot":
         _refuse(where, "self_attn_type", _opt(opt, "self_attn_type"),
                 "only scaled-dot (average attention is not)")
@@ -252,9 +287,7 @@ def convert_tensors(state: Mapping[str, np.ndarray], generator: Mapping[str, np.
     target_embedding = src.take(f"decoder{emb}.emb_luts.0.weight", (v, d))
     out.put("embedding.source", source_embedding, f"encoder{emb}.emb_luts.0.weight")
     if cfg.shared_embeddings:
-        if not np.array_equal(source_embedding, target_embedding):
-            raise UserError(f"{where}: share_embeddings but the encoder and decoder embedding "
-                            "tables differ")
+        check_shared_embeddings(source_embedding, target_embedding, where)
     else:
         out.put("embedding.target", target_embedding, f"decoder{emb}.emb_luts.0.weight")
     generator_weight = gen.take("weight", (v, d))
@@ -285,6 +318,13 @@ def convert_tensors(state: Mapping[str, np.ndarray], generator: Mapping[str, np.
         _put_norm(out, src, f"{stack}.layer_norm", f"{stack}.final_norm", d)
     src.refuse_unused()
     return out.result()
+
+
+def check_shared_embeddings(source: np.ndarray, target: np.ndarray, where: str) -> None:
+    """share_embeddings: the two stored tables must be one."""
+    if source.shape != target.shape or not np.array_equal(source, target):
+        raise UserError(f"{where}: share_embeddings but the encoder and decoder embedding "
+                        "tables differ")
 
 
 def _positions(src: TensorSource, cfg: TransformerConfig, opt, where: str) -> np.ndarray:
@@ -356,16 +396,26 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
         raise UserError(wrong_source(path, NAME, "an OpenNMT-py checkpoint (.pt file)"))
     checkpoint = load_checkpoint(path)
     opt = checkpoint["opt"]
-    check_options(opt, path)
+    family = check_options(opt, path)
     (src_pieces, src_ids), (tgt_pieces, tgt_ids) = _vocabularies(checkpoint["vocab"], path)
     state = _numpy_state(checkpoint["model"], path, "model")
     generator = _numpy_state(checkpoint["generator"], path, "generator")
     if "weight" not in generator and "0.weight" in generator:
         # An nn.Sequential(Linear, ...) generator (OpenNMT-py before v3).
         generator = {key[2:]: value for key, value in generator.items() if key.startswith("0.")}
-    cfg = transformer_config(opt, state, generator, path, (len(src_pieces), len(tgt_pieces)))
-    validate_config(cfg)
-    weights = convert_tensors(state, generator, cfg, opt, path)
+    vocab_sizes = (len(src_pieces), len(tgt_pieces))
+    if family == "rnn":
+        from . import opennmt_rnn  # imported here: it uses this module's helpers
+        cfg, weights = opennmt_rnn.convert(opt, state, generator, path, vocab_sizes,
+                                           MAX_POSITIONS)
+        notes = [f"max_positions {MAX_POSITIONS}: sources and outputs up to {MAX_POSITIONS} "
+                 "tokens"]
+    else:
+        cfg = transformer_config(opt, state, generator, path, vocab_sizes)
+        validate_config(cfg)
+        weights = convert_tensors(state, generator, cfg, opt, path)
+        notes = [f"positions: the first {MAX_POSITIONS} rows of the stored buffer are kept "
+                 f"(sources and outputs up to {MAX_POSITIONS} tokens)"]
     if inputs.spm is not None:
         source_spm = target_spm = read_sentencepiece(inputs.spm, "shared")
     elif inputs.src_spm is not None and inputs.tgt_spm is not None:
@@ -396,6 +446,4 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                               created_utc=inputs.created_utc),
         source_pieces=src_pieces, source_unk_id=src_ids["<unk>"], source_eos_id=src_ids["</s>"],
         target_tokenizer=SideTokenizer(target_spm, tgt_pieces), decoding=decoding)
-    notes = [f"positions: the first {MAX_POSITIONS} rows of the stored buffer are kept (sources "
-             f"and outputs up to {MAX_POSITIONS} tokens)"]
     return spec, notes
