@@ -111,8 +111,8 @@ TEST_CASE("kernels/portable_math: tanh_f32 within 3 ulp, odd, saturating") {
 
 TEST_CASE("kernels/portable_math: sigmoid_f32 within 4 ulp") {
   double worst = 0.0, worst_x = 0.0;
-  for (int i = -8000000; i <= 3000000; ++i) {
-    const float x = static_cast<float>(i) * 1e-5f;
+  for (int i = -2700000; i <= 1000000; ++i) {  // [-81, 30] (the kernel tests also run under qemu)
+    const float x = static_cast<float>(i) * 3e-5f;
     const double e = ulps(sigmoid_f32(x), 1.0 / (1.0 + std::exp(-static_cast<double>(x))));
     if (!(e <= worst)) {
       worst = e;
