@@ -30,15 +30,18 @@ header (config, special tokens, SentencePiece model, provenance) followed by a
 64-byte-aligned weight segment.
 
 Sources (--from), each read from its own files, with no config of ours:
-  opennmt    an OpenNMT-py v3 Transformer checkpoint (.pt holding model,
-             generator, vocab, opt) with its SentencePiece model(s): --spm S
-             when both sides share one, else --src-spm S --tgt-spm T.
-             Pre-norm (v3), relu or gelu, shared or separate vocabularies
-             and embeddings, share_decoder_embeddings, with or without
-             Q/K/V and FFN biases; positions as stored (first 1024 rows).
+  opennmt    an OpenNMT-py v3 checkpoint (.pt holding model, generator,
+             vocab, opt) with its SentencePiece model(s): --spm S when both
+             sides share one, else --src-spm S --tgt-spm T.
+             Transformers: pre-norm (v3), relu or gelu, shared or separate
+             vocabularies and embeddings, share_decoder_embeddings, with or
+             without Q/K/V and FFN biases; positions as stored (first 1024
+             rows). RNN models (the RNN family): rnn or brnn encoders, LSTM
+             or GRU, dot / general / mlp attention, input feed on or off.
              Refused, naming the option: relative positions, rotary, alibi,
              RMS norm, gated (silu) FFN, multi-query, source features, copy
-             attention, non-Transformer encoders/decoders, ...
+             or coverage attention, bridge, context gate, other encoder or
+             decoder types, ...
   marian     a Marian release folder as OPUS-MT publishes it: model .npz
              (with special:model.yml), decoder.yml, vocabulary (.yml or
              .spm) and source.spm / target.spm. Post-norm ("dan") or

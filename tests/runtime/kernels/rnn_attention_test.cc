@@ -25,7 +25,8 @@ void reference(RnnScoreForm form, const std::vector<float>& q, const std::vector
   for (size_t i = 0; i < n; ++i) {
     double sum = 0.0;
     for (size_t k = 0; k < h; ++k) {
-      const double key = keys[i * h + k], query = q[k], weight = v[k];
+      const double key = static_cast<double>(keys[i * h + k]), query = static_cast<double>(q[k]),
+                   weight = static_cast<double>(v[k]);
       sum += form == RnnScoreForm::kDot ? key * query : weight * std::tanh(query + key);
     }
     e[i] = sum;
