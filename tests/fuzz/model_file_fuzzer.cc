@@ -26,7 +26,6 @@
 #include "edgemt/translator.h"
 #include "model_file_parts.h"
 #include "fuzz_check.h"
-#include "models/transformer/config.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
@@ -52,7 +51,7 @@ void use_tokenizer(const edgemt::Model& model) {
   if (!edgemt::Tokenizer::create(model, &tokenizer).is_ok()) return;
   std::vector<int32_t> ids;
   if (!tokenizer->encode("a small test sentence.", &ids).is_ok()) return;
-  for (int32_t id : ids) FUZZ_CHECK(id >= 0 && static_cast<uint32_t>(id) < transformer_config(model).vocab_size);
+  for (int32_t id : ids) FUZZ_CHECK(id >= 0 && static_cast<uint32_t>(id) < model.source_vocab_size());
   std::string text;
   (void)tokenizer->decode(ids.data(), ids.size(), &text);
 }
@@ -60,19 +59,20 @@ void use_tokenizer(const edgemt::Model& model) {
 void use_translator(const edgemt::Model& model) {
   std::unique_ptr<edgemt::Translator> translator;
   if (!edgemt::Translator::create(model, edgemt::TranslatorOptions(), &translator).is_ok()) return;
-  const edgemt::TransformerConfig& config = transformer_config(model);
+  const uint32_t longest = model.max_sequence_length();  // any family
   edgemt::Limits limits;
   limits.max_batch = 2;
   limits.max_beam = 2;
-  limits.max_source_len = config.max_positions < 6 ? config.max_positions : 6;
-  limits.max_target_len = config.max_positions < 6 ? config.max_positions : 6;
+  limits.max_source_len = longest < 6 ? longest : 6;
+  limits.max_target_len = longest < 6 ? longest : 6;
   size_t bytes = 0;
   FUZZ_CHECK(translator->arena_bytes(limits, &bytes).is_ok());
   if (bytes > kMaxArenaBytes || !translator->prepare(limits).is_ok()) return;
 
-  const int32_t vocab = static_cast<int32_t>(config.vocab_size);
+  const int32_t source_vocab = static_cast<int32_t>(model.source_vocab_size());
+  const int32_t vocab = static_cast<int32_t>(model.vocab_size());
   std::vector<int32_t> source;
-  for (size_t i = 0; i + 1 < limits.max_source_len; ++i) source.push_back(static_cast<int32_t>(i * 7 + 4) % vocab);
+  for (size_t i = 0; i + 1 < limits.max_source_len; ++i) source.push_back(static_cast<int32_t>(i * 7 + 4) % source_vocab);
   source.push_back(model.special_tokens().eos);
   const edgemt::TokenSpan spans[2] = {{source.data(), source.size()}, {source.data(), 1}};
   std::vector<int32_t> buffers[2] = {std::vector<int32_t>(limits.max_target_len),
