@@ -6,7 +6,7 @@ tools/fixtures/torch_rnn/make_references.py in greedy_attention.json)
 within 1e-5; every row sums to 1; asking for them changes no translation,
 greedy or beam 4; a translator not prepared for them refuses.
 
-Run by ctest (runtime.python.edgemt_module, with the other module tests).
+Run by ctest (runtime.python.rnn_attention).
 """
 
 import json
