@@ -54,6 +54,17 @@ def read_json_object(path: str, what: str = "config") -> dict:
     return value
 
 
+def check_key_types(config: Mapping, kinds: Mapping[str, type]) -> None:
+    """Every key of `kinds` present in `config` with that Python type (a bool
+    is not an int); UserError "missing key 'k'" / "'k' has the wrong type"."""
+    for key, kind in kinds.items():
+        if key not in config:
+            raise UserError(f"missing key '{key}'")
+        value = config[key]
+        if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+            raise UserError(f"'{key}' has the wrong type ({value!r})")
+
+
 def read_sentencepiece(path: str, what: str) -> bytes:
     """The bytes of a SentencePiece model that loads; UserError otherwise."""
     import sentencepiece as spm

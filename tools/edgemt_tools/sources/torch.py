@@ -42,7 +42,7 @@ from ..model_spec import (MATRIX, ModelSpec, Provenance, SpecialTokens, Transfor
                           expected_tensors)
 from ..positions import TABLES
 from ..validate import check_int, check_positive_float, first_line
-from .common import read_json_object
+from .common import check_key_types, read_json_object
 from .detect import KINDS, detect, wrong_source
 
 TORCH_PREFIX = "transformer."
@@ -60,13 +60,8 @@ def read_config(path: str) -> dict:
     """Load and check config.json (types, and every value against the
     runtime's limits, before anything is built from it); raises UserError."""
     config = read_json_object(path)
-    for key, kind in _CONFIG_KEYS.items():
-        if key not in config:
-            raise UserError(f"config {path}: missing key '{key}'")
-        value = config[key]
-        if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
-            raise UserError(f"config {path}: '{key}' has the wrong type ({value!r})")
     try:
+        check_key_types(config, _CONFIG_KEYS)
         _check_config_values(config)
     except UserError as err:
         raise UserError(f"config {path}: {err}") from None

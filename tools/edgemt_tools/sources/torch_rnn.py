@@ -42,7 +42,7 @@ from .. import limits
 from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, RnnConfig, SpecialTokens
 from ..validate import check_int, first_line
-from .common import TensorSource, WeightAssembler, read_json_object, sha256_file
+from .common import TensorSource, WeightAssembler, check_key_types, read_json_object, sha256_file
 from .detect import KINDS, detect, wrong_source
 from .torch import load_state_dict
 
@@ -87,12 +87,7 @@ def check_config(config: Mapping) -> None:
     family = config.get("family", "rnn_attention")
     if family != "rnn_attention":
         raise UserError(f"family {family!r} is not the RNN trainer's ('rnn_attention')")
-    for key, kind in _CONFIG_KEYS.items():
-        if key not in config:
-            raise UserError(f"missing key '{key}'")
-        value = config[key]
-        if isinstance(value, bool) or not isinstance(value, kind):
-            raise UserError(f"'{key}' has the wrong type ({value!r})")
+    check_key_types(config, _CONFIG_KEYS)
     if config["attention"] not in ATTENTIONS:
         raise UserError(f"attention '{config['attention']}' unknown (known: "
                         f"{', '.join(ATTENTIONS)})")
