@@ -64,6 +64,9 @@ struct Translator::Impl {
     shape.max_beam = l.max_beam;
     shape.max_target_len = l.max_target_len;
     shape.workers = workers;
+    shape.attention = l.attention;
+    shape.attention_layer = l.attention_layer;
+    shape.attention_head = l.attention_head;
     network->plan(shape, arena);
     SearchShape search_shape;
     search_shape.max_batch = l.max_batch;
@@ -137,6 +140,13 @@ struct Translator::Impl {
       return Status::error(StatusCode::kInvalidArgument,
                            "limits exceed the model's longest sequence (%u tokens): source %zu, target %zu",
                            longest, l.max_source_len, l.max_target_len);
+    }
+    if (l.attention) {
+      const Status choice = network->check_attention_choice(l.attention_layer, l.attention_head);
+      if (!choice.is_ok()) {
+        return Status::error(choice.code(), "attention weights of this %s model: %s", model->family(),
+                             choice.message());
+      }
     }
     return Status::ok();
   }

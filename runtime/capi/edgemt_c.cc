@@ -43,6 +43,8 @@ edgemt::Limits to_limits(const edgemt_limits& l) {
   limits.max_beam = l.max_beam;
   limits.max_target_len = l.max_target_len;
   limits.attention = l.attention != 0;
+  limits.attention_layer = l.attention_layer;
+  limits.attention_head = l.attention_head;
   return limits;
 }
 
@@ -318,6 +320,8 @@ edgemt_limits edgemt_limits_default(void) {
   limits.max_beam = defaults.max_beam;
   limits.max_target_len = defaults.max_target_len;
   limits.attention = defaults.attention ? 1 : 0;
+  limits.attention_layer = defaults.attention_layer;
+  limits.attention_head = defaults.attention_head;
   return limits;
 }
 

@@ -55,6 +55,12 @@ struct RunShape {
   size_t max_beam = 1;        // hypotheses per sentence (state slots per sentence)
   size_t max_target_len = 0;  // T
   size_t workers = 1;         // parallel_for slots (per-worker scratch)
+  // Attention weights on request (Limits::attention): which layer and head
+  // (-1: the last layer; the mean over heads), checked by
+  // check_attention_choice() before planning.
+  bool attention = false;
+  int attention_layer = -1;
+  int attention_head = -1;
 };
 
 // How a call runs: threads, and the profile to add to (nullptr: none).
@@ -72,6 +78,7 @@ struct DecoderStep {
   const int32_t* tokens = nullptr;     // [R] input token per hypothesis
   const size_t* row_source = nullptr;  // [R] source sequence of each hypothesis
   const size_t* row_slot = nullptr;    // [R] state slot of each hypothesis
+  bool attention = false;              // the search keeps this step's attention_weights()
 };
 
 class EncoderDecoder {
@@ -98,6 +105,12 @@ class EncoderDecoder {
   virtual const float* attention_weights(size_t* stride) const {
     *stride = 0;
     return nullptr;
+  }
+  // Whether the family provides the attention weights of decoder `layer`
+  // and `head` (RunShape::attention_layer/head; -1 the defaults):
+  // kUnsupported when it has none, kInvalidArgument naming its range.
+  [[nodiscard]] virtual Status check_attention_choice(int /*layer*/, int /*head*/) const {
+    return Status::error(StatusCode::kUnsupported, "it does not provide attention weights");
   }
 
   // Beam reordering inside one sentence's slots [first_slot, first_slot + K):

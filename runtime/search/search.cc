@@ -446,6 +446,7 @@ Status BatchSearch::run(Translation* results) {
     decoder_step.tokens = b_.row_token;
     decoder_step.row_source = b_.row_source[cur_];
     decoder_step.row_slot = b_.row_slot;
+    decoder_step.attention = req_.attention;
     EDGEMT_RETURN_IF_ERROR(network_.decode_step(exec_, *req_.sources, decoder_step));
     logits_ = network_.logits();
     if (req_.attention) keep_attention(rows, step);

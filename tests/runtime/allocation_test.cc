@@ -218,6 +218,12 @@ TEST_CASE("translate() makes no heap or XNNPACK allocation (int8 and fp16 models
   check_translate_allocates_nothing(EDGEMT_BUNDLED_FP16_MODEL, nullptr);
 }
 
+// Transformer cross-attention weights (the last layer's mean over heads).
+TEST_CASE("translate() makes no heap or XNNPACK allocation (Transformer attention weights)") {
+  check_translate_allocates_nothing(EDGEMT_BUNDLED_MODEL, nullptr, true);
+  check_translate_allocates_nothing(EDGEMT_BUNDLED_FP16_MODEL, nullptr, true);
+}
+
 TEST_CASE("translate() with a Profile attached makes no heap or XNNPACK allocation") {
   edgemt::Profile profile;
   check_translate_allocates_nothing(EDGEMT_BUNDLED_MODEL, &profile);
@@ -258,7 +264,7 @@ TEST_CASE("the C API with a caller arena: prepare and edgemt_translate allocate 
     options.threads = threads;
     edgemt_translator* translator = nullptr;
     REQUIRE(edgemt_translator_create(model, &options, &translator, &error) == EDGEMT_OK);
-    edgemt_limits limits = {lines.size(), 128, 4, 128, 0};
+    edgemt_limits limits = {lines.size(), 128, 4, 128, 0, -1, -1};
     size_t arena_bytes = 0;
     REQUIRE(edgemt_translator_arena_size(translator, &limits, &arena_bytes, &error) == EDGEMT_OK);
     void* arena = std::aligned_alloc(EDGEMT_ARENA_ALIGNMENT, arena_bytes);

@@ -51,6 +51,16 @@ class Rnn final : public EncoderDecoder {
     return workspace_.weights;
   }
 
+  // One attention, no layers or heads to choose from.
+  Status check_attention_choice(int layer, int head) const override {
+    if (layer > 0 || head > 0 || layer < -1 || head < -1) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "an RNN model has one attention (layer %d, head %d asked): "
+                           "only layer 0 (or -1) and head 0 (or -1)", layer, head);
+    }
+    return Status::ok();
+  }
+
   void reorder_state(const Execution& execution, size_t first_slot, size_t old_count, const size_t* parent,
                      size_t new_count, size_t /*positions*/) override {
     reorder_rnn_state(context(execution), first_slot, old_count, parent, new_count);

@@ -57,9 +57,11 @@ void self_attention(const RunContext& c, const DecoderStep& step, const float* q
 }
 
 // Cross-attention of each row's query over its source's encoder rows.
-// q: [R, d]; memory_kv: [Ns, 2d] (k | v); ctx: [R, d].
+// q: [R, d]; memory_kv: [Ns, 2d] (k | v); ctx: [R, d]. With keep_heads
+// ([R, heads, S], S = w.max_source_len) each head's probabilities are kept
+// there too (the layer whose weights the caller asked for).
 void cross_attention(const RunContext& c, const PackedSequences& sources, const DecoderStep& step,
-                     const float* q, const float* memory_kv, float* ctx) {
+                     const float* q, const float* memory_kv, float* ctx, float* keep_heads) {
   const Heads heads = heads_of(*c.config);
   Workspace& w = *c.workspace;
   auto task = [&](size_t item, size_t slot) {
@@ -76,14 +78,42 @@ void cross_attention(const RunContext& c, const PackedSequences& sources, const 
     shape.out_stride = heads.d;
     shape.scale = heads.scale;
     const float* k = memory_kv + first * 2 * heads.d + h * heads.dim;
+    float* probs = w.dec_attention_scratch + slot * w.dec_scratch_stride;  // [key_len]
     kernels::scaled_dot_product_attention(shape, q + r * heads.d + h * heads.dim, k, k + heads.d,
-                                          w.dec_attention_scratch + slot * w.dec_scratch_stride,
-                                          ctx + r * heads.d + h * heads.dim);
+                                          probs, ctx + r * heads.d + h * heads.dim);
+    if (keep_heads != nullptr) {
+      std::memcpy(keep_heads + item * w.max_source_len, probs, shape.key_len * sizeof(float));
+    }
   };
   // Work per item estimated at the mean source length.
   const size_t mean_source = sources.offsets[sources.count] / (sources.count ? sources.count : 1);
   parallel_for(c.parallel, step.rows * heads.count,
                kernels::attention_nanoseconds(1, mean_source, heads.dim), task);
+}
+
+// The weights the caller asked for, from every head's [R, heads, S]:
+// the chosen head's row, or the mean over heads (PyTorch's
+// average_attn_weights: the sum over heads in order, divided by their
+// number). out: [R, S]; row r's first n floats, n its source's length.
+void keep_cross_weights(const RunContext& c, const PackedSequences& sources, const DecoderStep& step) {
+  Workspace& w = *c.workspace;
+  const size_t head_count = c.config->heads;
+  const size_t S = w.max_source_len;
+  for (size_t r = 0; r < step.rows; ++r) {
+    const size_t s = step.row_source[r];
+    const size_t n = sources.offsets[s + 1] - sources.offsets[s];
+    const float* heads = w.cross_weights_heads + r * head_count * S;
+    float* out = w.cross_weights + r * S;
+    if (w.attention_head >= 0) {
+      std::memcpy(out, heads + static_cast<size_t>(w.attention_head) * S, n * sizeof(float));
+      continue;
+    }
+    for (size_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (size_t h = 0; h < head_count; ++h) sum += heads[h * S + j];
+      out[j] = sum / static_cast<float>(head_count);
+    }
+  }
 }
 
 // y [rows, out] = linear(x), timed as `part`.
@@ -181,7 +211,10 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.cross_q, in, rows, w.dec_q));  // [R, d]
     {
       ProfileScope timed(c.profile, ProfilePart::kSourceAttention);
-      cross_attention(c, sources, step, w.dec_q, w.memory_kv[l], w.dec_ctx);
+      const bool keep = step.attention && w.cross_weights != nullptr && l == w.attention_layer;
+      cross_attention(c, sources, step, w.dec_q, w.memory_kv[l], w.dec_ctx,
+                      keep ? w.cross_weights_heads : nullptr);
+      if (keep) keep_cross_weights(c, sources, step);
     }
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.cross_out, w.dec_ctx, rows, w.dec_out));
     timed_residual_step(c, layer.cross_norm, w.dec_out, rows, w.dec_x);

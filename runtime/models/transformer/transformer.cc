@@ -39,6 +39,10 @@ class Transformer final : public EncoderDecoder {
     shape.int8 = model_.weight_dtype() == DType::kI8;
     shape.f16 = weights_.f16_native;
     shape.raw_self_memory = config_.raw_decoder_self_memory;
+    shape.heads = config_.heads;
+    shape.attention = run.attention;
+    shape.attention_layer = run.attention_layer;
+    shape.attention_head = run.attention_head;
     pending_ = Workspace();
     plan_workspace(shape, arena, &pending_);
   }
@@ -56,6 +60,22 @@ class Transformer final : public EncoderDecoder {
   }
 
   float* logits() override { return workspace_.logits; }
+
+  const float* attention_weights(size_t* stride) const override {
+    *stride = workspace_.max_source_len;
+    return workspace_.cross_weights;
+  }
+
+  Status check_attention_choice(int layer, int head) const override {
+    const int layers = static_cast<int>(config_.decoder_layers);
+    const int heads = static_cast<int>(config_.heads);
+    if (layer < -1 || layer >= layers || head < -1 || head >= heads) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "layer %d, head %d asked; the decoder has layers 0..%d and heads 0..%d "
+                           "(-1: the last layer; the mean over heads)", layer, head, layers - 1, heads - 1);
+    }
+    return Status::ok();
+  }
 
   void reorder_state(const Execution& execution, size_t first_slot, size_t old_count,
                      const size_t* parent, size_t new_count, size_t positions) override {

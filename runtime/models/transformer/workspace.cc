@@ -54,6 +54,14 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
       arena->allocate<float>(s.workers * w->enc_scratch_stride, {kAttnContext, kAttnContext});
   w->dec_attention_scratch =
       arena->allocate<float>(s.workers * w->dec_scratch_stride, {kDecodeLayers, kDecodeLayers});
+  w->max_source_len = s.max_source_len;
+  if (s.attention) {
+    w->attention_layer = s.attention_layer < 0 ? s.decoder_layers - 1 : static_cast<size_t>(s.attention_layer);
+    w->attention_head = s.attention_head;
+    w->cross_weights_heads =
+        arena->allocate<float>(s.rows * s.heads * s.max_source_len, {kDecodeLayers, kDecodeLayers});
+    w->cross_weights = arena->allocate<float>(s.rows * s.max_source_len, {kDecodeLayers, kDecodeSearch});
+  }
 }
 
 }  // namespace edgemt

@@ -48,6 +48,10 @@ struct WorkspaceShape {
   bool int8 = false;          // int8 Linears: plan their quantized-input scratch
   bool f16 = false;           // f16 Linears: plan their half input/output scratch
   bool raw_self_memory = false;  // TransformerConfig::raw_decoder_self_memory
+  size_t heads = 0;
+  bool attention = false;     // plan the attention weights the caller asked for
+  int attention_layer = -1;   // RunShape's choice: -1 the last decoder layer
+  int attention_head = -1;    // -1 the mean over heads
 };
 
 struct Workspace {
@@ -98,6 +102,16 @@ struct Workspace {
   size_t enc_scratch_stride = 0;
   size_t dec_scratch_stride = 0;
   size_t max_target_len = 0;  // T: positions per cache row
+
+  // Cross-attention weights on request (WorkspaceShape::attention; else
+  // null): every head's probabilities of the chosen layer, then the row
+  // the search keeps (that head's, or their mean). Row r's first n floats
+  // (n its source's length) are meaningful.
+  float* cross_weights_heads = nullptr;  // [R, heads, max_source_len]  kDecodeLayers
+  float* cross_weights = nullptr;        // [R, max_source_len]  [kDecodeLayers, kDecodeSearch]
+  size_t attention_layer = 0;            // the chosen decoder layer
+  int attention_head = -1;               // the chosen head, or -1 for the mean
+  size_t max_source_len = 0;             // the stride of both
 };
 
 // Lays the workspace out in `arena` (measuring or real).

@@ -50,7 +50,8 @@ class _TranslatorOptions(ctypes.Structure):
 class _Limits(ctypes.Structure):
     _fields_ = [("max_batch", ctypes.c_size_t), ("max_source_len", ctypes.c_size_t),
                 ("max_beam", ctypes.c_size_t), ("max_target_len", ctypes.c_size_t),
-                ("attention", ctypes.c_int)]
+                ("attention", ctypes.c_int), ("attention_layer", ctypes.c_int),
+                ("attention_head", ctypes.c_int)]
 
 
 class _DecodeOptions(ctypes.Structure):
@@ -269,10 +270,13 @@ class Translator:
 
     def __init__(self, model: Model, threads: int = 1, max_batch: int = 16,
                  max_source_len: Optional[int] = None, max_beam: Optional[int] = None,
-                 max_target_len: Optional[int] = None, attention: bool = False):
+                 max_target_len: Optional[int] = None, attention: bool = False,
+                 attention_layer: int = -1, attention_head: int = -1):
         """Limits left None: sources and translations up to 256 tokens (or
         the model's longest), beams up to 4 or the model's default beam.
-        attention: plan for attention weights (translate_ids(attention=True))."""
+        attention: plan for attention weights (translate_ids(attention=True));
+        of a Transformer, decoder layer attention_layer's cross-attention (-1:
+        the last) and its head attention_head (-1: the mean over heads)."""
         self._model = model  # keeps the model alive while the translator is
         self._handle = ctypes.c_void_p()
         self._tokenizer = ctypes.c_void_p()
@@ -286,7 +290,8 @@ class Translator:
         if max_beam is None:
             max_beam = max(4, int(model.decode_defaults()["beam_size"]))
         self.limits = _Limits(max_batch, max_source_len or longest, max_beam,
-                              max_target_len or longest, 1 if attention else 0)
+                              max_target_len or longest, 1 if attention else 0,
+                              attention_layer, attention_head)
         # The library allocates the arena (a caller arena is for C callers).
         _check(_lib.edgemt_translator_prepare(self._handle, ctypes.byref(self.limits), None, 0,
                                               ctypes.byref(error)), error)

@@ -87,18 +87,22 @@ class RnnAttention(unittest.TestCase):
                             self.assertAlmostEqual(sum(row), 1.0, delta=1e-5)
                             self.assertTrue(all(w >= 0.0 for w in row))
 
-    def test_unplanned_or_unsupported_requests_are_refused(self):
+    def test_unplanned_or_impossible_requests_are_refused(self):
         name = VARIANTS[0]
         translator = edgemt.Translator(self.models[name], max_batch=4)  # not planned
         with self.assertRaises(edgemt.Error) as caught:
             translator.translate_ids(self.sources[:2], attention=True)
         self.assertEqual(caught.exception.code, "failed-precondition")
         self.assertIn("Limits::attention", str(caught.exception))
-        transformer = edgemt.Model(os.path.join(ROOT, "models", "multi30k-en-de.int8.emt"))
-        translator = edgemt.Translator(transformer, max_batch=2, attention=True)
-        with self.assertRaises(edgemt.Error) as caught:
-            translator.translate_ids([[5, 6, EOS]], attention=True)
-        self.assertEqual(caught.exception.code, "unsupported")
+        # One attention: no other layer or head to choose.
+        for layer, head in ((1, -1), (-1, 1), (-2, -1)):
+            with self.assertRaises(edgemt.Error) as caught:
+                edgemt.Translator(self.models[name], max_batch=2, attention=True,
+                                  attention_layer=layer, attention_head=head)
+            self.assertEqual(caught.exception.code, "invalid-argument")
+            self.assertIn("one attention", str(caught.exception))
+        edgemt.Translator(self.models[name], max_batch=2, attention=True, attention_layer=0,
+                          attention_head=0)
 
 
 if __name__ == "__main__":
