@@ -14,6 +14,7 @@ packages=(
                                              # llvm-symbolizer names the frames of a report
   python3-pip python3-regex python3-tabulate python3-colorama python3-portalocker python3-lxml
                                              # pip, and sacrebleu's dependencies from Debian
+  librsvg2-bin                               # rsvg-convert: tests render the attention heat maps (SVG) to PNG
   libopenblas0-openmp                        # an optimized BLAS for PyTorch: Debian's torch links
                                              # libblas.so.3, the reference BLAS unless this is
                                              # installed (~5x slower; edgemt-compare needs it)
