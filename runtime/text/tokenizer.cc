@@ -217,6 +217,22 @@ Status Tokenizer::piece_id(std::string_view piece, int32_t* id) const {
                        static_cast<int>(piece.size()), piece.data());
 }
 
+Status Tokenizer::piece(TextSide side_id, int32_t id, std::string* piece) const {
+  const TokenizerSide& side = side_id == TextSide::kSource ? impl_->source : impl_->target;
+  if (id < 0 || static_cast<size_t>(id) >= side.ids) {
+    return Status::error(StatusCode::kInvalidArgument, "id %d is outside the %s vocabulary (%zu pieces)",
+                         id, side_id == TextSide::kSource ? "source" : "target", side.ids);
+  }
+  if (!side.pieces.empty()) {
+    *piece = side.pieces[static_cast<size_t>(id)];
+    return Status::ok();
+  }
+  return guarded("spelling a piece", [&] {
+    *piece = side.processor.IdToPiece(id);
+    return Status::ok();
+  });
+}
+
 std::vector<std::string> Tokenizer::target_language_tokens() const {
   std::vector<std::string> tokens;
   const TokenizerSide& side = impl_->source;

@@ -53,6 +53,11 @@ class Tokenizer {
   // in the source. kInvalidArgument when the vocabulary has no such piece.
   [[nodiscard]] Status piece_id(std::string_view piece, int32_t* id) const;
 
+  // The piece of `id` on `side` as the side's vocabulary spells it ("▁Hund",
+  // "</s>", ">>fra<<"): for token lists and attention labels.
+  // kInvalidArgument for an id outside the side's vocabulary.
+  [[nodiscard]] Status piece(TextSide side, int32_t id, std::string* piece) const;
+
   // The source vocabulary's target-language tokens (pieces ">>xx<<"), in id
   // order: empty for a single-target model.
   std::vector<std::string> target_language_tokens() const;

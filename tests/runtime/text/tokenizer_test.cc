@@ -410,5 +410,34 @@ TEST_CASE("text/tokenizer: target-language tokens of a piece vocabulary") {
   CHECK(b.tokenizer->target_language_tokens().empty());
 }
 
+TEST_CASE("text/tokenizer: piece spells ids of SentencePiece and of a piece vocabulary") {
+  REQUIRE(bundled_model_present());
+  Bundled b = load_bundled();
+  std::vector<int32_t> ids;
+  REQUIRE(b.tokenizer->encode("Two dogs", &ids).is_ok());
+  std::string joined;
+  for (int32_t id : ids) {
+    std::string piece;
+    REQUIRE(b.tokenizer->piece(TextSide::kSource, id, &piece).is_ok());
+    joined += piece + "|";
+  }
+  CHECK(joined == "\xe2\x96\x81" "Two|\xe2\x96\x81" "dogs|</s>|");
+  std::string piece;
+  REQUIRE(b.tokenizer->piece(TextSide::kTarget, 3, &piece).is_ok());
+  CHECK(piece == "</s>");
+  const Status outside = b.tokenizer->piece(TextSide::kTarget, 8000, &piece);
+  CHECK(outside.code() == StatusCode::kInvalidArgument);
+  CHECK(contains(outside, "outside the target vocabulary (8000 pieces)"));
+  CHECK(b.tokenizer->piece(TextSide::kSource, -1, &piece).code() == StatusCode::kInvalidArgument);
+
+  PieceVocabulary v = make_piece_vocabulary(*b.model);
+  REQUIRE(v.tokenizer->piece(TextSide::kSource, static_cast<int32_t>(v.spm_pieces), &piece).is_ok());
+  CHECK(piece == ">>fra<<");
+  REQUIRE(v.tokenizer->piece(TextSide::kTarget, 0, &piece).is_ok());  // reversed: the last spm piece
+  CHECK(piece != "");
+  CHECK(v.tokenizer->piece(TextSide::kTarget, static_cast<int32_t>(v.spm_pieces + 2), &piece).code() ==
+        StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace edgemt
