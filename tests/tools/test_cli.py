@@ -140,14 +140,21 @@ class CliTest(unittest.TestCase):
         self.assert_clean_failure(run("bench", "-m", MODEL, "--busy=0"), "--busy")
 
     def test_inspect_prints_config_tensors_and_totals(self):
+        # The summary; --tensors adds every tensor and the totals
+        # (tests/tools/test_cli_inspect.py checks both in detail).
         result = run("inspect", MODEL)
         self.assertEqual(result.returncode, 0, result.stderr)
         out = result.stdout.decode("utf-8")
-        for fragment in ("format version     2", "family           transformer", "en -> de",
+        for fragment in ("format version     2", "family             transformer", "en -> de",
                          "d_model          256", "max length       256 tokens",
-                         "weight dtype       i8", "quantization       int8-per-row-dynamic",
-                         "compute path     int8 (int8-per-row-dynamic: own int8 GEMM",
-                         "encoder.layers.0.self_attn.qkv.weight", "encoder.layers.0.ffn.in.weight_scale",
+                         "precision          i8, int8-per-row-dynamic",
+                         "compute path       int8 (int8-per-row-dynamic: own int8 GEMM",
+                         "tensors            141 entries"):
+            self.assertIn(fragment, out)
+        result = run("inspect", "--tensors", MODEL)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        out = result.stdout.decode("utf-8")
+        for fragment in ("encoder.layers.0.self_attn.qkv.weight", "encoder.layers.0.ffn.in.weight_scale",
                          "[768, 256]", "file size"):
             self.assertIn(fragment, out)
 
