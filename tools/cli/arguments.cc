@@ -108,4 +108,17 @@ bool Arguments::get_float(const std::string& name, float fallback, float* out,
   return true;
 }
 
+bool Arguments::get_model_only(std::string* model_path, std::string* error) const {
+  if (!positional_.empty()) {
+    *error = "unexpected argument '" + positional_[0] + "'";
+    return false;
+  }
+  *model_path = get("model", "");
+  if (model_path->empty()) {
+    *error = "a model is required (-m MODEL)";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace edgemt::cli

@@ -35,6 +35,9 @@ class Arguments {
                 std::string* error) const;
   bool get_float(const std::string& name, float fallback, float* out, std::string* error) const;
   const std::vector<std::string>& positional() const { return positional_; }
+  // The -m/--model path of a command that takes no positional argument:
+  // false with *error set when one is given or the model is missing.
+  bool get_model_only(std::string* model_path, std::string* error) const;
 
  private:
   std::map<std::string, std::string> values_;

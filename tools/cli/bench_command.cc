@@ -152,15 +152,7 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
     settings->help = true;
     return true;
   }
-  if (!args.positional().empty()) {
-    *error = "unexpected argument '" + args.positional()[0] + "'";
-    return false;
-  }
-  settings->model_path = args.get("model", "");
-  if (settings->model_path.empty()) {
-    *error = "a model is required (-m MODEL)";
-    return false;
-  }
+  if (!args.get_model_only(&settings->model_path, error)) return false;
   if (args.has("input")) {
     settings->input_path = args.get("input", "");
     if (settings->input_path.empty()) {

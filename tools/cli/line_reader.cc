@@ -1,5 +1,6 @@
 #include "cli/line_reader.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,6 +35,33 @@ bool LineReader::fill() {
   }
 }
 
+bool LineReader::line_ready() {
+  for (;;) {
+    if (std::memchr(buffer_.data() + begin_, '\n', end_ - begin_) != nullptr) return true;
+    if (at_end_ || error_ != 0) return true;
+    if (begin_ == 0 && end_ == buffer_.size()) return true;
+    pollfd request = {fd_, POLLIN, 0};
+    const int polled = ::poll(&request, 1, 0);
+    if (polled < 0 && errno == EINTR) continue;
+    // A poll() that fails says nothing about the input: let next() find out.
+    if (polled < 0) return true;
+    if (polled == 0) return false;
+    // Readable (or hung up, or failed): read() returns at once. Keep the
+    // partial line that is buffered and add to it.
+    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+    const ssize_t got = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    if (got > 0) {
+      end_ += static_cast<size_t>(got);
+    } else if (got == 0) {
+      at_end_ = true;
+    } else if (errno != EINTR && errno != EAGAIN) {
+      error_ = errno;
+    }
+  }
+}
+
 LineReader::Result LineReader::next(std::string* line, size_t* bytes) {
   line->clear();
   *bytes = 0;
@@ -59,8 +87,10 @@ LineReader::Result LineReader::next(std::string* line, size_t* bytes) {
     }
     *bytes += take;
     begin_ += take;
+    consumed_ += take;
     if (newline != nullptr) {
       ++begin_;  // the '\n'
+      ++consumed_;
       break;
     }
   }

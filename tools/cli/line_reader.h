@@ -9,9 +9,15 @@
 // Lines end at '\n' (not stored); a last line without one still counts. A
 // '\r' before the '\n' is part of the line (the caller decides about CRLF).
 // The reader owns a fixed buffer; it does not own or close the descriptor.
+//
+// Interactive input: line_ready() says, without blocking, whether a whole
+// line is already there, so that a caller collecting a batch can translate
+// what it has instead of waiting for lines a program on the other end of a
+// pipe will only send after it has read the translations.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +35,18 @@ class LineReader {
   Result next(std::string* line, size_t* bytes);
   int error() const { return error_; }
 
+  // True when next() would return without waiting for the writer: a '\n'
+  // is buffered, the input has ended or failed, or the buffer is full of
+  // one long line (next() reads the rest of it, which the writer has
+  // started). Otherwise reads what the descriptor has now (poll() with
+  // timeout 0, then read(), which then does not block) and looks again;
+  // false when nothing more is there. A regular file is always ready.
+  bool line_ready();
+
+  // Bytes next() has consumed so far: lines and their '\n's (too-long lines
+  // included). With the input's size this gives the fraction done.
+  uint64_t consumed_bytes() const { return consumed_; }
+
  private:
   bool fill();  // false at end of input or on error
 
@@ -39,6 +57,7 @@ class LineReader {
   size_t end_ = 0;
   bool at_end_ = false;
   int error_ = 0;
+  uint64_t consumed_ = 0;
 };
 
 }  // namespace edgemt::cli

@@ -10,8 +10,10 @@ constexpr const char* kUsage =
     "usage: edgemt <command> [options]\n"
     "\n"
     "commands:\n"
-    "  translate -m MODEL [options]   translate lines of text (stdin or -i FILE)\n"
-    "  inspect MODEL                  print a model file's config, tensors and totals\n"
+    "  translate -m MODEL [options]   translate lines of text (stdin or -i FILE);\n"
+    "                                 paragraphs, alignments, attention heat maps, JSON\n"
+    "  inspect MODEL [options]        a one-screen summary of a model file (--tensors,\n"
+    "                                 --arena, --all for the full listing)\n"
     "  bench -m MODEL [options]       time loading, latency, throughput (and a profile)\n"
     "\n"
     "Run 'edgemt <command> --help' for a command's options.\n";

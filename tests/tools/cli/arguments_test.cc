@@ -51,6 +51,21 @@ TEST_CASE("cli/arguments: long, inline, alias, switch and positional forms") {
   CHECK(p.args.positional() == (std::vector<std::string>{"in.txt", "out.txt"}));
 }
 
+TEST_CASE("cli/arguments: get_model_only wants -m MODEL and no positional argument") {
+  std::string model;
+  std::string error;
+  Parsed p = parse({"-m", "a.emt", "-q"});
+  REQUIRE_MESSAGE(p.ok, p.error);
+  CHECK(p.args.get_model_only(&model, &error));
+  CHECK(model == "a.emt");
+  p = parse({"-q"});
+  CHECK_FALSE(p.args.get_model_only(&model, &error));
+  CHECK(error == "a model is required (-m MODEL)");
+  p = parse({"-m", "a.emt", "stray.txt"});
+  CHECK_FALSE(p.args.get_model_only(&model, &error));
+  CHECK(error == "unexpected argument 'stray.txt'");
+}
+
 TEST_CASE("cli/arguments: words before `first` are not parsed and absent flags use fallbacks") {
   Parsed p = parse({});
   REQUIRE(p.ok);

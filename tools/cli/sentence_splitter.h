@@ -1,0 +1,96 @@
+// Sentence splitting for `edgemt translate --split-sentences`.
+//
+// Models such as the bundled Multi30k one are trained on single sentences; a
+// paragraph on one line comes back truncated or garbled. The CLI splits each
+// line into sentences, translates them as one batch and joins the
+// translations back into one line.
+//
+// The rules are deliberately conservative: a wrong split (mid-sentence)
+// ruins a translation, a missed one only leaves the line as it was. A line
+// splits only at whitespace that follows
+//
+//   a terminator   . ! ? … ... and runs such as ?! or !!
+//   + optional closing quotes/brackets   " ' ” ’ “ ‘ » « › ) ] }
+//
+// and precedes a sentence start: an uppercase letter (ASCII, Latin-1, Latin
+// Extended-A, Greek, Cyrillic) or a digit, possibly after opening quotes or
+// brackets (" ' “ „ ‘ « » ( [ ¿ ¡ ...). French spacing counts as the same
+// thing: in `Vraiment ? Oui.` the lone `?` ends the first sentence, and in
+// `« Bonjour ! » Il part.` the lone `»` still belongs to it. A gap made only
+// of no-break spaces (U+00A0, U+202F, U+2007, U+2009) never splits.
+// CJK 。！？ end a sentence even without whitespace and whatever follows.
+//
+// Nothing splits inside quotes or brackets: `He said "Stop. Go away." Then
+// he left.` is two sentences, the first with the whole quote, and a sign's
+// text (`a sign saying "Pop! Tech" on stage`) stays whole. A quote mark at
+// the start of a word opens, anywhere else it closes (`„Open“-Schild`), so
+// every language's quotes pair up; an unclosed one stops splitting for the
+// rest of the line. (Apostrophe-like ' ‘ ’ ‚ are not counted.)
+//
+// A `.` does not end a sentence after
+//   - an abbreviation of the language's list (`Mr.` `Inc.` `vs.` `bzw.` `ca.`
+//     `Hr.` `Mme.` `env.` `av.` ...), a single letter (initials
+//     `J. R. R. Tolkien`, `George W. Bush`, `z. B.`, `M. Dupont`) or short
+//     letter groups joined by dots (`e.g.` `U.S.` `a.m.` `z.B.` `d.h.`
+//     `c.-à-d.` `J.-C.` `Ph.D.`);
+//   - an abbreviation that stands before numbers (`No. 5`, `Fig. 3`,
+//     `Jan. 5`, `Nr. 7`) when a digit follows (`No. We stay.` does split);
+//   - a number that starts its sentence (list items: `1. Introduction`,
+//     `II. Methods`);
+//   - in German (and for unknown languages), a number of 1 to 3 digits or a
+//     day.month date, which may be an ordinal: `am 3. Mai`, `der 2. Platz`,
+//     `am 24.11. Abends`; unless an article, pronoun, preposition or the like
+//     follows, which cannot follow an ordinal (`mit der Nummer 28. Ein Mann
+//     ...` splits). A year (`im Jahr 2010. Danach`) ends a sentence; so does
+//     any number in English and French (`He counted to 10. Then ...`).
+// `etc.`, `usw.` and `usf.` are not abbreviations here: they end an
+// enumeration, which nearly always ends its sentence, so followed by a
+// sentence start they end the sentence (`apples, pears, etc. Then we left.`);
+// followed by lowercase they do not (`apples, pears, etc. are fruit`).
+// An ellipsis in brackets (`[...]`, `(…)`) marks an omission, not an end.
+// Dots inside a word never split: 3.5, 1,000.50, 10.30, 24.11.2026, 2.0.1,
+// www.example.com, info@example.de, Node.js.
+//
+// `language` is an ISO 639-1 code: "en", "de" and "fr" use their own lists;
+// anything else ("", "es", "de-AT") uses all of them and the German number
+// rule, which only ever splits less.
+//
+// Bytes are never assumed to be valid UTF-8: a malformed sequence is an
+// ordinary non-letter character. Time and memory are linear in the length of
+// the line. Both functions are pure and safe to call from several threads.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace edgemt::cli {
+
+// One sentence of a line: bytes [begin, end) of it, without the whitespace around it.
+struct SentenceSpan {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// Splits one line (UTF-8, no '\n') into sentences, in order. `language` is an
+// ISO 639-1 code ("en", "de", "fr"; anything else, including "", uses the
+// union of the known rules). A line of one sentence gives one span, a blank
+// line none. Spans are non-empty, in order, and do not overlap; what lies
+// between two of them is whitespace only (possibly none, after CJK 。！？).
+std::vector<SentenceSpan> split_sentences(std::string_view line, std::string_view language);
+
+// The translations of a line's sentences joined back into one line: sentence
+// k's translation replaces span k, and the text between spans (the input's
+// own whitespace) is kept, so "A. \tB." with translations X, Y gives
+// "X \tY". Text before the first / after the last span is dropped.
+//
+// `translations` should have one entry per span. If it has fewer, the result
+// ends after the last one; extra ones are appended, each after one space, so
+// that no translated text is lost. Spans that do not come from
+// split_sentences(line) (out of order or out of the line) are joined with
+// one space too.
+std::string join_sentences(std::string_view line, const std::vector<SentenceSpan>& spans,
+                           const std::vector<std::string>& translations);
+
+}  // namespace edgemt::cli

@@ -1,0 +1,61 @@
+// The settings of `edgemt translate`: its flags, their checks and --help.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "edgemt/model.h"
+#include "edgemt/translator.h"
+
+namespace edgemt::cli {
+
+// The --help text (what every flag does, the defaults, the exit statuses).
+const char* translate_help();
+
+enum class ProgressMode { kAuto, kOn, kOff };
+
+struct TranslateSettings {
+  bool help = false;
+  std::string model_path;
+  std::string input_path;   // "" = stdin
+  std::string output_path;  // "" = stdout
+  DecodeOptions decode;
+  // Which of decode's values the command line set (the rest are the model's).
+  bool beam_set = false;
+  bool length_penalty_set = false;
+  bool word_penalty_set = false;
+  bool max_len_a_set = false;
+  bool max_len_b_set = false;
+  std::string target_prefix;
+  size_t max_len = 0;  // 0 = the model's max length
+  size_t threads = 1;
+  size_t batch = 16;  // sentences per translate() call
+  size_t max_line_bytes = 0;
+  bool copy_model = false;
+
+  ProgressMode progress = ProgressMode::kAuto;
+  bool json = false;
+  bool split_sentences = true;
+  std::string source_language;  // "" = the model's (--source-lang)
+  bool source_language_set = false;
+
+  // Attention weights: any of these asks the translator for them.
+  std::string attention_dir;  // --attention DIR: one SVG per sentence
+  bool show_attention = false;
+  bool align = false;
+  int attention_layer = -1;  // -1 = the last decoder layer
+  int attention_head = -1;   // -1 = the mean over the heads
+  bool attention_choice_set = false;  // --attention-layer or --attention-head given
+
+  bool wants_attention() const { return !attention_dir.empty() || show_attention || align; }
+};
+
+// Parses argv[2..]; false with *error (for an exit status 2 message) on a
+// bad flag, value or combination. --help sets settings->help only.
+bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
+                             std::string* error);
+
+// The model's decoding defaults, overridden by what the command line set.
+DecodeOptions decode_settings(const Model& model, const TranslateSettings& settings);
+
+}  // namespace edgemt::cli

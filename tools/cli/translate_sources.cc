@@ -1,0 +1,99 @@
+#include "cli/translate_sources.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cli/sentence_splitter.h"
+#include "edgemt/utf8.h"
+
+namespace edgemt::cli {
+
+namespace {
+
+bool is_blank(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+  });
+}
+
+// The sentences of `text` as byte ranges; one range, the whole line, when
+// it has one sentence or splitting is off.
+std::vector<SentenceSpan> sentence_ranges(std::string_view text, const SourceOptions& options) {
+  std::vector<SentenceSpan> ranges;
+  if (options.split_sentences) ranges = split_sentences(text, options.language);
+  // One sentence: the whole line, as without splitting, so that its source
+  // ids (spaces around it included, which SentencePiece may keep) and its
+  // translation stay exactly what they were.
+  if (ranges.size() <= 1) ranges.assign(1, SentenceSpan{0, text.size()});
+  return ranges;
+}
+
+}  // namespace
+
+SourceMaker::SourceMaker(const Tokenizer& tokenizer, SourceOptions options)
+    : tokenizer_(tokenizer), options_(std::move(options)) {}
+
+void SourceMaker::make(LineWork* line, bool too_long, size_t bytes) const {
+  line->sentences.clear();
+  line->split = false;
+  if (too_long) {
+    line->error = std::to_string(bytes) + " bytes, more than --max-line-bytes (" +
+                  std::to_string(options_.max_line_bytes) + ")";
+    return;
+  }
+  if (is_blank(line->text)) return;
+  std::vector<int32_t> ids;
+  if (!is_valid_utf8(line->text, nullptr)) {
+    // The tokenizer's own message (it names the first bad byte).
+    const Status status = tokenizer_.encode(line->text, &ids);
+    line->error = status.is_ok() ? "input is not valid UTF-8" : status.message();
+    return;
+  }
+  const auto ranges = sentence_ranges(line->text, options_);
+  line->split = ranges.size() > 1;
+  line->sentences.resize(ranges.size());
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    SentenceWork& sentence = line->sentences[k];
+    sentence.begin = ranges[k].begin;
+    sentence.end = ranges[k].end;
+    const std::string_view text =
+        std::string_view(line->text).substr(sentence.begin, sentence.end - sentence.begin);
+    const Status status = tokenizer_.encode(text, &sentence.source);
+    const std::string which =
+        line->split ? "sentence " + std::to_string(k + 1) + " of " + std::to_string(ranges.size()) + ": "
+                    : "";
+    if (!status.is_ok()) {
+      line->error = which + status.message();
+    } else {
+      if (options_.target_prefix != nullptr) {
+        sentence.source.insert(sentence.source.begin(), *options_.target_prefix);
+      }
+      if (sentence.source.size() > options_.max_source_len) {
+        line->error = which + "source has " + std::to_string(sentence.source.size()) +
+                      " tokens, more than the " + std::to_string(options_.max_source_len) +
+                      " the model takes";
+      }
+    }
+    if (line->failed()) {
+      line->sentences.clear();
+      line->split = false;
+      return;
+    }
+  }
+}
+
+std::string join_translations(const LineWork& line) {
+  if (line.sentences.empty()) return "";
+  if (!line.split) return line.sentences[0].translation;
+  std::vector<SentenceSpan> spans;
+  std::vector<std::string> translations;
+  for (const SentenceWork& sentence : line.sentences) {
+    spans.push_back({sentence.begin, sentence.end});
+    translations.push_back(sentence.translation);
+  }
+  return join_sentences(line.text, spans, translations);
+}
+
+}  // namespace edgemt::cli
