@@ -29,7 +29,7 @@ bool ends_with(const char* text, const char* suffix) {
   return length >= suffix_length && std::strcmp(text + length - suffix_length, suffix) == 0;
 }
 
-// "encoder.layers.12.ffn.in.weight" -> 12; -1 when the name (after
+// "encoder.layers.12.out.weight" -> 12; -1 when the name (after
 // "<group>.") does not start with "layers.<digits>.".
 long layer_index(const std::string& rest) {
   constexpr const char kLayers[] = "layers.";

@@ -44,7 +44,7 @@ struct TranslateSettings {
   bool show_attention = false;
   bool align = false;
   int attention_layer = -1;  // -1 = the last decoder layer
-  int attention_head = -1;   // -1 = the mean over the heads
+  int attention_head = -1;   // -1 = the mean over every head
   bool attention_choice_set = false;  // --attention-layer or --attention-head given
 
   bool wants_attention() const { return !attention_dir.empty() || show_attention || align; }

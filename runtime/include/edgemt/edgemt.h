@@ -178,8 +178,8 @@ typedef struct edgemt_limits {
   size_t max_beam;        /* <= 64 */
   size_t max_target_len;  /* generated tokens counting EOS, <= max_sequence_length */
   int attention;          /* nonzero: plan memory for attention weights (edgemt_result) */
-  int attention_layer;    /* Transformer: decoder layer of the cross-attention, -1 the last */
-  int attention_head;     /* its head, -1 the mean over heads (start from edgemt_limits_default) */
+  int attention_layer;    /* decoder layer of the attention over the source, -1 the last */
+  int attention_head;     /* its head, -1 the mean over every head (start from edgemt_limits_default) */
 } edgemt_limits;
 
 /* 16 sentences of 256 tokens, beam 4 (edgemt::Limits). */

@@ -58,14 +58,14 @@ struct Limits {
   size_t max_target_len = 256;  // generated tokens, counting EOS; <= model.max_sequence_length()
   // Plan memory for the attention weights of every step (Translation::
   // attention): max_target_len x max_batch·max_beam x max_source_len floats
-  // more (Transformer: (heads + 1) x max_batch·max_beam x max_source_len
-  // more still). Off: no cost, and asking for weights is refused; on, the
+  // more (a multi-head attention: (its head count + 1) x max_batch·max_beam
+  // x max_source_len more still). Off: no cost, and asking for weights is refused; on, the
   // decoder copies them out only for calls that ask for them.
   bool attention = false;
-  // Which attention the weights are, for Transformer models: the decoder
-  // layer's cross-attention (0-based; -1 = the last layer) and its head
-  // (0-based; -1 = the mean over the heads, as PyTorch's
-  // average_attn_weights). RNN models have one attention: -1 / -1 (or 0 / 0).
+  // Which attention the weights are: the decoder layer's attention over the
+  // source (0-based; -1 = the last layer) and its head (0-based; -1 = the
+  // mean over every head, as PyTorch's average_attn_weights). A family with
+  // one attention (RNN models) takes -1 / -1 (or 0 / 0).
   // Checked by prepare() (kInvalidArgument names the model's range).
   int attention_layer = -1;
   int attention_head = -1;
@@ -109,8 +109,8 @@ struct TokenSpan {
 // Every token id written is inside the vocabulary.
 //
 // Attention weights, on request (a translator prepared with
-// Limits::attention; Transformer models give the chosen cross-attention,
-// RNN models their one attention):
+// Limits::attention; the chosen decoder layer's attention over the source,
+// or a family's one attention):
 // `attention` is caller memory of `attention_capacity` floats, at least
 // (the sentence's most generated tokens) x (its source length, EOS
 // counted). On success it holds [attention_rows, attention_columns]
