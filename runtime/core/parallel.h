@@ -8,14 +8,19 @@
 // the slot, the chunking or the thread count, so output is identical for
 // any number of threads.
 //
-// Small work stays on the calling thread. Handing a job to the pool costs
-// about 1-2 µs (publishing it, waking a worker that went to sleep, waiting
-// for the chunks it claimed), so splitting W µs of work over two threads
-// saves W/2 - 2 µs: a loss below 4 µs. At batch 1 most decoder calls are
-// that small (4 heads of one query; an int8 [1, 256] x [256, 768] product
-// takes 2 µs). Callers pass an estimate of the work per item in nanoseconds
-// (from the kernels' measured rates, noted at each call); only an estimated
-// total of Parallel::min_nanoseconds (default kMinParallelNanoseconds,
+// Small work stays on the calling thread. Handing a job to workers that
+// are spinning (translate() wakes them for a call worth it:
+// ThreadPool::wake_for) costs about 0.2-0.5 µs (publishing it, the claims,
+// waiting for the chunks they took; 2 threads, Zen 3 VM,
+// edgemt_thread_pool_benchmark): splitting pays from ~1 µs of work. Workers
+// that went to sleep are woken only for much larger jobs (a wake costs tens
+// of µs; ThreadPool::kWakeNanoseconds). At batch 1 most decoder calls are
+// a few µs (4 heads of one query; an int8 [1, 256] x [256, 768] product
+// takes ~3 µs), so the threshold decides whether a second thread helps
+// there at all: at 8 µs it kept nearly every int8 call on the caller. Callers
+// pass an estimate of the work per item in nanoseconds (from the kernels'
+// measured rates, noted at each call); only an estimated total of
+// Parallel::min_nanoseconds (default kMinParallelNanoseconds,
 // TranslatorOptions::min_parallel_nanoseconds) or more is split. Where the
 // work runs never changes the result.
 #pragma once
@@ -26,7 +31,7 @@
 
 namespace edgemt {
 
-constexpr size_t kMinParallelNanoseconds = 8000;
+constexpr size_t kMinParallelNanoseconds = 2000;
 
 // Chunks per thread parallel_for cuts a range into: more than one, so a
 // thread that loses its CPU to another process holds back only a small
