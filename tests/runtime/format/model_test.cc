@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/transformer/tensor_layout.h"
@@ -348,6 +350,54 @@ TEST_CASE("format/model: LoadMode::kCopy gives the same model, and it survives t
   CHECK(read_floats(*output) == builder.values("output.weight"));
   copied->release_tensor_pages(*output);  // a no-op for a copy: the bytes stay
   CHECK(read_floats(*output) == builder.values("output.weight"));
+}
+
+// The [begin, end) address range mapping `path` in this process (from
+// /proc/self/maps), or {0, 0}.
+std::pair<uintptr_t, uintptr_t> mapping_of(const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  std::pair<uintptr_t, uintptr_t> range{0, 0};
+  while (std::getline(maps, line)) {
+    if (line.size() < path.size() || line.compare(line.size() - path.size(), path.size(), path) != 0) continue;
+    const uintptr_t begin = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
+    const uintptr_t end = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+    if (range.first == 0 || begin < range.first) range.first = begin;
+    if (end > range.second) range.second = end;
+  }
+  return range;
+}
+
+TEST_CASE("format/model: a mapped file's vectors are private copies, its matrices stay in the file") {
+  // Vectors are read in place on every call; in the file they sit between
+  // matrices the translator packs and drops, and reading one would map a
+  // whole page-cache folio of its neighbours (up to 2 MiB).
+  ModelBuilder builder;
+  TempFile file(builder.build());
+  REQUIRE(file.ok());
+  std::unique_ptr<Model> model;
+  REQUIRE(Model::load(file.path().c_str(), &model).is_ok());
+  const std::pair<uintptr_t, uintptr_t> mapping = mapping_of(file.path());
+  REQUIRE(mapping.first != 0);
+  size_t vectors = 0;
+  size_t matrices = 0;
+  for (size_t i = 0; i < model->tensor_count(); ++i) {
+    const TensorView& tensor = model->tensor(i);
+    CAPTURE(std::string(tensor.name));
+    const uintptr_t address = reinterpret_cast<uintptr_t>(tensor.data);
+    const bool in_file = address >= mapping.first && address < mapping.second;
+    CHECK(address % 64 == 0);
+    if (tensor.rank == 1) {
+      ++vectors;
+      CHECK_FALSE(in_file);
+    } else {
+      ++matrices;
+      CHECK(in_file);
+    }
+  }
+  CHECK(vectors > 10);  // biases and norms of every layer
+  CHECK(matrices > 10);
+  check_tensors_match(*model, builder);  // the copies hold the file's values
 }
 
 TEST_CASE("format/model: a FIFO or a device as model path is refused at once, both modes") {
