@@ -6,8 +6,9 @@
 // BM_SplitJob runs `work_ns` of busy work cut into 8 chunks through
 // ThreadPool::run with the workers spinning (wake_for before each job, as
 // translate() calls it before its burst of jobs: without it a worker that
-// fell asleep is never woken for jobs this small); BM_SameWorkAlone runs the same work on the calling
-// thread. Splitting pays where BM_SplitJob/threads:2 beats BM_SameWorkAlone.
+// fell asleep is never woken for jobs this small). BM_SameWorkAlone runs
+// the same work on the calling thread. Splitting pays where
+// BM_SplitJob/threads:2 beats BM_SameWorkAlone.
 #include <benchmark/benchmark.h>
 
 #include <chrono>

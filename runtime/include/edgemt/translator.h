@@ -42,8 +42,8 @@ struct TranslatorOptions {
   size_t threads = 1;  // threads in translate(), the caller's included; 1 = the caller only
   // With threads > 1: a kernel call whose work is estimated below this runs
   // on the calling thread, because handing it to the pool costs more than it
-  // saves (a dispatch to spinning workers costs ~0.5 µs on a 2-vCPU x86
-  // VM; slower cores or busier machines may want more). 0 splits every
+  // saves (a dispatch to spinning workers costs ~0.2-0.5 µs on a 2-vCPU
+  // x86 VM; slower cores or busier machines may want more). 0 splits every
   // call that can be split. Never changes the output.
   size_t min_parallel_nanoseconds = 2000;
 };
