@@ -171,7 +171,7 @@ size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
   if (cpu.avx512_vnni) all[count++] = {gemm_avx512_vnni, "avx512-vnni", quantize_rows_avx512, 100};
-  if (cpu.avx2) all[count++] = {gemm_avx2, "avx2", quantize_rows, 60};
+  if (cpu.avx2) all[count++] = {gemm_avx2, "avx2", quantize_rows_avx2, 60};
 #endif
 #if defined(__aarch64__)
   if (cpu.neon_dotprod) all[count++] = {gemm_neon_dotprod, "neon-dotprod", quantize_rows, 32};

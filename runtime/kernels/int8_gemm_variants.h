@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstring>
+#include <limits>
 
 #include "kernels/int8_gemm.h"
 
@@ -15,6 +16,21 @@ inline uint32_t load_group(const int8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, sizeof v);
   return v;
+}
+
+// A row's scale and the factor its values are multiplied by, from the bit
+// pattern of its max|x|, as quantize_rows computes them. False for the rows
+// quantize_rows treats apart (all zero, inf/NaN, or max|x| so small that
+// 127 / max|x| overflows): the vector quantizers hand those to it.
+inline bool regular_row_scale(uint32_t max_bits, float* scale, float* inverse) {
+  float max_abs;
+  std::memcpy(&max_abs, &max_bits, sizeof max_abs);
+  *inverse = 127.0f / max_abs;
+  if (max_bits == 0 || max_bits >= 0x7F800000u || *inverse > std::numeric_limits<float>::max()) {
+    return false;
+  }
+  *scale = max_abs / 127.0f;
+  return true;
 }
 
 // A register tile: `rows` (MR) rows from m0, `blocks` (NB) blocks from b0.
@@ -53,6 +69,9 @@ void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_cou
 // quantize_rows with AVX-512 (F, BW): the same bits, 16 values at a time.
 void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
                           float* scale);
+// quantize_rows with AVX2: the same bits, 8 values at a time.
+void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
+                        float* scale);
 #endif
 #if defined(__aarch64__)
 void gemm_neon(const GemmArgs& args, size_t first_block, size_t block_count);

@@ -10,9 +10,12 @@
 //
 // Tiles: MR rows × NB blocks with MR·NB <= 4 (8 of the 16 ymm registers as
 // accumulators): one row takes four blocks, four rows take one.
+//
+// Also the activation quantizer that goes with it (quantize_rows' bits).
 #include <immintrin.h>
 
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/avx2_math.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
@@ -86,7 +89,64 @@ constexpr TileFunction kTiles[4][4] = {
 };
 constexpr size_t kMaxBlocks[4] = {4, 2, 1, 1};  // per row count: MR·NB <= 4
 
+// xq = clamp(round_half_even(x · inverse), ±127) on 8 lanes, as int32.
+inline __m256i quantize8(__m256 x, __m256 inverse) {
+  const __m256 v = _mm256_round_ps(_mm256_mul_ps(x, inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm256_cvtps_epi32(
+      _mm256_max_ps(_mm256_min_ps(v, _mm256_set1_ps(127.0f)), _mm256_set1_ps(-127.0f)));
+}
+
 }  // namespace
+
+// quantize_rows' bits, 8 values at a time (the portable loop compiles to
+// SSE2, and it took 5-6% of int8 batch-32 beam-4 time on a Zen 3 VM).
+void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
+                        float* scale) {
+  const size_t stride = padded_depth(depth);
+  const size_t full = depth / 8 * 8;
+  const __m256i tail = avx2::tail_mask(depth - full);
+  const __m256i magnitude = _mm256_set1_epi32(0x7FFFFFFF);
+  for (size_t m = 0; m < rows; ++m) {
+    const float* row = x + m * x_stride;
+    int8_t* q = xq + m * stride;
+    // max|x| on the bit patterns, as the portable loop (inf/NaN largest);
+    // masked-off lanes load 0, which changes no max.
+    __m256i max_bits = _mm256_and_si256(_mm256_castps_si256(_mm256_maskload_ps(row + full, tail)), magnitude);
+    for (size_t k = 0; k < full; k += 8) {
+      max_bits = _mm256_max_epu32(max_bits, _mm256_and_si256(_mm256_castps_si256(_mm256_loadu_ps(row + k)), magnitude));
+    }
+    alignas(32) uint32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), max_bits);
+    uint32_t bits = 0;
+    for (uint32_t lane : lanes) bits = lane > bits ? lane : bits;
+    float inverse_value;
+    if (!regular_row_scale(bits, scale + m, &inverse_value)) {
+      quantize_rows(row, 1, depth, depth, q, scale + m);
+      continue;
+    }
+    const __m256 inverse = _mm256_set1_ps(inverse_value);
+    size_t k = 0;
+    for (; k + 32 <= depth; k += 32) {
+      // int32 -> int16 -> int8 packs work within 128-bit halves: bytes come
+      // out as [a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7], put back in order.
+      const __m256i ab = _mm256_packs_epi32(quantize8(_mm256_loadu_ps(row + k), inverse),
+                                            quantize8(_mm256_loadu_ps(row + k + 8), inverse));
+      const __m256i cd = _mm256_packs_epi32(quantize8(_mm256_loadu_ps(row + k + 16), inverse),
+                                            quantize8(_mm256_loadu_ps(row + k + 24), inverse));
+      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(ab, cd),
+                                                        _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + k), bytes);
+    }
+    for (; k < depth; k += 8) {
+      const size_t count = depth - k < 8 ? depth - k : 8;
+      const __m256 v = _mm256_maskload_ps(row + k, avx2::tail_mask(count));
+      alignas(32) int32_t values[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(values), quantize8(v, inverse));
+      for (size_t i = 0; i < count; ++i) q[k + i] = static_cast<int8_t>(values[i]);
+    }
+    for (size_t p = depth; p < stride; ++p) q[p] = 0;
+  }
+}
 
 void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
   run_tiles(a, first_block, block_count, kTiles, kMaxBlocks);

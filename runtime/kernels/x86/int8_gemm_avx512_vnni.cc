@@ -20,9 +20,6 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
-#include <cstring>
-#include <limits>
-
 #include "kernels/int8_gemm_variants.h"
 
 namespace edgemt::kernels::int8 {
@@ -97,16 +94,12 @@ void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_st
     max_bits = _mm512_max_epu32(
         max_bits, _mm512_and_si512(_mm512_maskz_loadu_epi32(tail, row + full), magnitude));
     const uint32_t bits = _mm512_reduce_max_epu32(max_bits);
-    float max_abs;
-    std::memcpy(&max_abs, &bits, sizeof max_abs);
-    const float inverse_value = 127.0f / max_abs;
-    if (bits == 0 || bits >= 0x7F800000u || inverse_value > std::numeric_limits<float>::max()) {
-      // all zero, inf/NaN, or so small that 127 / max|x| overflows: as portable
+    float inverse_value;
+    if (!regular_row_scale(bits, scale + m, &inverse_value)) {
       quantize_rows(row, 1, depth, depth, q, scale + m);
       continue;
     }
     const __m512 inverse = _mm512_set1_ps(inverse_value);
-    scale[m] = max_abs / 127.0f;
     const __m512 high = _mm512_set1_ps(127.0f), low = _mm512_set1_ps(-127.0f);
     auto convert = [&](__m512 v) {
       // Nearest, ties to even (what the portable 1.5·2^23 trick does), clamped.

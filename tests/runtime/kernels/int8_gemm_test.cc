@@ -174,25 +174,36 @@ TEST_CASE("kernels/int8: every variant's activation quantizer gives quantize_row
   Random rng(6);
   GemmVariant kernels[8];
   const size_t count = available_gemm_kernels(kernels, 8);
-  for (size_t depth : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{256}, size_t{1023}}) {
-    const size_t rows = 7;
-    std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 3.0f);
-    for (size_t k = 0; k < depth; ++k) x[k] = 0.0f;               // row 0: all zero
-    x[depth + depth / 2] = NAN;                                   // row 1: NaN
-    x[2 * depth] = -INFINITY;                                     // row 2: -inf
-    for (size_t k = 0; k < depth; ++k) x[3 * depth + k] = std::round(x[3 * depth + k]);  // ties
-    for (size_t k = 0; k < depth; ++k) x[4 * depth + k] *= 1e-40f;  // row 4: subnormal
-    std::vector<int8_t> want(rows * padded_depth(depth), 99);
-    std::vector<float> want_scale(rows, -1.0f);
-    quantize_rows(x.data(), rows, depth, depth, want.data(), want_scale.data());
-    for (size_t i = 0; i < count; ++i) {
-      std::vector<int8_t> q(want.size(), 99);
-      std::vector<float> scale(rows, -1.0f);
-      kernels[i].quantize(x.data(), rows, depth, depth, q.data(), scale.data());
-      CAPTURE(std::string(kernels[i].name));
-      CAPTURE(depth);
-      CHECK(q == want);
-      CHECK(testing::same_bits(scale.data(), want_scale.data(), rows));
+  for (size_t depth : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{40}, size_t{256}, size_t{1023}}) {
+    // Rows packed, then rows with a gap after each whose 1e6 must not be read.
+    for (size_t gap : {size_t{0}, size_t{7}}) {
+      const size_t rows = 7;
+      const size_t x_stride = depth + gap;
+      std::vector<float> x(rows * x_stride, 1e6f);
+      for (size_t m = 0; m < rows; ++m) {
+        for (size_t k = 0; k < depth; ++k) x[m * x_stride + k] = rng.normal(0.0f, 3.0f);
+      }
+      for (size_t k = 0; k < depth; ++k) x[k] = 0.0f;                  // row 0: all zero
+      x[x_stride + depth / 2] = NAN;                                   // row 1: NaN
+      x[2 * x_stride] = -INFINITY;                                     // row 2: -inf
+      for (size_t k = 0; k < depth; ++k) {
+        x[3 * x_stride + k] = std::round(x[3 * x_stride + k]);         // row 3: ties
+        x[4 * x_stride + k] *= 1e-40f;                                 // row 4: subnormal
+      }
+      std::vector<int8_t> want(rows * padded_depth(depth), 99);
+      std::vector<float> want_scale(rows, -1.0f);
+      quantize_rows(x.data(), rows, depth, x_stride, want.data(), want_scale.data());
+      CHECK(want_scale[5] < 1.0f);  // normal(0, 3) values, not the gap's
+      for (size_t i = 0; i < count; ++i) {
+        std::vector<int8_t> q(want.size(), 99);
+        std::vector<float> scale(rows, -1.0f);
+        kernels[i].quantize(x.data(), rows, depth, x_stride, q.data(), scale.data());
+        CAPTURE(std::string(kernels[i].name));
+        CAPTURE(depth);
+        CAPTURE(gap);
+        CHECK(q == want);
+        CHECK(testing::same_bits(scale.data(), want_scale.data(), rows));
+      }
     }
   }
 }
