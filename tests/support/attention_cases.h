@@ -19,7 +19,7 @@ using AttentionKernel = void (*)(const kernels::AttentionShape& shape, const flo
 
 inline void check_same_bits_as_portable(AttentionKernel variant) {
   Random rng(41);
-  for (size_t head_dim : {1, 7, 8, 16, 17, 40, 64, 80, 128, 200}) {
+  for (size_t head_dim : {1, 7, 8, 16, 17, 24, 32, 40, 48, 56, 64, 80, 128, 200}) {
     for (size_t query_len : {1, 3, 20}) {
       for (size_t key_len : {0, 1, 4, 5, 33}) {
         for (int layout = 0; layout < 3; ++layout) {  // 0 plain, 1 causal, 2 key_offsets

@@ -74,6 +74,30 @@ void dots(const float* q, const float* const* keys, size_t count, size_t n, floa
   store_first(p, count, combine8(acc));
 }
 
+// o[0 .. 8·kChunks) = Σ_j p[j]·v_j[0 .. 8·kChunks) over j in [0, visible),
+// keys added in order, for whole chunks of 8: a fixed count keeps the
+// accumulators in registers (with a variable one GCC kept them on the stack,
+// a load and a store per key and chunk).
+template <size_t kChunks>
+void weighted_values(const float* p, size_t visible, const float* v, const size_t* rows,
+                     size_t v_stride, float* o) {
+  __m256 acc[kChunks];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  for (size_t j = 0; j < visible; ++j) {
+    const __m256 pj = _mm256_set1_ps(p[j]);
+    const float* vj = v + (rows ? rows[j] : j * v_stride);
+    for (size_t u = 0; u < kChunks; ++u) {
+      acc[u] = _mm256_add_ps(acc[u], _mm256_mul_ps(pj, _mm256_loadu_ps(vj + 8 * u)));
+    }
+  }
+  for (size_t u = 0; u < kChunks; ++u) _mm256_storeu_ps(o + 8 * u, acc[u]);
+}
+
+using WeightedValuesFn = void (*)(const float*, size_t, const float*, const size_t*, size_t, float*);
+constexpr WeightedValuesFn kWeightedValues[8] = {  // [chunks - 1]
+    weighted_values<1>, weighted_values<2>, weighted_values<3>, weighted_values<4>,
+    weighted_values<5>, weighted_values<6>, weighted_values<7>, weighted_values<8>};
+
 }  // namespace
 
 void scaled_dot_product_attention_avx2(const AttentionShape& shape, const float* q,
@@ -111,6 +135,10 @@ void scaled_dot_product_attention_avx2(const AttentionShape& shape, const float*
     for (size_t c = 0; c < head_dim; c += 64) {
       const size_t width = head_dim - c < 64 ? head_dim - c : 64;
       const size_t chunks = (width + 7) / 8;
+      if (width % 8 == 0) {
+        kWeightedValues[chunks - 1](p, visible, v + c, rows, shape.v_stride, o + c);
+        continue;
+      }
       __m256 acc[8];
       for (__m256& a : acc) a = _mm256_setzero_ps();
       for (size_t j = 0; j < visible; ++j) {
