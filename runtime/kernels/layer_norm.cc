@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/cpu_features.h"
 #include "kernels/reduce.h"
 
 namespace edgemt::kernels {
@@ -36,16 +37,16 @@ void normalize_row(const float* x, const float* __restrict gamma, const float* _
 
 }  // namespace
 
-void layer_norm(const float* x, const float* gamma, const float* beta, size_t rows, size_t dim,
-                float eps, float* y) {
+void layer_norm_portable(const float* x, const float* gamma, const float* beta, size_t rows,
+                         size_t dim, float eps, float* y) {
   if (dim == 0) return;
   for (size_t r = 0; r < rows; ++r) {
     normalize_row(x + r * dim, gamma, beta, dim, eps, y + r * dim);
   }
 }
 
-void add_layer_norm(const float* x, const float* residual, const float* gamma, const float* beta,
-                    size_t rows, size_t dim, float eps, float* y) {
+void add_layer_norm_portable(const float* x, const float* residual, const float* gamma,
+                             const float* beta, size_t rows, size_t dim, float eps, float* y) {
   if (dim == 0) return;
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
@@ -56,6 +57,28 @@ void add_layer_norm(const float* x, const float* residual, const float* gamma, c
     for (size_t i = 0; i < dim; ++i) yr[i] = xr[i] + rr[i];
     normalize_row(yr, gamma, beta, dim, eps, yr);
   }
+}
+
+void layer_norm(const float* x, const float* gamma, const float* beta, size_t rows, size_t dim,
+                float eps, float* y) {
+#if defined(__x86_64__)
+  if (cpu_features().avx2) {
+    layer_norm_avx2(x, gamma, beta, rows, dim, eps, y);
+    return;
+  }
+#endif
+  layer_norm_portable(x, gamma, beta, rows, dim, eps, y);
+}
+
+void add_layer_norm(const float* x, const float* residual, const float* gamma, const float* beta,
+                    size_t rows, size_t dim, float eps, float* y) {
+#if defined(__x86_64__)
+  if (cpu_features().avx2) {
+    add_layer_norm_avx2(x, residual, gamma, beta, rows, dim, eps, y);
+    return;
+  }
+#endif
+  add_layer_norm_portable(x, residual, gamma, beta, rows, dim, eps, y);
 }
 
 }  // namespace edgemt::kernels

@@ -10,6 +10,9 @@
 
 namespace edgemt::kernels {
 
+// The fastest variant this CPU runs (core/cpu_features.h); every variant
+// computes the portable one's bits.
+//
 // x, y: [rows, dim]; gamma, beta: [dim]. y may alias x.
 void layer_norm(const float* x, const float* gamma, const float* beta, size_t rows,
                 size_t dim, float eps, float* y);
@@ -18,5 +21,16 @@ void layer_norm(const float* x, const float* gamma, const float* beta, size_t ro
 // x, residual, y: [rows, dim]; y may alias x or residual.
 void add_layer_norm(const float* x, const float* residual, const float* gamma,
                     const float* beta, size_t rows, size_t dim, float eps, float* y);
+
+void layer_norm_portable(const float* x, const float* gamma, const float* beta, size_t rows,
+                         size_t dim, float eps, float* y);
+void add_layer_norm_portable(const float* x, const float* residual, const float* gamma,
+                             const float* beta, size_t rows, size_t dim, float eps, float* y);
+#if defined(__x86_64__)
+void layer_norm_avx2(const float* x, const float* gamma, const float* beta, size_t rows,
+                     size_t dim, float eps, float* y);
+void add_layer_norm_avx2(const float* x, const float* residual, const float* gamma,
+                         const float* beta, size_t rows, size_t dim, float eps, float* y);
+#endif
 
 }  // namespace edgemt::kernels

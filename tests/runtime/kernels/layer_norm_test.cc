@@ -160,6 +160,24 @@ TEST_CASE("kernels/add_layer_norm: equals LayerNorm(x + residual) - with every a
   }
 }
 
+TEST_CASE("kernels/layer_norm: the kernel this CPU runs gives the portable one's bits") {
+  Random rng(24);
+  const size_t dim = 300, rows = 5;
+  const std::vector<float> x = rng.normal_vector(rows * dim, 3.0f, 2.0f);
+  const std::vector<float> residual = rng.normal_vector(rows * dim, 0.0f, 1.0f);
+  const std::vector<float> gamma = rng.normal_vector(dim, 1.0f, 0.2f);
+  const std::vector<float> beta = rng.normal_vector(dim, 0.0f, 0.2f);
+  std::vector<float> want(rows * dim), got(rows * dim);
+  layer_norm_portable(x.data(), gamma.data(), beta.data(), rows, dim, 1e-5f, want.data());
+  layer_norm(x.data(), gamma.data(), beta.data(), rows, dim, 1e-5f, got.data());
+  CHECK(testing::same_bits(got.data(), want.data(), got.size()));
+  add_layer_norm_portable(x.data(), residual.data(), gamma.data(), beta.data(), rows, dim, 1e-5f,
+                          want.data());
+  add_layer_norm(x.data(), residual.data(), gamma.data(), beta.data(), rows, dim, 1e-5f,
+                 got.data());
+  CHECK(testing::same_bits(got.data(), want.data(), got.size()));
+}
+
 TEST_CASE("kernels/layer_norm: zero rows or zero dim write nothing") {
   float x[2] = {1.0f, 2.0f}, g[2] = {1.0f, 1.0f}, b[2] = {0.0f, 0.0f};
   float y[2] = {7.0f, 7.0f};
