@@ -56,6 +56,30 @@ inline void check_same_bits_as_portable(AttentionKernel variant) {
       }
     }
   }
+  // Scores over exp's whole range, one query, head size 1 (score j = k[j]):
+  // every probability is e^(score - max) scaled by 1 / total, so a single
+  // exp that differs in one bit shows. Spans: the fast in-range path only,
+  // mixed with the clamped and underflowing one, and exp of subnormals.
+  for (float spread : {80.0f, 100.0f, 200.0f}) {
+    CAPTURE(spread);
+    kernels::AttentionShape s;
+    s.query_len = 1;
+    s.key_len = 4099;
+    s.head_dim = 1;
+    s.q_stride = s.k_stride = s.v_stride = s.out_stride = 1;
+    s.scale = 1.0f;
+    const std::vector<float> q = {1.0f};
+    std::vector<float> k(s.key_len), v = rng.normal_vector(s.key_len, 0.0f, 1.0f);
+    for (size_t j = 0; j < s.key_len; ++j) {
+      k[j] = -spread * static_cast<float>(j) / static_cast<float>(s.key_len - 1) + rng.normal(0.0f, 0.5f);
+    }
+    std::vector<float> p_want(s.key_len), p_got(s.key_len);
+    float want = 7.0f, got = 7.0f;
+    kernels::scaled_dot_product_attention_portable(s, q.data(), k.data(), v.data(), p_want.data(), &want);
+    variant(s, q.data(), k.data(), v.data(), p_got.data(), &got);
+    CHECK(std::memcmp(p_want.data(), p_got.data(), s.key_len * sizeof(float)) == 0);
+    CHECK(std::memcmp(&want, &got, sizeof want) == 0);
+  }
 }
 
 }  // namespace edgemt::testing

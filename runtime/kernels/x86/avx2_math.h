@@ -26,18 +26,12 @@ namespace edgemt::kernels::avx2 {
 
 constexpr float kNegInf = -__builtin_huge_valf();
 
-// math::exp_f32 on 8 lanes, in its operations and order (no FMA).
-inline __m256 exp8(__m256 x) {
-  const __m256 min_x = _mm256_set1_ps(-104.0f);
-  const __m256 max_x = _mm256_set1_ps(89.0f);
+// exp_f32's reduction and polynomial: e^xc = p · 2^n, n returned in *ni.
+inline __m256 exp8_reduced(__m256 xc, __m256i* ni) {
   const __m256 shifter = _mm256_set1_ps(12582912.0f);
-  // Clamp; a NaN passes (both compares are false for it).
-  const __m256 below = _mm256_cmp_ps(x, min_x, _CMP_LT_OQ);
-  __m256 xc = _mm256_blendv_ps(x, min_x, below);
-  xc = _mm256_blendv_ps(xc, max_x, _mm256_cmp_ps(xc, max_x, _CMP_GT_OQ));
   const __m256 t = _mm256_add_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)), shifter);
   const __m256 n = _mm256_sub_ps(t, shifter);
-  const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(shifter));
+  *ni = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(shifter));
   __m256 r = _mm256_sub_ps(xc, _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f)));
   r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(-2.12194440e-4f)));
   __m256 p = _mm256_set1_ps(1.9875691500e-4f);
@@ -47,11 +41,33 @@ inline __m256 exp8(__m256 x) {
   p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f));
   p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
   p = _mm256_add_ps(_mm256_mul_ps(p, _mm256_mul_ps(r, r)), r);
-  p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+  return _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+}
+
+// math::exp_f32 on 8 lanes, in its operations and order (no FMA).
+inline __m256 exp8(__m256 x) {
+  const __m256 min_x = _mm256_set1_ps(-104.0f);
+  const __m256 max_x = _mm256_set1_ps(89.0f);
+  const __m256i bias = _mm256_set1_epi32(127);
+  __m256i ni;
+  // Every lane in [-87, 88] (no NaN), as softmax and log-sum-exp inputs
+  // nearly always are: the clamps change nothing, and n is in [-126, 127],
+  // so 2^n is a normal float and p · 2^n in one multiply rounds as the
+  // two-step scaling below does (whose first step, p · 2^(n/2), is exact).
+  const __m256 in_range = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ),
+                                        _mm256_cmp_ps(x, _mm256_set1_ps(88.0f), _CMP_LE_OQ));
+  if (_mm256_movemask_ps(in_range) == 0xFF) {
+    const __m256 p = exp8_reduced(x, &ni);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ni, bias), 23)));
+  }
+  // Clamp; a NaN passes (both compares are false for it).
+  const __m256 below = _mm256_cmp_ps(x, min_x, _CMP_LT_OQ);
+  __m256 xc = _mm256_blendv_ps(x, min_x, below);
+  xc = _mm256_blendv_ps(xc, max_x, _mm256_cmp_ps(xc, max_x, _CMP_GT_OQ));
+  const __m256 p = exp8_reduced(xc, &ni);
   // n1 = ni / 2 rounded toward zero (C++ division), n2 = ni - n1.
   const __m256i n1 = _mm256_srai_epi32(_mm256_add_epi32(ni, _mm256_srli_epi32(ni, 31)), 1);
   const __m256i n2 = _mm256_sub_epi32(ni, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
   const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
   const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
   const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
