@@ -1,12 +1,12 @@
-// layer_norm and add_layer_norm (layer_norm.h) with AVX2, for x86 CPUs
-// without AVX-512 as with it: the portable kernels' bits. The portable row
-// (layer_norm.cc) sums in detail::kLanes = 8 lanes, element i into lane
-// i % 8 in index order, the first sum in blocks of detail::kBlock; the eight
-// lanes are one register here. Past the end of a row the sums add +0, which
-// changes no lane (a lane starts at +0 and never becomes -0), and the last
-// pass loads and stores only the row's own elements. The portable loops
-// compile to SSE2 (four lanes): at batch 32 × beam 4 they took 2.5% of int8
-// decode time on a Zen 3 VM.
+// LayerNorm's row with AVX2 (normalize_row_avx2, layer_norm.h; layer_norm.cc
+// runs the row loops and picks it on x86 CPUs that have AVX2): the portable
+// row's bits. The portable row sums in detail::kLanes = 8 lanes, element i
+// into lane i % 8 in index order, the first sum in blocks of detail::kBlock;
+// the eight lanes are one register here. Past the end of a row the sums add
+// +0, which changes no lane (a lane starts at +0 and never becomes -0), and
+// the last pass loads and stores only the row's own elements. The portable
+// row compiles to SSE2 (four lanes): at batch 32 × beam 4 it took 2.5% of
+// int8 decode time on a Zen 3 VM.
 #include <immintrin.h>
 
 #include <cmath>
@@ -38,9 +38,11 @@ float row_sum(const float* x, size_t n) {
   return total;
 }
 
+}  // namespace
+
 // layer_norm.cc's normalize_row: the same operations in the same order.
-void normalize_row(const float* x, const float* gamma, const float* beta, size_t dim, float eps,
-                   float* y) {
+void normalize_row_avx2(const float* x, const float* gamma, const float* beta, size_t dim,
+                        float eps, float* y) {
   const float inv_dim = 1.0f / static_cast<float>(dim);
   const float mean0 = row_sum(x, dim) * inv_dim;
   // detail::sum_deviations: d = x - mean0 summed, and d², in eight lanes
@@ -71,36 +73,6 @@ void normalize_row(const float* x, const float* gamma, const float* beta, size_t
     } else {
       _mm256_maskstore_ps(y + i, tail_mask(count), out);
     }
-  }
-}
-
-}  // namespace
-
-void layer_norm_avx2(const float* x, const float* gamma, const float* beta, size_t rows, size_t dim,
-                     float eps, float* y) {
-  if (dim == 0) return;
-  for (size_t r = 0; r < rows; ++r) normalize_row(x + r * dim, gamma, beta, dim, eps, y + r * dim);
-}
-
-void add_layer_norm_avx2(const float* x, const float* residual, const float* gamma,
-                         const float* beta, size_t rows, size_t dim, float eps, float* y) {
-  if (dim == 0) return;
-  for (size_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * dim;
-    const float* rr = residual + r * dim;
-    float* yr = y + r * dim;
-    // fl(x + residual) into y first (y may alias x or residual), then y
-    // normalized in place, as the portable kernel.
-    for (size_t i = 0; i < dim; i += 8) {
-      const size_t count = dim - i;
-      const __m256 sum = _mm256_add_ps(load_or_zero(xr + i, count), load_or_zero(rr + i, count));
-      if (count >= 8) {
-        _mm256_storeu_ps(yr + i, sum);
-      } else {
-        _mm256_maskstore_ps(yr + i, tail_mask(count), sum);
-      }
-    }
-    normalize_row(yr, gamma, beta, dim, eps, yr);
   }
 }
 
