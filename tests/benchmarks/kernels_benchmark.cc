@@ -96,6 +96,41 @@ BENCHMARK(BM_PackedF32Gemm)
     ->Args({128, 256, 768})->Args({128, 256, 1024})->Args({128, 1024, 256})->Args({320, 256, 1024})
     ->Args({128, 512, 58101});
 
+// The own packed f32 GEMM over a chain of 24 encoder matrices (6 layers of
+// qkv, out, ffn in, ffn out at d 256, ffn 1024: 19 MB, more than L2 and than
+// a VM's share of L3), as an encoder runs them: each product's weights come
+// from L3 or memory, not from the cache of the previous iteration. Arg: M
+// (source tokens). BM_PackedF32Gemm at the same M is the cache-hot figure.
+void BM_PackedF32GemmChain(benchmark::State& state) {
+  const size_t m = static_cast<size_t>(state.range(0));
+  struct Shape {
+    size_t k, n;
+  };
+  const Shape layer[] = {{256, 768}, {256, 256}, {256, 1024}, {1024, 256}};
+  std::vector<edgemt::Linear> chain(6 * 4);
+  double flops = 0;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const Shape shape = layer[i % 4];
+    const std::vector<float> w = random_vector(shape.n * shape.k, static_cast<uint32_t>(10 + i));
+    const std::vector<float> b = random_vector(shape.n, 2);
+    if (!chain[i].create_packed_f32(w.data(), b.data(), shape.k, shape.n).is_ok()) {
+      state.SkipWithError("no own f32 GEMM kernel on this CPU");
+      return;
+    }
+    flops += 2.0 * static_cast<double>(m * shape.k * shape.n);
+  }
+  const std::vector<float> x = random_vector(m * 1024, 3);
+  std::vector<float> y(m * 1024 + 64);
+  for (auto _ : state) {
+    for (const edgemt::Linear& linear : chain) {
+      if (!linear.run(x.data(), m, y.data(), nullptr).is_ok()) state.SkipWithError("run failed");
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_flops(state, flops);
+}
+BENCHMARK(BM_PackedF32GemmChain)->ArgName("M")->Arg(3)->Arg(6)->Arg(13)->Arg(20)->Arg(32)->Arg(128);
+
 // Args: query rows, keys (head_dim 64, scale 1/8).
 void BM_Attention(benchmark::State& state) {
   const size_t queries = static_cast<size_t>(state.range(0));

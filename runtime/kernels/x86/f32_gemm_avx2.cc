@@ -5,6 +5,14 @@
 // row × up to 4 blocks (batch 1: four weight streams in flight) or up to 3
 // rows × 2 blocks (the blocks' 2 × K × 64 bytes stay in cache while the rows
 // pass); at most 12 accumulators of the 16 registers.
+//
+// A panel of 2 blocks is read from L3 or memory by its first row tile and
+// from L2 by the others. So with a few rows (the encoder at batch 1: one
+// tile pass per 3 source tokens) that first pass, at ~21 bytes of weights a
+// cycle, waits on L3. The first two tiles of each panel therefore prefetch
+// the next panel, one 64-byte line per depth step (a block is K lines), so
+// it is in cache when its own first tile starts; a panel of a single tile
+// prefetches both blocks. Only up to 24 rows (kMostPrefetchingRows).
 #include <immintrin.h>
 
 #include "kernels/f32_gemm.h"
@@ -13,8 +21,11 @@
 namespace edgemt::kernels::f32 {
 namespace {
 
-template <size_t kRows, size_t kBlocks>
-void tile(const GemmArgs& a, size_t m0, size_t b0) {
+// kRows × kBlocks outputs from row m0, block b0; also prefetches
+// kPrefetchBlocks (0-2) blocks from `prefetch` (a block is K lines apart),
+// one line of each per depth step.
+template <size_t kRows, size_t kBlocks, size_t kPrefetchBlocks>
+void tile(const GemmArgs& a, size_t m0, size_t b0, const char* prefetch) {
   const PackedWeights& w = *a.weights;
   const size_t depth = w.depth;
   const size_t step = depth * kBlockColumns;  // floats between blocks
@@ -29,7 +40,9 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
     }
   }
   const float* x = a.x + m0 * a.x_stride;
+  const size_t prefetch_step = step * sizeof(float);  // bytes between blocks
   for (size_t k = 0; k < depth; ++k) {
+    for (size_t j = 0; j < kPrefetchBlocks; ++j) _mm_prefetch(prefetch + j * prefetch_step + k * 64, _MM_HINT_T0);
     __m256 xr[kRows];
     for (size_t r = 0; r < kRows; ++r) xr[r] = _mm256_set1_ps(x[r * a.x_stride + k]);
     for (size_t j = 0; j < kBlocks; ++j) {
@@ -65,23 +78,45 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
   }
 }
 
-using TileFunction = void (*)(const GemmArgs&, size_t, size_t);
-constexpr TileFunction kRowTiles[4] = {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>};  // [blocks - 1]
-// [rows - 1][blocks - 1]: 3 rows × 2 blocks keeps 12 accumulators in
-// flight, enough to cover the FMA latency at two FMAs per cycle.
-constexpr TileFunction kTiles[3][2] = {{tile<1, 1>, tile<1, 2>}, {tile<2, 1>, tile<2, 2>}, {tile<3, 1>, tile<3, 2>}};
+// Rows up to which the first tiles prefetch the next panel. Past ~8 tiles
+// the first pass is a small part of a panel's time, and the prefetches cost
+// more than they save (BM_PackedF32GemmChain at M = 128: 4-13% slower).
+constexpr size_t kMostPrefetchingRows = 24;
+
+using TileFunction = void (*)(const GemmArgs&, size_t m0, size_t b0, const char* prefetch);
+constexpr TileFunction kRowTiles[4] = {tile<1, 1, 0>, tile<1, 2, 0>, tile<1, 3, 0>, tile<1, 4, 0>};  // [blocks - 1]
+// [prefetched blocks][rows - 1][blocks - 1]: 3 rows × 2 blocks keeps 12
+// accumulators in flight, enough to cover the FMA latency at two FMAs per
+// cycle.
+constexpr TileFunction kTiles[3][3][2] = {
+    {{tile<1, 1, 0>, tile<1, 2, 0>}, {tile<2, 1, 0>, tile<2, 2, 0>}, {tile<3, 1, 0>, tile<3, 2, 0>}},
+    {{tile<1, 1, 1>, tile<1, 2, 1>}, {tile<2, 1, 1>, tile<2, 2, 1>}, {tile<3, 1, 1>, tile<3, 2, 1>}},
+    {{tile<1, 1, 2>, tile<1, 2, 2>}, {tile<2, 1, 2>, tile<2, 2, 2>}, {tile<3, 1, 2>, tile<3, 2, 2>}}};
 
 }  // namespace
 
 void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
   const size_t end = first_block + block_count;
   if (a.rows == 1) {
-    for (size_t b = first_block; b < end; b += 4) kRowTiles[(end - b < 4 ? end - b : 4) - 1](a, 0, b);
+    // Four weight streams at once: the hardware prefetchers keep up.
+    for (size_t b = first_block; b < end; b += 4) kRowTiles[(end - b < 4 ? end - b : 4) - 1](a, 0, b, nullptr);
     return;
   }
+  const size_t block_floats = a.weights->depth * kBlockColumns;
+  const bool one_tile = a.rows <= 3;
+  const bool prefetch = a.rows <= kMostPrefetchingRows;
   for (size_t b = first_block; b < end; b += 2) {
     const size_t blocks = end - b < 2 ? end - b : 2;
-    for (size_t m = 0; m < a.rows; m += 3) kTiles[(a.rows - m < 3 ? a.rows - m : 3) - 1][blocks - 1](a, m, b);
+    // The next panel of this call (none after the last).
+    const size_t next_blocks = end - (b + blocks) < 2 ? end - (b + blocks) : 2;
+    const char* next = reinterpret_cast<const char*>(a.weights->blocks + (b + blocks) * block_floats);
+    for (size_t m = 0, t = 0; m < a.rows; m += 3, ++t) {
+      const size_t rows = a.rows - m < 3 ? a.rows - m : 3;
+      // Tile t < 2 prefetches block t of the next panel; a lone tile both.
+      const size_t prefetched = !prefetch ? 0 : one_tile ? next_blocks : (t < next_blocks ? 1 : 0);
+      const char* from = prefetched == 0 ? nullptr : next + (one_tile ? 0 : t * block_floats * sizeof(float));
+      kTiles[prefetched][rows - 1][blocks - 1](a, m, b, from);
+    }
   }
 }
 
