@@ -17,6 +17,7 @@ Translations equal `edgemt translate`'s for the same options.
 
 import ctypes
 import ctypes.util
+import numbers
 import os
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence
@@ -322,6 +323,10 @@ class Translator:
                   target_prefix: Optional[str] = None) -> List[Translation]:
         """Translations of `texts` (any number: sent in batches of max_batch).
         Options left None take the model's defaults, as `edgemt translate`."""
+        if isinstance(texts, (str, bytes)):
+            # list("Hello") would translate each character as a sentence.
+            raise TypeError("translate() takes a list of texts, not one string: "
+                            "use translate([text])")
         tokenizer = self._text_tokenizer()
         texts = list(texts)
         options = self._decode_options(beam_size, length_penalty, max_len_a, max_len_b,
@@ -363,6 +368,13 @@ class Translator:
         source EOS when it wants one); .text is from Model.detokenize.
         attention: also each result's attention weights (a Translator made
         with attention=True, a model family that has them)."""
+        if isinstance(sources, (str, bytes)):
+            raise TypeError("translate_ids() takes a list of token-id sequences, not a string")
+        sources = list(sources)
+        for k, s in enumerate(sources):
+            if isinstance(s, (numbers.Integral, str, bytes)):
+                raise TypeError(f"translate_ids() takes a list of token-id sequences (e.g. "
+                                f"[[5, 6, 7]]); source {k} is of type {type(s).__name__}")
         sources = [list(s) for s in sources]
         options = self._decode_options(beam_size, length_penalty, max_len_a, max_len_b,
                                        word_penalty)

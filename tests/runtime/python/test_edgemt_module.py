@@ -110,6 +110,26 @@ class ModuleMatchesCli(unittest.TestCase):
         # Blank lines come back empty, as from the CLI.
         self.assertEqual([t.text for t in translator.translate(["", "  "])], ["", ""])
 
+    def test_one_string_or_one_id_list_is_a_type_error(self):
+        # Iterating a string or a flat id list would translate each character
+        # or id as a sentence of its own: a silent wrong answer.
+        translator = edgemt.Translator(self.model)
+        with self.assertRaises(TypeError) as caught:
+            translator.translate("A man is sleeping.")
+        self.assertIn("translate([text])", str(caught.exception))
+        with self.assertRaises(TypeError):
+            translator.translate(b"A man is sleeping.")
+        with self.assertRaises(TypeError) as caught:
+            translator.translate_ids([5, 6, 7])
+        self.assertIn("source 0 is of type int", str(caught.exception))
+        with self.assertRaises(TypeError):
+            translator.translate_ids("5 6 7")
+        with self.assertRaises(TypeError):
+            translator.translate_ids([[5, 6], "7"])
+        # The list forms work.
+        self.assertEqual(len(translator.translate(["A man is sleeping."])), 1)
+        self.assertEqual(len(translator.translate_ids([[5, 6, 7]])), 1)
+
 
 class ModuleOnAMarianModel(unittest.TestCase):
     """A model of another source (the Marian fixture: separate source and
