@@ -368,8 +368,7 @@ class Translator:
         source EOS when it wants one); .text is from Model.detokenize.
         attention: also each result's attention weights (a Translator made
         with attention=True, a model family that has them)."""
-        if isinstance(sources, (str, bytes)):
-            raise TypeError("translate_ids() takes a list of token-id sequences, not a string")
+        # A string or a flat id list would be read as sources of one token each.
         sources = list(sources)
         for k, s in enumerate(sources):
             if isinstance(s, (numbers.Integral, str, bytes)):
