@@ -70,9 +70,9 @@ from edgemt_tools.bleu import corpus_bleu
 from edgemt_tools.errors import UserError
 from edgemt_tools.quantize import QMAX, fake_quantize_activation_rows
 from edgemt_tools.textio import read_lines
+from research.study_cli import REPO_ROOT, StudyParser, add_model_arguments, model_paths
 
 PROG = "edgemt-quant-study"
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_FP32_REFERENCE = os.path.join(REPO_ROOT, "models", "reference", "torch_fp32_greedy.de")
 DEFAULT_PERCENTILE = 99.99
 TOP_K = 8192  # largest |x| kept per projection input: exact percentiles up to n*(1-p) < TOP_K
@@ -491,25 +491,13 @@ def format_scales(calibration: Calibration, percentile: float, limit: int = 0) -
 
 
 # ---------------------------------------------------------------- command line
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, allow_abbrev=False,
-                description="Greedy-decode the first N test sentences with the PyTorch "
-                            "reference under fp32, edgemt's dynamic int8 scheme and static "
-                            "activation-scale int8 schemes (what XNNPACK 2022's qs8/qc8 "
-                            "operators compute); print BLEU and agreement with fp32.")
-    p.add_argument("--shared", default=os.environ.get(
-        "EDGEMT_SHARED_DIR", os.path.join(os.path.dirname(REPO_ROOT), "shared")),
-        help="folder with models/multi30k-en-de and data/multi30k (default: "
-             "$EDGEMT_SHARED_DIR or ../shared beside the repository)")
-    p.add_argument("--checkpoint", metavar="FILE", help="default SHARED/models/multi30k-en-de/"
-                   "model.pt (likewise --config config.json, --spm spm.model)")
-    p.add_argument("--config", metavar="FILE")
-    p.add_argument("--spm", metavar="FILE")
+    p = StudyParser(prog=PROG, allow_abbrev=False,
+                    description="Greedy-decode the first N test sentences with the PyTorch "
+                                "reference under fp32, edgemt's dynamic int8 scheme and static "
+                                "activation-scale int8 schemes (what XNNPACK 2022's qs8/qc8 "
+                                "operators compute); print BLEU and agreement with fp32.")
+    add_model_arguments(p, "models/multi30k-en-de and data/multi30k")
     p.add_argument("--source", metavar="FILE",
                    help="test sources (default SHARED/data/multi30k/test_2016_flickr.en.gz)")
     p.add_argument("--references", metavar="FILE",
@@ -562,12 +550,9 @@ def _run(args) -> int:
         raise UserError("--sentences and --calibrate-lines must be >= 1")
     if not 0 < args.percentile < 100:
         raise UserError("--percentile must lie strictly between 0 and 100")
-    model_dir = os.path.join(args.shared, "models", "multi30k-en-de")
     data_dir = os.path.join(args.shared, "data", "multi30k")
     paths = {
-        "checkpoint": args.checkpoint or os.path.join(model_dir, "model.pt"),
-        "config": args.config or os.path.join(model_dir, "config.json"),
-        "spm": args.spm or os.path.join(model_dir, "spm.model"),
+        **model_paths(args),
         "source": args.source or os.path.join(data_dir, "test_2016_flickr.en.gz"),
         "references": args.references or os.path.join(data_dir, "test_2016_flickr.de.gz"),
         "calibrate_source": args.calibrate_source or os.path.join(data_dir, "val.en.gz"),
