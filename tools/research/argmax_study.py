@@ -73,6 +73,11 @@ class ShadowProjection:
     max_error: np.ndarray  # float64 [V]: D[n] = max_k |w[n, k] - s[n]·q[n, k]|
     l1: np.ndarray         # float64 [V]: ‖w[n]‖₁
     max_abs: np.ndarray    # float64 [V]: max_k |w[n, k]|
+    # The codes, scales and bias widened once, not per step: float64 holds
+    # every code sum exactly (|Σ| <= 127·127·K < 2^53).
+    wide_codes: np.ndarray  # float64 [V, K]
+    wide_scale: np.ndarray  # float64 [V]
+    wide_bias: np.ndarray   # float64 [V]
 
     @property
     def bytes(self) -> int:
@@ -89,7 +94,9 @@ def make_shadow(weight: np.ndarray, bias: Optional[np.ndarray] = None) -> Shadow
     b = np.zeros(w.shape[0], np.float32) if bias is None else np.asarray(bias, np.float32)
     return ShadowProjection(codes=codes, scale=scale, bias=b,
                             max_error=np.abs(w64 - dequantized).max(axis=1),
-                            l1=np.abs(w64).sum(axis=1), max_abs=np.abs(w64).max(axis=1))
+                            l1=np.abs(w64).sum(axis=1), max_abs=np.abs(w64).max(axis=1),
+                            wide_codes=codes.astype(np.float64),
+                            wide_scale=scale.astype(np.float64), wide_bias=b.astype(np.float64))
 
 
 def bounded_logits(shadow: ShadowProjection, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -100,14 +107,14 @@ def bounded_logits(shadow: ShadowProjection, x: np.ndarray) -> Tuple[np.ndarray,
         raise ValueError("hidden state has NaN or infinite values (the full scan handles those)")
     depth = x32.size
     codes, scale = quantize_activation_rows(x32[None, :])
-    p = codes[0].astype(np.int64)
+    p = codes[0].astype(np.float64)
     t = float(scale.reshape(-1)[0])
     x64 = x32.astype(np.float64)
     tp = t * p
     e_max = float(np.abs(x64 - tp).max())
-    integer = shadow.codes.astype(np.int64) @ p  # exact
-    b64 = shadow.bias.astype(np.float64)
-    approx = integer * (t * shadow.scale.astype(np.float64)) + b64
+    integer = shadow.wide_codes @ p  # exact (see ShadowProjection)
+    b64 = shadow.wide_bias
+    approx = integer * (t * shadow.wide_scale) + b64
     quantization = shadow.max_error * np.abs(tp).sum() + e_max * shadow.l1
     products = np.minimum(np.abs(x64).sum() * shadow.max_abs, np.abs(x64).max() * shadow.l1)
     summation = gamma(depth + 1) * (np.abs(b64) + products)
@@ -160,7 +167,6 @@ class StudyResult:
 def run_study(checkpoint: str, config: str, spm: str, sources: Sequence[str]) -> StudyResult:
     """Greedy-decodes `sources` with the fp32 PyTorch reference and checks
     the pre-pass at every step (UserError if the arg-max is ever missed)."""
-    import torch
     from edgemt_tools.torch_reference import TorchReference
 
     reference = TorchReference(checkpoint, config, spm)
@@ -177,9 +183,8 @@ def run_study(checkpoint: str, config: str, spm: str, sources: Sequence[str]) ->
 
     handle = model.generator.register_forward_hook(record)
     try:
-        with torch.no_grad():
-            for text in sources:
-                reference.greedy(reference.encode_text(text))
+        for text in sources:
+            reference.greedy(reference.encode_text(text))  # no_grad itself
     finally:
         handle.remove()
     if not hidden:
