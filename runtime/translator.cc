@@ -29,6 +29,7 @@ struct Translator::Impl {
   size_t min_parallel_nanoseconds = kMinParallelNanoseconds;
   char compute_path[192] = "f32";
   Profile* profile = nullptr;  // caller's, while attached
+  bool greedy_scores = true;   // set_greedy_scores
 
   // Every run-phase buffer, carved from the arena by plan().
   struct Buffers {
@@ -283,6 +284,16 @@ const Limits& Translator::limits() const { return impl_->limits; }
 const char* Translator::compute_path() const { return impl_->compute_path; }
 void Translator::set_profile(Profile* profile) { impl_->profile = profile; }
 
+Status Translator::set_greedy_scores(bool report) {
+  EDGEMT_RETURN_IF_ERROR(impl_->network->set_argmax_shortcut(!report));
+  impl_->greedy_scores = report;
+  return Status::ok();
+}
+
+bool Translator::greedy_scores() const { return impl_->greedy_scores; }
+
+size_t Translator::greedy_shortcut_bytes() const { return impl_->network->argmax_shortcut_bytes(); }
+
 Status Translator::translate(const TokenSpan* sources, size_t count, const DecodeOptions& options,
                              Translation* results) {
   Impl& impl = *impl_;
@@ -359,6 +370,7 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
   request.vocab = impl.model->vocab_size();
   request.max_len = impl.buffers.max_len;
   request.attention = wants_attention;
+  request.greedy_scores = impl.greedy_scores;
   return run_search(*impl.network, execution, request, &impl.buffers.search, results);
 }
 

@@ -354,6 +354,15 @@ edgemt_translator::~edgemt_translator() { std::free(owned_arena); }
 
 void edgemt_translator_free(edgemt_translator* translator) { delete translator; }
 
+edgemt_code edgemt_translator_set_greedy_scores(edgemt_translator* translator, int scores,
+                                                 edgemt_error* error) {
+  if (translator == nullptr) {
+    return fail(error, StatusCode::kInvalidArgument,
+                "edgemt_translator_set_greedy_scores: translator must not be NULL");
+  }
+  return report(error, translator->translator->set_greedy_scores(scores != 0));
+}
+
 edgemt_code edgemt_translator_arena_size(const edgemt_translator* translator,
                                          const edgemt_limits* limits, size_t* bytes,
                                          edgemt_error* error) {

@@ -99,6 +99,31 @@ class EncoderDecoder {
                                            const PackedSequences& sources,
                                            const DecoderStep& step) = 0;
   virtual float* logits() = 0;
+
+  // Greedy search that reports no score (Translator::set_greedy_scores):
+  // the same step as decode_step(), but a family with an arg-max shortcut
+  // (layers/argmax_shortcut.h, built by set_argmax_shortcut) may find each
+  // row's arg-max without every logit. Writes best[r]: the arg-max of row
+  // r's logits over the ids not in banned[0..banned_count), the lowest id
+  // among equals, with every logit of the row finite; or kFullLogits when
+  // it computed row r's logits into logits() instead, as decode_step()
+  // does (no shortcut, or one that could not prove its answer).
+  static constexpr size_t kFullLogits = SIZE_MAX;
+  [[nodiscard]] virtual Status decode_step_argmax(const Execution& execution,
+                                                  const PackedSequences& sources,
+                                                  const DecoderStep& step, const int32_t* banned,
+                                                  size_t banned_count, size_t* best) {
+    (void)banned;
+    (void)banned_count;
+    for (size_t r = 0; r < step.rows; ++r) best[r] = kFullLogits;
+    return decode_step(execution, sources, step);
+  }
+  // Load phase: builds (on) or frees (off) the shortcut decode_step_argmax
+  // uses, where the family has one for this model; ok and nothing built
+  // otherwise. Errors: kOutOfMemory.
+  [[nodiscard]] virtual Status set_argmax_shortcut(bool /*on*/) { return Status::ok(); }
+  // Bytes the shortcut holds (0: none built).
+  virtual size_t argmax_shortcut_bytes() const { return 0; }
   // The attention weights of the last decode_step: row r's first n entries
   // (n its source's length) at `*stride` floats apart, or nullptr when the
   // family does not provide them.

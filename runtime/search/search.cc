@@ -24,6 +24,7 @@ void plan_search(const SearchShape& shape, Arena* arena, SearchBuffers* b) {
   b->parent = arena->allocate<size_t>(rows, kWholeDecode);
   b->row_slot = arena->allocate<size_t>(rows, kWholeDecode);
   b->row_best = arena->allocate<size_t>(rows, kWholeDecode);
+  b->row_pick = arena->allocate<size_t>(rows, kWholeDecode);
   b->row_lse = arena->allocate<float>(rows, kWholeDecode);
   b->row_norm = arena->allocate<kernels::RowNormalizer>(rows, kWholeDecode);
   b->live_begin = arena->allocate<size_t>(shape.max_batch, kWholeDecode);
@@ -76,6 +77,11 @@ class BatchSearch {
 
  private:
   void score_rows(size_t rows, size_t step);
+  // Greedy without scores: whether row r's arg-max came from the family
+  // (its logits were not computed).
+  bool picked(size_t r) const {
+    return K_ == 1 && !req_.greedy_scores && b_.row_pick[r] != EncoderDecoder::kFullLogits;
+  }
   // Candidates a sentence keeps this step (at most 2K, the buffers' room).
   size_t candidate_capacity(size_t s, size_t step) const;
   // Hugging Face: the step whose token must be EOS.
@@ -217,6 +223,14 @@ void BatchSearch::score_rows(size_t rows, size_t step) {
   const int32_t eos = req_.special->eos;
   const kernels::VocabRowKernels& k = kernels_;
   auto task = [&](size_t r, size_t) {
+    if (picked(r)) {
+      // Every logit of the row is finite (decode_step_argmax), so its
+      // log-sum-exp is: the row is usable.
+      b_.row_lse[r] = 0.0f;
+      const bool force_eos = forces_eos(b_.row_source[cur_][r], step);
+      b_.row_best[r] = force_eos ? static_cast<size_t>(eos) : b_.row_pick[r];
+      return;
+    }
     float* row = logits + r * V_;
     const kernels::RowNormalizer norm = k.normalize(row, V_);
     b_.row_norm[r] = norm;
@@ -290,19 +304,22 @@ bool BatchSearch::rows_finite(size_t s) const {
 void BatchSearch::select_greedy(size_t s, size_t step) {
   const size_t r = b_.live_begin[s];
   const float* logits = logits_ + r * V_;
-  if (!std::isfinite(b_.row_lse[r])) {
-    b_.failed[s] = kNonFiniteScores;
-    return;
-  }
-  // The arg-max (taken with banned logits set to -inf) is V_ when every entry
-  // is NaN (impossible with a finite log-sum-exp, but the id must be valid by
-  // construction), or -inf when only banned tokens are finite.
   const size_t token = b_.row_best[r];
-  if (token >= V_ || logits[token] == -INFINITY) {
-    b_.failed[s] = kNoFiniteCandidate;
-    return;
+  if (!picked(r)) {
+    if (!std::isfinite(b_.row_lse[r])) {
+      b_.failed[s] = kNonFiniteScores;
+      return;
+    }
+    // The arg-max (taken with banned logits set to -inf) is V_ when every
+    // entry is NaN (impossible with a finite log-sum-exp, but the id must be
+    // valid by construction), or -inf when only banned tokens are finite.
+    if (token >= V_ || logits[token] == -INFINITY) {
+      b_.failed[s] = kNoFiniteCandidate;
+      return;
+    }
   }
-  const float score = b_.row_score[cur_][r] + (logits[token] - b_.row_lse[r]);
+  const float score = !req_.greedy_scores ? NAN
+                      : b_.row_score[cur_][r] + (logits[token] - b_.row_lse[r]);
   const int32_t id = static_cast<int32_t>(token);
   if (id == req_.special->eos) {
     finish(s, r, step, -1, score);
@@ -447,7 +464,13 @@ Status BatchSearch::run(Translation* results) {
     decoder_step.row_source = b_.row_source[cur_];
     decoder_step.row_slot = b_.row_slot;
     decoder_step.attention = req_.attention;
-    EDGEMT_RETURN_IF_ERROR(network_.decode_step(exec_, *req_.sources, decoder_step));
+    if (K_ == 1 && !req_.greedy_scores) {
+      EDGEMT_RETURN_IF_ERROR(network_.decode_step_argmax(exec_, *req_.sources, decoder_step,
+                                                         req_.banned, req_.banned_count,
+                                                         b_.row_pick));
+    } else {
+      EDGEMT_RETURN_IF_ERROR(network_.decode_step(exec_, *req_.sources, decoder_step));
+    }
     logits_ = network_.logits();
     if (req_.attention) keep_attention(rows, step);
 

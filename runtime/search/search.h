@@ -31,6 +31,13 @@
 // vocabulary id with a finite score, and every sentence ends with a defined
 // result.
 //
+// Greedy without scores (SearchRequest::greedy_scores false): the family
+// may return a row's arg-max instead of its logits
+// (EncoderDecoder::decode_step_argmax), only when it proved every logit of
+// the row finite; such a row is usable and its arg-max is the token, with
+// the same choice as above. Rows it returns as logits go through the rules
+// above. Results then carry score NaN.
+//
 // Live hypotheses of a sentence occupy consecutive decoder rows, compacted
 // after each step (token history double-buffered); their decoder state
 // (whatever the family keeps per hypothesis) stays in the sentence's own
@@ -65,6 +72,9 @@ struct SearchBuffers {
   size_t* parent = nullptr;    // [R] row (then index in its sentence) of each new row's parent
   size_t* row_slot = nullptr;  // [R] decoder state slot of each row
   size_t* row_best = nullptr;  // [R] greedy: arg-max of each row's logits (pad/bos banned)
+  // [R] greedy without scores: the family's arg-max of each row, or
+  // EncoderDecoder::kFullLogits (the row's logits were computed instead).
+  size_t* row_pick = nullptr;
   float* row_lse = nullptr;    // [R] log-sum-exp of each row's logits (finite = usable)
   kernels::RowNormalizer* row_norm = nullptr;  // [R] beam: each row's log_softmax normalizer
   // Per sentence.
@@ -107,6 +117,11 @@ struct SearchRequest {
   size_t vocab = 0;
   const size_t* max_len = nullptr;  // [count] per sentence
   bool attention = false;  // some result asked for attention weights (planned)
+  // Greedy reports each sentence's score (its log-probability). false: the
+  // family may find each step's arg-max without every logit
+  // (EncoderDecoder::decode_step_argmax) and results get score NaN; the
+  // tokens and the failures are the same. Beam search always scores.
+  bool greedy_scores = true;
 };
 
 // Runs `network`'s decoder steps (after its encode()) until every sentence

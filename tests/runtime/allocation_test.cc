@@ -182,9 +182,15 @@ static void check_translate_allocates_nothing(const char* path, edgemt::Profile*
         results[i].attention_capacity = weights[i].size();
       }
     }
-    for (size_t beam : {size_t{1}, size_t{4}}) {
+    // Greedy with and without scores (the arg-max shortcut, built by
+    // set_greedy_scores outside the counted call), then beam 4.
+    for (int config = 0; config < 3; ++config) {
+      const size_t beam = config == 2 ? 4 : 1;
+      const bool scores = config != 1;
       CAPTURE(threads);
       CAPTURE(beam);
+      CAPTURE(scores);
+      REQUIRE(translator->set_greedy_scores(scores).is_ok());
       edgemt::DecodeOptions decode;
       decode.beam_size = beam;
       bool ok = false;
@@ -227,7 +233,7 @@ TEST_CASE("translate() makes no heap or XNNPACK allocation (Transformer attentio
 TEST_CASE("translate() with a Profile attached makes no heap or XNNPACK allocation") {
   edgemt::Profile profile;
   check_translate_allocates_nothing(EDGEMT_BUNDLED_MODEL, &profile);
-  CHECK(profile.count(edgemt::ProfilePart::kTranslate) == 4);  // 2 thread counts x 2 beams
+  CHECK(profile.count(edgemt::ProfilePart::kTranslate) == 6);  // 2 thread counts x 3 decodings
   CHECK(profile.ns(edgemt::ProfilePart::kDecoderStep) > 0);
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "edgemt/limits.h"
+#include "kernels/f32_gemm.h"
 #include "support/reference_data.h"
 #include "models/transformer/config.h"
 
@@ -152,6 +153,31 @@ TEST_CASE("output is identical when every call is split over threads") {
     }
     CHECK(count_equal(translate_all(*single.translator, sources, 8, 4),
                       translate_all(*split.translator, sources, 8, 4)) == sources.size());
+  }
+}
+
+TEST_CASE("greedy without scores gives the same tokens on the bundled models") {
+  // The fp16 model computes in f32 on CPUs without fp16 arithmetic: its
+  // tied output projection is on the own f32 GEMM, so set_greedy_scores
+  // (false) builds the arg-max shortcut there; the int8 model has none.
+  const std::vector<Ids> sources = first_sources(200);
+  for (const char* path : kBundledModels) {
+    CAPTURE(std::string(path));
+    for (size_t threads : {size_t{1}, size_t{2}}) {
+      CAPTURE(threads);
+      Loaded loaded = load(path, threads, 16, 1);
+      const std::vector<Ids> one = translate_all(*loaded.translator, sources, 1, 1);
+      const std::vector<Ids> batched = translate_all(*loaded.translator, sources, 16, 1);
+      REQUIRE(loaded.translator->set_greedy_scores(false).is_ok());
+      const bool f32 = std::string(loaded.translator->compute_path()).rfind("f32", 0) == 0;
+      MESSAGE("arg-max shortcut: " << loaded.translator->greedy_shortcut_bytes() << " bytes");
+      if (f32 && edgemt::kernels::f32::fast_gemm_kernel() != nullptr) {
+        CHECK(loaded.translator->greedy_shortcut_bytes() > 0);
+      }
+      CHECK(count_equal(one, translate_all(*loaded.translator, sources, 1, 1)) == sources.size());
+      CHECK(count_equal(batched, translate_all(*loaded.translator, sources, 16, 1)) ==
+            sources.size());
+    }
   }
 }
 

@@ -87,6 +87,12 @@ constexpr const char* kHelp =
     "                       (measures threads on a machine that is busy)\n"
     "      --idle-seconds S keep each translator idle S s and print the   [1]\n"
     "                       process CPU time used meanwhile (0: skip)\n"
+    "      --greedy-scores LIST  on, off or on,off: whether greedy (beam 1)   [on]\n"
+    "                       translations compute their scores; off lets the\n"
+    "                       decoder find each token without every logit of\n"
+    "                       an f32 output projection (Translator::\n"
+    "                       set_greedy_scores; same tokens). Each setting\n"
+    "                       gets its own rows, after a line naming it\n"
     "      --profile        attach a Profile to the timed calls and print the\n"
     "                       share of decode time (translate - encoder) per part\n"
     "  -h, --help           show this help\n"
@@ -115,7 +121,27 @@ struct Settings {
   bool max_len_b_set = false;
   float max_len_a = 0.0f;
   float max_len_b = 0.0f;
+  std::vector<bool> greedy_scores;  // --greedy-scores, in order
 };
+
+bool parse_switch_list(const std::string& flag, const std::string& text, std::vector<bool>* out,
+                       std::string* error) {
+  std::stringstream stream(text);
+  std::string item;
+  out->clear();
+  while (std::getline(stream, item, ',')) {
+    if (item != "on" && item != "off") {
+      *error = "option '--" + flag + "' wants on, off or on,off; got '" + item + "'";
+      return false;
+    }
+    out->push_back(item == "on");
+  }
+  if (out->empty()) {
+    *error = "option '--" + flag + "' needs at least one value";
+    return false;
+  }
+  return true;
+}
 
 bool parse_list(const std::string& flag, const std::string& text, size_t max,
                 std::vector<size_t>* out, std::string* error) {
@@ -145,6 +171,7 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
       {"batch", '\0', true},   {"beam", '\0', true},   {"profile", '\0', false},
       {"help", 'h', false},    {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
       {"busy", '\0', false, true}, {"idle-seconds", '\0', true},
+      {"greedy-scores", '\0', true},
   };
   Arguments args;
   if (!args.parse(argc, argv, 2, specs, error)) return false;
@@ -175,6 +202,10 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
     }
   }
   settings->profile = args.has("profile");
+  if (!parse_switch_list("greedy-scores", args.get("greedy-scores", "on"), &settings->greedy_scores,
+                         error)) {
+    return false;
+  }
   if (args.has("busy")) {
     if (args.get("busy", "").empty()) {
       settings->busy = usable_cpu_count();  // the bare flag: one per CPU
@@ -541,53 +572,68 @@ int run_bench(int argc, char** argv) {
       std::printf("load %.1f ms (Model::load + Translator::create + prepare, %zu thread(s)); %s\n\n",
                   load_ms, threads, translator->compute_path());
     }
-    for (size_t batch : settings.batches) {
-      for (size_t beam : settings.beams) {
-        if (!header_printed) {
-          std::printf("threads batch beam  lat p50  lat p90  ttft p50   sent/s    tok/s  arena MiB\n");
-          header_printed = true;
-        }
-        Profile profile;
-        Row row;
-        status = run_config(*translator, corpus, batch, beam, decode_options(*model), settings,
-                            settings.profile ? &profile : nullptr, &row);
-        if (!status.is_ok()) {
-          std::fprintf(stderr, "edgemt: threads %zu batch %zu beam %zu: %s\n", threads, batch, beam,
-                       status.message());
-          return kExitFailure;
-        }
-        const double seconds = row.total_ms / 1000.0;
-        // The arena a translator prepared for exactly this batch and beam
-        // would take (the one timed is prepared for the largest of each).
-        Limits own = limits;
-        own.max_batch = batch;
-        own.max_beam = beam;
-        size_t arena = 0;
-        status = translator->arena_bytes(own, &arena);
-        const double arena_mib = status.is_ok() ? static_cast<double>(arena) / (1 << 20) : -1.0;
-        if (batch == 1) {
-          std::printf("%7zu %5zu %4zu %8.2f %8.2f %9.2f %8.1f %8.0f %10.1f\n", threads, batch, beam,
-                      percentile(row.sentence_ms, 50), percentile(row.sentence_ms, 90),
-                      percentile(row.first_token_ms, 50), row.sentences / seconds,
-                      row.target_tokens / seconds, arena_mib);
-        } else {
-          std::printf("%7zu %5zu %4zu %8s %8s %9s %8.1f %8.0f %10.1f\n", threads, batch, beam, "-", "-",
-                      "-", row.sentences / seconds, row.target_tokens / seconds, arena_mib);
-        }
-        if (settings.profile) print_profile(profile);
-        auto found = reference.find(beam);
-        if (found == reference.end()) {
-          reference.emplace(beam, std::move(row.outputs));
-        } else {
-          size_t differing = 0;
-          for (size_t i = 0; i < row.outputs.size(); ++i) differing += row.outputs[i] != found->second[i];
-          if (differing > 0) {
-            all_same = false;
-            std::printf("    WARNING: %zu of %zu outputs differ from the first beam-%zu configuration\n",
-                        differing, row.outputs.size(), beam);
+    for (bool scores : settings.greedy_scores) {
+      status = translator->set_greedy_scores(scores);
+      if (!status.is_ok()) {
+        std::fprintf(stderr, "edgemt: %s\n", status.message());
+        return kExitFailure;
+      }
+      if (!scores || settings.greedy_scores.size() > 1) {
+        std::printf("greedy scores %s%s\n", scores ? "on" : "off",
+                    scores ? ""
+                    : translator->greedy_shortcut_bytes() == 0
+                        ? " (no arg-max shortcut for this model: the full logits are computed)"
+                        : (" (arg-max shortcut: " +
+                           std::to_string(translator->greedy_shortcut_bytes() >> 10) + " KiB)").c_str());
+      }
+      for (size_t batch : settings.batches) {
+        for (size_t beam : settings.beams) {
+          if (!header_printed) {
+            std::printf("threads batch beam  lat p50  lat p90  ttft p50   sent/s    tok/s  arena MiB\n");
+            header_printed = true;
           }
+          Profile profile;
+          Row row;
+          status = run_config(*translator, corpus, batch, beam, decode_options(*model), settings,
+                              settings.profile ? &profile : nullptr, &row);
+          if (!status.is_ok()) {
+            std::fprintf(stderr, "edgemt: threads %zu batch %zu beam %zu: %s\n", threads, batch, beam,
+                         status.message());
+            return kExitFailure;
+          }
+          const double seconds = row.total_ms / 1000.0;
+          // The arena a translator prepared for exactly this batch and beam
+          // would take (the one timed is prepared for the largest of each).
+          Limits own = limits;
+          own.max_batch = batch;
+          own.max_beam = beam;
+          size_t arena = 0;
+          status = translator->arena_bytes(own, &arena);
+          const double arena_mib = status.is_ok() ? static_cast<double>(arena) / (1 << 20) : -1.0;
+          if (batch == 1) {
+            std::printf("%7zu %5zu %4zu %8.2f %8.2f %9.2f %8.1f %8.0f %10.1f\n", threads, batch, beam,
+                        percentile(row.sentence_ms, 50), percentile(row.sentence_ms, 90),
+                        percentile(row.first_token_ms, 50), row.sentences / seconds,
+                        row.target_tokens / seconds, arena_mib);
+          } else {
+            std::printf("%7zu %5zu %4zu %8s %8s %9s %8.1f %8.0f %10.1f\n", threads, batch, beam, "-", "-",
+                        "-", row.sentences / seconds, row.target_tokens / seconds, arena_mib);
+          }
+          if (settings.profile) print_profile(profile);
+          auto found = reference.find(beam);
+          if (found == reference.end()) {
+            reference.emplace(beam, std::move(row.outputs));
+          } else {
+            size_t differing = 0;
+            for (size_t i = 0; i < row.outputs.size(); ++i) differing += row.outputs[i] != found->second[i];
+            if (differing > 0) {
+              all_same = false;
+              std::printf("    WARNING: %zu of %zu outputs differ from the first beam-%zu configuration\n",
+                          differing, row.outputs.size(), beam);
+            }
+          }
+          std::fflush(stdout);
         }
-        std::fflush(stdout);
       }
     }
     if (settings.idle_seconds > 0) {

@@ -88,6 +88,15 @@ int load_translate_engine(const TranslateSettings& settings, TranslateEngine* en
     return kExitFailure;
   }
   engine->decode = decode_settings(model, settings);
+  // Greedy output without printed scores needs only each step's arg-max
+  // (Translator::set_greedy_scores); --json prints the scores.
+  if (settings.greedy_shortcut && !settings.json && engine->decode.beam_size == 1) {
+    status = engine->translator->set_greedy_scores(false);
+    if (!status.is_ok()) {
+      std::fprintf(stderr, "edgemt: %s\n", status.message());
+      return kExitFailure;
+    }
+  }
   const int prepared = prepare_translator(settings, engine);
   if (prepared != kExitOk) return prepared;
   engine->has_target_prefix = !settings.target_prefix.empty();

@@ -40,6 +40,8 @@ constexpr const char* kHelp =
     "                          (1..67108864); memory stays bounded by it\n"
     "      --copy-model        read the model file into memory instead of\n"
     "                          mapping it (see 'model file' below)\n"
+    "      --no-greedy-shortcut  greedy decoding computes every logit (see\n"
+    "                          'greedy' below): saves the shortcut's memory\n"
     "\n"
     "sentences:\n"
     "      --split-sentences   translate each sentence of a line on its own and\n"
@@ -79,6 +81,12 @@ constexpr const char* kHelp =
     "edgemt-convert, or for --from torch models beam 1, length penalty 1.0,\n"
     "at most 2 * source tokens + 10; 'edgemt inspect' prints them. The search\n"
     "always follows the model's framework's rules.\n"
+    "\n"
+    "greedy: with beam 1 and without --json (no score is printed), a model\n"
+    "whose output projection is computed in f32 keeps an int8 copy of it\n"
+    "(vocab x (hidden size + 28) bytes: 2 MiB for an 8k x 256 model) that bounds\n"
+    "every logit of a step, and computes exactly only the few that can be the\n"
+    "largest: the same translations, faster. --no-greedy-shortcut turns it off.\n"
     "\n"
     "Sentence splitting is on by default because the models edgemt converts\n"
     "are trained on single sentences: a paragraph fed whole comes out\n"
@@ -177,6 +185,7 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
       {"max-len", '\0', true},  {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
       {"threads", '\0', true},  {"batch", '\0', true},    {"help", 'h', false},
       {"max-line-bytes", '\0', true}, {"copy-model", '\0', false},
+      {"no-greedy-shortcut", '\0', false},
       {"word-penalty", '\0', true}, {"target-prefix", '\0', true},
       {"progress", '\0', false}, {"no-progress", '\0', false}, {"json", '\0', false},
       {"split-sentences", '\0', false}, {"no-split-sentences", '\0', false},
@@ -193,6 +202,7 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
   settings->input_path = args.get("input", "");
   settings->output_path = args.get("output", "");
   settings->copy_model = args.has("copy-model");
+  settings->greedy_shortcut = !args.has("no-greedy-shortcut");
   settings->target_prefix = args.get("target-prefix", "");
   settings->beam_set = args.has("beam");
   settings->length_penalty_set = args.has("length-penalty");

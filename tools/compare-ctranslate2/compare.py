@@ -109,9 +109,12 @@ def run_child(job_path: str) -> int:
     if engine == "edgemt":
         model = edgemt.Model(job["model"])
         limits = job["edgemt_limits"]
+        # CTranslate2 runs with return_scores=False: neither engine scores
+        # greedy outputs (edgemt then skips most of an f32 output projection).
         translator = edgemt.Translator(model, threads=threads, max_batch=batch, max_beam=beam,
                                        max_source_len=limits.get("max_source_len"),
-                                       max_target_len=limits.get("max_target_len"))
+                                       max_target_len=limits.get("max_target_len"),
+                                       greedy_scores=False)
         options = dict(beam_size=beam, length_penalty=job["length_penalty"])
         if job.get("max_len_a") is not None:
             options["max_len_a"] = job["max_len_a"]

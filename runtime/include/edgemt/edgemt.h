@@ -197,6 +197,17 @@ EDGEMT_API edgemt_code edgemt_translator_create(const edgemt_model* model,
  * stays the caller's; an arena the library allocated is freed. */
 EDGEMT_API void edgemt_translator_free(edgemt_translator* translator);
 
+/* Whether greedy translations (beam_size 1) report their score (nonzero,
+ * the default) or not (0): then their score is NaN and, for a model with an
+ * f32 output projection, the decoder finds each step's most likely token
+ * without computing every logit, from an int8 copy of that matrix this call
+ * builds (vocab x (hidden size + 28) bytes; edgemt::Translator::
+ * set_greedy_scores). The tokens and failures are the same either way; beam
+ * search is not affected. Call between translations (it allocates).
+ * Errors: INVALID_ARGUMENT (NULL translator), OUT_OF_MEMORY. */
+EDGEMT_API edgemt_code edgemt_translator_set_greedy_scores(edgemt_translator* translator,
+                                                          int scores, edgemt_error* error);
+
 /* Alignment of a caller arena. */
 #define EDGEMT_ARENA_ALIGNMENT 64
 

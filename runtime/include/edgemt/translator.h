@@ -123,7 +123,9 @@ struct Translation {
   int32_t* tokens = nullptr;
   size_t capacity = 0;
   size_t length = 0;
-  float score = 0.0f;  // log-probability (beam: length-normalized); 0 on failure
+  // Log-probability (beam: length-normalized); 0 on failure; NaN for greedy
+  // after Translator::set_greedy_scores(false) (not computed).
+  float score = 0.0f;
   StatusCode status = StatusCode::kOk;
   const char* error = "";  // static text, never null; "" when status is kOk
   float* attention = nullptr;
@@ -183,6 +185,26 @@ class Translator {
   // detaches (the default: no clock is read). The Profile must outlive its
   // attachment; the Translator never resets it. Allocates nothing.
   void set_profile(Profile* profile);
+
+  // Whether greedy translations (beam_size 1) report their score; true by
+  // default. Load phase (allocates; not during translate()).
+  //
+  // false: greedy results get score NaN, and the decoder does not compute
+  // every logit of a step when it can prove which one is largest: for an
+  // f32 output projection on the own f32 GEMM, this builds an int8 copy of
+  // it (vocab x (hidden size + 28) bytes: 2 MiB for 8000 x 256, 29 MiB for
+  // OPUS-MT-base's 58k x 512) from which each step's arg-max is bounded,
+  // and only the few ids that can be largest are computed in f32
+  // (layers/argmax_shortcut.h). At batch 1 a step then reads about a
+  // quarter of that matrix's bytes. The tokens, and which sentences fail,
+  // are exactly those of true: an arg-max the shortcut cannot prove (NaN or
+  // inf in the decoder's state, bounds that overflow) is taken from the
+  // full row. Beam search is not affected. Other models build nothing.
+  // true frees the copy. Errors: kOutOfMemory (the translator unchanged).
+  [[nodiscard]] Status set_greedy_scores(bool report);
+  bool greedy_scores() const;
+  // Bytes of the int8 copy set_greedy_scores(false) built (0: none).
+  size_t greedy_shortcut_bytes() const;
 
   // How matrices are computed, e.g. "f32 (f16 weights widened at load)".
   const char* compute_path() const;

@@ -137,17 +137,16 @@ void timed_residual_step(const RunContext& c, const NormWeights& norm, const flo
                 c.config->d_model, x);
 }
 
-}  // namespace
-
-Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
-                        const DecoderStep& step) {
+// The step up to the decoder's last hidden state: workspace->dec_x [R, d]
+// (callers time the whole step as kDecoderStep).
+Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
+                          const DecoderStep& step) {
   const TransformerConfig& config = *c.config;
   const TransformerWeights& weights = *c.weights;
   Workspace& w = *c.workspace;
   const size_t d = config.d_model;
   const size_t rows = step.rows;
   const size_t cache_len = w.max_target_len;
-  ProfileScope timed_step(c.profile, ProfilePart::kDecoderStep);
   constexpr ProfilePart kGemm = ProfilePart::kAttentionGemm;
   constexpr ProfilePart kFfn = ProfilePart::kFeedForwardGemm;
 
@@ -233,8 +232,42 @@ Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
     kernels::layer_norm(w.dec_x, weights.decoder_final_norm.weight,
                         weights.decoder_final_norm.bias, rows, d, config.layer_norm_eps, w.dec_x);
   }
-  return run_linear(c, ProfilePart::kOutputProjection, weights.output, w.dec_x, rows,
-                    w.logits);  // [R, V]
+  return Status::ok();
+}
+
+}  // namespace
+
+Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
+                        const DecoderStep& step) {
+  ProfileScope timed_step(c.profile, ProfilePart::kDecoderStep);
+  EDGEMT_RETURN_IF_ERROR(run_decoder_layers(c, sources, step));
+  return run_linear(c, ProfilePart::kOutputProjection, c.weights->output, c.workspace->dec_x,
+                    step.rows, c.workspace->logits);  // [R, V]
+}
+
+Status run_decoder_step_argmax(const RunContext& c, const PackedSequences& sources,
+                               const DecoderStep& step, const int32_t* banned,
+                               size_t banned_count, size_t* best) {
+  if (c.argmax_shortcut == nullptr || c.argmax_shortcut->empty()) {
+    for (size_t r = 0; r < step.rows; ++r) best[r] = EncoderDecoder::kFullLogits;
+    return run_decoder_step(c, sources, step);
+  }
+  ProfileScope timed_step(c.profile, ProfilePart::kDecoderStep);
+  EDGEMT_RETURN_IF_ERROR(run_decoder_layers(c, sources, step));
+  ProfileScope timed(c.profile, ProfilePart::kOutputProjection);
+  Workspace& w = *c.workspace;
+  const size_t d = c.config->d_model;
+  const size_t vocab = c.config->vocab_size;
+  // The shortcut's approximations go where the logits would.
+  EDGEMT_RETURN_IF_ERROR(c.argmax_shortcut->pick(w.dec_x, step.rows, banned, banned_count,
+                                                 w.logits, w.argmax_scratch, c.parallel, best));
+  for (size_t r = 0; r < step.rows; ++r) {
+    if (best[r] != ArgmaxShortcut::kNoPick) continue;
+    best[r] = EncoderDecoder::kFullLogits;  // the row as decode_step leaves it
+    EDGEMT_RETURN_IF_ERROR(c.weights->output.run(w.dec_x + r * d, 1, w.logits + r * vocab,
+                                                 c.parallel, &w.dec_linear_scratch));
+  }
+  return Status::ok();
 }
 
 void reorder_cache(const RunContext& c, size_t first_slot, size_t old_count,

@@ -18,6 +18,14 @@ namespace edgemt {
 [[nodiscard]] Status run_decoder_step(const RunContext& context, const PackedSequences& sources,
                                       const DecoderStep& step);
 
+// Greedy without scores (EncoderDecoder::decode_step_argmax): best[r] is
+// row r's arg-max over the ids not banned, found by context.argmax_shortcut,
+// or EncoderDecoder::kFullLogits with row r's logits in workspace->logits.
+[[nodiscard]] Status run_decoder_step_argmax(const RunContext& context,
+                                             const PackedSequences& sources,
+                                             const DecoderStep& step, const int32_t* banned,
+                                             size_t banned_count, size_t* best);
+
 // Beam reordering inside one sentence's slots [first_slot, first_slot + K):
 // new slot first_slot + j gets old slot first_slot + parent[j], positions
 // 0..positions-1, for every layer (j < new_count, parent[j] < old_count).

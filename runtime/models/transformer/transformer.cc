@@ -43,6 +43,7 @@ class Transformer final : public EncoderDecoder {
     shape.attention = run.attention;
     shape.attention_layer = run.attention_layer;
     shape.attention_head = run.attention_head;
+    shape.argmax_shortcut = weights_.output.is_packed_f32();
     pending_ = Workspace();
     plan_workspace(shape, arena, &pending_);
   }
@@ -58,6 +59,25 @@ class Transformer final : public EncoderDecoder {
                      const DecoderStep& step) override {
     return run_decoder_step(context(execution), sources, step);
   }
+
+  Status decode_step_argmax(const Execution& execution, const PackedSequences& sources,
+                            const DecoderStep& step, const int32_t* banned, size_t banned_count,
+                            size_t* best) override {
+    return run_decoder_step_argmax(context(execution), sources, step, banned, banned_count, best);
+  }
+
+  // Only for an output projection on the own f32 GEMM: an int8 or f16 one
+  // reads no more than its shortcut would.
+  Status set_argmax_shortcut(bool on) override {
+    if (!on || !weights_.output.is_packed_f32()) {
+      argmax_shortcut_ = ArgmaxShortcut();
+      return Status::ok();
+    }
+    if (!argmax_shortcut_.empty()) return Status::ok();
+    return argmax_shortcut_.create(weights_.output.f32_packed(), kernels::f32::fast_gemm_kernel());
+  }
+
+  size_t argmax_shortcut_bytes() const override { return argmax_shortcut_.bytes(); }
 
   float* logits() override { return workspace_.logits; }
 
@@ -94,12 +114,14 @@ class Transformer final : public EncoderDecoder {
     c.workspace = &workspace_;
     c.parallel = execution.parallel;
     c.profile = execution.profile;
+    c.argmax_shortcut = &argmax_shortcut_;
     return c;
   }
 
   const Model& model_;
   const TransformerConfig& config_;
   TransformerWeights weights_;
+  ArgmaxShortcut argmax_shortcut_;  // empty unless set_argmax_shortcut(true)
   Workspace workspace_;  // the committed plan's buffers
   Workspace pending_;    // the plan being made (measured or bound)
 };

@@ -52,6 +52,9 @@ struct WorkspaceShape {
   bool attention = false;     // plan the attention weights the caller asked for
   int attention_layer = -1;   // RunShape's choice: -1 the last decoder layer
   int attention_head = -1;    // -1 the mean over heads
+  // The output projection can serve the arg-max shortcut (it is on the own
+  // f32 GEMM): plan the shortcut's quantized-input scratch (R x d bytes).
+  bool argmax_shortcut = false;
 };
 
 struct Workspace {
@@ -93,6 +96,9 @@ struct Workspace {
   // max(3d, f, V) [kDecodeLayers, kDecodeOutput].
   LinearScratch enc_linear_scratch;
   LinearScratch dec_linear_scratch;
+  // The arg-max shortcut's quantized hidden states (argmax_shortcut only):
+  // R rows of d [kDecodeOutput].
+  LinearScratch argmax_scratch;
 
   // Attention probabilities, one slice per worker (parallel_for slot): the
   // encoder's hold a [len, len] score block [kAttnContext], the decoder's one

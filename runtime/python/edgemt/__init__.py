@@ -150,6 +150,8 @@ _declare("edgemt_translator_create", ctypes.c_int, ctypes.c_void_p, _P(_Translat
 _declare("edgemt_translator_free", None, ctypes.c_void_p)
 _declare("edgemt_translator_arena_size", ctypes.c_int, ctypes.c_void_p, _P(_Limits),
          _P(ctypes.c_size_t), _P(_Error))
+_declare("edgemt_translator_set_greedy_scores", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+         _P(_Error))
 _declare("edgemt_translator_prepare", ctypes.c_int, ctypes.c_void_p, _P(_Limits),
          ctypes.c_void_p, ctypes.c_size_t, _P(_Error))
 _declare("edgemt_decode_options_default", ctypes.c_int, ctypes.c_void_p, _P(_DecodeOptions),
@@ -257,7 +259,7 @@ class Model:
 @dataclass
 class Translation:
     text: str
-    score: float                      # log-probability (beam: length-normalized)
+    score: float                      # log-probability (beam: length-normalized); NaN: greedy_scores=False
     tokens: List[int] = field(default_factory=list)  # target ids, without EOS
     # translate_ids(attention=True): one row per decoder step of the result
     # (its tokens, then its EOS if it ended with one), one weight per source
@@ -272,12 +274,17 @@ class Translator:
     def __init__(self, model: Model, threads: int = 1, max_batch: int = 16,
                  max_source_len: Optional[int] = None, max_beam: Optional[int] = None,
                  max_target_len: Optional[int] = None, attention: bool = False,
-                 attention_layer: int = -1, attention_head: int = -1):
+                 attention_layer: int = -1, attention_head: int = -1,
+                 greedy_scores: bool = True):
         """Limits left None: sources and translations up to 256 tokens (or
         the model's longest), beams up to 4 or the model's default beam.
         attention: plan for attention weights (translate_ids(attention=True));
         of a Transformer, decoder layer attention_layer's cross-attention (-1:
-        the last) and its head attention_head (-1: the mean over heads)."""
+        the last) and its head attention_head (-1: the mean over heads).
+        greedy_scores=False: greedy (beam 1) results get score NaN, and a
+        model with an f32 output projection finds each step's token without
+        computing every logit (faster at small batches; an int8 copy of that
+        matrix, vocab x (hidden size + 28) bytes, is kept). Same tokens."""
         self._model = model  # keeps the model alive while the translator is
         self._handle = ctypes.c_void_p()
         self._tokenizer = ctypes.c_void_p()
@@ -287,6 +294,9 @@ class Translator:
         _check(_lib.edgemt_translator_create(model._handle, ctypes.byref(options),
                                              ctypes.byref(self._handle), ctypes.byref(error)),
                error)
+        if not greedy_scores:
+            _check(_lib.edgemt_translator_set_greedy_scores(self._handle, 0, ctypes.byref(error)),
+                   error)
         longest = min(256, model.max_sequence_length)
         if max_beam is None:
             max_beam = max(4, int(model.decode_defaults()["beam_size"]))

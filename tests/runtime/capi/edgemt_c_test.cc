@@ -7,6 +7,7 @@
 // output as one thread (also run under ThreadSanitizer: the tsan preset).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -255,6 +256,45 @@ TEST_CASE("capi/translator: calls in the wrong order and bad buffers get a statu
   CHECK(std::string(results[0].error).empty());
   edgemt_translator_free(translator);
   std::free(arena);
+  edgemt_model_free(model);
+}
+
+TEST_CASE("capi/set_greedy_scores: same tokens, score NaN; a NULL translator is refused") {
+  edgemt_error error;
+  CHECK(edgemt_translator_set_greedy_scores(nullptr, 0, &error) == EDGEMT_INVALID_ARGUMENT);
+  CHECK(std::string(error.message).find("NULL") != std::string::npos);
+  // The fp16 model: computed in f32 here, so the shortcut is built.
+  edgemt_model* model = nullptr;
+  REQUIRE(edgemt_model_open(EDGEMT_BUNDLED_FP16_MODEL, &model, &error) == EDGEMT_OK);
+  edgemt_translator* translator = nullptr;
+  REQUIRE(edgemt_translator_create(model, nullptr, &translator, &error) == EDGEMT_OK);
+  edgemt_limits limits = edgemt_limits_default();
+  limits.max_batch = 1;
+  REQUIRE(edgemt_translator_prepare(translator, &limits, nullptr, 0, &error) == EDGEMT_OK);
+  const auto sources = reference_ids(12);
+  std::vector<std::vector<int32_t>> scored;
+  for (int scores : {1, 0}) {
+    REQUIRE(edgemt_translator_set_greedy_scores(translator, scores, &error) == EDGEMT_OK);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      CAPTURE(i);
+      edgemt_tokens span = {sources[i].data(), sources[i].size()};
+      int32_t tokens[256];
+      edgemt_result result = {};
+      result.tokens = tokens;
+      result.capacity = 256;
+      REQUIRE(edgemt_translate(translator, &span, 1, nullptr, &result, &error) == EDGEMT_OK);
+      REQUIRE(result.code == EDGEMT_OK);
+      const std::vector<int32_t> got(tokens, tokens + result.length);
+      if (scores != 0) {
+        CHECK(std::isfinite(result.score));
+        scored.push_back(got);
+      } else {
+        CHECK(std::isnan(result.score));
+        CHECK(got == scored[i]);
+      }
+    }
+  }
+  edgemt_translator_free(translator);
   edgemt_model_free(model);
 }
 

@@ -16,6 +16,7 @@
 
 #include "layers/linear.h"
 #include "support/int8_reference.h"
+#include "support/int8_scratch.h"
 #include "support/kernel_testing.h"
 #include "support/thread_pool.h"
 
@@ -26,19 +27,7 @@ using testing::Random;
 
 using testing::Pool;
 
-// Owns the memory a LinearScratch points to.
-struct Scratch {
-  Scratch(size_t rows, size_t depth)
-      : quantized(rows * kernels::int8::padded_depth(depth)), scale(rows) {
-    view.quantized = quantized.data();
-    view.row_scale = scale.data();
-    view.max_rows = rows;
-    view.max_depth = depth;
-  }
-  std::vector<int8_t> quantized;
-  std::vector<float> scale;
-  LinearScratch view;
-};
+using Scratch = testing::Int8Scratch;
 
 TEST_CASE("layers/int8_linear: matches the naive int8 reference on odd shapes, bias and ReLU") {
   Random rng(21);

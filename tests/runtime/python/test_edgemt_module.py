@@ -81,6 +81,20 @@ class ModuleMatchesCli(unittest.TestCase):
         self.assertEqual([t.text for t in edgemt.Translator(in_memory).translate(self.sources[:20])],
                          [t.text for t in by_text])
 
+    def test_greedy_scores_false_same_tokens_score_nan(self):
+        """greedy_scores=False on the fp16 model (f32 compute here: the arg-max
+        shortcut): the same translations, scores NaN; beam still scored."""
+        import math
+        fp16 = edgemt.Model(os.path.join(ROOT, "models", "multi30k-en-de.fp16.emt"))
+        lines = self.sources[:60]
+        scored = edgemt.Translator(fp16).translate(lines)
+        fast = edgemt.Translator(fp16, greedy_scores=False)
+        unscored = fast.translate(lines)
+        self.assertEqual([t.tokens for t in unscored], [t.tokens for t in scored])
+        self.assertTrue(all(math.isfinite(t.score) for t in scored))
+        self.assertTrue(all(math.isnan(t.score) for t in unscored))
+        self.assertTrue(all(math.isfinite(t.score) for t in fast.translate(lines[:5], beam_size=2)))
+
     def test_model_info_and_version(self):
         self.assertRegex(edgemt.version(), r"^\d+\.\d+\.\d+$")
         self.assertEqual(self.model.family, "transformer")

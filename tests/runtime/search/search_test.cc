@@ -40,6 +40,7 @@
 
 #include "edgemt/model.h"
 #include "edgemt/translator.h"
+#include "kernels/f32_gemm.h"
 #include "support/model_builder.h"
 #include "support/reference_transformer.h"
 #include "models/transformer/config.h"
@@ -873,16 +874,24 @@ void check_failed(const Run& run, size_t i, const char* why) {
   CHECK(run.errors[i].find(why) != std::string::npos);
 }
 
-TEST_CASE("search: a sentence whose activations overflow fails alone, greedy and beam") {
-  // Source token 20's embedding is huge: any sentence holding it overflows
-  // in the encoder (NaN/inf through attention), the others are untouched.
+// Source token 20's embedding is huge: any sentence holding it overflows in
+// the encoder (NaN/inf through attention), the others are untouched.
+ModelBuilder overflowing_token_builder() {
   ModelBuilder builder(testing::tiny_config(), DType::kF32, 3);
   testing::BuilderTensor* embedding = builder.find("embedding.source");
   REQUIRE(embedding != nullptr);
   const size_t d = builder.config.d_model;
   for (size_t i = 0; i < d; ++i) embedding->values[20 * d + i] = i % 2 == 0 ? kHuge : -kHuge;
-  const std::vector<std::vector<int32_t>> sources = {
-      {5, 17, 9, 3}, {20, 7, 3}, {11, 12, 13, 3}, {6, 20, 20, 3}};
+  return builder;
+}
+
+// Sentences 1 and 3 hold token 20.
+const std::vector<std::vector<int32_t>> kOverflowSources = {
+    {5, 17, 9, 3}, {20, 7, 3}, {11, 12, 13, 3}, {6, 20, 20, 3}};
+
+TEST_CASE("search: a sentence whose activations overflow fails alone, greedy and beam") {
+  const ModelBuilder builder = overflowing_token_builder();
+  const std::vector<std::vector<int32_t>>& sources = kOverflowSources;
   for (size_t threads : {size_t{1}, size_t{2}}) {
     Fixture f = load(builder, threads);
     for (size_t beam : {size_t{1}, size_t{3}}) {
@@ -957,5 +966,87 @@ TEST_CASE("search: when only pad and bos have finite scores no token is emitted"
   }
 }
 
+
+// Translator::set_greedy_scores(false): the same tokens, statuses and errors
+// as greedy with scores, every score NaN (0 on failure). On x86 (AVX2) and
+// AArch64 f32 models' output projections run on the own f32 GEMM, so the
+// arg-max shortcut is built (checked where it is) and decides most steps.
+void check_same_without_scores(Translator* translator,
+                               const std::vector<std::vector<int32_t>>& sources,
+                               const DecodeOptions& options) {
+  REQUIRE(translator->set_greedy_scores(true).is_ok());
+  const Run with = translate(translator, sources, options);
+  REQUIRE(translator->set_greedy_scores(false).is_ok());
+  CHECK_FALSE(translator->greedy_scores());
+  const Run without = translate(translator, sources, options);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    CAPTURE(i);
+    CHECK(without.tokens[i] == with.tokens[i]);
+    CHECK(without.status[i] == with.status[i]);
+    CHECK(without.errors[i] == with.errors[i]);
+    if (with.status[i] == StatusCode::kOk) {
+      CHECK(std::isfinite(with.scores[i]));
+      CHECK(std::isnan(without.scores[i]));
+    } else {
+      CHECK(without.scores[i] == 0.0f);
+    }
+  }
+  // Beam search is not affected: still scored.
+  DecodeOptions beam = options;
+  beam.beam_size = 2;
+  const Run beam_run = translate(translator, sources, beam);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (beam_run.status[i] == StatusCode::kOk) CHECK(std::isfinite(beam_run.scores[i]));
+  }
+  REQUIRE(translator->set_greedy_scores(true).is_ok());
+  CHECK(translator->greedy_shortcut_bytes() == 0);
+  CHECK(translate(translator, sources, options).tokens == with.tokens);
+}
+
+TEST_CASE("search: greedy without scores gives greedy's tokens and failures, every rule set") {
+  const std::vector<std::vector<int32_t>> sources = {
+      {5, 17, 9, 30, 12, 3}, {7, 3}, {11, 12, 13, 14, 15, 16, 17, 18, 19, 3}, {25, 4, 3}};
+  for (const Variant& v : kVariants) {
+    for (SearchRules rules : {SearchRules::kEdgemt, SearchRules::kHuggingFace,
+                              SearchRules::kOpenNMT, SearchRules::kMarian}) {
+      for (size_t threads : {size_t{1}, size_t{2}}) {
+        CAPTURE(std::string(v.name));
+        CAPTURE(static_cast<int>(rules));
+        CAPTURE(threads);
+        Fixture f = make(v, threads, rules);
+        REQUIRE(f.translator->set_greedy_scores(false).is_ok());
+        if (std::string(f.translator->compute_path()).rfind("f32", 0) == 0 &&
+            kernels::f32::replaces_xnnpack()) {
+          CHECK(f.translator->greedy_shortcut_bytes() > 0);
+        }
+        for (float b : {3.0f, 20.0f}) {  // a short max_len: Hugging Face forces EOS
+          DecodeOptions options;
+          options.beam_size = 1;
+          options.max_len_a = 0.5f;
+          options.max_len_b = b;
+          check_same_without_scores(f.translator.get(), sources, options);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("search: greedy without scores fails the sentences greedy fails") {
+  // Overflowing activations (NaN in the decoder's state), logits that
+  // overflow to +inf, and only banned tokens finite: the shortcut cannot
+  // prove these rows and leaves them to the full row, with the same result.
+  const ModelBuilder overflow = overflowing_token_builder();
+  DecodeOptions greedy;
+  greedy.beam_size = 1;
+  for (size_t threads : {size_t{1}, size_t{2}}) {
+    CAPTURE(threads);
+    Fixture f = load(overflow, threads);
+    check_same_without_scores(f.translator.get(), kOverflowSources, greedy);
+  }
+  Fixture infinite = load(constant_logits_builder(kHuge, kHuge), 1);
+  check_same_without_scores(infinite.translator.get(), kSources, greedy);
+  Fixture banned_only = load(constant_logits_builder(-kHuge, 0.0f), 1);
+  check_same_without_scores(banned_only.translator.get(), kSources, greedy);
+}
 }  // namespace
 }  // namespace edgemt

@@ -1,0 +1,200 @@
+#include "layers/argmax_shortcut.h"
+
+#include <cfloat>
+#include <cmath>
+#include <memory>
+#include <new>
+#include <utility>
+
+namespace edgemt {
+
+namespace f32 = kernels::f32;
+namespace q8 = kernels::int8;
+
+namespace {
+
+constexpr double kUnitRoundoff = 1.0 / 16777216.0;  // 2^-24, float32
+constexpr float kWidening = 1.0f + 1.0f / 1024.0f;
+
+// The float nearest `value` from above (bounds only ever round up).
+float round_up(double value) {
+  float f = static_cast<float>(value);
+  if (static_cast<double>(f) < value) f = std::nextafter(f, INFINITY);
+  return f;
+}
+
+}  // namespace
+
+Status ArgmaxShortcut::create(const f32::PackedWeights& exact, f32::GemmKernel kernel) {
+  const size_t n_out = exact.columns;
+  const size_t depth = exact.depth;
+  std::unique_ptr<float[]> row(new (std::nothrow) float[depth]);
+  std::unique_ptr<int8_t[]> codes(new (std::nothrow) int8_t[n_out * depth]);
+  std::unique_ptr<float[]> scale(new (std::nothrow) float[n_out]);
+  PackedMatrix<ArgmaxRowBounds> bounds;
+  if (!row || !codes || !scale || !bounds.allocate(3 * n_out * sizeof(float))) {
+    return Status::error(StatusCode::kOutOfMemory,
+                         "cannot allocate the int8 copy of a %zux%zu output projection", n_out, depth);
+  }
+  float* max_error = static_cast<float*>(bounds.data());
+  float* l1 = max_error + n_out;
+  float* abs_bias = l1 + n_out;
+  float max_l1 = 0.0f;
+  float max_abs_bias = 0.0f;
+  for (size_t n = 0; n < n_out; ++n) {
+    f32::unpack_row(exact, n, row.get());
+    float largest = 0.0f;
+    for (size_t k = 0; k < depth; ++k) largest = std::fmax(largest, std::fabs(row[k]));
+    if (!std::isfinite(largest) || !std::isfinite(exact.bias[n])) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           "output projection row %zu has a non-finite weight or bias", n);
+    }
+    // Symmetric per-row codes, as the converter quantizes (any rounding
+    // would do: D[n] is measured from the codes kept).
+    const float s = largest / 127.0f;
+    const float inverse = largest > 0.0f ? 127.0f / largest : 0.0f;
+    int8_t* q = codes.get() + n * depth;
+    double error = 0.0;
+    double sum = 0.0;
+    for (size_t k = 0; k < depth; ++k) {
+      const float code = std::fmin(127.0f, std::fmax(-127.0f, std::nearbyint(row[k] * inverse)));
+      q[k] = static_cast<int8_t>(code);
+      error = std::fmax(error, std::fabs(static_cast<double>(row[k]) -
+                                         static_cast<double>(s) * static_cast<double>(code)));
+      sum += std::fabs(static_cast<double>(row[k]));
+    }
+    scale[n] = s;
+    max_error[n] = round_up(error);
+    l1[n] = round_up(sum * (1.0 + 2.0 * static_cast<double>(depth) * 1e-16));  // sum's own rounding
+    abs_bias[n] = std::fabs(exact.bias[n]);
+    max_l1 = std::fmax(max_l1, l1[n]);
+    max_abs_bias = std::fmax(max_abs_bias, abs_bias[n]);
+  }
+  Int8Linear approx;
+  EDGEMT_RETURN_IF_ERROR(approx.create(codes.get(), scale.get(), exact.bias, depth, n_out, false));
+  ArgmaxRowBounds* view = bounds.mutable_view();
+  view->max_error = max_error;
+  view->l1 = l1;
+  view->abs_bias = abs_bias;
+  approx_ = std::move(approx);
+  bounds_ = std::move(bounds);
+  exact_ = exact;
+  kernel_ = kernel;
+  const double terms = static_cast<double>(depth + 1) * kUnitRoundoff;
+  gamma_ = round_up(terms / (1.0 - terms));
+  max_l1_ = max_l1;
+  max_abs_bias_ = max_abs_bias;
+  return Status::ok();
+}
+
+Status ArgmaxShortcut::pick(const float* x, size_t rows, const int32_t* banned,
+                            size_t banned_count, float* approx, const LinearScratch& scratch,
+                            const Parallel& parallel, size_t* best) const {
+  if (rows == 0) return Status::ok();
+  if (empty()) {
+    return Status::error(StatusCode::kFailedPrecondition, "arg-max shortcut used before create()");
+  }
+  // A [rows, N]; the scratch keeps each row's codes p and scale t.
+  EDGEMT_RETURN_IF_ERROR(approx_.run(x, rows, approx, parallel, scratch));
+  const size_t depth = exact_.depth;
+  const size_t n_out = exact_.columns;
+  const size_t stride = q8::padded_depth(depth);
+  auto task = [&](size_t r, size_t) {
+    best[r] = pick_row(x + r * depth, scratch.quantized + r * stride, scratch.row_scale[r], banned,
+                       banned_count, approx + r * n_out);
+  };
+  // ~1 ns per id: two passes over the row's bounds.
+  parallel_for(parallel, rows, n_out, task);
+  return Status::ok();
+}
+
+size_t ArgmaxShortcut::pick_row(const float* x, const int8_t* xq, float x_scale,
+                                const int32_t* banned, size_t banned_count, float* approx) const {
+  const size_t depth = exact_.depth;
+  const size_t n_out = exact_.columns;
+  // A NaN or inf in x gives a NaN scale (kernels/int8_gemm.h).
+  if (!std::isfinite(x_scale)) return kNoPick;
+  double quantized_l1 = 0.0;  // ‖t·p‖₁
+  double x_error = 0.0;       // E = max |x - t·p|
+  double x_max = 0.0;         // ‖x‖∞
+  for (size_t k = 0; k < depth; ++k) {
+    const double tp = static_cast<double>(x_scale) * xq[k];  // exact in double
+    quantized_l1 += std::fabs(tp);
+    x_error = std::fmax(x_error, std::fabs(static_cast<double>(x[k]) - tp));
+    x_max = std::fmax(x_max, std::fabs(static_cast<double>(x[k])));
+  }
+  // The f32 sums' partial sums stay below |b| + ‖x‖∞·‖w‖₁ (times 1 + γ):
+  // far from overflow, or no shortcut.
+  if (x_max * static_cast<double>(max_l1_) + static_cast<double>(max_abs_bias_) >
+      static_cast<double>(FLT_MAX) / 4) {
+    return kNoPick;
+  }
+  const float c_error = round_up(quantized_l1 * (1.0 + 1e-12));
+  const float c_l1 = round_up((x_error + static_cast<double>(gamma_) * x_max) * (1.0 + 1e-12));
+  const float c_bias = round_up(static_cast<double>(gamma_) + 4.0 * kUnitRoundoff);
+  const float c_approx = round_up(4.0 * kUnitRoundoff);
+  const ArgmaxRowBounds& k = bounds_.view();
+  auto bound = [&](size_t n, float a) {
+    return (k.max_error[n] * c_error + k.l1[n] * c_l1 + k.abs_bias[n] * c_bias +
+            std::fabs(a) * c_approx) * kWidening;
+  };
+
+  // Banned ids: their logits count for the log-sum-exp (so they must be
+  // finite too), never for the arg-max: marked NaN, which no comparison
+  // below takes.
+  for (size_t i = 0; i < banned_count; ++i) {
+    if (banned[i] < 0 || static_cast<size_t>(banned[i]) >= n_out) continue;
+    float& a = approx[banned[i]];
+    if (std::isnan(a)) continue;  // listed twice
+    if (!std::isfinite(a) || !std::isfinite(bound(static_cast<size_t>(banned[i]), a))) return kNoPick;
+    a = NAN;
+  }
+  // Pass 1: each id's upper bound replaces its A; the best lower bound.
+  float threshold = -INFINITY;
+  bool finite = true;
+  for (size_t n = 0; n < n_out; ++n) {
+    const float a = approx[n];
+    const float b = bound(n, a);
+    finite &= !std::isinf(a) && !std::isinf(b);  // NaN: banned
+    const float low = a - b;
+    threshold = low > threshold ? low : threshold;
+    approx[n] = a + b;
+  }
+  if (!finite || !(threshold > -INFINITY)) return kNoPick;
+
+  // Pass 2: the candidates' exact values, one block of 16 columns at a time.
+  float block_y[f32::kBlockColumns];
+  size_t block = SIZE_MAX;
+  size_t best = kNoPick;
+  float best_y = 0.0f;
+  for (size_t n = 0; n < n_out; ++n) {
+    if (!(approx[n] >= threshold)) continue;
+    if (n / f32::kBlockColumns != block) {
+      block = n / f32::kBlockColumns;
+      f32::PackedWeights one;
+      one.blocks = exact_.blocks + block * depth * f32::kBlockColumns;
+      one.bias = exact_.bias + block * f32::kBlockColumns;
+      one.columns = n_out - block * f32::kBlockColumns < f32::kBlockColumns
+                        ? n_out - block * f32::kBlockColumns
+                        : f32::kBlockColumns;
+      one.depth = depth;
+      one.block_count = 1;
+      f32::GemmArgs args;
+      args.x = x;
+      args.x_stride = depth;
+      args.rows = 1;
+      args.weights = &one;
+      args.y = block_y;
+      args.y_stride = f32::kBlockColumns;
+      kernel_(args, 0, 1);
+    }
+    const float y = block_y[n % f32::kBlockColumns];
+    if (best == kNoPick || y > best_y) {
+      best = n;
+      best_y = y;
+    }
+  }
+  return best;
+}
+
+}  // namespace edgemt

@@ -1,0 +1,110 @@
+// ArgmaxShortcut: the arg-max of y = x · Wᵀ + b over a matrix on the own f32
+// GEMM (layers/packed_f32_linear.h) without computing every y, for greedy
+// search when no score is reported (Translator::set_greedy_scores). At batch
+// 1 an f32 decoder reads every weight once per token and the output
+// projection is its largest matrix (8000 x 256 floats of the 19 MB the
+// multi30k en->de decoder reads per step); greedy keeps only its arg-max.
+//
+//   1. An int8 copy of W (per-row symmetric codes q[n, k] and scale s[n],
+//      kernels/int8_gemm.h) and x quantized per row as the int8 GEMM does
+//      (codes p[k], scale t) give A[n] = float(Σ p·q)·(t·s[n]) + b[n]: a
+//      quarter of the bytes.
+//   2. Every y[n] the f32 GEMM computes lies within B[n] of A[n] (below), so
+//      id n can be the arg-max only if A[n] + B[n] >= max_m (A[m] - B[m])
+//      over the ids that may be chosen.
+//   3. Those candidates (1-2 on average on real models; tools/research/
+//      edgemt-argmax-study measures it) get their exact y from the f32 GEMM
+//      kernel, one block of 16 columns each, the same bits as the full
+//      product; the best of them, ties to the lower id, is the arg-max.
+//
+// The bound. With x = t·p + e and w[n] = s[n]·q[n] + d[n] (the two
+// quantizations' errors), in real arithmetic
+//   Σ x·w - Σ (t·p)·(s·q) = Σ (t·p)·d + Σ e·w,
+// so |Σ x·w - (A[n] - b[n])| <= D[n]·‖t·p‖₁ + E·‖w[n]‖₁, with D[n] = max_k
+// |d[n, k]| (kept per row at load) and E = max_k |e[k]| (per row of x). A
+// float32 sum of b and K products in any order is within
+// γ(K+1)·(|b| + Σ|x|·|w|) of the real value (γ(n) = n·u / (1 - n·u), u =
+// 2^-24; Higham, Accuracy and Stability of Numerical Algorithms, 3.1), and
+// Σ|x|·|w| <= ‖x‖∞·‖w[n]‖₁. The int8 epilogue's three roundings (and the
+// int32 -> float one) move A by at most 4u·(|A| + |b|). So
+//   B[n] = (D[n]·‖t·p‖₁ + ‖w[n]‖₁·(E + γ·‖x‖∞) + |b[n]|·(γ + 4u) + |A[n]|·4u)
+//          · (1 + 2^-10),
+// the last factor covering the rounding of B's own float arithmetic (each
+// term non-negative, a few u in all). Rounding to nearest is monotone, so
+// y[n] <= A + B and y[m] >= A - B survive the float sums: the true arg-max
+// is always among the candidates.
+//
+// Exactness beyond the arg-max: when every A and B of a row is finite (and
+// the partial sums cannot overflow, checked from ‖x‖∞), every y of the row
+// is finite, so its log-sum-exp is too and the full search would not have
+// failed the sentence either. Otherwise (x with NaN or inf, a bound that
+// overflows, no id left) pick() says so and the caller computes the full
+// row: the same result and the same errors as without the shortcut.
+//
+// Load phase: create() reads the f32 pack (unpacking its rows) and builds
+// the int8 pack and three floats per row: N·(K + 28) bytes (2.0 MiB for the
+// 8000 x 256 projection). Run phase: pick() allocates nothing; it uses the
+// caller's scratch. Not thread-safe per instance; the same answer for any
+// thread count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/parallel.h"
+#include "edgemt/status.h"
+#include "kernels/f32_gemm.h"
+#include "layers/int8_linear.h"
+#include "layers/linear_scratch.h"
+#include "layers/packed_matrix.h"
+
+namespace edgemt {
+
+// Per-row constants of the bound (one block: [3, N] floats), each rounded up.
+struct ArgmaxRowBounds {
+  const float* max_error = nullptr;  // [N] D[n] = max_k |w[n, k] - s[n]·q[n, k]|
+  const float* l1 = nullptr;         // [N] ‖w[n]‖₁
+  const float* abs_bias = nullptr;   // [N] |b[n]|
+};
+
+class ArgmaxShortcut {
+ public:
+  // best[r] of a row whose arg-max pick() could not prove.
+  static constexpr size_t kNoPick = SIZE_MAX;
+
+  // Load phase: the int8 copy of `exact` (the f32 pack, which must outlive
+  // this object: pick() reads its candidate blocks) and the bound's
+  // constants; `kernel` is the f32 GEMM kernel that computes the full
+  // product (the candidates' exact values come from it). Errors:
+  // kOutOfMemory; kInvalidArgument for a pack with non-finite weights.
+  [[nodiscard]] Status create(const kernels::f32::PackedWeights& exact,
+                              kernels::f32::GemmKernel kernel);
+
+  bool empty() const { return approx_.out_features() == 0; }
+  size_t bytes() const { return approx_.packed_bytes() + bounds_.bytes(); }
+  size_t in_features() const { return approx_.in_features(); }
+  size_t out_features() const { return approx_.out_features(); }
+
+  // Run phase. x: [rows, K] (row stride K); approx: [rows, N] scratch;
+  // scratch: an int8 LinearScratch for `rows` rows of depth K. Writes
+  // best[r]: the arg-max of x[r]·Wᵀ + b (the f32 GEMM's values) over the ids
+  // not in banned[0..banned_count), the lowest id among equals; or kNoPick.
+  // kFailedPrecondition: not created, or scratch too small.
+  [[nodiscard]] Status pick(const float* x, size_t rows, const int32_t* banned,
+                            size_t banned_count, float* approx, const LinearScratch& scratch,
+                            const Parallel& parallel, size_t* best) const;
+
+ private:
+  size_t pick_row(const float* x, const int8_t* xq, float x_scale, const int32_t* banned,
+                  size_t banned_count, float* approx) const;
+
+  Int8Linear approx_;  // q, s and b
+  PackedMatrix<ArgmaxRowBounds> bounds_;
+  kernels::f32::PackedWeights exact_{};
+  kernels::f32::GemmKernel kernel_ = nullptr;
+  float gamma_ = 0.0f;         // γ(K + 1), rounded up
+  float max_l1_ = 0.0f;        // max_n ‖w[n]‖₁
+  float max_abs_bias_ = 0.0f;  // max_n |b[n]|
+};
+
+}  // namespace edgemt

@@ -1,0 +1,221 @@
+// ArgmaxShortcut against the naive arg-max of the full product (the same
+// matrix on PackedF32Linear, banned ids skipped, the lowest id among
+// equals): random matrices, rows that int8 cannot tell apart, exact ties, a
+// case where the int8 ranking is wrong, bans, and the inputs it must refuse.
+#include "layers/argmax_shortcut.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/f32_gemm.h"
+#include "kernels/int8_gemm.h"
+#include "layers/packed_f32_linear.h"
+#include "support/int8_scratch.h"
+#include "support/kernel_testing.h"
+#include "support/thread_pool.h"
+
+namespace edgemt {
+namespace {
+
+using testing::Random;
+
+constexpr size_t kNoPick = ArgmaxShortcut::kNoPick;
+
+using Scratch = testing::Int8Scratch;
+
+// The full product's arg-max over the ids not banned (lowest among equals),
+// kNoPick when every id is banned.
+size_t naive_argmax(const float* y, size_t n_out, const std::vector<int32_t>& banned) {
+  size_t best = kNoPick;
+  for (size_t n = 0; n < n_out; ++n) {
+    bool skip = false;
+    for (int32_t id : banned) skip |= static_cast<size_t>(id) == n;
+    if (skip) continue;
+    if (best == kNoPick || y[n] > y[best]) best = n;
+  }
+  return best;
+}
+
+// One matrix, its exact product and its shortcut.
+struct Fixture {
+  Fixture(const std::vector<float>& w, const std::vector<float>* b, size_t in_features,
+          size_t out_features)
+      : in(in_features), out(out_features) {
+    REQUIRE(exact.create(w.data(), b != nullptr ? b->data() : nullptr, in, out, false).is_ok());
+    REQUIRE(shortcut.create(exact.packed(), kernels::f32::fast_gemm_kernel()).is_ok());
+  }
+
+  // Checks pick() against the naive arg-max for x [rows, in]; returns how
+  // many rows it proved.
+  size_t check(const std::vector<float>& x, size_t rows, const std::vector<int32_t>& banned,
+               const Parallel& parallel = Parallel()) {
+    std::vector<float> y(rows * out), approx(rows * out);
+    exact.run(x.data(), rows, y.data(), Parallel());
+    Scratch scratch(rows, in);
+    std::vector<size_t> best(rows, 12345);
+    REQUIRE(shortcut.pick(x.data(), rows, banned.data(), banned.size(), approx.data(), scratch.view,
+                          parallel, best.data()).is_ok());
+    size_t proved = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      CAPTURE(r);
+      if (best[r] == kNoPick) continue;
+      ++proved;
+      CHECK(best[r] == naive_argmax(y.data() + r * out, out, banned));
+    }
+    return proved;
+  }
+
+  size_t in, out;
+  PackedF32Linear exact;
+  ArgmaxShortcut shortcut;
+};
+
+bool has_kernel() { return kernels::f32::fast_gemm_kernel() != nullptr; }
+
+TEST_CASE("layers/argmax_shortcut: the full product's arg-max on random matrices" * doctest::skip(!has_kernel())) {
+  Random rng(31);
+  testing::Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  const Parallel always(pool.get(), 0);
+  const std::vector<int32_t> banned = {0, 2};
+  for (size_t out : {size_t{3}, size_t{17}, size_t{300}, size_t{8000}}) {
+    for (size_t in : {size_t{1}, size_t{7}, size_t{64}, size_t{256}}) {
+      CAPTURE(out);
+      CAPTURE(in);
+      const std::vector<float> w = rng.normal_vector(out * in, 0.0f, 0.3f);
+      const std::vector<float> b = rng.normal_vector(out, 0.0f, 0.5f);
+      for (bool with_bias : {false, true}) {
+        Fixture f(w, with_bias ? &b : nullptr, in, out);
+        CHECK(f.shortcut.bytes() >= out * in);
+        const size_t rows = 5;
+        std::vector<float> x = rng.normal_vector(rows * in, 0.0f, 1.0f);
+        x[in] = 40.0f;  // an outlier: a coarse quantization of row 1
+        CHECK(f.check(x, rows, banned) == rows);
+        CHECK(f.check(x, rows, banned, always) == rows);
+      }
+    }
+  }
+}
+
+TEST_CASE("layers/argmax_shortcut: rows int8 cannot tell apart, and exact ties" * doctest::skip(!has_kernel())) {
+  // Every row is one base row plus noise far below an int8 step, so the
+  // approximations overlap and many candidates need their exact value; rows
+  // 40 and 41 (and 90 and 91) are equal, so ties go to the lower id.
+  Random rng(32);
+  const size_t in = 96, out = 200;
+  const std::vector<float> base = rng.normal_vector(in, 0.0f, 1.0f);
+  std::vector<float> w(out * in);
+  for (size_t n = 0; n < out; ++n) {
+    for (size_t k = 0; k < in; ++k) w[n * in + k] = base[k] + rng.normal(0.0f, 1e-4f);
+  }
+  for (size_t k = 0; k < in; ++k) {
+    w[41 * in + k] = w[40 * in + k];
+    w[91 * in + k] = w[90 * in + k];
+  }
+  Fixture f(w, nullptr, in, out);
+  size_t proved = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<float> x = rng.normal_vector(in, 0.0f, 1.0f);
+    proved += f.check(x, 1, {});
+  }
+  CHECK(proved == 200);
+  // Rows 40 and 41 a little longer than the rest (2e-4, a fortieth of an
+  // int8 step) and x = the base row: they tie for the maximum, and the
+  // lower id wins.
+  for (size_t k = 0; k < in; ++k) w[40 * in + k] = w[41 * in + k] = base[k] * 1.0002f;
+  Fixture tied(w, nullptr, in, out);
+  CHECK(tied.check(base, 1, {}) == 1);
+  Scratch scratch(1, in);
+  std::vector<float> approx(out);
+  size_t best = kNoPick;
+  REQUIRE(tied.shortcut.pick(base.data(), 1, nullptr, 0, approx.data(), scratch.view, Parallel(), &best).is_ok());
+  CHECK(best == 40);
+}
+
+TEST_CASE("layers/argmax_shortcut: the bound keeps the id int8 ranks lower" * doctest::skip(!has_kernel())) {
+  // x = [1, 1]. Row 0 = [1, 0.00395]: codes [127, 1] (0.00395·127 = 0.50
+  // rounds up), int8 value 1.00787, exact 1.00395. Row 1 = [0.99, 0.0142]:
+  // codes [127, 2], int8 value 1.00559, exact 1.0042. int8 ranks row 0
+  // first; the product's arg-max is row 1.
+  const std::vector<float> w = {1.0f, 0.00395f, 0.99f, 0.0142f, 0.0f, 0.5f};
+  Fixture f(w, nullptr, 2, 3);
+  const std::vector<float> x = {1.0f, 1.0f};
+  std::vector<float> y(3);
+  f.exact.run(x.data(), 1, y.data(), Parallel());
+  REQUIRE(y[1] > y[0]);
+  Scratch scratch(1, 2);
+  std::vector<float> approx(3);
+  size_t best = kNoPick;
+  REQUIRE(f.shortcut.pick(x.data(), 1, nullptr, 0, approx.data(), scratch.view, Parallel(), &best).is_ok());
+  CHECK(best == 1);
+}
+
+TEST_CASE("layers/argmax_shortcut: banned ids are never picked" * doctest::skip(!has_kernel())) {
+  Random rng(33);
+  const size_t in = 32, out = 50;
+  std::vector<float> w = rng.normal_vector(out * in, 0.0f, 0.1f);
+  for (size_t k = 0; k < in; ++k) w[3 * in + k] = 1.0f;  // row 3 wins for x = 1
+  Fixture f(w, nullptr, in, out);
+  const std::vector<float> x(in, 1.0f);
+  CHECK(f.check(x, 1, {}) == 1);
+  CHECK(f.check(x, 1, {3}) == 1);
+  CHECK(f.check(x, 1, {3, 3, 0, 1}) == 1);  // listed twice: still proved
+  std::vector<int32_t> all_but_one;
+  for (int32_t n = 0; n < static_cast<int32_t>(out); ++n) {
+    if (n != 17) all_but_one.push_back(n);
+  }
+  Scratch scratch(1, in);
+  std::vector<float> approx(out);
+  size_t best = kNoPick;
+  REQUIRE(f.shortcut.pick(x.data(), 1, all_but_one.data(), all_but_one.size(), approx.data(),
+                          scratch.view, Parallel(), &best).is_ok());
+  CHECK(best == 17);
+  all_but_one.push_back(17);  // every id banned: nothing to prove
+  REQUIRE(f.shortcut.pick(x.data(), 1, all_but_one.data(), all_but_one.size(), approx.data(),
+                          scratch.view, Parallel(), &best).is_ok());
+  CHECK(best == kNoPick);
+}
+
+TEST_CASE("layers/argmax_shortcut: NaN, inf and overflowing states are left to the full row" * doctest::skip(!has_kernel())) {
+  Random rng(34);
+  const size_t in = 16, out = 40;
+  const std::vector<float> w = rng.normal_vector(out * in, 0.0f, 1.0f);
+  Fixture f(w, nullptr, in, out);
+  const size_t rows = 4;
+  std::vector<float> x = rng.normal_vector(rows * in, 0.0f, 1.0f);
+  x[0 * in + 3] = std::numeric_limits<float>::quiet_NaN();
+  x[1 * in + 5] = std::numeric_limits<float>::infinity();
+  x[2 * in + 7] = 3e37f;  // finite, but the sums could overflow
+  Scratch scratch(rows, in);
+  std::vector<float> approx(rows * out);
+  std::vector<size_t> best(rows, 0);
+  REQUIRE(f.shortcut.pick(x.data(), rows, nullptr, 0, approx.data(), scratch.view, Parallel(),
+                          best.data()).is_ok());
+  CHECK(best[0] == kNoPick);
+  CHECK(best[1] == kNoPick);
+  CHECK(best[2] == kNoPick);
+  CHECK(best[3] != kNoPick);  // the ordinary row is still proved
+}
+
+TEST_CASE("layers/argmax_shortcut: errors") {
+  ArgmaxShortcut empty;
+  CHECK(empty.empty());
+  CHECK(empty.bytes() == 0);
+  Scratch scratch(1, 4);
+  std::vector<float> x(4, 1.0f), approx(4);
+  size_t best = 0;
+  CHECK(empty.pick(x.data(), 1, nullptr, 0, approx.data(), scratch.view, Parallel(), &best).code() ==
+        StatusCode::kFailedPrecondition);
+  if (!has_kernel()) return;
+  const std::vector<float> w(4 * 4, 0.5f);
+  Fixture f(w, nullptr, 4, 4);
+  Scratch small(1, 2);  // too shallow for depth 4
+  CHECK(f.shortcut.pick(x.data(), 1, nullptr, 0, approx.data(), small.view, Parallel(), &best).code() ==
+        StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace edgemt
