@@ -39,62 +39,113 @@ inline float round_half_even(float v) {
 
 size_t packed_bytes(size_t columns, size_t depth) { return pack_layout(columns, depth).total; }
 
-bool pack_weights(const int8_t* wq, const float* scale, const float* bias, size_t columns,
-                  size_t depth, void* storage, PackedWeights* out) {
-  const PackLayout l = pack_layout(columns, depth);
+namespace {
+
+// The parts of a pack being written.
+struct PackTarget {
+  PackLayout l;
+  int8_t* blocks;
+  float* scales;
+  float* biases;
+  int32_t* sums;
+};
+
+PackTarget pack_target(size_t columns, size_t depth, void* storage) {
+  PackTarget t;
+  t.l = pack_layout(columns, depth);
   uint8_t* base = static_cast<uint8_t*>(storage);
-  int8_t* blocks = reinterpret_cast<int8_t*>(base);
-  float* scales = reinterpret_cast<float*>(base + l.scale);
-  float* biases = reinterpret_cast<float*>(base + l.bias);
-  int32_t* sums = reinterpret_cast<int32_t*>(base + l.column_sum);
-  const size_t padded_columns = l.block_count * kBlockColumns;
-  // Per row: the -128 check and Σ_k (both vectorize), scale and bias.
-  for (size_t n = 0; n < padded_columns; ++n) {
+  t.blocks = reinterpret_cast<int8_t*>(base);
+  t.scales = reinterpret_cast<float*>(base + t.l.scale);
+  t.biases = reinterpret_cast<float*>(base + t.l.bias);
+  t.sums = reinterpret_cast<int32_t*>(base + t.l.column_sum);
+  return t;
+}
+
+// Packs block b from `rows`: its columns' rows of wq ([width, depth]
+// row-major, width = the block's columns < N). False on a -128.
+bool pack_block(const PackTarget& t, size_t b, const int8_t* rows, size_t width,
+                const float* scale, const float* bias, size_t depth) {
+  // Per column: the -128 check and Σ_k (both vectorize), scale and bias.
+  for (size_t c = 0; c < kBlockColumns; ++c) {
+    const size_t n = b * kBlockColumns + c;
     int32_t sum = 0;
     int32_t low = 0;
-    if (n < columns) {
-      const int8_t* row = wq + n * depth;
+    if (c < width) {
+      const int8_t* row = rows + c * depth;
       for (size_t k = 0; k < depth; ++k) {
         sum += row[k];
         low = row[k] < low ? row[k] : low;
       }
     }
     if (low == std::numeric_limits<int8_t>::min()) return false;
-    sums[n] = sum;
-    scales[n] = n < columns ? scale[n] : 0.0f;
-    biases[n] = n < columns && bias != nullptr ? bias[n] : 0.0f;
+    t.sums[n] = sum;
+    t.scales[n] = c < width ? scale[n] : 0.0f;
+    t.biases[n] = c < width && bias != nullptr ? bias[n] : 0.0f;
   }
-  // The blocks: each (column, group) is the row's 4 bytes at depth 4g, so
-  // whole groups move as 32-bit words; the last partial group and the
-  // padding columns are zero.
+  // Each (column, group) is the row's 4 bytes at depth 4g, so whole groups
+  // move as 32-bit words; the last partial group and the padding columns
+  // are zero.
   const size_t full_groups = depth / kGroupDepth;
-  for (size_t b = 0; b < l.block_count; ++b) {
-    for (size_t g = 0; g < l.groups; ++g) {
-      int8_t* group = blocks + (b * l.groups + g) * kGroupBytes;
-      for (size_t c = 0; c < kBlockColumns; ++c) {
-        const size_t n = b * kBlockColumns + c;
-        int8_t* lane = group + c * kGroupDepth;
-        if (n >= columns) {
-          std::memset(lane, 0, kGroupDepth);
-        } else if (g < full_groups) {
-          std::memcpy(lane, wq + n * depth + g * kGroupDepth, kGroupDepth);
-        } else {
-          for (size_t j = 0; j < kGroupDepth; ++j) {
-            const size_t k = g * kGroupDepth + j;
-            lane[j] = k < depth ? wq[n * depth + k] : 0;
-          }
+  for (size_t g = 0; g < t.l.groups; ++g) {
+    int8_t* group = t.blocks + (b * t.l.groups + g) * kGroupBytes;
+    for (size_t c = 0; c < kBlockColumns; ++c) {
+      int8_t* lane = group + c * kGroupDepth;
+      if (c >= width) {
+        std::memset(lane, 0, kGroupDepth);
+      } else if (g < full_groups) {
+        std::memcpy(lane, rows + c * depth + g * kGroupDepth, kGroupDepth);
+      } else {
+        for (size_t j = 0; j < kGroupDepth; ++j) {
+          const size_t k = g * kGroupDepth + j;
+          lane[j] = k < depth ? rows[c * depth + k] : 0;
         }
       }
     }
   }
-  out->blocks = blocks;
-  out->scale = scales;
-  out->bias = biases;
-  out->column_sum = sums;
+  return true;
+}
+
+void describe(const PackTarget& t, size_t columns, size_t depth, PackedWeights* out) {
+  out->blocks = t.blocks;
+  out->scale = t.scales;
+  out->bias = t.biases;
+  out->column_sum = t.sums;
   out->columns = columns;
   out->depth = depth;
-  out->groups = l.groups;
-  out->block_count = l.block_count;
+  out->groups = t.l.groups;
+  out->block_count = t.l.block_count;
+}
+
+size_t block_width(size_t columns, size_t b) {
+  const size_t first = b * kBlockColumns;
+  return columns - first < kBlockColumns ? columns - first : kBlockColumns;
+}
+
+}  // namespace
+
+bool pack_weights(const int8_t* wq, const float* scale, const float* bias, size_t columns,
+                  size_t depth, void* storage, PackedWeights* out) {
+  const PackTarget t = pack_target(columns, depth, storage);
+  for (size_t b = 0; b < t.l.block_count; ++b) {
+    if (!pack_block(t, b, wq + b * kBlockColumns * depth, block_width(columns, b), scale, bias,
+                    depth)) {
+      return false;
+    }
+  }
+  describe(t, columns, depth, out);
+  return true;
+}
+
+bool pack_weights_from(RowSource source, void* context, const float* scale, const float* bias,
+                       size_t columns, size_t depth, int8_t* rows, void* storage,
+                       PackedWeights* out) {
+  const PackTarget t = pack_target(columns, depth, storage);
+  for (size_t b = 0; b < t.l.block_count; ++b) {
+    const size_t width = block_width(columns, b);
+    source(context, b * kBlockColumns, width, rows);
+    if (!pack_block(t, b, rows, width, scale, bias, depth)) return false;
+  }
+  describe(t, columns, depth, out);
   return true;
 }
 

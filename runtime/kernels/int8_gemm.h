@@ -60,6 +60,16 @@ size_t packed_bytes(size_t columns, size_t depth);
 [[nodiscard]] bool pack_weights(const int8_t* wq, const float* scale, const float* bias,
                                 size_t columns, size_t depth, void* storage, PackedWeights* out);
 
+// The same pack from rows produced on demand, so that a matrix made at load
+// (e.g. quantized from f32) never exists whole in row-major form:
+// source(context, first, count, out) writes rows [first, first + count) of
+// wq into out ([count, depth]); it is called once per block of 16 rows, in
+// order. `rows`: scratch of 16·depth bytes. Returns false as pack_weights.
+using RowSource = void (*)(void* context, size_t first_row, size_t row_count, int8_t* out);
+[[nodiscard]] bool pack_weights_from(RowSource source, void* context, const float* scale,
+                                     const float* bias, size_t columns, size_t depth,
+                                     int8_t* rows, void* storage, PackedWeights* out);
+
 // Quantizes each row of x [rows, depth] (row stride x_stride) symmetrically:
 // scale[m] = max|x[m, :]| / 127, xq[m, k] = round_half_even(x[m, k] · (127 /
 // max|x[m, :]|)) in [-127, 127]; an all-zero row gets scale 0 and zeros; a

@@ -25,14 +25,48 @@ float round_up(double value) {
 
 }  // namespace
 
+namespace {
+
+// Quantizes rows of the f32 pack on demand for the int8 packer
+// (kernels::int8::RowSource) and keeps each row's D[n] on the way.
+struct RowQuantizer {
+  const f32::PackedWeights* exact;
+  const float* scale;  // [N] max|w[n]| / 127
+  float* max_error;    // [N] D[n], written here
+  float* row;          // [K] one unpacked row
+
+  static void quantize(void* context, size_t first, size_t count, int8_t* out) {
+    const RowQuantizer& q = *static_cast<const RowQuantizer*>(context);
+    const size_t depth = q.exact->depth;
+    for (size_t i = 0; i < count; ++i) {
+      const size_t n = first + i;
+      f32::unpack_row(*q.exact, n, q.row);
+      // Symmetric codes, as the converter quantizes (any rounding would do:
+      // D[n] is measured from the codes kept).
+      const float s = q.scale[n];
+      const float inverse = s > 0.0f ? 1.0f / s : 0.0f;
+      int8_t* codes = out + i * depth;
+      double error = 0.0;
+      for (size_t k = 0; k < depth; ++k) {
+        const float code = std::fmin(127.0f, std::fmax(-127.0f, std::nearbyint(q.row[k] * inverse)));
+        codes[k] = static_cast<int8_t>(code);
+        error = std::fmax(error, std::fabs(static_cast<double>(q.row[k]) -
+                                           static_cast<double>(s) * static_cast<double>(code)));
+      }
+      q.max_error[n] = round_up(error);
+    }
+  }
+};
+
+}  // namespace
+
 Status ArgmaxShortcut::create(const f32::PackedWeights& exact, f32::GemmKernel kernel) {
   const size_t n_out = exact.columns;
   const size_t depth = exact.depth;
   std::unique_ptr<float[]> row(new (std::nothrow) float[depth]);
-  std::unique_ptr<int8_t[]> codes(new (std::nothrow) int8_t[n_out * depth]);
   std::unique_ptr<float[]> scale(new (std::nothrow) float[n_out]);
   PackedMatrix<ArgmaxRowBounds> bounds;
-  if (!row || !codes || !scale || !bounds.allocate(3 * n_out * sizeof(float))) {
+  if (!row || !scale || !bounds.allocate(3 * n_out * sizeof(float))) {
     return Status::error(StatusCode::kOutOfMemory,
                          "cannot allocate the int8 copy of a %zux%zu output projection", n_out, depth);
   }
@@ -41,37 +75,30 @@ Status ArgmaxShortcut::create(const f32::PackedWeights& exact, f32::GemmKernel k
   float* abs_bias = l1 + n_out;
   float max_l1 = 0.0f;
   float max_abs_bias = 0.0f;
+  // Per row: its scale, ‖w[n]‖₁ and |b[n]| (the codes and D[n] come with
+  // the packing, row block by row block).
   for (size_t n = 0; n < n_out; ++n) {
     f32::unpack_row(exact, n, row.get());
     float largest = 0.0f;
-    for (size_t k = 0; k < depth; ++k) largest = std::fmax(largest, std::fabs(row[k]));
+    double sum = 0.0;
+    for (size_t k = 0; k < depth; ++k) {
+      largest = std::fmax(largest, std::fabs(row[k]));
+      sum += std::fabs(static_cast<double>(row[k]));
+    }
     if (!std::isfinite(largest) || !std::isfinite(exact.bias[n])) {
       return Status::error(StatusCode::kInvalidArgument,
                            "output projection row %zu has a non-finite weight or bias", n);
     }
-    // Symmetric per-row codes, as the converter quantizes (any rounding
-    // would do: D[n] is measured from the codes kept).
-    const float s = largest / 127.0f;
-    const float inverse = largest > 0.0f ? 127.0f / largest : 0.0f;
-    int8_t* q = codes.get() + n * depth;
-    double error = 0.0;
-    double sum = 0.0;
-    for (size_t k = 0; k < depth; ++k) {
-      const float code = std::fmin(127.0f, std::fmax(-127.0f, std::nearbyint(row[k] * inverse)));
-      q[k] = static_cast<int8_t>(code);
-      error = std::fmax(error, std::fabs(static_cast<double>(row[k]) -
-                                         static_cast<double>(s) * static_cast<double>(code)));
-      sum += std::fabs(static_cast<double>(row[k]));
-    }
-    scale[n] = s;
-    max_error[n] = round_up(error);
+    scale[n] = largest / 127.0f;
     l1[n] = round_up(sum * (1.0 + 2.0 * static_cast<double>(depth) * 1e-16));  // sum's own rounding
     abs_bias[n] = std::fabs(exact.bias[n]);
     max_l1 = std::fmax(max_l1, l1[n]);
     max_abs_bias = std::fmax(max_abs_bias, abs_bias[n]);
   }
+  RowQuantizer quantizer{&exact, scale.get(), max_error, row.get()};
   Int8Linear approx;
-  EDGEMT_RETURN_IF_ERROR(approx.create(codes.get(), scale.get(), exact.bias, depth, n_out, false));
+  EDGEMT_RETURN_IF_ERROR(approx.create_from_rows(&RowQuantizer::quantize, &quantizer, scale.get(),
+                                                 exact.bias, depth, n_out, false));
   ArgmaxRowBounds* view = bounds.mutable_view();
   view->max_error = max_error;
   view->l1 = l1;

@@ -1,6 +1,8 @@
 #include "layers/int8_linear.h"
 
 #include <cmath>
+#include <memory>
+#include <new>
 #include <utility>
 
 #include "core/parallel.h"
@@ -9,8 +11,9 @@ namespace edgemt {
 
 namespace q8 = kernels::int8;
 
-Status Int8Linear::create(const int8_t* weight, const float* scale, const float* bias,
-                          size_t in_features, size_t out_features, bool relu) {
+namespace {
+
+Status check_scales(const float* scale, size_t out_features) {
   for (size_t n = 0; n < out_features; ++n) {
     if (!(scale[n] >= 0.0f) || !std::isfinite(scale[n])) {
       return Status::error(StatusCode::kInvalidModel,
@@ -18,15 +21,51 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
                            static_cast<double>(scale[n]));
     }
   }
-  PackedMatrix<q8::PackedWeights> packed;
+  return Status::ok();
+}
+
+Status allocate_pack(size_t in_features, size_t out_features,
+                     PackedMatrix<q8::PackedWeights>* packed) {
   const size_t bytes = q8::packed_bytes(out_features, in_features);
-  if (!packed.allocate(bytes)) {  // written in full by pack_weights
+  if (!packed->allocate(bytes)) {  // written in full by the packer
     return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for int8 weights", bytes);
   }
+  return Status::ok();
+}
+
+Status weight_of_minus_128(size_t in_features, size_t out_features) {
+  return Status::error(StatusCode::kInvalidModel,
+                       "int8 weight of -128 in a %zux%zu matrix (the scheme uses [-127, 127])",
+                       out_features, in_features);
+}
+
+}  // namespace
+
+Status Int8Linear::create(const int8_t* weight, const float* scale, const float* bias,
+                          size_t in_features, size_t out_features, bool relu) {
+  EDGEMT_RETURN_IF_ERROR(check_scales(scale, out_features));
+  PackedMatrix<q8::PackedWeights> packed;
+  EDGEMT_RETURN_IF_ERROR(allocate_pack(in_features, out_features, &packed));
   if (!q8::pack_weights(weight, scale, bias, out_features, in_features, packed.data(), packed.mutable_view())) {
-    return Status::error(StatusCode::kInvalidModel,
-                         "int8 weight of -128 in a %zux%zu matrix (the scheme uses [-127, 127])",
-                         out_features, in_features);
+    return weight_of_minus_128(in_features, out_features);
+  }
+  packed_ = std::move(packed);
+  kernel_ = q8::best_gemm_kernel();
+  relu_ = relu;
+  return Status::ok();
+}
+
+Status Int8Linear::create_from_rows(q8::RowSource source, void* context, const float* scale,
+                                    const float* bias, size_t in_features, size_t out_features,
+                                    bool relu) {
+  EDGEMT_RETURN_IF_ERROR(check_scales(scale, out_features));
+  PackedMatrix<q8::PackedWeights> packed;
+  EDGEMT_RETURN_IF_ERROR(allocate_pack(in_features, out_features, &packed));
+  std::unique_ptr<int8_t[]> rows(new (std::nothrow) int8_t[q8::kBlockColumns * in_features]);
+  if (!rows) return Status::error(StatusCode::kOutOfMemory, "cannot allocate int8 packing rows");
+  if (!q8::pack_weights_from(source, context, scale, bias, out_features, in_features, rows.get(),
+                             packed.data(), packed.mutable_view())) {
+    return weight_of_minus_128(in_features, out_features);
   }
   packed_ = std::move(packed);
   kernel_ = q8::best_gemm_kernel();

@@ -109,12 +109,14 @@ def run_child(job_path: str) -> int:
     if engine == "edgemt":
         model = edgemt.Model(job["model"])
         limits = job["edgemt_limits"]
-        # CTranslate2 runs with return_scores=False: neither engine scores
-        # greedy outputs (edgemt then skips most of an f32 output projection).
+        # CTranslate2 runs with return_scores=False: by default neither engine
+        # scores greedy outputs (edgemt then skips most of an f32 output
+        # projection, for an int8 copy of it in memory; a beam-search
+        # translator has no use for that copy).
         translator = edgemt.Translator(model, threads=threads, max_batch=batch, max_beam=beam,
                                        max_source_len=limits.get("max_source_len"),
                                        max_target_len=limits.get("max_target_len"),
-                                       greedy_scores=False)
+                                       greedy_scores=job["edgemt_greedy_scores"] or beam > 1)
         options = dict(beam_size=beam, length_penalty=job["length_penalty"])
         if job.get("max_len_a") is not None:
             options["max_len_a"] = job["max_len_a"]
@@ -401,6 +403,10 @@ def parse_args(argv):
                              "fit the workload's sentences (outputs unchanged; smaller arena)")
     parser.add_argument("--work-dir", default="/tmp/edgemt-compare-ctranslate2",
                         help="converted models are cached here (default %(default)s)")
+    parser.add_argument("--edgemt-greedy-scores", choices=["off", "on"], default="off",
+                        help="edgemt's greedy runs score their outputs (on) or not (off, the "
+                             "default, as CTranslate2 here: return_scores=False; an f32 model "
+                             "then keeps an int8 copy of its output projection)")
     parser.add_argument("--reconvert", action="store_true", help="convert again even if cached")
     parser.add_argument("--json", metavar="FILE", help="save everything to FILE")
     args = parser.parse_args(argv)
@@ -545,6 +551,7 @@ def main(argv=None):
     header.append(f"edgemt translator limits: {args.edgemt_limits}"
                   + ("" if args.edgemt_limits == "default" else " " + json.dumps(
                       {w: s["limits"] for w, s in workload_sets.items()})))
+    header.append(f"edgemt greedy scores: {args.edgemt_greedy_scores}")
     header.append(f"CTranslate2: compute_type=default, inter_threads=1, max_batch_size=0; rounds "
                   f"{args.rounds}, medians per cell")
     header.append("load average at start (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in load_at_start)
@@ -565,7 +572,9 @@ def main(argv=None):
         common = dict(workload=w, threads=t, dtype=d, beam=s["beam"], batch=s["batch"],
                       length_penalty=1.0)
         plan.append(("edgemt", "edgemt", dict(common, engine="edgemt", model=emt, sources=s["ids"],
-                                              edgemt_limits=s["limits"], **edgemt_len), {}))
+                                              edgemt_limits=s["limits"],
+                                              edgemt_greedy_scores=args.edgemt_greedy_scores == "on",
+                                              **edgemt_len), {}))
         for name, env, in_thread in ct2_variants(t, cpu["avx512f"], wanted_variants):
             plan.append(("ct2", name, dict(common, engine="ct2", variant=name, model=ct2,
                                            sources=s["pieces"], create_in_thread=in_thread,

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <cstring>
 #include <vector>
 
 #include "support/int8_reference.h"
@@ -80,6 +81,58 @@ TEST_CASE("kernels/int8: pack_weights rejects -128 (outside the symmetric range)
   CHECK_FALSE(pack_weights(w.data(), scale.data(), nullptr, 1, 5, storage.aligned(), &p));
   w[3] = -127;
   CHECK(pack_weights(w.data(), scale.data(), nullptr, 1, 5, storage.aligned(), &p));
+}
+
+// A RowSource over a row-major matrix that records the blocks asked for.
+struct CopyingSource {
+  const int8_t* wq;
+  size_t depth;
+  std::vector<size_t> firsts;
+  static void rows(void* context, size_t first, size_t count, int8_t* out) {
+    CopyingSource& s = *static_cast<CopyingSource*>(context);
+    s.firsts.push_back(first);
+    std::memcpy(out, s.wq + first * s.depth, count * s.depth);
+  }
+};
+
+TEST_CASE("kernels/int8: pack_weights_from rows on demand gives pack_weights' bytes") {
+  for (size_t columns : {size_t{1}, size_t{16}, size_t{37}}) {
+    for (size_t depth : {size_t{3}, size_t{8}, size_t{13}}) {
+      CAPTURE(columns);
+      CAPTURE(depth);
+      std::vector<int8_t> w(columns * depth);
+      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+      std::vector<float> scale(columns), bias(columns);
+      for (size_t n = 0; n < columns; ++n) {
+        scale[n] = 0.25f * static_cast<float>(n + 1);
+        bias[n] = 1.0f - static_cast<float>(n);
+      }
+      const size_t bytes = packed_bytes(columns, depth);
+      PackStorage whole(bytes), on_demand(bytes);
+      std::memset(whole.aligned(), 0x5a, bytes);
+      std::memset(on_demand.aligned(), 0xa5, bytes);  // every byte must be written
+      PackedWeights a, b;
+      REQUIRE(pack_weights(w.data(), scale.data(), bias.data(), columns, depth, whole.aligned(), &a));
+      CopyingSource source{w.data(), depth, {}};
+      std::vector<int8_t> rows(16 * depth);
+      REQUIRE(pack_weights_from(&CopyingSource::rows, &source, scale.data(), bias.data(), columns,
+                                depth, rows.data(), on_demand.aligned(), &b));
+      CHECK(std::memcmp(whole.aligned(), on_demand.aligned(), bytes) == 0);
+      CHECK(b.block_count == a.block_count);
+      CHECK(b.groups == a.groups);
+      std::vector<size_t> want;
+      for (size_t first = 0; first < columns; first += 16) want.push_back(first);
+      CHECK(source.firsts == want);  // each block once, in order
+    }
+  }
+  std::vector<int8_t> bad = {1, 2, 3, -128, 5};
+  const std::vector<float> one = {1.0f};
+  CopyingSource source{bad.data(), 5, {}};
+  std::vector<int8_t> rows(16 * 5);
+  PackStorage storage(packed_bytes(1, 5));
+  PackedWeights p;
+  CHECK_FALSE(pack_weights_from(&CopyingSource::rows, &source, one.data(), nullptr, 1, 5,
+                                rows.data(), storage.aligned(), &p));
 }
 
 TEST_CASE("kernels/int8: quantize_rows matches the reference on random rows of any depth") {
