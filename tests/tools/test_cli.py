@@ -72,6 +72,23 @@ class CliTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout.decode("utf-8").splitlines(), expected)
 
+    def test_greedy_shortcut_changes_no_output(self):
+        # The fp16 model computes in f32 here: greedy output without --json
+        # takes the arg-max shortcut, --no-greedy-shortcut and --json do not.
+        import json
+        import math
+        sources = "".join(s + "\n" for s in helpers_lines("test_2016_flickr.en")[:60])
+        fast = run("translate", "-m", helpers.BUNDLED_FP16_MODEL, stdin=sources)
+        full = run("translate", "-m", helpers.BUNDLED_FP16_MODEL, "--no-greedy-shortcut",
+                   stdin=sources)
+        scored = run("translate", "-m", helpers.BUNDLED_FP16_MODEL, "--json", stdin=sources)
+        for result in (fast, full, scored):
+            self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(fast.stdout, full.stdout)
+        objects = [json.loads(line) for line in scored.stdout.decode("utf-8").splitlines()]
+        self.assertEqual([o["translation"] for o in objects], fast.stdout.decode("utf-8").splitlines())
+        self.assertTrue(all(math.isfinite(o["score"]) and o["score"] < 0 for o in objects))
+
     def test_int8_output_is_the_same_on_every_int8_kernel(self):
         """models/reference/edgemt_int8_greedy.de is this runtime's int8 output; the
         fastest kernel of this CPU and the portable one must both reproduce it (the
@@ -167,6 +184,17 @@ class CliTest(unittest.TestCase):
                          "outputs identical across configurations"):
             self.assertIn(fragment, out)
         self.assert_clean_failure(run("bench", "-m", MODEL, "--batch", "0"), "--batch")
+
+    def test_bench_greedy_scores_on_and_off(self):
+        result = run("bench", "-m", helpers.BUNDLED_FP16_MODEL, "--sentences", "6",
+                     "--greedy-scores", "on,off", "--idle-seconds", "0")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        out = result.stdout.decode("utf-8")
+        self.assertIn("greedy scores on\n", out)
+        self.assertIn("greedy scores off (", out)
+        self.assertIn("outputs identical across configurations", out)
+        self.assert_clean_failure(run("bench", "-m", MODEL, "--greedy-scores", "maybe"),
+                                  "--greedy-scores", "'maybe'")
 
     def test_bench_default_input_is_found_beside_the_model(self):
         # Nothing of the build machine is compiled in: without -i, bench reads
