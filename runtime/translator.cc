@@ -259,6 +259,7 @@ Status Translator::arena_plan(const Limits& limits, ArenaPlan* plan) const {
 
 Status Translator::prepare(const Limits& limits) {
   Impl& impl = *impl_;
+  EDGEMT_RETURN_IF_ERROR(impl.network->finish_load());
   EDGEMT_RETURN_IF_ERROR(impl.plan_arena(limits, &impl.planner));
   const size_t bytes = impl.planner.size();  // a multiple of Arena::kAlignment
   void* arena = std::aligned_alloc(Arena::kAlignment, bytes);
@@ -276,6 +277,7 @@ Status Translator::prepare(const Limits& limits) {
 }
 
 Status Translator::prepare(const Limits& limits, void* arena_base, size_t arena_size) {
+  EDGEMT_RETURN_IF_ERROR(impl_->network->finish_load());
   EDGEMT_RETURN_IF_ERROR(impl_->plan_arena(limits, &impl_->planner));
   return impl_->bind_plan(limits, arena_base, arena_size);
 }

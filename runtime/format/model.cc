@@ -129,11 +129,17 @@ Status make_model(const uint8_t* data, size_t size, MappedFile file, CopiedFile 
   (*impl)->file = std::move(file);
   (*impl)->copy = std::move(copy);
   (*impl)->file_size = size;
-  EDGEMT_RETURN_IF_ERROR(verify_model(data, size, &(*impl)->model));
+  // Verifying reads every weight; a mapped file's pages are dropped again,
+  // each tensor's once checked (so the whole file is never resident) and
+  // all at the end (the vectors copied below, pages tensors shared), so
+  // that loading keeps at most one matrix resident twice (its file pages
+  // and its packed copy) and the run phase holds only what it reads in place.
+  const TensorChecked release = [](const void* context, const TensorView& tensor) {
+    static_cast<const MappedFile*>(context)->release_pages(tensor.data, tensor.size_bytes);
+  };
+  EDGEMT_RETURN_IF_ERROR(verify_model(data, size, &(*impl)->model,
+                                      (*impl)->file.is_mapped() ? release : nullptr, &(*impl)->file));
   if ((*impl)->file.is_mapped()) EDGEMT_RETURN_IF_ERROR(copy_vectors(impl->get()));
-  // Verifying read every weight; a mapped file's pages are dropped again, so
-  // that loading keeps at most one matrix resident twice (its file pages and
-  // its packed copy) and the run phase holds only what it reads in place.
   const VerifiedModel& model = (*impl)->model;
   for (size_t i = 0; i < model.tensor_count; ++i) {
     (*impl)->file.release_pages(model.tensors[i].data, model.tensors[i].size_bytes);

@@ -585,7 +585,7 @@ Status check_tensor_values(const TensorView& tensor) {
 // Checks each stored tensor once: aliases share their owner's bytes, so
 // tensors are visited in offset order and a repeat of the previous
 // (offset, size) is skipped.
-Status check_values(const VerifiedModel& model) {
+Status check_values(const VerifiedModel& model, TensorChecked checked, const void* context) {
   std::unique_ptr<uint32_t[]> order(new (std::nothrow) uint32_t[model.tensor_count]);
   if (!order) return Status::error(StatusCode::kOutOfMemory, "cannot allocate verifier scratch");
   for (size_t i = 0; i < model.tensor_count; ++i) order[i] = static_cast<uint32_t>(i);
@@ -604,6 +604,7 @@ Status check_values(const VerifiedModel& model) {
       }
     }
     EDGEMT_RETURN_IF_ERROR(check_tensor_values(tensor));
+    if (checked != nullptr) checked(context, tensor);
   }
   return Status::ok();
 }
@@ -660,7 +661,8 @@ void format_shape(char* buffer, size_t size, const uint32_t* shape, uint32_t ran
   std::snprintf(buffer, size, "%s", text);
 }
 
-Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out) {
+Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out, TensorChecked checked,
+                    const void* context) {
   if (data == nullptr || out == nullptr) {
     return Status::error(StatusCode::kInvalidArgument, "verify_model: null argument");
   }
@@ -685,7 +687,7 @@ Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out) {
 
   EDGEMT_RETURN_IF_ERROR(read_tensors(*root, data + segment, out));
   EDGEMT_RETURN_IF_ERROR(check_layout(*out));
-  return check_values(*out);
+  return check_values(*out, checked, context);
 }
 
 }  // namespace edgemt

@@ -123,7 +123,12 @@ struct VerifiedModel {
 // Errors: kInvalidModel, kUnsupportedVersion, kUnsupported (family,
 // activation, norm placement, tokenizer kind, int8 or unknown weight dtype),
 // kOutOfMemory (the TensorView array), kInvalidArgument (null pointers).
-[[nodiscard]] Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out);
+// `checked` (optional) is told of each stored tensor once its values are
+// checked (step 8), e.g. to drop its pages of a mapped file right away, so
+// that verifying never keeps the whole file resident.
+using TensorChecked = void (*)(const void* context, const TensorView& tensor);
+[[nodiscard]] Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out,
+                                  TensorChecked checked = nullptr, const void* context = nullptr);
 
 // Binary search in a name-sorted TensorView array; nullptr when absent.
 const TensorView* find_tensor_view(const TensorView* tensors, size_t count, const char* name);

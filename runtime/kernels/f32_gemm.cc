@@ -12,12 +12,12 @@ size_t packed_bytes(size_t columns, size_t depth) {
   return blocks * kBlockColumns * (depth + 1) * sizeof(float);
 }
 
-void pack_weights(const float* w, const float* bias, size_t columns, size_t depth, void* storage,
-                  PackedWeights* out) {
+void pack_block_range(const float* w, const float* bias, size_t columns, size_t depth,
+                      size_t first_block, size_t block_count, void* storage) {
   const size_t blocks = (columns + kBlockColumns - 1) / kBlockColumns;
   float* packed = static_cast<float*>(storage);
   float* packed_bias = packed + blocks * depth * kBlockColumns;
-  for (size_t b = 0; b < blocks; ++b) {
+  for (size_t b = first_block; b < first_block + block_count; ++b) {
     float* block = packed + b * depth * kBlockColumns;
     for (size_t c = 0; c < kBlockColumns; ++c) {
       const size_t n = b * kBlockColumns + c;
@@ -25,6 +25,14 @@ void pack_weights(const float* w, const float* bias, size_t columns, size_t dept
       packed_bias[n] = n < columns && bias != nullptr ? bias[n] : 0.0f;
     }
   }
+}
+
+void pack_weights(const float* w, const float* bias, size_t columns, size_t depth, void* storage,
+                  PackedWeights* out) {
+  const size_t blocks = (columns + kBlockColumns - 1) / kBlockColumns;
+  pack_block_range(w, bias, columns, depth, 0, blocks, storage);
+  float* packed = static_cast<float*>(storage);
+  float* packed_bias = packed + blocks * depth * kBlockColumns;
   out->blocks = packed;
   out->bias = packed_bias;
   out->columns = columns;

@@ -41,6 +41,12 @@ size_t packed_bytes(size_t columns, size_t depth);
 void pack_weights(const float* w, const float* bias, size_t columns, size_t depth, void* storage,
                   PackedWeights* out);
 
+// The part of pack_weights that writes blocks [first_block, first_block +
+// block_count) (rows 16·first_block.. of w) and their biases, in place in
+// the whole pack's `storage`: packing a large matrix a part at a time.
+void pack_block_range(const float* w, const float* bias, size_t columns, size_t depth,
+                      size_t first_block, size_t block_count, void* storage);
+
 // Row n of w (the embedding row of id n) from the pack: out[k] = w[n][k].
 void unpack_row(const PackedWeights& w, size_t n, float* out);
 

@@ -2,6 +2,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <utility>
@@ -15,6 +16,8 @@ namespace {
 
 constexpr double kUnitRoundoff = 1.0 / 16777216.0;  // 2^-24, float32
 constexpr float kWidening = 1.0f + 1.0f / 1024.0f;
+// Rows read in place are released in chunks of this many (4 MiB at K = 1024).
+constexpr size_t kReleaseRows = 1024;
 
 // The float nearest `value` from above (bounds only ever round up).
 float round_up(double value) {
@@ -23,24 +26,20 @@ float round_up(double value) {
   return f;
 }
 
-}  // namespace
-
-namespace {
-
-// Quantizes rows of the f32 pack on demand for the int8 packer
+// Quantizes rows of the exact matrix on demand for the int8 packer
 // (kernels::int8::RowSource) and keeps each row's D[n] on the way.
 struct RowQuantizer {
-  const f32::PackedWeights* exact;
+  const ArgmaxShortcut* shortcut;
   const float* scale;  // [N] max|w[n]| / 127
   float* max_error;    // [N] D[n], written here
-  float* row;          // [K] one unpacked row
+  float* row;          // [K] one row
 
   static void quantize(void* context, size_t first, size_t count, int8_t* out) {
     const RowQuantizer& q = *static_cast<const RowQuantizer*>(context);
-    const size_t depth = q.exact->depth;
+    const size_t depth = q.shortcut->in_features();
     for (size_t i = 0; i < count; ++i) {
       const size_t n = first + i;
-      f32::unpack_row(*q.exact, n, q.row);
+      q.shortcut->exact_row(n, q.row);
       // Symmetric codes, as the converter quantizes (any rounding would do:
       // D[n] is measured from the codes kept).
       const float s = q.scale[n];
@@ -54,6 +53,9 @@ struct RowQuantizer {
                                            static_cast<double>(s) * static_cast<double>(code)));
       }
       q.max_error[n] = round_up(error);
+      if ((n + 1) % kReleaseRows == 0 || n + 1 == q.shortcut->out_features()) {
+        q.shortcut->release_rows_to(n + 1);
+      }
     }
   }
 };
@@ -61,8 +63,45 @@ struct RowQuantizer {
 }  // namespace
 
 Status ArgmaxShortcut::create(const f32::PackedWeights& exact, f32::GemmKernel kernel) {
-  const size_t n_out = exact.columns;
-  const size_t depth = exact.depth;
+  ArgmaxShortcut made;
+  made.exact_ = exact;
+  made.kernel_ = kernel;
+  made.bias_ = exact.bias;
+  EDGEMT_RETURN_IF_ERROR(made.build(exact.columns, exact.depth));
+  *this = std::move(made);
+  return Status::ok();
+}
+
+Status ArgmaxShortcut::create(const UnpackedF32Linear& exact) {
+  if (exact.empty()) {
+    return Status::error(StatusCode::kInvalidArgument, "arg-max shortcut of an empty matrix");
+  }
+  ArgmaxShortcut made;
+  made.rows_ = exact;
+  made.kernel_ = exact.kernel();
+  made.bias_ = exact.bias();
+  EDGEMT_RETURN_IF_ERROR(made.build(exact.out_features(), exact.in_features()));
+  *this = std::move(made);
+  return Status::ok();
+}
+
+void ArgmaxShortcut::exact_row(size_t n, float* out) const {
+  if (exact_.blocks != nullptr) {
+    f32::unpack_row(exact_, n, out);
+  } else {
+    std::memcpy(out, rows_.weight() + n * rows_.in_features(), rows_.in_features() * sizeof(float));
+  }
+}
+
+void ArgmaxShortcut::release_rows_to(size_t end) const {
+  if (exact_.blocks != nullptr) return;  // a pack: nothing read in place
+  const size_t first = end - ((end - 1) % kReleaseRows + 1);
+  rows_.release_rows(first, end - first);
+}
+
+Status ArgmaxShortcut::build(size_t n_out, size_t depth) {
+  columns_ = n_out;
+  depth_ = depth;
   std::unique_ptr<float[]> row(new (std::nothrow) float[depth]);
   std::unique_ptr<float[]> scale(new (std::nothrow) float[n_out]);
   PackedMatrix<ArgmaxRowBounds> bounds;
@@ -78,35 +117,35 @@ Status ArgmaxShortcut::create(const f32::PackedWeights& exact, f32::GemmKernel k
   // Per row: its scale, ‖w[n]‖₁ and |b[n]| (the codes and D[n] come with
   // the packing, row block by row block).
   for (size_t n = 0; n < n_out; ++n) {
-    f32::unpack_row(exact, n, row.get());
+    exact_row(n, row.get());
+    const float bias = bias_ != nullptr ? bias_[n] : 0.0f;
     float largest = 0.0f;
     double sum = 0.0;
     for (size_t k = 0; k < depth; ++k) {
       largest = std::fmax(largest, std::fabs(row[k]));
       sum += std::fabs(static_cast<double>(row[k]));
     }
-    if (!std::isfinite(largest) || !std::isfinite(exact.bias[n])) {
+    if (!std::isfinite(largest) || !std::isfinite(bias)) {
       return Status::error(StatusCode::kInvalidArgument,
                            "output projection row %zu has a non-finite weight or bias", n);
     }
     scale[n] = largest / 127.0f;
     l1[n] = round_up(sum * (1.0 + 2.0 * static_cast<double>(depth) * 1e-16));  // sum's own rounding
-    abs_bias[n] = std::fabs(exact.bias[n]);
+    abs_bias[n] = std::fabs(bias);
     max_l1 = std::fmax(max_l1, l1[n]);
     max_abs_bias = std::fmax(max_abs_bias, abs_bias[n]);
+    if ((n + 1) % kReleaseRows == 0 || n + 1 == n_out) release_rows_to(n + 1);
   }
-  RowQuantizer quantizer{&exact, scale.get(), max_error, row.get()};
+  RowQuantizer quantizer{this, scale.get(), max_error, row.get()};
   Int8Linear approx;
   EDGEMT_RETURN_IF_ERROR(approx.create_from_rows(&RowQuantizer::quantize, &quantizer, scale.get(),
-                                                 exact.bias, depth, n_out, false));
+                                                 bias_, depth, n_out, false));
   ArgmaxRowBounds* view = bounds.mutable_view();
   view->max_error = max_error;
   view->l1 = l1;
   view->abs_bias = abs_bias;
   approx_ = std::move(approx);
   bounds_ = std::move(bounds);
-  exact_ = exact;
-  kernel_ = kernel;
   const double terms = static_cast<double>(depth + 1) * kUnitRoundoff;
   gamma_ = round_up(terms / (1.0 - terms));
   max_l1_ = max_l1;
@@ -116,19 +155,25 @@ Status ArgmaxShortcut::create(const f32::PackedWeights& exact, f32::GemmKernel k
 
 Status ArgmaxShortcut::pick(const float* x, size_t rows, const int32_t* banned,
                             size_t banned_count, float* approx, const LinearScratch& scratch,
-                            const Parallel& parallel, size_t* best) const {
+                            float* block_scratch, const Parallel& parallel, size_t* best) const {
   if (rows == 0) return Status::ok();
   if (empty()) {
     return Status::error(StatusCode::kFailedPrecondition, "arg-max shortcut used before create()");
   }
+  if (exact_.blocks == nullptr && block_scratch == nullptr) {
+    return Status::error(StatusCode::kFailedPrecondition,
+                         "arg-max shortcut over unpacked rows needs block scratch");
+  }
   // A [rows, N]; the scratch keeps each row's codes p and scale t.
   EDGEMT_RETURN_IF_ERROR(approx_.run(x, rows, approx, parallel, scratch));
-  const size_t depth = exact_.depth;
-  const size_t n_out = exact_.columns;
+  const size_t depth = depth_;
+  const size_t n_out = columns_;
   const size_t stride = q8::padded_depth(depth);
-  auto task = [&](size_t r, size_t) {
+  const size_t slot_floats = UnpackedF32Linear::scratch_floats(depth);
+  auto task = [&](size_t r, size_t slot) {
+    float* own = block_scratch != nullptr ? block_scratch + slot * slot_floats : nullptr;
     best[r] = pick_row(x + r * depth, scratch.quantized + r * stride, scratch.row_scale[r], banned,
-                       banned_count, approx + r * n_out);
+                       banned_count, approx + r * n_out, own);
   };
   // ~1 ns per id: two passes over the row's bounds.
   parallel_for(parallel, rows, n_out, task);
@@ -136,9 +181,10 @@ Status ArgmaxShortcut::pick(const float* x, size_t rows, const int32_t* banned,
 }
 
 size_t ArgmaxShortcut::pick_row(const float* x, const int8_t* xq, float x_scale,
-                                const int32_t* banned, size_t banned_count, float* approx) const {
-  const size_t depth = exact_.depth;
-  const size_t n_out = exact_.columns;
+                                const int32_t* banned, size_t banned_count, float* approx,
+                                float* block_scratch) const {
+  const size_t depth = depth_;
+  const size_t n_out = columns_;
   // A NaN or inf in x gives a NaN scale (kernels/int8_gemm.h).
   if (!std::isfinite(x_scale)) return kNoPick;
   double quantized_l1 = 0.0;  // ‖t·p‖₁
@@ -199,13 +245,17 @@ size_t ArgmaxShortcut::pick_row(const float* x, const int8_t* xq, float x_scale,
     if (n / f32::kBlockColumns != block) {
       block = n / f32::kBlockColumns;
       f32::PackedWeights one;
-      one.blocks = exact_.blocks + block * depth * f32::kBlockColumns;
-      one.bias = exact_.bias + block * f32::kBlockColumns;
-      one.columns = n_out - block * f32::kBlockColumns < f32::kBlockColumns
-                        ? n_out - block * f32::kBlockColumns
-                        : f32::kBlockColumns;
-      one.depth = depth;
-      one.block_count = 1;
+      if (exact_.blocks != nullptr) {
+        one.blocks = exact_.blocks + block * depth * f32::kBlockColumns;
+        one.bias = exact_.bias + block * f32::kBlockColumns;
+        one.columns = n_out - block * f32::kBlockColumns < f32::kBlockColumns
+                          ? n_out - block * f32::kBlockColumns
+                          : f32::kBlockColumns;
+        one.depth = depth;
+        one.block_count = 1;
+      } else {
+        rows_.pack_blocks(block, 1, block_scratch, &one);  // the same floats
+      }
       f32::GemmArgs args;
       args.x = x;
       args.x_stride = depth;

@@ -41,9 +41,10 @@
 // overflows, no id left) pick() says so and the caller computes the full
 // row: the same result and the same errors as without the shortcut.
 //
-// Load phase: create() reads the f32 pack (unpacking its rows) and builds
-// the int8 pack and three floats per row: N·(K + 28) bytes (2.0 MiB for the
-// 8000 x 256 projection). Run phase: pick() allocates nothing; it uses the
+// Load phase: create() reads W's rows (from the f32 pack, or in place when
+// the matrix has none: layers/unpacked_f32_linear.h) and builds the int8
+// pack and three floats per row: N·(K + 28) bytes (2.0 MiB for the 8000 x
+// 256 projection). Run phase: pick() allocates nothing; it uses the
 // caller's scratch. Not thread-safe per instance; the same answer for any
 // thread count.
 #pragma once
@@ -57,6 +58,7 @@
 #include "layers/int8_linear.h"
 #include "layers/linear_scratch.h"
 #include "layers/packed_matrix.h"
+#include "layers/unpacked_f32_linear.h"
 
 namespace edgemt {
 
@@ -79,29 +81,45 @@ class ArgmaxShortcut {
   // kOutOfMemory; kInvalidArgument for a pack with non-finite weights.
   [[nodiscard]] Status create(const kernels::f32::PackedWeights& exact,
                               kernels::f32::GemmKernel kernel);
+  // The same over a matrix without a pack (its rows, e.g. in the model
+  // file, must outlive this object): pick() packs each candidate's block of
+  // 16 rows into its block scratch, the same floats as the pack's.
+  [[nodiscard]] Status create(const UnpackedF32Linear& exact);
 
   bool empty() const { return approx_.out_features() == 0; }
   size_t bytes() const { return approx_.packed_bytes() + bounds_.bytes(); }
-  size_t in_features() const { return approx_.in_features(); }
-  size_t out_features() const { return approx_.out_features(); }
+  size_t in_features() const { return depth_; }
+  size_t out_features() const { return columns_; }
+  // Load phase: row n of W (create() reads each row through it), and the
+  // release of the rows [end - chunk, end) it has just finished reading in
+  // place (UnpackedF32Linear::release_rows; nothing for a pack).
+  void exact_row(size_t n, float* out) const;
+  void release_rows_to(size_t end) const;
 
   // Run phase. x: [rows, K] (row stride K); approx: [rows, N] scratch;
-  // scratch: an int8 LinearScratch for `rows` rows of depth K. Writes
+  // scratch: an int8 LinearScratch for `rows` rows of depth K;
+  // block_scratch: [parallel.workers, UnpackedF32Linear::scratch_floats(K)]
+  // floats when created over unpacked rows (else may be nullptr). Writes
   // best[r]: the arg-max of x[r]·Wᵀ + b (the f32 GEMM's values) over the ids
   // not in banned[0..banned_count), the lowest id among equals; or kNoPick.
   // kFailedPrecondition: not created, or scratch too small.
   [[nodiscard]] Status pick(const float* x, size_t rows, const int32_t* banned,
                             size_t banned_count, float* approx, const LinearScratch& scratch,
-                            const Parallel& parallel, size_t* best) const;
+                            float* block_scratch, const Parallel& parallel, size_t* best) const;
 
  private:
+  Status build(size_t n_out, size_t depth);
   size_t pick_row(const float* x, const int8_t* xq, float x_scale, const int32_t* banned,
-                  size_t banned_count, float* approx) const;
+                  size_t banned_count, float* approx, float* block_scratch) const;
 
   Int8Linear approx_;  // q, s and b
   PackedMatrix<ArgmaxRowBounds> bounds_;
-  kernels::f32::PackedWeights exact_{};
+  kernels::f32::PackedWeights exact_{};  // blocks == nullptr: rows_ instead
+  UnpackedF32Linear rows_;
+  const float* bias_ = nullptr;  // [N] or nullptr (either's)
   kernels::f32::GemmKernel kernel_ = nullptr;
+  size_t columns_ = 0;  // N
+  size_t depth_ = 0;    // K
   float gamma_ = 0.0f;         // γ(K + 1), rounded up
   float max_l1_ = 0.0f;        // max_n ‖w[n]‖₁
   float max_abs_bias_ = 0.0f;  // max_n |b[n]|

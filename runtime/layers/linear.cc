@@ -102,11 +102,22 @@ Status Linear::create_packed_f32(const float* weight, const float* bias, size_t 
                                  size_t out_features, bool relu) {
   PackedF32Linear packed;
   EDGEMT_RETURN_IF_ERROR(packed.create(weight, bias, in_features, out_features, relu));
+  adopt_packed_f32(std::move(packed), in_features, out_features);
+  return Status::ok();
+}
+
+Status Linear::create_packed_f32(const UnpackedF32Linear& rows) {
+  PackedF32Linear packed;
+  EDGEMT_RETURN_IF_ERROR(packed.create(rows, false));
+  adopt_packed_f32(std::move(packed), rows.in_features(), rows.out_features());
+  return Status::ok();
+}
+
+void Linear::adopt_packed_f32(PackedF32Linear packed, size_t in_features, size_t out_features) {
   reset();
   packed_f32_ = std::move(packed);
   in_ = in_features;
   out_ = out_features;
-  return Status::ok();
 }
 
 Status Linear::create_int8(const int8_t* weight, const float* scale, const float* bias,

@@ -63,6 +63,9 @@ class Linear {
   [[nodiscard]] Status create_packed_f32(const float* weight, const float* bias,
                                          size_t in_features, size_t out_features,
                                          bool relu = false);
+  // The same from a matrix read in place, packed a part at a time
+  // (PackedF32Linear::create(rows, ...)), without ReLU.
+  [[nodiscard]] Status create_packed_f32(const UnpackedF32Linear& rows);
 
   // weight: [out, in] int8, scale: [out] (Int8PerRowDynamic), bias: [out]
   // or nullptr. Errors as Int8Linear::create.
@@ -95,6 +98,7 @@ class Linear {
 
  private:
   void reset();
+  void adopt_packed_f32(PackedF32Linear packed, size_t in_features, size_t out_features);
 
   ColumnBlocks blocks_;
   xnn_operator* ops_[kMaxColumnBlocks] = {};  // [blocks_.count], f32 only

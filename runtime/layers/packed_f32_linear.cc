@@ -24,6 +24,38 @@ Status PackedF32Linear::create(const float* weight, const float* bias, size_t in
   return Status::ok();
 }
 
+Status PackedF32Linear::create(const UnpackedF32Linear& rows, bool relu) {
+  const f32::GemmKernel kernel = f32::fast_gemm_kernel();
+  if (kernel == nullptr) {
+    return Status::error(StatusCode::kUnsupported, "no own f32 GEMM kernel for this CPU");
+  }
+  const size_t columns = rows.out_features(), depth = rows.in_features();
+  PackedMatrix<f32::PackedWeights> packed;
+  const size_t bytes = f32::packed_bytes(columns, depth);
+  if (!packed.allocate(bytes)) {  // written in full, part by part
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for f32 weights", bytes);
+  }
+  constexpr size_t kPartBlocks = 64;  // 1024 rows
+  const size_t blocks = (columns + f32::kBlockColumns - 1) / f32::kBlockColumns;
+  for (size_t first = 0; first < blocks; first += kPartBlocks) {
+    const size_t count = blocks - first < kPartBlocks ? blocks - first : kPartBlocks;
+    f32::pack_block_range(rows.weight(), rows.bias(), columns, depth, first, count, packed.data());
+    const size_t n0 = first * f32::kBlockColumns;
+    const size_t n1 = (first + count) * f32::kBlockColumns;
+    rows.release_rows(n0, (n1 < columns ? n1 : columns) - n0);
+  }
+  f32::PackedWeights* view = packed.mutable_view();
+  view->blocks = static_cast<const float*>(packed.data());
+  view->bias = view->blocks + blocks * depth * f32::kBlockColumns;
+  view->columns = columns;
+  view->depth = depth;
+  view->block_count = blocks;
+  packed_ = std::move(packed);
+  kernel_ = kernel;
+  relu_ = relu;
+  return Status::ok();
+}
+
 void PackedF32Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel) const {
   if (rows == 0) return;
   const f32::PackedWeights& packed = packed_.view();

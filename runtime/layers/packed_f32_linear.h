@@ -17,6 +17,7 @@
 #include "edgemt/status.h"
 #include "kernels/f32_gemm.h"
 #include "layers/packed_matrix.h"
+#include "layers/unpacked_f32_linear.h"
 
 namespace edgemt {
 
@@ -26,6 +27,10 @@ class PackedF32Linear {
   // (kernels::f32::fast_gemm_kernel()); kOutOfMemory.
   [[nodiscard]] Status create(const float* weight, const float* bias, size_t in_features,
                               size_t out_features, bool relu);
+  // The same from a matrix read in place, packed 1024 rows at a time with
+  // each part's pages released once packed (UnpackedF32Linear::release_rows):
+  // the matrix is never resident whole beside its pack.
+  [[nodiscard]] Status create(const UnpackedF32Linear& rows, bool relu);
   void run(const float* x, size_t rows, float* y, const Parallel& parallel) const;
 
   size_t out_features() const { return packed_.view().columns; }

@@ -7,8 +7,8 @@
 
 namespace edgemt {
 
-void describe_linear_compute_path(const Model& model, const Linear& output, bool f16_native,
-                                  const char* own_kernels, char* out, size_t size) {
+void describe_linear_compute_path(const Model& model, const Linear& output, bool output_own_f32,
+                                  bool f16_native, const char* own_kernels, char* out, size_t size) {
   char besides[160] = "";
   if (own_kernels != nullptr) std::snprintf(besides, sizeof(besides), "; %s", own_kernels);
   switch (model.weight_dtype()) {
@@ -16,7 +16,7 @@ void describe_linear_compute_path(const Model& model, const Linear& output, bool
       if (kernels::f32::replaces_xnnpack()) {
         std::snprintf(out, size, "f32 (own f32 GEMM, %s kernel%s)", kernels::f32::fast_gemm_kernel_name(),
                       besides);
-      } else if (output.is_packed_f32()) {
+      } else if (output_own_f32) {
         std::snprintf(out, size, "f32 (XNNPACK; tied output projection on the own f32 GEMM, %s kernel%s)",
                       kernels::f32::fast_gemm_kernel_name(), besides);
       } else {

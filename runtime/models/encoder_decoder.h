@@ -122,6 +122,10 @@ class EncoderDecoder {
   // uses, where the family has one for this model; ok and nothing built
   // otherwise. Errors: kOutOfMemory.
   [[nodiscard]] virtual Status set_argmax_shortcut(bool /*on*/) { return Status::ok(); }
+  // Load phase, at every Translator::prepare() before planning: builds what
+  // the family deferred until it knows whether the shortcut is used (the
+  // Transformer's f32 output projection pack). Errors: kOutOfMemory.
+  [[nodiscard]] virtual Status finish_load() { return Status::ok(); }
   // Bytes the shortcut holds (0: none built).
   virtual size_t argmax_shortcut_bytes() const { return 0; }
   // The attention weights of the last decode_step: row r's first n entries

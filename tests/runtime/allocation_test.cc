@@ -24,6 +24,7 @@
 #include "edgemt/profile.h"
 #include "edgemt/tokenizer.h"
 #include "edgemt/translator.h"
+#include "support/model_builder.h"
 
 extern "C" {
 void* __libc_malloc(size_t size);
@@ -137,6 +138,21 @@ TEST_CASE("the allocation counters see allocations") {
   CHECK(counts.heap == 2);
 }
 
+// One translate() call, counted: it must succeed without a heap or XNNPACK
+// allocation.
+static void translate_without_allocating(edgemt::Translator* translator,
+                                         const std::vector<edgemt::TokenSpan>& spans,
+                                         const edgemt::DecodeOptions& decode,
+                                         std::vector<edgemt::Translation>* results) {
+  bool ok = false;
+  const Counts counts = count_allocations([&] {
+    ok = translator->translate(spans.data(), spans.size(), decode, results->data()).is_ok();
+  });
+  REQUIRE(ok);
+  CHECK(counts.heap == 0);
+  CHECK(counts.xnnpack == 0);
+}
+
 // Runs the allocation check: 12 reference sentences, 1 and 2 threads,
 // greedy and beam 4, with `profile` attached (nullptr: none); with
 // `attention`, every result also asks for its attention weights.
@@ -193,13 +209,7 @@ static void check_translate_allocates_nothing(const char* path, edgemt::Profile*
       REQUIRE(translator->set_greedy_scores(scores).is_ok());
       edgemt::DecodeOptions decode;
       decode.beam_size = beam;
-      bool ok = false;
-      const Counts counts = count_allocations([&] {
-        ok = translator->translate(spans.data(), spans.size(), decode, results.data()).is_ok();
-      });
-      REQUIRE(ok);
-      CHECK(counts.heap == 0);
-      CHECK(counts.xnnpack == 0);
+      translate_without_allocating(translator.get(), spans, decode, &results);
       for (const edgemt::Translation& result : results) {
         CHECK(result.length > 0);
         if (attention) CHECK(result.attention_rows >= result.length);
@@ -235,6 +245,63 @@ TEST_CASE("translate() with a Profile attached makes no heap or XNNPACK allocati
   check_translate_allocates_nothing(EDGEMT_BUNDLED_MODEL, &profile);
   CHECK(profile.count(edgemt::ProfilePart::kTranslate) == 6);  // 2 thread counts x 3 decodings
   CHECK(profile.ns(edgemt::ProfilePart::kDecoderStep) > 0);
+}
+
+// An f32 model set to greedy without scores before prepare(): its output
+// projection stays unpacked (computed from the file's rows, packed 64 rows
+// at a time into the arena); the arg-max shortcut's candidates, and beam
+// search's full rows, come from there without allocating.
+TEST_CASE("translate() makes no heap or XNNPACK allocation (f32 output projection left unpacked)") {
+  edgemt::TransformerConfig config = edgemt::testing::tiny_config();
+  config.vocab_size = 200;
+  config.d_model = 32;
+  config.heads = 4;
+  config.ffn_dim = 48;
+  config.output_bias = true;
+  config.max_positions = 32;
+  const edgemt::testing::ModelBuilder builder(config, edgemt::DType::kF32, 5);
+  edgemt::testing::TempFile file(builder.build());
+  REQUIRE(file.ok());
+  std::unique_ptr<edgemt::Model> model;
+  REQUIRE(edgemt::Model::load(file.path().c_str(), &model).is_ok());
+  std::vector<std::vector<int32_t>> ids;
+  for (int32_t s = 0; s < 6; ++s) {
+    std::vector<int32_t> sentence;
+    for (int32_t t = 0; t < 3 + s; ++t) sentence.push_back(4 + (s * 37 + t * 11) % 190);
+    sentence.push_back(builder.special_tokens.eos);
+    ids.push_back(sentence);
+  }
+  std::vector<edgemt::TokenSpan> spans;
+  for (const std::vector<int32_t>& sentence : ids) spans.push_back({sentence.data(), sentence.size()});
+  for (size_t threads : {size_t{1}, size_t{2}}) {
+    CAPTURE(threads);
+    edgemt::TranslatorOptions options;
+    options.threads = threads;
+    options.min_parallel_nanoseconds = 0;  // split every call
+    std::unique_ptr<edgemt::Translator> translator;
+    REQUIRE(edgemt::Translator::create(*model, options, &translator).is_ok());
+    REQUIRE(translator->set_greedy_scores(false).is_ok());
+    edgemt::Limits limits;
+    limits.max_batch = spans.size();
+    limits.max_beam = 4;
+    limits.max_source_len = 32;
+    limits.max_target_len = 32;
+    const edgemt::Status prepared = translator->prepare(limits);
+    REQUIRE_MESSAGE(prepared.is_ok(), prepared.message());
+    std::vector<std::vector<int32_t>> buffers(spans.size(), std::vector<int32_t>(32));
+    std::vector<edgemt::Translation> results(spans.size());
+    for (size_t beam : {size_t{1}, size_t{4}}) {
+      CAPTURE(beam);
+      for (size_t i = 0; i < spans.size(); ++i) {
+        results[i].tokens = buffers[i].data();
+        results[i].capacity = buffers[i].size();
+      }
+      edgemt::DecodeOptions decode;
+      decode.beam_size = beam;
+      decode.max_len_b = 20.0f;
+      translate_without_allocating(translator.get(), spans, decode, &results);
+    }
+  }
 }
 
 // The C API (edgemt/edgemt.h) on a caller arena: prepare and translate

@@ -203,7 +203,10 @@ EDGEMT_API void edgemt_translator_free(edgemt_translator* translator);
  * without computing every logit, from an int8 copy of that matrix this call
  * builds (vocab x (hidden size + 28) bytes; edgemt::Translator::
  * set_greedy_scores). The tokens and failures are the same either way; beam
- * search is not affected. Call between translations (it allocates).
+ * search is not affected. Set to 0 before the first prepare, the translator
+ * also keeps no f32 copy of that matrix (the size of the matrix) and reads
+ * its rows from the model instead: beam search then gives the same results
+ * with a slower output projection. Call between translations (it allocates).
  * Errors: INVALID_ARGUMENT (NULL translator), OUT_OF_MEMORY. */
 EDGEMT_API edgemt_code edgemt_translator_set_greedy_scores(edgemt_translator* translator,
                                                           int scores, edgemt_error* error);

@@ -6,7 +6,9 @@
 //                 computes in f32 and creates its operators (XNNPACK packs
 //                 its own weight copies); the thread pool starts. Allocates.
 //   2. prepare()  sizes one arena for the largest request the caller will
-//                 make (Limits) and takes it from the heap or the caller.
+//                 make (Limits) and takes it from the heap or the caller;
+//                 the first one also packs what create() left for it to
+//                 decide (see set_greedy_scores).
 //   3. translate() the run phase: the family's encoder and decoder steps and
 //                 the search on arena memory. No malloc/new, no exceptions,
 //                 no XNNPACK allocation.
@@ -200,7 +202,14 @@ class Translator {
   // are exactly those of true: an arg-max the shortcut cannot prove (NaN or
   // inf in the decoder's state, bounds that overflow) is taken from the
   // full row. Beam search is not affected. Other models build nothing.
-  // true frees the copy. Errors: kOutOfMemory (the translator unchanged).
+  // Set before the first prepare(), the translator also never makes its f32
+  // pack of such a projection (the same size as the matrix: 119 MiB for
+  // OPUS-MT-base) and reads its rows from the model file instead: the
+  // candidates' rows at each step, and all of them for a row the shortcut
+  // cannot prove and for beam search, which then runs from the file's rows
+  // packed 64 at a time (the same results, the projection slower).
+  // true frees the copy and packs the projection if it was left unpacked.
+  // Errors: kOutOfMemory (the translator unchanged).
   [[nodiscard]] Status set_greedy_scores(bool report);
   bool greedy_scores() const;
   // Bytes of the int8 copy set_greedy_scores(false) built (0: none).

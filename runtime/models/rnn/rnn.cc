@@ -67,7 +67,7 @@ class Rnn final : public EncoderDecoder {
   }
 
   void describe_compute_path(char* out, size_t size) const override {
-    describe_linear_compute_path(model_, weights_.output, weights_.f16_native,
+    describe_linear_compute_path(model_, weights_.output, weights_.output.is_packed_f32(), weights_.f16_native,
                                  "own RNN cell and attention kernels", out, size);
   }
 

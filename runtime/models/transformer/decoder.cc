@@ -29,7 +29,7 @@ Heads heads_of(const TransformerConfig& config) {
 }
 
 // Self-attention of each row's single query over its cached positions.
-// qkv: [R, 3d]; k_cache/v_cache: [R, T, d], row p of the hypothesis in slot
+// qkv: [R, 3d]; k_cache/v_cache: [R·T, d], row p of the hypothesis in slot
 // r at offset cache_rows[r·T + p]; ctx: [R, d].
 void self_attention(const RunContext& c, const DecoderStep& step, const float* qkv,
                     const float* k_cache, const float* v_cache, size_t max_target, float* ctx) {
@@ -163,11 +163,13 @@ Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
     }
   }
 
-  // This step's cache row of each hypothesis: the same offset in every
-  // layer's cache (they share one layout), so written once per step.
+  // This step's cache row of each hypothesis, the next free ones
+  // (workspace.h): the same offset in every layer's cache (they share one
+  // layout), so handed out once per step. Every row of a step is at the
+  // same step, and a decode's first step starts from row 0.
+  if (step.step == 0) w.next_cache_row = 0;
   for (size_t r = 0; r < rows; ++r) {
-    const size_t slot = step.row_slot[r] * cache_len + step.step;
-    w.cache_rows[slot] = slot * d;
+    w.cache_rows[step.row_slot[r] * cache_len + step.step] = (w.next_cache_row++) * d;
   }
   for (size_t l = 0; l < config.decoder_layers; ++l) {
     const DecoderLayerWeights& layer = weights.decoder[l];
@@ -189,14 +191,14 @@ Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
       ProfileScope timed(c.profile, ProfilePart::kDecoderState);
       const float* first = step.step == 0 ? w.dec_qkv : memory;
       for (size_t r = 0; r < rows; ++r) {
-        const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
+        const size_t at = w.cache_rows[step.row_slot[r] * cache_len + step.step];
         std::memcpy(k_cache + at, first + r * 3 * d + d, d * sizeof(float));
         std::memcpy(v_cache + at, first + r * 3 * d + 2 * d, d * sizeof(float));
       }
       self_attention(c, step, w.dec_qkv, k_cache, v_cache, cache_len, w.dec_ctx);
       if (memory != first) {  // step 0: keep the raw k, v for the steps after
         for (size_t r = 0; r < rows; ++r) {
-          const size_t at = (step.row_slot[r] * cache_len + step.step) * d;
+          const size_t at = w.cache_rows[step.row_slot[r] * cache_len + step.step];
           std::memcpy(k_cache + at, memory + r * 3 * d + d, d * sizeof(float));
           std::memcpy(v_cache + at, memory + r * 3 * d + 2 * d, d * sizeof(float));
         }
@@ -235,14 +237,26 @@ Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
   return Status::ok();
 }
 
+// logits [rows, V] = x [rows, d] · Wᵀ + b, from the pack or, when the
+// projection was left unpacked (TransformerWeights::output_rows), from the
+// file's rows with the same bits.
+Status run_output_projection(const RunContext& c, const float* x, size_t rows, float* logits) {
+  const TransformerWeights& weights = *c.weights;
+  if (weights.output.out_features() != 0 || weights.output_rows.empty()) {
+    return weights.output.run(x, rows, logits, c.parallel, &c.workspace->dec_linear_scratch);
+  }
+  weights.output_rows.run(x, rows, logits, c.workspace->output_block_scratch, c.parallel);
+  return Status::ok();
+}
+
 }  // namespace
 
 Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
                         const DecoderStep& step) {
   ProfileScope timed_step(c.profile, ProfilePart::kDecoderStep);
   EDGEMT_RETURN_IF_ERROR(run_decoder_layers(c, sources, step));
-  return run_linear(c, ProfilePart::kOutputProjection, c.weights->output, c.workspace->dec_x,
-                    step.rows, c.workspace->logits);  // [R, V]
+  ProfileScope timed(c.profile, ProfilePart::kOutputProjection);
+  return run_output_projection(c, c.workspace->dec_x, step.rows, c.workspace->logits);  // [R, V]
 }
 
 Status run_decoder_step_argmax(const RunContext& c, const PackedSequences& sources,
@@ -260,12 +274,12 @@ Status run_decoder_step_argmax(const RunContext& c, const PackedSequences& sourc
   const size_t vocab = c.config->vocab_size;
   // The shortcut's approximations go where the logits would.
   EDGEMT_RETURN_IF_ERROR(c.argmax_shortcut->pick(w.dec_x, step.rows, banned, banned_count,
-                                                 w.logits, w.argmax_scratch, c.parallel, best));
+                                                 w.logits, w.argmax_scratch, w.output_block_scratch,
+                                                 c.parallel, best));
   for (size_t r = 0; r < step.rows; ++r) {
     if (best[r] != ArgmaxShortcut::kNoPick) continue;
     best[r] = EncoderDecoder::kFullLogits;  // the row as decode_step leaves it
-    EDGEMT_RETURN_IF_ERROR(c.weights->output.run(w.dec_x + r * d, 1, w.logits + r * vocab,
-                                                 c.parallel, &w.dec_linear_scratch));
+    EDGEMT_RETURN_IF_ERROR(run_output_projection(c, w.dec_x + r * d, 1, w.logits + r * vocab));
   }
   return Status::ok();
 }

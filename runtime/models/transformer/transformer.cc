@@ -43,7 +43,8 @@ class Transformer final : public EncoderDecoder {
     shape.attention = run.attention;
     shape.attention_layer = run.attention_layer;
     shape.attention_head = run.attention_head;
-    shape.argmax_shortcut = weights_.output.is_packed_f32();
+    shape.argmax_shortcut = weights_.output.is_packed_f32() || !weights_.output_rows.empty();
+    shape.unpacked_output = !weights_.output_rows.empty();
     pending_ = Workspace();
     plan_workspace(shape, arena, &pending_);
   }
@@ -67,14 +68,32 @@ class Transformer final : public EncoderDecoder {
   }
 
   // Only for an output projection on the own f32 GEMM: an int8 or f16 one
-  // reads no more than its shortcut would.
+  // reads no more than its shortcut would. Built before the projection is
+  // packed (set before the first prepare()), it reads the file's rows and
+  // the projection stays unpacked: the pack is never made unless the
+  // shortcut is turned off again.
   Status set_argmax_shortcut(bool on) override {
-    if (!on || !weights_.output.is_packed_f32()) {
+    if (!on) {  // packed first: on failure the translator is as it was
+      EDGEMT_RETURN_IF_ERROR(pack_output_projection(&weights_));
       argmax_shortcut_ = ArgmaxShortcut();
       return Status::ok();
     }
     if (!argmax_shortcut_.empty()) return Status::ok();
-    return argmax_shortcut_.create(weights_.output.f32_packed(), kernels::f32::fast_gemm_kernel());
+    if (weights_.output.is_packed_f32()) {
+      return argmax_shortcut_.create(weights_.output.f32_packed(), kernels::f32::fast_gemm_kernel());
+    }
+    if (weights_.output_rows.empty()) return Status::ok();
+    // create() reads every row twice, a chunk of rows at a time: each
+    // chunk's file pages go once read, so the matrix is never resident
+    // whole beside the copy being built (its peak, not only its end).
+    EDGEMT_RETURN_IF_ERROR(argmax_shortcut_.create(releasing_output_rows(weights_)));
+    model_.release_tensor_pages(*weights_.output_tensor);  // the pages chunks shared
+    return Status::ok();
+  }
+
+  // Without the shortcut, every step needs every logit: the pack.
+  Status finish_load() override {
+    return argmax_shortcut_.empty() ? pack_output_projection(&weights_) : Status::ok();
   }
 
   size_t argmax_shortcut_bytes() const override { return argmax_shortcut_.bytes(); }
@@ -103,7 +122,9 @@ class Transformer final : public EncoderDecoder {
   }
 
   void describe_compute_path(char* out, size_t size) const override {
-    describe_linear_compute_path(model_, weights_.output, weights_.f16_native, nullptr, out, size);
+    describe_linear_compute_path(model_, weights_.output,
+                                 weights_.output.is_packed_f32() || !weights_.output_rows.empty(),
+                                 weights_.f16_native, nullptr, out, size);
   }
 
  private:

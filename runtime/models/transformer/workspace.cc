@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "layers/unpacked_f32_linear.h"
+
 namespace edgemt {
 
 void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
@@ -48,6 +50,10 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
   if (s.argmax_shortcut) {
     plan_linear_scratch(s.rows, d, s.vocab, /*int8=*/true, /*f16=*/false,
                         {kDecodeOutput, kDecodeOutput}, arena, &w->argmax_scratch);
+  }
+  if (s.unpacked_output) {
+    w->output_block_scratch = arena->allocate<float>(
+        s.workers * UnpackedF32Linear::scratch_floats(d), {kDecodeOutput, kDecodeOutput});
   }
   // Encoder self-attention needs a [len, len] score block; decoder steps need
   // one row of at most max(len_source, len_target) keys.

@@ -55,6 +55,9 @@ struct WorkspaceShape {
   // The output projection can serve the arg-max shortcut (it is on the own
   // f32 GEMM): plan the shortcut's quantized-input scratch (R x d bytes).
   bool argmax_shortcut = false;
+  // The output projection may run from the file's rows
+  // (layers/unpacked_f32_linear.h): plan a packing slot per worker.
+  bool unpacked_output = false;
 };
 
 struct Workspace {
@@ -67,10 +70,14 @@ struct Workspace {
   float* enc_ffn = nullptr;   // [Ns, f]                                  [kFfnIn, kFfnOut]
   float* memory_kv[kMaxLayers] = {};  // [Ns, 2d] cross-attention K | V per decoder layer  [kCrossKv, kDecodeSearch]
 
-  // Decoder. Self-attention cache per layer: [R slots, T, d], kWholeDecode.
+  // Decoder. Self-attention cache per layer: [R·T rows, d], kWholeDecode.
   // Sentence s owns slots [s·beam, s·beam + beam). The k, v of position p
-  // of the hypothesis in slot r are written once, at step p, into cache row
-  // (r, p), and never move: cache_rows[r·T + p] is the offset (in floats,
+  // of the hypothesis in slot r are written once, at step p, into the next
+  // free row (next_cache_row: a decode writes at most R rows per step, so
+  // R·T always suffice), and never move: the rows a decode touches are
+  // those its hypotheses wrote, packed together, not R·T rows' worth of
+  // pages spread over [slot, T] runs (which a batch's longest sentence per
+  // slot would keep resident). cache_rows[r·T + p] is the offset (in floats,
   // within a layer's cache) of the row that holds position p for the
   // hypothesis now in slot r. Reordering beams permutes these offsets
   // (positions × 8 bytes per hypothesis, through cache_rows_scratch, planned
@@ -99,6 +106,10 @@ struct Workspace {
   // The arg-max shortcut's quantized hidden states (argmax_shortcut only):
   // R rows of d [kDecodeOutput].
   LinearScratch argmax_scratch;
+  // Groups of the output projection's rows packed on the fly
+  // (unpacked_output only): [workers, UnpackedF32Linear::scratch_floats(d)]
+  // [kDecodeOutput].
+  float* output_block_scratch = nullptr;
 
   // Attention probabilities, one slice per worker (parallel_for slot): the
   // encoder's hold a [len, len] score block [kAttnContext], the decoder's one
@@ -108,6 +119,9 @@ struct Workspace {
   size_t enc_scratch_stride = 0;
   size_t dec_scratch_stride = 0;
   size_t max_target_len = 0;  // T: positions per cache row
+  // The next free row of the self-attention caches (below): rows are handed
+  // out in the order steps write them, from row 0 at each decode's first step.
+  size_t next_cache_row = 0;
 
   // Cross-attention weights on request (WorkspaceShape::attention; else
   // null): every head's probabilities of the chosen layer, then the row

@@ -284,7 +284,9 @@ class Translator:
         greedy_scores=False: greedy (beam 1) results get score NaN, and a
         model with an f32 output projection finds each step's token without
         computing every logit (faster at small batches; an int8 copy of that
-        matrix, vocab x (hidden size + 28) bytes, is kept). Same tokens."""
+        matrix, vocab x (hidden size + 28) bytes, is kept instead of an f32
+        one; beam search reads the model's rows, the same results slower).
+        Same tokens."""
         self._model = model  # keeps the model alive while the translator is
         self._handle = ctypes.c_void_p()
         self._tokenizer = ctypes.c_void_p()

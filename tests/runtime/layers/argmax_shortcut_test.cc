@@ -1,6 +1,6 @@
 // ArgmaxShortcut against the naive arg-max of the full product (the same
 // matrix on PackedF32Linear, banned ids skipped, the lowest id among
-// equals): random matrices, rows that int8 cannot tell apart, exact ties, a
+// equals), built over the pack and over unpacked rows: random matrices, rows that int8 cannot tell apart, exact ties, a
 // case where the int8 ranking is wrong, bans, and the inputs it must refuse.
 #include "layers/argmax_shortcut.h"
 
@@ -13,6 +13,7 @@
 #include "kernels/f32_gemm.h"
 #include "kernels/int8_gemm.h"
 #include "layers/packed_f32_linear.h"
+#include "support/aligned_floats.h"
 #include "support/int8_scratch.h"
 #include "support/kernel_testing.h"
 #include "support/thread_pool.h"
@@ -39,27 +40,37 @@ size_t naive_argmax(const float* y, size_t n_out, const std::vector<int32_t>& ba
   return best;
 }
 
-// One matrix, its exact product and its shortcut.
+// One matrix, its exact product and its shortcut, built both over the pack
+// and over the unpacked rows (whose candidates are packed on the fly).
 struct Fixture {
   Fixture(const std::vector<float>& w, const std::vector<float>* b, size_t in_features,
           size_t out_features)
-      : in(in_features), out(out_features) {
-    REQUIRE(exact.create(w.data(), b != nullptr ? b->data() : nullptr, in, out, false).is_ok());
+      : in(in_features), out(out_features), weight(w) {
+    if (b != nullptr) bias = *b;
+    const float* bias_data = b != nullptr ? bias.data() : nullptr;
+    REQUIRE(exact.create(weight.data(), bias_data, in, out, false).is_ok());
     REQUIRE(shortcut.create(exact.packed(), kernels::f32::fast_gemm_kernel()).is_ok());
+    REQUIRE(rows.create(weight.data(), bias_data, in, out).is_ok());
+    REQUIRE(from_rows.create(rows).is_ok());
+    CHECK(from_rows.bytes() == shortcut.bytes());
   }
 
   // Checks pick() against the naive arg-max for x [rows, in]; returns how
-  // many rows it proved.
-  size_t check(const std::vector<float>& x, size_t rows, const std::vector<int32_t>& banned,
+  // many rows it proved. The shortcut over the rows answers the same.
+  size_t check(const std::vector<float>& x, size_t row_count, const std::vector<int32_t>& banned,
                const Parallel& parallel = Parallel()) {
-    std::vector<float> y(rows * out), approx(rows * out);
-    exact.run(x.data(), rows, y.data(), Parallel());
-    Scratch scratch(rows, in);
-    std::vector<size_t> best(rows, 12345);
-    REQUIRE(shortcut.pick(x.data(), rows, banned.data(), banned.size(), approx.data(), scratch.view,
-                          parallel, best.data()).is_ok());
+    std::vector<float> y(row_count * out), approx(row_count * out);
+    exact.run(x.data(), row_count, y.data(), Parallel());
+    Scratch scratch(row_count, in);
+    std::vector<size_t> best(row_count, 12345), best_from_rows(row_count, 54321);
+    REQUIRE(shortcut.pick(x.data(), row_count, banned.data(), banned.size(), approx.data(),
+                          scratch.view, nullptr, parallel, best.data()).is_ok());
+    testing::AlignedFloats blocks(parallel.workers * UnpackedF32Linear::scratch_floats(in));
+    REQUIRE(from_rows.pick(x.data(), row_count, banned.data(), banned.size(), approx.data(),
+                           scratch.view, blocks.data(), parallel, best_from_rows.data()).is_ok());
+    CHECK(best_from_rows == best);
     size_t proved = 0;
-    for (size_t r = 0; r < rows; ++r) {
+    for (size_t r = 0; r < row_count; ++r) {
       CAPTURE(r);
       if (best[r] == kNoPick) continue;
       ++proved;
@@ -69,8 +80,11 @@ struct Fixture {
   }
 
   size_t in, out;
+  std::vector<float> weight, bias;
   PackedF32Linear exact;
   ArgmaxShortcut shortcut;
+  UnpackedF32Linear rows;
+  ArgmaxShortcut from_rows;
 };
 
 bool has_kernel() { return kernels::f32::fast_gemm_kernel() != nullptr; }
@@ -131,7 +145,7 @@ TEST_CASE("layers/argmax_shortcut: rows int8 cannot tell apart, and exact ties" 
   Scratch scratch(1, in);
   std::vector<float> approx(out);
   size_t best = kNoPick;
-  REQUIRE(tied.shortcut.pick(base.data(), 1, nullptr, 0, approx.data(), scratch.view, Parallel(), &best).is_ok());
+  REQUIRE(tied.shortcut.pick(base.data(), 1, nullptr, 0, approx.data(), scratch.view, nullptr, Parallel(), &best).is_ok());
   CHECK(best == 40);
 }
 
@@ -149,7 +163,7 @@ TEST_CASE("layers/argmax_shortcut: the bound keeps the id int8 ranks lower" * do
   Scratch scratch(1, 2);
   std::vector<float> approx(3);
   size_t best = kNoPick;
-  REQUIRE(f.shortcut.pick(x.data(), 1, nullptr, 0, approx.data(), scratch.view, Parallel(), &best).is_ok());
+  REQUIRE(f.shortcut.pick(x.data(), 1, nullptr, 0, approx.data(), scratch.view, nullptr, Parallel(), &best).is_ok());
   CHECK(best == 1);
 }
 
@@ -171,11 +185,11 @@ TEST_CASE("layers/argmax_shortcut: banned ids are never picked" * doctest::skip(
   std::vector<float> approx(out);
   size_t best = kNoPick;
   REQUIRE(f.shortcut.pick(x.data(), 1, all_but_one.data(), all_but_one.size(), approx.data(),
-                          scratch.view, Parallel(), &best).is_ok());
+                          scratch.view, nullptr, Parallel(), &best).is_ok());
   CHECK(best == 17);
   all_but_one.push_back(17);  // every id banned: nothing to prove
   REQUIRE(f.shortcut.pick(x.data(), 1, all_but_one.data(), all_but_one.size(), approx.data(),
-                          scratch.view, Parallel(), &best).is_ok());
+                          scratch.view, nullptr, Parallel(), &best).is_ok());
   CHECK(best == kNoPick);
 }
 
@@ -191,13 +205,18 @@ TEST_CASE("layers/argmax_shortcut: NaN, inf and overflowing states are left to t
   x[2 * in + 7] = 3e37f;  // finite, but the sums could overflow
   Scratch scratch(rows, in);
   std::vector<float> approx(rows * out);
-  std::vector<size_t> best(rows, 0);
-  REQUIRE(f.shortcut.pick(x.data(), rows, nullptr, 0, approx.data(), scratch.view, Parallel(),
-                          best.data()).is_ok());
-  CHECK(best[0] == kNoPick);
-  CHECK(best[1] == kNoPick);
-  CHECK(best[2] == kNoPick);
-  CHECK(best[3] != kNoPick);  // the ordinary row is still proved
+  testing::AlignedFloats blocks(UnpackedF32Linear::scratch_floats(in));
+  for (bool over_rows : {false, true}) {
+    CAPTURE(over_rows);
+    std::vector<size_t> best(rows, 0);
+    const ArgmaxShortcut& shortcut = over_rows ? f.from_rows : f.shortcut;
+    REQUIRE(shortcut.pick(x.data(), rows, nullptr, 0, approx.data(), scratch.view,
+                          over_rows ? blocks.data() : nullptr, Parallel(), best.data()).is_ok());
+    CHECK(best[0] == kNoPick);
+    CHECK(best[1] == kNoPick);
+    CHECK(best[2] == kNoPick);
+    CHECK(best[3] != kNoPick);  // the ordinary row is still proved
+  }
 }
 
 TEST_CASE("layers/argmax_shortcut: errors") {
@@ -207,14 +226,18 @@ TEST_CASE("layers/argmax_shortcut: errors") {
   Scratch scratch(1, 4);
   std::vector<float> x(4, 1.0f), approx(4);
   size_t best = 0;
-  CHECK(empty.pick(x.data(), 1, nullptr, 0, approx.data(), scratch.view, Parallel(), &best).code() ==
+  CHECK(empty.pick(x.data(), 1, nullptr, 0, approx.data(), scratch.view, nullptr, Parallel(), &best).code() ==
         StatusCode::kFailedPrecondition);
   if (!has_kernel()) return;
   const std::vector<float> w(4 * 4, 0.5f);
   Fixture f(w, nullptr, 4, 4);
   Scratch small(1, 2);  // too shallow for depth 4
-  CHECK(f.shortcut.pick(x.data(), 1, nullptr, 0, approx.data(), small.view, Parallel(), &best).code() ==
-        StatusCode::kFailedPrecondition);
+  CHECK(f.shortcut.pick(x.data(), 1, nullptr, 0, approx.data(), small.view, nullptr, Parallel(), &best)
+            .code() == StatusCode::kFailedPrecondition);
+  // Over unpacked rows, the candidates need somewhere to be packed.
+  CHECK(f.from_rows.pick(x.data(), 1, nullptr, 0, approx.data(), scratch.view, nullptr, Parallel(), &best)
+            .code() == StatusCode::kFailedPrecondition);
+  CHECK(ArgmaxShortcut().create(UnpackedF32Linear()).code() == StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // PackedF32Linear (through Linear::create_packed_f32) against the same
 // matrix on XNNPACK: the same bits at every row count, alone and on a pool;
-// skipped where this CPU has no fast own kernel (x86 without AVX2 and FMA3).
+// packed from rows read in place a part at a time, the same pack; skipped where this CPU has no fast own kernel (x86 without AVX2 and FMA3).
 #include "layers/packed_f32_linear.h"
 
 #include <doctest/doctest.h>
@@ -8,6 +8,8 @@
 #include <xnnpack.h>
 
 #include <cmath>
+#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/xnnpack_runtime.h"
@@ -95,6 +97,55 @@ TEST_CASE("layers/packed_f32_linear: with and without a fused ReLU, XNNPACK's cl
         }
       }
     }
+  }
+}
+
+}  // namespace
+}  // namespace edgemt
+
+namespace edgemt {
+namespace {
+
+// What a release callback was told: the rows it covered, in order.
+struct Released {
+  const float* weight = nullptr;
+  size_t in = 0;
+  std::vector<std::pair<size_t, size_t>> parts;  // [first row, row count]
+};
+
+void record_release(const void* context, const float* rows, size_t floats) {
+  Released& r = *const_cast<Released*>(static_cast<const Released*>(context));
+  r.parts.emplace_back(static_cast<size_t>(rows - r.weight) / r.in, floats / r.in);
+}
+
+TEST_CASE("layers/packed_f32_linear: packed from rows a part at a time, the same pack" * doctest::skip(kernels::f32::fast_gemm_kernel() == nullptr)) {
+  // 2100 rows: two whole parts of 1024 and a last one of 52 (not a whole
+  // block); each part released once packed, every row exactly once.
+  Random rng(16);
+  const size_t in = 9, out = 2100;
+  const std::vector<float> w = rng.normal_vector(out * in, 0.0f, 1.0f);
+  const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
+  for (bool with_bias : {false, true}) {
+    CAPTURE(with_bias);
+    const float* bias = with_bias ? b.data() : nullptr;
+    PackedF32Linear whole;
+    REQUIRE(whole.create(w.data(), bias, in, out, false).is_ok());
+    UnpackedF32Linear rows;
+    REQUIRE(rows.create(w.data(), bias, in, out).is_ok());
+    Released released{w.data(), in, {}};
+    rows.set_release(&record_release, &released);
+    PackedF32Linear parts;
+    REQUIRE(parts.create(rows, false).is_ok());
+    REQUIRE(parts.packed_bytes() == whole.packed_bytes());
+    const kernels::f32::PackedWeights& a = whole.packed();
+    const kernels::f32::PackedWeights& p = parts.packed();
+    CHECK(p.columns == a.columns);
+    CHECK(p.depth == a.depth);
+    CHECK(p.block_count == a.block_count);
+    CHECK(std::memcmp(p.blocks, a.blocks, a.block_count * in * kernels::f32::kBlockColumns * sizeof(float)) == 0);
+    CHECK(std::memcmp(p.bias, a.bias, a.block_count * kernels::f32::kBlockColumns * sizeof(float)) == 0);
+    const std::vector<std::pair<size_t, size_t>> expected = {{0, 1024}, {1024, 1024}, {2048, 52}};
+    CHECK(released.parts == expected);
   }
 }
 

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -115,7 +116,7 @@ struct Fixture {
 // bos banned); set: a version-3 decoding table with its rules and the ban
 // list of rules_for().
 Fixture make(const Variant& v, size_t threads,
-             std::optional<SearchRules> rules = std::nullopt) {
+             std::optional<SearchRules> rules = std::nullopt, bool greedy_scores = true) {
   TransformerConfig c = testing::tiny_config();
   c.encoder_layers = 2;
   c.decoder_layers = 2;
@@ -155,6 +156,8 @@ Fixture make(const Variant& v, size_t threads,
   options.threads = threads;
   options.min_parallel_nanoseconds = 0;  // tiny model: split anyway, to test the threaded kernels
   REQUIRE(Translator::create(*f.model, options, &f.translator).is_ok());
+  // Before prepare(): a projection on the own f32 GEMM stays unpacked.
+  REQUIRE(f.translator->set_greedy_scores(greedy_scores).is_ok());
   Limits limits;
   limits.max_batch = 4;
   limits.max_beam = 3;
@@ -847,7 +850,7 @@ TEST_CASE("search: banned tokens are the file's list: bos is emitted under Maria
 constexpr float kHuge = 3.0e38f;  // finite; a sum of two overflows
 
 // Loads `builder`'s file into a translator (batch 4, beam 3, lengths 32).
-Fixture load(const ModelBuilder& builder, size_t threads) {
+Fixture load(const ModelBuilder& builder, size_t threads, bool greedy_scores = true) {
   Fixture f;
   f.file = std::make_unique<TempFile>(builder.build());
   REQUIRE(f.file->ok());
@@ -857,6 +860,7 @@ Fixture load(const ModelBuilder& builder, size_t threads) {
   options.threads = threads;
   options.min_parallel_nanoseconds = 0;
   REQUIRE(Translator::create(*f.model, options, &f.translator).is_ok());
+  REQUIRE(f.translator->set_greedy_scores(greedy_scores).is_ok());
   Limits limits;
   limits.max_batch = 4;
   limits.max_beam = 3;
@@ -967,19 +971,10 @@ TEST_CASE("search: when only pad and bos have finite scores no token is emitted"
 }
 
 
-// Translator::set_greedy_scores(false): the same tokens, statuses and errors
-// as greedy with scores, every score NaN (0 on failure). On x86 (AVX2) and
-// AArch64 f32 models' output projections run on the own f32 GEMM, so the
-// arg-max shortcut is built (checked where it is) and decides most steps.
-void check_same_without_scores(Translator* translator,
-                               const std::vector<std::vector<int32_t>>& sources,
-                               const DecodeOptions& options) {
-  REQUIRE(translator->set_greedy_scores(true).is_ok());
-  const Run with = translate(translator, sources, options);
-  REQUIRE(translator->set_greedy_scores(false).is_ok());
-  CHECK_FALSE(translator->greedy_scores());
-  const Run without = translate(translator, sources, options);
-  for (size_t i = 0; i < sources.size(); ++i) {
+// Greedy without scores against greedy with: the same tokens, statuses and
+// errors, every score NaN (0 on failure).
+void check_unscored(const Run& without, const Run& with) {
+  for (size_t i = 0; i < with.tokens.size(); ++i) {
     CAPTURE(i);
     CHECK(without.tokens[i] == with.tokens[i]);
     CHECK(without.status[i] == with.status[i]);
@@ -991,9 +986,40 @@ void check_same_without_scores(Translator* translator,
       CHECK(without.scores[i] == 0.0f);
     }
   }
-  // Beam search is not affected: still scored.
+}
+
+// Translator::set_greedy_scores(false) as checked by check_unscored. On x86
+// (AVX2) and AArch64 f32 models' output projections run on the own f32 GEMM,
+// so the arg-max shortcut is built (checked where it is) and decides most
+// steps. A translator set unscored before prepare() starts with its
+// projection unpacked (computed from the file's rows): its greedy and beam
+// results are checked too, against those after set_greedy_scores(true)
+// packed it (beam: the same tokens and score bits).
+void check_same_without_scores(Translator* translator,
+                               const std::vector<std::vector<int32_t>>& sources,
+                               const DecodeOptions& options) {
   DecodeOptions beam = options;
   beam.beam_size = 2;
+  const bool started_unscored = !translator->greedy_scores();
+  Run unpacked, unpacked_beam;
+  if (started_unscored) {
+    unpacked = translate(translator, sources, options);
+    unpacked_beam = translate(translator, sources, beam);
+  }
+  REQUIRE(translator->set_greedy_scores(true).is_ok());
+  const Run with = translate(translator, sources, options);
+  const Run beam_with = translate(translator, sources, beam);
+  REQUIRE(translator->set_greedy_scores(false).is_ok());
+  CHECK_FALSE(translator->greedy_scores());
+  check_unscored(translate(translator, sources, options), with);
+  if (started_unscored) {
+    check_unscored(unpacked, with);
+    CHECK(unpacked_beam.tokens == beam_with.tokens);
+    CHECK(unpacked_beam.status == beam_with.status);
+    CHECK(std::memcmp(unpacked_beam.scores.data(), beam_with.scores.data(),
+                      beam_with.scores.size() * sizeof(float)) == 0);
+  }
+  // Beam search is not affected: still scored.
   const Run beam_run = translate(translator, sources, beam);
   for (size_t i = 0; i < sources.size(); ++i) {
     if (beam_run.status[i] == StatusCode::kOk) CHECK(std::isfinite(beam_run.scores[i]));
@@ -1004,27 +1030,33 @@ void check_same_without_scores(Translator* translator,
 }
 
 TEST_CASE("search: greedy without scores gives greedy's tokens and failures, every rule set") {
+  // Set unscored after prepare() (the projection already packed) and
+  // before it (left unpacked until set_greedy_scores(true)).
   const std::vector<std::vector<int32_t>> sources = {
       {5, 17, 9, 30, 12, 3}, {7, 3}, {11, 12, 13, 14, 15, 16, 17, 18, 19, 3}, {25, 4, 3}};
   for (const Variant& v : kVariants) {
     for (SearchRules rules : {SearchRules::kEdgemt, SearchRules::kHuggingFace,
                               SearchRules::kOpenNMT, SearchRules::kMarian}) {
       for (size_t threads : {size_t{1}, size_t{2}}) {
-        CAPTURE(std::string(v.name));
-        CAPTURE(static_cast<int>(rules));
-        CAPTURE(threads);
-        Fixture f = make(v, threads, rules);
-        REQUIRE(f.translator->set_greedy_scores(false).is_ok());
-        if (std::string(f.translator->compute_path()).rfind("f32", 0) == 0 &&
-            kernels::f32::replaces_xnnpack()) {
-          CHECK(f.translator->greedy_shortcut_bytes() > 0);
-        }
-        for (float b : {3.0f, 20.0f}) {  // a short max_len: Hugging Face forces EOS
-          DecodeOptions options;
-          options.beam_size = 1;
-          options.max_len_a = 0.5f;
-          options.max_len_b = b;
-          check_same_without_scores(f.translator.get(), sources, options);
+        for (bool before_prepare : {false, true}) {
+          for (float b : {3.0f, 20.0f}) {  // a short max_len: Hugging Face forces EOS
+            CAPTURE(std::string(v.name));
+            CAPTURE(static_cast<int>(rules));
+            CAPTURE(threads);
+            CAPTURE(before_prepare);
+            CAPTURE(b);
+            Fixture f = make(v, threads, rules, !before_prepare);
+            REQUIRE(f.translator->set_greedy_scores(false).is_ok());
+            if (std::string(f.translator->compute_path()).rfind("f32", 0) == 0 &&
+                kernels::f32::replaces_xnnpack()) {
+              CHECK(f.translator->greedy_shortcut_bytes() > 0);
+            }
+            DecodeOptions options;
+            options.beam_size = 1;
+            options.max_len_a = 0.5f;
+            options.max_len_b = b;
+            check_same_without_scores(f.translator.get(), sources, options);
+          }
         }
       }
     }
@@ -1038,15 +1070,20 @@ TEST_CASE("search: greedy without scores fails the sentences greedy fails") {
   const ModelBuilder overflow = overflowing_token_builder();
   DecodeOptions greedy;
   greedy.beam_size = 1;
-  for (size_t threads : {size_t{1}, size_t{2}}) {
-    CAPTURE(threads);
-    Fixture f = load(overflow, threads);
-    check_same_without_scores(f.translator.get(), kOverflowSources, greedy);
+  // Set unscored before prepare() too: the full rows then come from the
+  // unpacked projection.
+  for (bool before_prepare : {false, true}) {
+    CAPTURE(before_prepare);
+    for (size_t threads : {size_t{1}, size_t{2}}) {
+      CAPTURE(threads);
+      Fixture f = load(overflow, threads, !before_prepare);
+      check_same_without_scores(f.translator.get(), kOverflowSources, greedy);
+    }
+    Fixture infinite = load(constant_logits_builder(kHuge, kHuge), 1, !before_prepare);
+    check_same_without_scores(infinite.translator.get(), kSources, greedy);
+    Fixture banned_only = load(constant_logits_builder(-kHuge, 0.0f), 1, !before_prepare);
+    check_same_without_scores(banned_only.translator.get(), kSources, greedy);
   }
-  Fixture infinite = load(constant_logits_builder(kHuge, kHuge), 1);
-  check_same_without_scores(infinite.translator.get(), kSources, greedy);
-  Fixture banned_only = load(constant_logits_builder(-kHuge, 0.0f), 1);
-  check_same_without_scores(banned_only.translator.get(), kSources, greedy);
 }
 }  // namespace
 }  // namespace edgemt
