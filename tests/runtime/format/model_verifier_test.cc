@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -698,6 +699,58 @@ TEST_CASE("format/model_verifier: format-3 piece vocabularies and source vocabul
   shared.config.shared_embeddings = true;
   CHECK_STATUS(verify(shared), StatusCode::kInvalidModel,
                "config.shared_embeddings needs source_vocab_size = vocab_size");
+}
+
+}  // namespace
+}  // namespace edgemt
+
+namespace edgemt {
+namespace {
+
+// What verify_model told its callback: each tensor it checked.
+struct Checked {
+  std::vector<std::string> names;
+  std::vector<const void*> data;
+};
+
+void record_checked(const void* context, const TensorView& tensor) {
+  Checked& c = *const_cast<Checked*>(static_cast<const Checked*>(context));
+  c.names.push_back(tensor.name);
+  c.data.push_back(tensor.data);
+}
+
+TEST_CASE("format/model_verifier: the caller is told of each stored tensor once checked") {
+  // Shared and tied embeddings: three names, one stored tensor, told once.
+  TransformerConfig tied = testing::tiny_config();
+  tied.shared_embeddings = tied.tied_output = true;
+  tied.output_bias = true;
+  ModelBuilder builder(tied, DType::kF32);
+  const std::vector<uint8_t> bytes = builder.build();
+  VerifiedModel model;
+  Checked checked;
+  REQUIRE(verify_model(bytes.data(), bytes.size(), &model, &record_checked, &checked).is_ok());
+  std::vector<const void*> distinct;
+  for (size_t i = 0; i < model.tensor_count; ++i) {
+    if (std::find(distinct.begin(), distinct.end(), model.tensors[i].data) == distinct.end()) {
+      distinct.push_back(model.tensors[i].data);
+    }
+  }
+  CHECK(checked.names.size() == distinct.size());
+  CHECK(checked.names.size() < model.tensor_count);  // the aliases were not told again
+  for (const void* data : distinct) {
+    CHECK(std::count(checked.data.begin(), checked.data.end(), data) == 1);
+  }
+  // A file that fails its value check stops there: the bad tensor is not told.
+  ModelBuilder bad(tied, DType::kF32);
+  testing::BuilderTensor* bias = bad.find("output.bias");
+  REQUIRE(bias != nullptr);
+  bias->values[0] = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<uint8_t> bad_bytes = bad.build();
+  Checked bad_checked;
+  CHECK(verify_model(bad_bytes.data(), bad_bytes.size(), &model, &record_checked, &bad_checked).code() ==
+        StatusCode::kInvalidModel);
+  CHECK(std::find(bad_checked.names.begin(), bad_checked.names.end(), std::string("output.bias")) ==
+        bad_checked.names.end());
 }
 
 }  // namespace
