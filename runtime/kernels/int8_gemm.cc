@@ -136,13 +136,13 @@ bool pack_weights(const int8_t* wq, const float* scale, const float* bias, size_
   return true;
 }
 
-bool pack_weights_from(RowSource source, void* context, const float* scale, const float* bias,
+bool pack_weights_from(RowSource source, void* context, float* scale, const float* bias,
                        size_t columns, size_t depth, int8_t* rows, void* storage,
                        PackedWeights* out) {
   const PackTarget t = pack_target(columns, depth, storage);
   for (size_t b = 0; b < t.l.block_count; ++b) {
     const size_t width = block_width(columns, b);
-    source(context, b * kBlockColumns, width, rows);
+    source(context, b * kBlockColumns, width, rows, scale + b * kBlockColumns);
     if (!pack_block(t, b, rows, width, scale, bias, depth)) return false;
   }
   describe(t, columns, depth, out);

@@ -61,12 +61,15 @@ size_t packed_bytes(size_t columns, size_t depth);
                                 size_t columns, size_t depth, void* storage, PackedWeights* out);
 
 // The same pack from rows produced on demand, so that a matrix made at load
-// (e.g. quantized from f32) never exists whole in row-major form:
-// source(context, first, count, out) writes rows [first, first + count) of
-// wq into out ([count, depth]); it is called once per block of 16 rows, in
-// order. `rows`: scratch of 16·depth bytes. Returns false as pack_weights.
-using RowSource = void (*)(void* context, size_t first_row, size_t row_count, int8_t* out);
-[[nodiscard]] bool pack_weights_from(RowSource source, void* context, const float* scale,
+// (e.g. quantized from f32) never exists whole in row-major form, nor is
+// read twice: source(context, first, count, out, scale) writes rows [first,
+// first + count) of wq into out ([count, depth]) and their scales into
+// scale[0, count) (the caller's `scale` [N] from `first` on); it is called
+// once per block of 16 rows, in order, before that block is packed. `rows`:
+// scratch of 16·depth bytes. Returns false as pack_weights.
+using RowSource = void (*)(void* context, size_t first_row, size_t row_count, int8_t* out,
+                           float* scale);
+[[nodiscard]] bool pack_weights_from(RowSource source, void* context, float* scale,
                                      const float* bias, size_t columns, size_t depth,
                                      int8_t* rows, void* storage, PackedWeights* out);
 

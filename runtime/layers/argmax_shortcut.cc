@@ -26,33 +26,70 @@ float round_up(double value) {
   return f;
 }
 
-// Quantizes rows of the exact matrix on demand for the int8 packer
-// (kernels::int8::RowSource) and keeps each row's D[n] on the way.
+// Makes the int8 copy's rows on demand for the int8 packer
+// (kernels::int8::RowSource), reading each row of the exact matrix once:
+// its scale, codes and D[n], ‖w[n]‖₁ and |b[n]| on the way. A non-finite
+// weight or bias is noted (the first such row) and its row made zero; the
+// caller then refuses the matrix.
 struct RowQuantizer {
   const ArgmaxShortcut* shortcut;
-  const float* scale;  // [N] max|w[n]| / 127
-  float* max_error;    // [N] D[n], written here
-  float* row;          // [K] one row
+  const float* bias;  // [N] or nullptr
+  float* max_error;   // [N] D[n], written here
+  float* l1;          // [N] ‖w[n]‖₁, written here
+  float* abs_bias;    // [N] |b[n]|, written here
+  float* row;         // [K] one row
+  float max_l1 = 0.0f;
+  float max_abs_bias = 0.0f;
+  size_t non_finite = SIZE_MAX;
 
-  static void quantize(void* context, size_t first, size_t count, int8_t* out) {
-    const RowQuantizer& q = *static_cast<const RowQuantizer*>(context);
+  static void quantize(void* context, size_t first, size_t count, int8_t* out, float* scale) {
+    RowQuantizer& q = *static_cast<RowQuantizer*>(context);
     const size_t depth = q.shortcut->in_features();
     for (size_t i = 0; i < count; ++i) {
       const size_t n = first + i;
       q.shortcut->exact_row(n, q.row);
-      // Symmetric codes, as the converter quantizes (any rounding would do:
-      // D[n] is measured from the codes kept).
-      const float s = q.scale[n];
-      const float inverse = s > 0.0f ? 1.0f / s : 0.0f;
+      const float b = q.bias != nullptr ? q.bias[n] : 0.0f;
+      float largest = 0.0f;
+      double sum = 0.0;
+      // Comparisons, not std::fmax/fmin: those are libm calls per weight
+      // without -ffinite-math-only. A NaN leaves `largest` as it was; `sum`
+      // catches it.
+      for (size_t k = 0; k < depth; ++k) {
+        const float magnitude = std::fabs(q.row[k]);
+        largest = magnitude > largest ? magnitude : largest;
+        sum += static_cast<double>(magnitude);
+      }
       int8_t* codes = out + i * depth;
+      if (!std::isfinite(sum) || !std::isfinite(b)) {
+        if (q.non_finite == SIZE_MAX) q.non_finite = n;
+        scale[i] = 0.0f;
+        std::memset(codes, 0, depth);
+        q.max_error[n] = q.l1[n] = q.abs_bias[n] = 0.0f;
+        continue;
+      }
+      // Symmetric codes, as the converter quantizes (any rounding would do:
+      // D[n] is measured from the codes kept). Rounded to nearest even by
+      // adding and taking away 1.5·2^23 (|w·inverse| <= ~127), as
+      // std::nearbyint does but without a libm call per weight on CPUs
+      // without SSE4.1's roundss (x86-64's baseline).
+      constexpr float kShifter = 12582912.0f;
+      const float s = largest / 127.0f;
+      const float inverse = s > 0.0f ? 1.0f / s : 0.0f;
       double error = 0.0;
       for (size_t k = 0; k < depth; ++k) {
-        const float code = std::fmin(127.0f, std::fmax(-127.0f, std::nearbyint(q.row[k] * inverse)));
+        const float rounded = (q.row[k] * inverse + kShifter) - kShifter;
+        const float code = rounded > 127.0f ? 127.0f : (rounded < -127.0f ? -127.0f : rounded);
         codes[k] = static_cast<int8_t>(code);
-        error = std::fmax(error, std::fabs(static_cast<double>(q.row[k]) -
-                                           static_cast<double>(s) * static_cast<double>(code)));
+        const double miss = std::fabs(static_cast<double>(q.row[k]) -
+                                      static_cast<double>(s) * static_cast<double>(code));
+        error = miss > error ? miss : error;
       }
+      scale[i] = s;
       q.max_error[n] = round_up(error);
+      q.l1[n] = round_up(sum * (1.0 + 2.0 * static_cast<double>(depth) * 1e-16));  // sum's own rounding
+      q.abs_bias[n] = std::fabs(b);
+      q.max_l1 = std::fmax(q.max_l1, q.l1[n]);
+      q.max_abs_bias = std::fmax(q.max_abs_bias, q.abs_bias[n]);
       if ((n + 1) % kReleaseRows == 0 || n + 1 == q.shortcut->out_features()) {
         q.shortcut->release_rows_to(n + 1);
       }
@@ -112,34 +149,14 @@ Status ArgmaxShortcut::build(size_t n_out, size_t depth) {
   float* max_error = static_cast<float*>(bounds.data());
   float* l1 = max_error + n_out;
   float* abs_bias = l1 + n_out;
-  float max_l1 = 0.0f;
-  float max_abs_bias = 0.0f;
-  // Per row: its scale, ‖w[n]‖₁ and |b[n]| (the codes and D[n] come with
-  // the packing, row block by row block).
-  for (size_t n = 0; n < n_out; ++n) {
-    exact_row(n, row.get());
-    const float bias = bias_ != nullptr ? bias_[n] : 0.0f;
-    float largest = 0.0f;
-    double sum = 0.0;
-    for (size_t k = 0; k < depth; ++k) {
-      largest = std::fmax(largest, std::fabs(row[k]));
-      sum += std::fabs(static_cast<double>(row[k]));
-    }
-    if (!std::isfinite(largest) || !std::isfinite(bias)) {
-      return Status::error(StatusCode::kInvalidArgument,
-                           "output projection row %zu has a non-finite weight or bias", n);
-    }
-    scale[n] = largest / 127.0f;
-    l1[n] = round_up(sum * (1.0 + 2.0 * static_cast<double>(depth) * 1e-16));  // sum's own rounding
-    abs_bias[n] = std::fabs(bias);
-    max_l1 = std::fmax(max_l1, l1[n]);
-    max_abs_bias = std::fmax(max_abs_bias, abs_bias[n]);
-    if ((n + 1) % kReleaseRows == 0 || n + 1 == n_out) release_rows_to(n + 1);
-  }
-  RowQuantizer quantizer{this, scale.get(), max_error, row.get()};
+  RowQuantizer quantizer{this, bias_, max_error, l1, abs_bias, row.get()};
   Int8Linear approx;
   EDGEMT_RETURN_IF_ERROR(approx.create_from_rows(&RowQuantizer::quantize, &quantizer, scale.get(),
                                                  bias_, depth, n_out, false));
+  if (quantizer.non_finite != SIZE_MAX) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "output projection row %zu has a non-finite weight or bias", quantizer.non_finite);
+  }
   ArgmaxRowBounds* view = bounds.mutable_view();
   view->max_error = max_error;
   view->l1 = l1;
@@ -148,8 +165,8 @@ Status ArgmaxShortcut::build(size_t n_out, size_t depth) {
   bounds_ = std::move(bounds);
   const double terms = static_cast<double>(depth + 1) * kUnitRoundoff;
   gamma_ = round_up(terms / (1.0 - terms));
-  max_l1_ = max_l1;
-  max_abs_bias_ = max_abs_bias;
+  max_l1_ = quantizer.max_l1;
+  max_abs_bias_ = quantizer.max_abs_bias;
   return Status::ok();
 }
 
@@ -193,8 +210,10 @@ size_t ArgmaxShortcut::pick_row(const float* x, const int8_t* xq, float x_scale,
   for (size_t k = 0; k < depth; ++k) {
     const double tp = static_cast<double>(x_scale) * xq[k];  // exact in double
     quantized_l1 += std::fabs(tp);
-    x_error = std::fmax(x_error, std::fabs(static_cast<double>(x[k]) - tp));
-    x_max = std::fmax(x_max, std::fabs(static_cast<double>(x[k])));
+    const double miss = std::fabs(static_cast<double>(x[k]) - tp);
+    const double magnitude = std::fabs(static_cast<double>(x[k]));
+    x_error = miss > x_error ? miss : x_error;  // x is finite here (its scale is)
+    x_max = magnitude > x_max ? magnitude : x_max;
   }
   // The f32 sums' partial sums stay below |b| + ‖x‖∞·‖w‖₁ (times 1 + γ):
   // far from overflow, or no shortcut.

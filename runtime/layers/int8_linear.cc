@@ -55,10 +55,9 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
   return Status::ok();
 }
 
-Status Int8Linear::create_from_rows(q8::RowSource source, void* context, const float* scale,
+Status Int8Linear::create_from_rows(q8::RowSource source, void* context, float* scale,
                                     const float* bias, size_t in_features, size_t out_features,
                                     bool relu) {
-  EDGEMT_RETURN_IF_ERROR(check_scales(scale, out_features));
   PackedMatrix<q8::PackedWeights> packed;
   EDGEMT_RETURN_IF_ERROR(allocate_pack(in_features, out_features, &packed));
   std::unique_ptr<int8_t[]> rows(new (std::nothrow) int8_t[q8::kBlockColumns * in_features]);
@@ -67,6 +66,7 @@ Status Int8Linear::create_from_rows(q8::RowSource source, void* context, const f
                              packed.data(), packed.mutable_view())) {
     return weight_of_minus_128(in_features, out_features);
   }
+  EDGEMT_RETURN_IF_ERROR(check_scales(scale, out_features));  // as the source made them
   packed_ = std::move(packed);
   kernel_ = q8::best_gemm_kernel();
   relu_ = relu;

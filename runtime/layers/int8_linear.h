@@ -31,11 +31,12 @@ class Int8Linear {
   [[nodiscard]] Status create(const int8_t* weight, const float* scale, const float* bias,
                               size_t in_features, size_t out_features, bool relu);
 
-  // The same from weight rows made on demand (kernels::int8::
-  // pack_weights_from: 16 rows at a time, in order), so the whole int8
-  // matrix never exists outside the pack. Same errors.
+  // The same from weight rows and their scales made on demand
+  // (kernels::int8::pack_weights_from: 16 rows at a time, in order, the
+  // scales written into `scale` [out]), so the whole int8 matrix never
+  // exists outside the pack. Same errors (the scales checked once made).
   [[nodiscard]] Status create_from_rows(kernels::int8::RowSource source, void* context,
-                                        const float* scale, const float* bias, size_t in_features,
+                                        float* scale, const float* bias, size_t in_features,
                                         size_t out_features, bool relu);
 
   // x: [rows, in] (row stride in_features), y: [rows, out]. Quantization

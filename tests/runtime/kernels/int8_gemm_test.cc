@@ -83,15 +83,18 @@ TEST_CASE("kernels/int8: pack_weights rejects -128 (outside the symmetric range)
   CHECK(pack_weights(w.data(), scale.data(), nullptr, 1, 5, storage.aligned(), &p));
 }
 
-// A RowSource over a row-major matrix that records the blocks asked for.
+// A RowSource over a row-major matrix and its scales that records the
+// blocks asked for.
 struct CopyingSource {
   const int8_t* wq;
+  const float* scale;
   size_t depth;
   std::vector<size_t> firsts;
-  static void rows(void* context, size_t first, size_t count, int8_t* out) {
+  static void rows(void* context, size_t first, size_t count, int8_t* out, float* scale_out) {
     CopyingSource& s = *static_cast<CopyingSource*>(context);
     s.firsts.push_back(first);
     std::memcpy(out, s.wq + first * s.depth, count * s.depth);
+    std::memcpy(scale_out, s.scale + first, count * sizeof(float));
   }
 };
 
@@ -113,10 +116,12 @@ TEST_CASE("kernels/int8: pack_weights_from rows on demand gives pack_weights' by
       std::memset(on_demand.aligned(), 0xa5, bytes);  // every byte must be written
       PackedWeights a, b;
       REQUIRE(pack_weights(w.data(), scale.data(), bias.data(), columns, depth, whole.aligned(), &a));
-      CopyingSource source{w.data(), depth, {}};
+      CopyingSource source{w.data(), scale.data(), depth, {}};
       std::vector<int8_t> rows(16 * depth);
-      REQUIRE(pack_weights_from(&CopyingSource::rows, &source, scale.data(), bias.data(), columns,
+      std::vector<float> made(columns, -1.0f);  // the scales, as the source writes them
+      REQUIRE(pack_weights_from(&CopyingSource::rows, &source, made.data(), bias.data(), columns,
                                 depth, rows.data(), on_demand.aligned(), &b));
+      CHECK(made == scale);
       CHECK(std::memcmp(whole.aligned(), on_demand.aligned(), bytes) == 0);
       CHECK(b.block_count == a.block_count);
       CHECK(b.groups == a.groups);
@@ -127,11 +132,12 @@ TEST_CASE("kernels/int8: pack_weights_from rows on demand gives pack_weights' by
   }
   std::vector<int8_t> bad = {1, 2, 3, -128, 5};
   const std::vector<float> one = {1.0f};
-  CopyingSource source{bad.data(), 5, {}};
+  CopyingSource source{bad.data(), one.data(), 5, {}};
   std::vector<int8_t> rows(16 * 5);
+  std::vector<float> made(1);
   PackStorage storage(packed_bytes(1, 5));
   PackedWeights p;
-  CHECK_FALSE(pack_weights_from(&CopyingSource::rows, &source, one.data(), nullptr, 1, 5,
+  CHECK_FALSE(pack_weights_from(&CopyingSource::rows, &source, made.data(), nullptr, 1, 5,
                                 rows.data(), storage.aligned(), &p));
 }
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "kernels/f32_gemm.h"
@@ -238,6 +239,31 @@ TEST_CASE("layers/argmax_shortcut: errors") {
   CHECK(f.from_rows.pick(x.data(), 1, nullptr, 0, approx.data(), scratch.view, nullptr, Parallel(), &best)
             .code() == StatusCode::kFailedPrecondition);
   CHECK(ArgmaxShortcut().create(UnpackedF32Linear()).code() == StatusCode::kInvalidArgument);
+  // A non-finite weight (row 5) or bias (row 9) is refused, over the pack
+  // and over the rows alike, naming the first such row.
+  std::vector<float> bad_w(20 * 4, 0.25f);
+  bad_w[5 * 4 + 2] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> bad_b(20, 0.0f);
+  bad_b[9] = std::numeric_limits<float>::infinity();
+  for (bool with_bad_weight : {true, false}) {
+    CAPTURE(with_bad_weight);
+    const std::vector<float> weights = with_bad_weight ? bad_w : std::vector<float>(20 * 4, 0.25f);
+    PackedF32Linear exact;
+    REQUIRE(exact.create(weights.data(), bad_b.data(), 4, 20, false).is_ok());
+    ArgmaxShortcut over_pack;
+    const Status from_pack = over_pack.create(exact.packed(), kernels::f32::fast_gemm_kernel());
+    UnpackedF32Linear rows;
+    REQUIRE(rows.create(weights.data(), bad_b.data(), 4, 20).is_ok());
+    ArgmaxShortcut over_rows;
+    const Status from_rows = over_rows.create(rows);
+    const std::string row = with_bad_weight ? "row 5 " : "row 9 ";
+    for (const Status* status : {&from_pack, &from_rows}) {
+      CHECK(status->code() == StatusCode::kInvalidArgument);
+      CHECK(std::string(status->message()).find(row) != std::string::npos);
+    }
+    CHECK(over_pack.empty());
+    CHECK(over_rows.empty());
+  }
 }
 
 }  // namespace
