@@ -112,6 +112,30 @@ struct Fixture {
   Rules rules;  // those the file holds (no decoding table: edgemt's)
 };
 
+// Writes `builder`'s file, loads it and prepares a translator on `threads`
+// threads (every call split, to test the threaded kernels on a tiny model)
+// for 4 sentences, beam 3 and `max_len` tokens each way. greedy_scores is
+// set before prepare(): false leaves a projection on the own f32 GEMM
+// unpacked.
+void open_fixture(const ModelBuilder& builder, size_t threads, bool greedy_scores, size_t max_len,
+                  Fixture* f) {
+  f->file = std::make_unique<TempFile>(builder.build());
+  REQUIRE(f->file->ok());
+  const Status loaded = Model::load(f->file->path().c_str(), &f->model);
+  REQUIRE_MESSAGE(loaded.is_ok(), loaded.message());
+  TranslatorOptions options;
+  options.threads = threads;
+  options.min_parallel_nanoseconds = 0;
+  REQUIRE(Translator::create(*f->model, options, &f->translator).is_ok());
+  REQUIRE(f->translator->set_greedy_scores(greedy_scores).is_ok());
+  Limits limits;
+  limits.max_batch = 4;
+  limits.max_beam = 3;
+  limits.max_source_len = max_len;
+  limits.max_target_len = max_len;
+  REQUIRE(f->translator->prepare(limits).is_ok());
+}
+
 // `rules` unset: a file without a decoding table (edgemt's rules, pad and
 // bos banned); set: a version-3 decoding table with its rules and the ban
 // list of rules_for().
@@ -147,23 +171,8 @@ Fixture make(const Variant& v, size_t threads,
     decoding.banned_tokens = f.rules.banned;
     builder.decoding = decoding;
   }
-  f.file = std::make_unique<TempFile>(builder.build());
-  REQUIRE(f.file->ok());
-  const Status loaded = Model::load(f.file->path().c_str(), &f.model);
-  REQUIRE_MESSAGE(loaded.is_ok(), loaded.message());
+  open_fixture(builder, threads, greedy_scores, 32, &f);
   REQUIRE(f.model->decoding().rules == f.rules.rules);
-  TranslatorOptions options;
-  options.threads = threads;
-  options.min_parallel_nanoseconds = 0;  // tiny model: split anyway, to test the threaded kernels
-  REQUIRE(Translator::create(*f.model, options, &f.translator).is_ok());
-  // Before prepare(): a projection on the own f32 GEMM stays unpacked.
-  REQUIRE(f.translator->set_greedy_scores(greedy_scores).is_ok());
-  Limits limits;
-  limits.max_batch = 4;
-  limits.max_beam = 3;
-  limits.max_source_len = 32;
-  limits.max_target_len = 32;
-  REQUIRE(f.translator->prepare(limits).is_ok());
   return f;
 }
 
@@ -852,21 +861,7 @@ constexpr float kHuge = 3.0e38f;  // finite; a sum of two overflows
 // Loads `builder`'s file into a translator (batch 4, beam 3, lengths 32).
 Fixture load(const ModelBuilder& builder, size_t threads, bool greedy_scores = true) {
   Fixture f;
-  f.file = std::make_unique<TempFile>(builder.build());
-  REQUIRE(f.file->ok());
-  const Status loaded = Model::load(f.file->path().c_str(), &f.model);
-  REQUIRE_MESSAGE(loaded.is_ok(), loaded.message());
-  TranslatorOptions options;
-  options.threads = threads;
-  options.min_parallel_nanoseconds = 0;
-  REQUIRE(Translator::create(*f.model, options, &f.translator).is_ok());
-  REQUIRE(f.translator->set_greedy_scores(greedy_scores).is_ok());
-  Limits limits;
-  limits.max_batch = 4;
-  limits.max_beam = 3;
-  limits.max_source_len = 16;
-  limits.max_target_len = 16;
-  REQUIRE(f.translator->prepare(limits).is_ok());
+  open_fixture(builder, threads, greedy_scores, 16, &f);
   return f;
 }
 
