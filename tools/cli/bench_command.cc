@@ -92,7 +92,9 @@ constexpr const char* kHelp =
     "                       decoder find each token without every logit of\n"
     "                       an f32 output projection (Translator::\n"
     "                       set_greedy_scores; same tokens). Each setting\n"
-    "                       gets its own rows, after a line naming it\n"
+    "                       gets its own rows, after a line naming it; the\n"
+    "                       first is set before prepare (off first: an fp32\n"
+    "                       file's projection is not packed, as in translate)\n"
     "      --profile        attach a Profile to the timed calls and print the\n"
     "                       share of decode time (translate - encoder) per part\n"
     "  -h, --help           show this help\n"
@@ -562,6 +564,10 @@ int run_bench(int argc, char** argv) {
     TranslatorOptions options;
     options.threads = threads;
     status = Translator::create(*model, options, &translator);
+    // The first setting before prepare(), as a translator that keeps it
+    // would be made (unscored first: an fp32 output projection stays
+    // unpacked; a later "on" packs it).
+    if (status.is_ok()) status = translator->set_greedy_scores(settings.greedy_scores.front());
     if (status.is_ok()) status = translator->prepare(limits);
     if (!status.is_ok()) {
       std::fprintf(stderr, "edgemt: %s\n", status.message());
