@@ -8,27 +8,13 @@ namespace f32 = kernels::f32;
 
 Status PackedF32Linear::create(const float* weight, const float* bias, size_t in_features,
                                size_t out_features, bool relu) {
-  const f32::GemmKernel kernel = f32::fast_gemm_kernel();
-  if (kernel == nullptr) {
-    return Status::error(StatusCode::kUnsupported, "no own f32 GEMM kernel for this CPU");
-  }
-  PackedMatrix<f32::PackedWeights> packed;
-  const size_t bytes = f32::packed_bytes(out_features, in_features);
-  if (!packed.allocate(bytes)) {  // written in full by pack_weights
-    return Status::error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for f32 weights", bytes);
-  }
-  f32::pack_weights(weight, bias, out_features, in_features, packed.data(), packed.mutable_view());
-  packed_ = std::move(packed);
-  kernel_ = kernel;
-  relu_ = relu;
-  return Status::ok();
+  UnpackedF32Linear rows;  // no page release: the caller's memory
+  EDGEMT_RETURN_IF_ERROR(rows.create(weight, bias, in_features, out_features));
+  return create(rows, relu);
 }
 
 Status PackedF32Linear::create(const UnpackedF32Linear& rows, bool relu) {
-  const f32::GemmKernel kernel = f32::fast_gemm_kernel();
-  if (kernel == nullptr) {
-    return Status::error(StatusCode::kUnsupported, "no own f32 GEMM kernel for this CPU");
-  }
+  if (rows.empty()) return Status::error(StatusCode::kInvalidArgument, "no rows to pack");
   const size_t columns = rows.out_features(), depth = rows.in_features();
   PackedMatrix<f32::PackedWeights> packed;
   const size_t bytes = f32::packed_bytes(columns, depth);
@@ -51,7 +37,7 @@ Status PackedF32Linear::create(const UnpackedF32Linear& rows, bool relu) {
   view->depth = depth;
   view->block_count = blocks;
   packed_ = std::move(packed);
-  kernel_ = kernel;
+  kernel_ = rows.kernel();
   relu_ = relu;
   return Status::ok();
 }

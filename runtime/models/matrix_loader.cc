@@ -82,10 +82,14 @@ Status MatrixLoader::prepare() {
 // An f32 matrix [rows, in] goes to the own f32 GEMM where it beats XNNPACK
 // on this CPU, and a tied output projection wherever there is a fast own
 // kernel (its pack then serves the embedding rows); XNNPACK otherwise.
+bool f32_matrix_on_own_gemm(bool serves_embedding) {
+  namespace f32 = kernels::f32;
+  return f32::replaces_xnnpack() || (serves_embedding && f32::fast_gemm_kernel() != nullptr);
+}
+
 Status MatrixLoader::f32_matrix(Linear* out, const float* weight, const float* bias, size_t in,
                                 size_t rows, bool fused_relu, bool serves_embedding) {
-  namespace f32 = kernels::f32;
-  if (f32::replaces_xnnpack() || (serves_embedding && f32::fast_gemm_kernel() != nullptr)) {
+  if (f32_matrix_on_own_gemm(serves_embedding)) {
     return out->create_packed_f32(weight, bias, in, rows, fused_relu);
   }
   return out->create(weight, bias, in, rows, fused_relu, threads_);

@@ -26,6 +26,12 @@ namespace edgemt {
 [[nodiscard]] Status find_embedding_table(const Model& model, const char* name,
                                           kernels::EmbeddingTable* table);
 
+// Whether an f32 matrix goes to the own f32 GEMM on this CPU (else
+// XNNPACK): every one where the own kernel beats XNNPACK, and one that also
+// serves an f32 embedding table (a tied output projection) wherever there
+// is a fast own kernel.
+bool f32_matrix_on_own_gemm(bool serves_embedding);
+
 class MatrixLoader {
  public:
   // `threads`: the run phase's threads (column blocks of XNNPACK Linears).

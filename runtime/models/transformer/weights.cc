@@ -5,7 +5,6 @@
 #include <cstring>
 #include <new>
 
-#include "kernels/f32_gemm.h"
 #include "models/matrix_loader.h"
 #include "models/transformer/tensor_layout.h"
 
@@ -65,8 +64,7 @@ Status load_transformer_weights(const Model& model, size_t threads, TransformerW
                         (output_weight->data == w->source_embedding.data ||
                          output_weight->data == w->target_embedding.data);
   const char* output_bias_name = config.output_bias ? named(T::kOutputBias, bias_name) : nullptr;
-  if (output_weight != nullptr && output_weight->dtype == DType::kF32 &&
-      kernels::f32::fast_gemm_kernel() != nullptr && (kernels::f32::replaces_xnnpack() || tied_f32)) {
+  if (output_weight != nullptr && output_weight->dtype == DType::kF32 && f32_matrix_on_own_gemm(tied_f32)) {
     // Where MatrixLoader would pack it for the own f32 GEMM: packed later.
     const float* output_bias = nullptr;
     if (output_bias_name != nullptr) EDGEMT_RETURN_IF_ERROR(find_vector(model, output_bias_name, &output_bias));
