@@ -102,15 +102,53 @@ class ArgmaxShortcut {
   // floats when created over unpacked rows (else may be nullptr). Writes
   // best[r]: the arg-max of x[r]·Wᵀ + b (the f32 GEMM's values) over the ids
   // not in banned[0..banned_count), the lowest id among equals; or kNoPick.
+  // Rows run in parallel; with fewer rows than threads each row's passes are
+  // cut into column ranges instead (pick_row_split). Same answer either way.
   // kFailedPrecondition: not created, or scratch too small.
   [[nodiscard]] Status pick(const float* x, size_t rows, const int32_t* banned,
                             size_t banned_count, float* approx, const LinearScratch& scratch,
                             float* block_scratch, const Parallel& parallel, size_t* best) const;
 
  private:
+  // The bound's factors from one row of x (E, ‖t·p‖₁, ‖x‖∞ and γ):
+  // B[n] = (D[n]·error + ‖w[n]‖₁·l1 + |b[n]|·bias + |A[n]|·approx)·(1 + 2^-10).
+  struct RowFactors {
+    float error = 0.0f;
+    float l1 = 0.0f;
+    float bias = 0.0f;
+    float approx = 0.0f;
+  };
+  // The best exact value found so far among candidates, and its id.
+  struct Candidate {
+    size_t id = kNoPick;
+    float y = 0.0f;
+  };
+  // Most column ranges one row's passes are cut into (pick_row_split).
+  static constexpr size_t kMaxRanges = 16;
+
   Status build(size_t n_out, size_t depth);
+  // false: no shortcut for this row (x not finite, or sums that could overflow).
+  bool row_factors(const float* x, const int8_t* xq, float x_scale, RowFactors* out) const;
+  float bound(const RowFactors& f, size_t n, float a) const;
+  // Marks the banned ids of approx [N] NaN; false if one's A or B is not finite.
+  bool ban(const RowFactors& f, const int32_t* banned, size_t banned_count, float* approx) const;
+  // Pass 1 over ids [begin, end): approx[n] becomes A[n] + B[n]; returns
+  // the largest A[n] - B[n] (-inf if none); *finite: no A or B is infinite.
+  float upper_bounds(const RowFactors& f, size_t begin, size_t end, float* approx,
+                     bool* finite) const;
+  // Pass 2 over ids [begin, end) (begin at a 16-column block): every id whose
+  // upper bound reaches `threshold` gets its exact value; *out keeps the
+  // largest, the lowest id among equals.
+  void best_candidate(const float* x, const float* upper, float threshold, size_t begin,
+                      size_t end, float* block_scratch, Candidate* out) const;
+  // One row on the calling thread (block_scratch: its own floats).
   size_t pick_row(const float* x, const int8_t* xq, float x_scale, const int32_t* banned,
                   size_t banned_count, float* approx, float* block_scratch) const;
+  // One row, both passes cut into column ranges run over `parallel`
+  // (block_scratch: every slot's); the same answer as pick_row.
+  size_t pick_row_split(const float* x, const int8_t* xq, float x_scale, const int32_t* banned,
+                        size_t banned_count, float* approx, float* block_scratch,
+                        const Parallel& parallel) const;
 
   Int8Linear approx_;  // q, s and b
   PackedMatrix<ArgmaxRowBounds> bounds_;

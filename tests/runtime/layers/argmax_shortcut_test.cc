@@ -110,6 +110,8 @@ TEST_CASE("layers/argmax_shortcut: the full product's arg-max on random matrices
         x[in] = 40.0f;  // an outlier: a coarse quantization of row 1
         CHECK(f.check(x, rows, banned) == rows);
         CHECK(f.check(x, rows, banned, always) == rows);
+        // One row, two threads: its passes cut into column ranges.
+        CHECK(f.check(x, 1, banned, always) == 1);
       }
     }
   }
@@ -148,6 +150,43 @@ TEST_CASE("layers/argmax_shortcut: rows int8 cannot tell apart, and exact ties" 
   size_t best = kNoPick;
   REQUIRE(tied.shortcut.pick(base.data(), 1, nullptr, 0, approx.data(), scratch.view, nullptr, Parallel(), &best).is_ok());
   CHECK(best == 40);
+}
+
+TEST_CASE("layers/argmax_shortcut: one row over column ranges, ties across a range's edge" * doctest::skip(!has_kernel())) {
+  // 200 ids are 13 blocks of 16; two threads cut one row into 8 ranges of
+  // whole blocks, the second starting at id 16 and the third at id 48 (c·13/8
+  // blocks). Ids 15 and 16, 47 and 48 are equal rows a little longer than
+  // the rest: each pair ties across an edge, and the lower id must win.
+  Random rng(35);
+  const size_t in = 64, out = 200;
+  const std::vector<float> base = rng.normal_vector(in, 0.0f, 1.0f);
+  std::vector<float> w(out * in);
+  for (size_t n = 0; n < out; ++n) {
+    for (size_t k = 0; k < in; ++k) w[n * in + k] = base[k] + rng.normal(0.0f, 1e-4f);
+  }
+  testing::Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  const Parallel always(pool.get(), 0);
+  for (size_t first : {size_t{15}, size_t{47}}) {
+    CAPTURE(first);
+    std::vector<float> tied_w = w;
+    for (size_t k = 0; k < in; ++k) {
+      tied_w[first * in + k] = tied_w[(first + 1) * in + k] = base[k] * 1.0002f;
+    }
+    Fixture tied(tied_w, nullptr, in, out);
+    CHECK(tied.check(base, 1, {}, always) == 1);
+    Scratch scratch(1, in);
+    std::vector<float> approx(out);
+    size_t best = kNoPick;
+    REQUIRE(tied.shortcut.pick(base.data(), 1, nullptr, 0, approx.data(), scratch.view, nullptr,
+                               always, &best).is_ok());
+    CHECK(best == first);
+    // The same with the lower of the two banned: the higher one wins.
+    const std::vector<int32_t> banned = {static_cast<int32_t>(first)};
+    REQUIRE(tied.shortcut.pick(base.data(), 1, banned.data(), banned.size(), approx.data(),
+                               scratch.view, nullptr, always, &best).is_ok());
+    CHECK(best == first + 1);
+  }
 }
 
 TEST_CASE("layers/argmax_shortcut: the bound keeps the id int8 ranks lower" * doctest::skip(!has_kernel())) {
@@ -217,6 +256,22 @@ TEST_CASE("layers/argmax_shortcut: NaN, inf and overflowing states are left to t
     CHECK(best[1] == kNoPick);
     CHECK(best[2] == kNoPick);
     CHECK(best[3] != kNoPick);  // the ordinary row is still proved
+  }
+  // One row at a time with two threads (the column-range passes).
+  testing::Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  const Parallel always(pool.get(), 0);
+  testing::AlignedFloats two_blocks(2 * UnpackedF32Linear::scratch_floats(in));
+  for (bool over_rows : {false, true}) {
+    CAPTURE(over_rows);
+    const ArgmaxShortcut& shortcut = over_rows ? f.from_rows : f.shortcut;
+    for (size_t r = 0; r < rows; ++r) {
+      CAPTURE(r);
+      size_t best = 0;
+      REQUIRE(shortcut.pick(x.data() + r * in, 1, nullptr, 0, approx.data(), scratch.view,
+                            over_rows ? two_blocks.data() : nullptr, always, &best).is_ok());
+      CHECK((best == kNoPick) == (r < 3));
+    }
   }
 }
 
