@@ -45,6 +45,13 @@ struct VocabRowKernels {
   size_t picoseconds_per_entry = 2000;
 };
 
+// Whether log_sum_exp of x[0..n) (max + log_total of normalize_row) is
+// finite, without computing it: exactly when no entry is NaN and the
+// largest is finite (then the sum of exp is in [1, n]). For greedy search
+// without scores, which needs only that: one pass of integer tests, four
+// entries at a time in portable vectors, instead of exp over the row.
+bool log_sum_exp_finite(const float* x, size_t n);
+
 // The portable passes (every CPU; the reference of the others).
 RowNormalizer normalize_row(const float* x, size_t n);
 size_t argmax(const float* x, size_t n);

@@ -232,6 +232,15 @@ void BatchSearch::score_rows(size_t rows, size_t step) {
       return;
     }
     float* row = logits + r * V_;
+    if (K_ == 1 && !req_.greedy_scores) {
+      // No score to report: only whether the row's log-sum-exp is finite
+      // matters (select_greedy fails the sentence otherwise), not its value.
+      b_.row_lse[r] = kernels::log_sum_exp_finite(row, V_) ? 0.0f : NAN;
+      for (size_t i = 0; i < req_.banned_count; ++i) row[req_.banned[i]] = -INFINITY;
+      const bool force_eos = forces_eos(b_.row_source[cur_][r], step);
+      b_.row_best[r] = force_eos ? static_cast<size_t>(eos) : k.argmax(row, V_);
+      return;
+    }
     const kernels::RowNormalizer norm = k.normalize(row, V_);
     b_.row_norm[r] = norm;
     b_.row_lse[r] = norm.max + norm.log_total;

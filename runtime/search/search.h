@@ -36,7 +36,8 @@
 // (EncoderDecoder::decode_step_argmax), only when it proved every logit of
 // the row finite; such a row is usable and its arg-max is the token, with
 // the same choice as above. Rows it returns as logits go through the rules
-// above. Results then carry score NaN.
+// above, their log-sum-exp only tested for being finite
+// (kernels::log_sum_exp_finite), not computed. Results then carry score NaN.
 //
 // Live hypotheses of a sentence occupy consecutive decoder rows, compacted
 // after each step (token history double-buffered); their decoder state
@@ -75,7 +76,9 @@ struct SearchBuffers {
   // [R] greedy without scores: the family's arg-max of each row, or
   // EncoderDecoder::kFullLogits (the row's logits were computed instead).
   size_t* row_pick = nullptr;
-  float* row_lse = nullptr;    // [R] log-sum-exp of each row's logits (finite = usable)
+  // [R] log-sum-exp of each row's logits (finite = usable; greedy without
+  // scores: 0 or NaN, whether it is finite)
+  float* row_lse = nullptr;
   kernels::RowNormalizer* row_norm = nullptr;  // [R] beam: each row's log_softmax normalizer
   // Per sentence.
   size_t* live_begin = nullptr;  // [B]

@@ -63,6 +63,37 @@ TEST_CASE("kernels/vocab_row: normalize_row against double precision") {
   }
 }
 
+TEST_CASE("kernels/vocab_row: log_sum_exp_finite is whether the normalizer's sum is finite") {
+  Random rng(14);
+  for (size_t n : testing::vocab_row_lengths()) {
+    for (int kind = 0; kind <= 6; ++kind) {
+      CAPTURE(n);
+      CAPTURE(kind);
+      const std::vector<float> x = testing::vocab_row(rng, n, kind);
+      const RowNormalizer norm = normalize_row(x.data(), n);
+      CHECK(log_sum_exp_finite(x.data(), n) == std::isfinite(norm.max + norm.log_total));
+    }
+  }
+  // Each special value alone, at every position of a short row (vector
+  // lanes and the scalar tail), among finite entries or among -inf ones.
+  for (float special : {NAN, INFINITY, -INFINITY, -NAN, 3.0e38f, -3.0e38f}) {
+    for (float others : {1.0f, -INFINITY}) {
+      for (size_t n : {size_t{1}, size_t{5}, size_t{11}}) {
+        for (size_t at = 0; at < n; ++at) {
+          CAPTURE(special);
+          CAPTURE(others);
+          CAPTURE(n);
+          CAPTURE(at);
+          std::vector<float> x(n, others);
+          x[at] = special;
+          const RowNormalizer norm = normalize_row(x.data(), n);
+          CHECK(log_sum_exp_finite(x.data(), n) == std::isfinite(norm.max + norm.log_total));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("kernels/vocab_row: argmax is the first maximum, NaN ignored") {
   const float x[6] = {9.0f, 1.0f, 9.0f, 5.0f, 7.0f, 7.0f};
   CHECK(argmax(x, 6) == 0);
