@@ -301,6 +301,17 @@ TEST_CASE("translate() makes no heap or XNNPACK allocation (f32 output projectio
       decode.max_len_b = 20.0f;
       translate_without_allocating(translator.get(), spans, decode, &results);
     }
+    // One sentence at a time: fewer rows than threads, so the shortcut's
+    // passes are cut into column ranges (ArgmaxShortcut::pick_row_split).
+    edgemt::DecodeOptions greedy;
+    greedy.beam_size = 1;
+    greedy.max_len_b = 20.0f;
+    for (size_t i = 0; i < spans.size(); ++i) {
+      std::vector<edgemt::Translation> one(1);
+      one[0].tokens = buffers[i].data();
+      one[0].capacity = buffers[i].size();
+      translate_without_allocating(translator.get(), {spans[i]}, greedy, &one);
+    }
   }
 }
 
