@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/cpu_features.h"
+#include "kernels/portable_vectors.h"
 
 namespace edgemt::kernels {
 
@@ -24,25 +25,16 @@ size_t argmax(const float* x, size_t n) {
 bool log_sum_exp_finite(const float* x, size_t n) {
   // On the bit patterns (int32): |x| above +inf's is a NaN; +inf itself;
   // anything but -inf makes the max larger than -inf.
-  typedef int32_t Ints4 __attribute__((vector_size(16)));
-  constexpr int32_t kAbsMask = 0x7FFFFFFF;
-  constexpr int32_t kInfBits = 0x7F800000;
-  constexpr int32_t kNegInfBits = static_cast<int32_t>(0xFF800000u);
   Ints4 bad = {0, 0, 0, 0};
   Ints4 above_neg_inf = {0, 0, 0, 0};
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    Ints4 bits;
-    std::memcpy(&bits, x + i, sizeof(bits));
+    const Ints4 bits = load_bits4(x + i);
     bad |= ((bits & kAbsMask) > kInfBits) | (bits == kInfBits);
     above_neg_inf |= bits != kNegInfBits;
   }
-  bool any_bad = false;
-  bool any_above = false;
-  for (int l = 0; l < 4; ++l) {
-    any_bad |= bad[l] != 0;
-    any_above |= above_neg_inf[l] != 0;
-  }
+  bool any_bad = any_lane(bad);
+  bool any_above = any_lane(above_neg_inf);
   for (; i < n; ++i) {
     any_bad |= std::isnan(x[i]) || x[i] == INFINITY;
     any_above |= x[i] != -INFINITY;

@@ -7,10 +7,20 @@
 #include <new>
 #include <utility>
 
+#include "kernels/portable_vectors.h"
+
 namespace edgemt {
 
 namespace f32 = kernels::f32;
 namespace q8 = kernels::int8;
+using kernels::abs4;
+using kernels::any_lane;
+using kernels::Floats4;
+using kernels::Ints4;
+using kernels::kAbsMask;
+using kernels::kInfBits;
+using kernels::load_floats4;
+using kernels::store_floats4;
 
 namespace {
 
@@ -18,21 +28,6 @@ constexpr double kUnitRoundoff = 1.0 / 16777216.0;  // 2^-24, float32
 constexpr float kWidening = 1.0f + 1.0f / 1024.0f;
 // Rows read in place are released in chunks of this many (4 MiB at K = 1024).
 constexpr size_t kReleaseRows = 1024;
-// Four floats or int32s in GCC's portable vector type (one SSE2 or NEON
-// register), for the bound passes.
-typedef float Floats4 __attribute__((vector_size(16)));
-typedef int32_t Ints4 __attribute__((vector_size(16)));
-constexpr int32_t kAbsMask = 0x7FFFFFFF;
-constexpr int32_t kInfBits = 0x7F800000;
-
-Floats4 load4(const float* p) {
-  Floats4 v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-void store4(float* p, Floats4 v) { std::memcpy(p, &v, sizeof(v)); }
-
 // Time of the two passes over one id (bounds, then the candidate scan):
 // ~1 ns together, scalar code.
 constexpr size_t kPassNanosecondsPerId = 1;
@@ -292,24 +287,21 @@ float ArgmaxShortcut::upper_bounds(const RowFactors& f, size_t begin, size_t end
   }
   size_t n = begin;
   for (; n + 4 <= end; n += 4) {
-    const Floats4 a = load4(approx + n);
-    const Floats4 magnitude = reinterpret_cast<Floats4>(reinterpret_cast<Ints4>(a) & kAbsMask);
-    const Floats4 b = (load4(k.max_error + n) * f.error + load4(k.l1 + n) * f.l1 +
-                       load4(k.abs_bias + n) * f.bias + magnitude * f.approx) *
+    const Floats4 a = load_floats4(approx + n);
+    const Floats4 magnitude = abs4(a);
+    const Floats4 b = (load_floats4(k.max_error + n) * f.error + load_floats4(k.l1 + n) * f.l1 +
+                       load_floats4(k.abs_bias + n) * f.bias + magnitude * f.approx) *
                       kWidening;
     const Ints4 b_bits = reinterpret_cast<Ints4>(b) & kAbsMask;
     infinite4 |= (reinterpret_cast<Ints4>(magnitude) == kInfBits) | (b_bits == kInfBits);
     const Floats4 low = a - b;
     threshold4 = low > threshold4 ? low : threshold4;
-    store4(approx + n, a + b);
+    store_floats4(approx + n, a + b);
   }
   // The lanes' maximum (any order: +0 and -0 compare equal wherever used).
   float threshold = -INFINITY;
-  bool all_finite = true;
-  for (int l = 0; l < 4; ++l) {
-    threshold = threshold4[l] > threshold ? threshold4[l] : threshold;
-    all_finite &= infinite4[l] == 0;
-  }
+  for (int l = 0; l < 4; ++l) threshold = threshold4[l] > threshold ? threshold4[l] : threshold;
+  bool all_finite = !any_lane(infinite4);
   for (; n < end; ++n) {
     const float a = approx[n];
     const float b = bound(f, n, a);
@@ -333,10 +325,7 @@ void ArgmaxShortcut::best_candidate(const float* x, const float* upper, float th
   for (size_t n = begin; n < end; ++n) {
     // Most ids are not candidates: four at a time skip past them.
     while (n % 4 == 0 && n + 4 <= end) {
-      const Ints4 reach = load4(upper + n) >= threshold4;
-      bool any = false;
-      for (int l = 0; l < 4; ++l) any |= reach[l] != 0;
-      if (any) break;
+      if (any_lane(load_floats4(upper + n) >= threshold4)) break;
       n += 4;
     }
     if (n >= end) break;
