@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "core/cpu_features.h"
 #include "kernels/portable_vectors.h"

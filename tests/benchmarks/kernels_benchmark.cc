@@ -99,6 +99,26 @@ BENCHMARK(BM_PackedF32Gemm)
     ->Args({128, 256, 768})->Args({128, 256, 1024})->Args({128, 1024, 256})->Args({320, 256, 1024})
     ->Args({128, 512, 58101});
 
+// Shape of one [n, k] weight matrix (k inputs, n outputs).
+struct MatrixShape {
+  size_t k, n;
+};
+
+// `layers` repeats of `layer`'s matrices as own packed f32 Linears with
+// random weights (matrix i from seed 10 + i). False on CPUs without the own
+// f32 kernel.
+bool make_packed_chain(const std::vector<MatrixShape>& layer, size_t layers,
+                       std::vector<edgemt::Linear>* chain) {
+  *chain = std::vector<edgemt::Linear>(layers * layer.size());
+  for (size_t i = 0; i < chain->size(); ++i) {
+    const MatrixShape shape = layer[i % layer.size()];
+    const std::vector<float> w = random_vector(shape.n * shape.k, static_cast<uint32_t>(10 + i));
+    const std::vector<float> b = random_vector(shape.n, 2);
+    if (!(*chain)[i].create_packed_f32(w.data(), b.data(), shape.k, shape.n).is_ok()) return false;
+  }
+  return true;
+}
+
 // The own packed f32 GEMM over a chain of 24 encoder matrices (6 layers of
 // qkv, out, ffn in, ffn out at d 256, ffn 1024: 19 MB, more than L2 and than
 // a VM's share of L3), as an encoder runs them: each product's weights come
@@ -106,21 +126,14 @@ BENCHMARK(BM_PackedF32Gemm)
 // (source tokens). BM_PackedF32Gemm at the same M is the cache-hot figure.
 void BM_PackedF32GemmChain(benchmark::State& state) {
   const size_t m = static_cast<size_t>(state.range(0));
-  struct Shape {
-    size_t k, n;
-  };
-  const Shape layer[] = {{256, 768}, {256, 256}, {256, 1024}, {1024, 256}};
-  std::vector<edgemt::Linear> chain(6 * 4);
+  std::vector<edgemt::Linear> chain;
+  if (!make_packed_chain({{256, 768}, {256, 256}, {256, 1024}, {1024, 256}}, 6, &chain)) {
+    state.SkipWithError("no own f32 GEMM kernel on this CPU");
+    return;
+  }
   double flops = 0;
-  for (size_t i = 0; i < chain.size(); ++i) {
-    const Shape shape = layer[i % 4];
-    const std::vector<float> w = random_vector(shape.n * shape.k, static_cast<uint32_t>(10 + i));
-    const std::vector<float> b = random_vector(shape.n, 2);
-    if (!chain[i].create_packed_f32(w.data(), b.data(), shape.k, shape.n).is_ok()) {
-      state.SkipWithError("no own f32 GEMM kernel on this CPU");
-      return;
-    }
-    flops += 2.0 * static_cast<double>(m * shape.k * shape.n);
+  for (const edgemt::Linear& linear : chain) {
+    flops += 2.0 * static_cast<double>(m * linear.in_features() * linear.out_features());
   }
   const std::vector<float> x = random_vector(m * 1024, 3);
   std::vector<float> y(m * 1024 + 64);
@@ -144,19 +157,11 @@ BENCHMARK(BM_PackedF32GemmChain)->ArgName("M")->Arg(3)->Arg(6)->Arg(13)->Arg(20)
 // 2 with nothing evicted, 54 and 73 with 12 MiB.
 void BM_PackedF32DecoderChain(benchmark::State& state) {
   const size_t threads = static_cast<size_t>(state.range(0));
-  struct Shape {
-    size_t k, n;
-  };
-  const Shape layer[] = {{256, 768}, {256, 256}, {256, 256}, {256, 256}, {256, 1024}, {1024, 256}};
-  std::vector<edgemt::Linear> chain(3 * 6);
-  for (size_t i = 0; i < chain.size(); ++i) {
-    const Shape shape = layer[i % 6];
-    const std::vector<float> w = random_vector(shape.n * shape.k, static_cast<uint32_t>(10 + i));
-    const std::vector<float> b = random_vector(shape.n, 2);
-    if (!chain[i].create_packed_f32(w.data(), b.data(), shape.k, shape.n).is_ok()) {
-      state.SkipWithError("no own f32 GEMM kernel on this CPU");
-      return;
-    }
+  std::vector<edgemt::Linear> chain;
+  if (!make_packed_chain({{256, 768}, {256, 256}, {256, 256}, {256, 256}, {256, 1024}, {1024, 256}}, 3,
+                         &chain)) {
+    state.SkipWithError("no own f32 GEMM kernel on this CPU");
+    return;
   }
   std::unique_ptr<edgemt::ThreadPool> pool;
   if (!edgemt::ThreadPool::create(threads, &pool).is_ok()) {
@@ -167,7 +172,7 @@ void BM_PackedF32DecoderChain(benchmark::State& state) {
   std::vector<float> y(1024 + 64);
   size_t bytes = 0;
   for (const edgemt::Linear& linear : chain) bytes += linear.in_features() * linear.out_features() * sizeof(float);
-  const size_t evict_floats = static_cast<size_t>(state.range(1)) * 1024 * 1024 / 4;
+  const size_t evict_floats = static_cast<size_t>(state.range(1)) * 1024 * 1024 / sizeof(float);
   std::vector<float> other(evict_floats + 1, 1.0f);
   size_t step = 0;
   for (auto _ : state) {

@@ -191,5 +191,4 @@ void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
   run_tiles(a, first_block, block_count, kTiles, kMaxBlocks);
 }
 
-
 }  // namespace edgemt::kernels::int8
