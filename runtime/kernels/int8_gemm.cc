@@ -149,9 +149,10 @@ bool pack_weights_from(RowSource source, void* context, float* scale, const floa
   return true;
 }
 
-void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
-                   float* scale) {
+void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
+                   int8_t* xq, float* scale) {
   const size_t stride = padded_depth(depth);
+  const float codes = static_cast<float>(limit);
   for (size_t m = 0; m < rows; ++m) {
     const float* __restrict row = x + m * x_stride;
     int8_t* __restrict q = xq + m * stride;
@@ -169,21 +170,22 @@ void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, i
       continue;
     }
     const float max_abs = math::bits_float(max_bits);
-    const float inverse = 127.0f / max_abs;
+    const float inverse = codes / max_abs;
     if (inverse > std::numeric_limits<float>::max()) {
-      // max|x| < 127 / FLT_MAX (~3.7e-37, subnormals included): 127 / max|x|
-      // overflows and 0·inf would be NaN. Such a row's products are below any
-      // normal bias, so it quantizes as the zero row it all but is.
+      // max|x| < L / FLT_MAX (~3.7e-37 for L = 127, subnormals included):
+      // L / max|x| overflows and 0·inf would be NaN. Such a row's products
+      // are below any normal bias, so it quantizes as the zero row it all
+      // but is.
       scale[m] = 0.0f;
       std::memset(q, 0, stride);
       continue;
     }
-    scale[m] = max_abs / 127.0f;
+    scale[m] = max_abs / codes;
     for (size_t k = 0; k < depth; ++k) {
-      // |row[k]·inverse| <= 127 up to one rounding, which rounds back to 127.
+      // |row[k]·inverse| <= L up to one rounding, which rounds back to L.
       float v = round_half_even(row[k] * inverse);
-      v = v > 127.0f ? 127.0f : v;
-      v = v < -127.0f ? -127.0f : v;
+      v = v > codes ? codes : v;
+      v = v < -codes ? -codes : v;
       q[k] = static_cast<int8_t>(static_cast<int32_t>(v));
     }
     for (size_t k = depth; k < stride; ++k) q[k] = 0;

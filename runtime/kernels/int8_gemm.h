@@ -5,7 +5,8 @@
 //             (then max(y, 0) when ReLU is fused)
 //
 // wq: the file's per-output-row symmetric int8 weights, in [-127, 127].
-// xq, x_scale: each input row quantized on the fly (quantize_rows below).
+// xq, x_scale: each input row quantized on the fly (quantize_rows below), to
+// codes in [-127, 127] or [-64, 64] (kFullCodes, kNarrowCodes below).
 // The sum is exact in int32 (|Σ| ≤ 127·127·K < 2^31 for K < 133,000), and the
 // three float roundings (scale product, multiply, add) happen in this order
 // in every variant, so portable, AVX2, AVX-512 VNNI and NEON (dot-product or
@@ -19,14 +20,27 @@
 // (zero past N or K). A group is 16 32-bit lanes of 4 int8: one VNNI
 // vpdpbusd (u8·s8), one 256-bit AVX2 pair, four NEON SDOT registers.
 // Per column the pack also stores scale, bias and Σ_k wq (the correction the
-// u8 kernels need: VNNI multiplies unsigned activations, so they use
-// xq + 128 and subtract 128·Σ_k wq).
+// u8 kernels need: VNNI multiplies unsigned activations, so it uses xq + 128
+// and subtracts 128·Σ_k wq; AVX2 with narrow codes uses xq + 64).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 namespace edgemt::kernels::int8 {
+
+// The largest activation code, one of two. 127 uses all of int8. 64 gives
+// up one bit of the activations so that AVX2's vpmaddubsw (u8 · s8, pairs
+// summed into saturating int16) can take xq + 64 in [0, 128] as its
+// unsigned operand: a pair is at most 2·128·127 = 32512 < 32767, exact, at
+// 3 instructions per 32 multiply-adds; with 127 it needs the sign trick and
+// 4 (x86/int8_gemm_avx2.cc). Int8 models use narrow codes (Int8Linear;
+// Multi30k en→de BLEU equal within 0.2 to full codes, README "Int8
+// activations"); the arg-max shortcut full ones, as its bound grows with
+// the activations' rounding error (layers/argmax_shortcut.h). Every kernel
+// sums either exactly, so the bits stay the same on every CPU.
+inline constexpr int32_t kFullCodes = 127;
+inline constexpr int32_t kNarrowCodes = 64;
 
 inline constexpr size_t kBlockColumns = 16;
 inline constexpr size_t kGroupDepth = 4;
@@ -73,13 +87,14 @@ using RowSource = void (*)(void* context, size_t first_row, size_t row_count, in
                                      const float* bias, size_t columns, size_t depth,
                                      int8_t* rows, void* storage, PackedWeights* out);
 
-// Quantizes each row of x [rows, depth] (row stride x_stride) symmetrically:
-// scale[m] = max|x[m, :]| / 127, xq[m, k] = round_half_even(x[m, k] · (127 /
-// max|x[m, :]|)) in [-127, 127]; an all-zero row gets scale 0 and zeros; a
+// Quantizes each row of x [rows, depth] (row stride x_stride) symmetrically
+// to codes in [-L, L], L = `limit` (kFullCodes or kNarrowCodes):
+// scale[m] = max|x[m, :]| / L, xq[m, k] = round_half_even(x[m, k] · (L /
+// max|x[m, :]|)), clamped to ±L; an all-zero row gets scale 0 and zeros; a
 // row with inf or NaN gets scale NaN (the output row becomes NaN, on every
 // CPU alike). xq: [rows, padded_depth(depth)], zero-padded past depth.
-void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
-                   float* scale);
+void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
+                   int8_t* xq, float* scale);
 
 // One GEMM call's operands. The kernels compute columns of blocks
 // [first_block, first_block + block_count) for every row.
@@ -92,6 +107,7 @@ struct GemmArgs {
   float* y = nullptr;               // [rows, y_stride]; only columns < N are written
   size_t y_stride = 0;
   bool relu = false;
+  int32_t code_limit = kFullCodes;  // the `limit` xq was quantized with
 };
 
 using GemmKernel = void (*)(const GemmArgs& args, size_t first_block, size_t block_count);
@@ -100,7 +116,7 @@ using GemmKernel = void (*)(const GemmArgs& args, size_t first_block, size_t blo
 void gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count);
 
 using QuantizeKernel = void (*)(const float* x, size_t rows, size_t depth, size_t x_stride,
-                                int8_t* xq, float* scale);
+                                int32_t limit, int8_t* xq, float* scale);
 
 // The fastest kernel this CPU runs (see core/cpu_features.h), its name
 // ("avx512-vnni", "avx2", "neon-dotprod", "neon", "portable"), the

@@ -19,17 +19,19 @@ inline uint32_t load_group(const int8_t* p) {
 }
 
 // A row's scale and the factor its values are multiplied by, from the bit
-// pattern of its max|x|, as quantize_rows computes them. False for the rows
-// quantize_rows treats apart (all zero, inf/NaN, or max|x| so small that
-// 127 / max|x| overflows): the vector quantizers hand those to it.
-inline bool regular_row_scale(uint32_t max_bits, float* scale, float* inverse) {
+// pattern of its max|x|, as quantize_rows computes them for codes in
+// [-limit, limit]. False for the rows quantize_rows treats apart (all zero,
+// inf/NaN, or max|x| so small that limit / max|x| overflows): the vector
+// quantizers hand those to it.
+inline bool regular_row_scale(uint32_t max_bits, int32_t limit, float* scale, float* inverse) {
   float max_abs;
   std::memcpy(&max_abs, &max_bits, sizeof max_abs);
-  *inverse = 127.0f / max_abs;
+  const float codes = static_cast<float>(limit);
+  *inverse = codes / max_abs;
   if (max_bits == 0 || max_bits >= 0x7F800000u || *inverse > std::numeric_limits<float>::max()) {
     return false;
   }
-  *scale = max_abs / 127.0f;
+  *scale = max_abs / codes;
   return true;
 }
 
@@ -67,11 +69,11 @@ inline float dequantize(int32_t sum, float x_scale, float w_scale, float bias, b
 void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 // quantize_rows with AVX-512 (F, BW): the same bits, 16 values at a time.
-void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
-                          float* scale);
+void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride,
+                          int32_t limit, int8_t* xq, float* scale);
 // quantize_rows with AVX2: the same bits, 8 values at a time.
-void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
-                        float* scale);
+void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stride,
+                        int32_t limit, int8_t* xq, float* scale);
 #endif
 #if defined(__aarch64__)
 void gemm_neon(const GemmArgs& args, size_t first_block, size_t block_count);

@@ -164,8 +164,11 @@ Status ArgmaxShortcut::build(size_t n_out, size_t depth) {
   float* abs_bias = l1 + n_out;
   RowQuantizer quantizer{this, bias_, max_error, l1, abs_bias, row.get()};
   Int8Linear approx;
+  // Full activation codes: their rounding error enters the bound, and
+  // narrow ones would let more candidates through (int8_gemm.h).
   EDGEMT_RETURN_IF_ERROR(approx.create_from_rows(&RowQuantizer::quantize, &quantizer, scale.get(),
-                                                 bias_, depth, n_out, false));
+                                                 bias_, depth, n_out, false,
+                                                 kernels::int8::kFullCodes));
   if (quantizer.non_finite != SIZE_MAX) {
     return Status::error(StatusCode::kInvalidArgument,
                          "output projection row %zu has a non-finite weight or bias", quantizer.non_finite);

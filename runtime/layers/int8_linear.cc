@@ -33,6 +33,15 @@ Status allocate_pack(size_t in_features, size_t out_features,
   return Status::ok();
 }
 
+Status check_code_limit(int32_t code_limit) {
+  if (code_limit != q8::kFullCodes && code_limit != q8::kNarrowCodes) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "int8 activation code limit %d (must be %d or %d)", static_cast<int>(code_limit),
+                         static_cast<int>(q8::kNarrowCodes), static_cast<int>(q8::kFullCodes));
+  }
+  return Status::ok();
+}
+
 Status weight_of_minus_128(size_t in_features, size_t out_features) {
   return Status::error(StatusCode::kInvalidModel,
                        "int8 weight of -128 in a %zux%zu matrix (the scheme uses [-127, 127])",
@@ -42,7 +51,9 @@ Status weight_of_minus_128(size_t in_features, size_t out_features) {
 }  // namespace
 
 Status Int8Linear::create(const int8_t* weight, const float* scale, const float* bias,
-                          size_t in_features, size_t out_features, bool relu) {
+                          size_t in_features, size_t out_features, bool relu,
+                          int32_t code_limit) {
+  EDGEMT_RETURN_IF_ERROR(check_code_limit(code_limit));
   EDGEMT_RETURN_IF_ERROR(check_scales(scale, out_features));
   PackedMatrix<q8::PackedWeights> packed;
   EDGEMT_RETURN_IF_ERROR(allocate_pack(in_features, out_features, &packed));
@@ -52,12 +63,14 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
   packed_ = std::move(packed);
   kernel_ = q8::best_gemm_kernel();
   relu_ = relu;
+  code_limit_ = code_limit;
   return Status::ok();
 }
 
 Status Int8Linear::create_from_rows(q8::RowSource source, void* context, float* scale,
                                     const float* bias, size_t in_features, size_t out_features,
-                                    bool relu) {
+                                    bool relu, int32_t code_limit) {
+  EDGEMT_RETURN_IF_ERROR(check_code_limit(code_limit));
   PackedMatrix<q8::PackedWeights> packed;
   EDGEMT_RETURN_IF_ERROR(allocate_pack(in_features, out_features, &packed));
   std::unique_ptr<int8_t[]> rows(new (std::nothrow) int8_t[q8::kBlockColumns * in_features]);
@@ -70,6 +83,7 @@ Status Int8Linear::create_from_rows(q8::RowSource source, void* context, float* 
   packed_ = std::move(packed);
   kernel_ = q8::best_gemm_kernel();
   relu_ = relu;
+  code_limit_ = code_limit;
   return Status::ok();
 }
 
@@ -102,19 +116,20 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
     auto task = [&](size_t first_tile, size_t end_tile, size_t) {
       const size_t first = first_tile * kRowsPerTask;
       const size_t end = end_tile * kRowsPerTask < rows ? end_tile * kRowsPerTask : rows;
-      quantize(x + first * depth, end - first, depth, depth, scratch.quantized + first * stride,
-               scratch.row_scale + first);
+      quantize(x + first * depth, end - first, depth, depth, code_limit_,
+               scratch.quantized + first * stride, scratch.row_scale + first);
     };
     parallel_ranges(parallel, (rows + kRowsPerTask - 1) / kRowsPerTask, kChunksPerThread,
                     rows * depth / 4, task);
   } else {
-    kernel_.quantize(x, rows, depth, depth, scratch.quantized, scratch.row_scale);
+    kernel_.quantize(x, rows, depth, depth, code_limit_, scratch.quantized, scratch.row_scale);
   }
   q8::GemmArgs args;
   args.xq = scratch.quantized;
   args.xq_stride = stride;
   args.x_scale = scratch.row_scale;
   args.rows = rows;
+  args.code_limit = code_limit_;
   args.weights = &packed;
   args.y = y;
   args.y_stride = packed.columns;

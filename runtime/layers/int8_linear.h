@@ -5,7 +5,9 @@
 //
 // Load phase: create() packs W [out, in] int8 + scale [out] + bias [out]
 // into one buffer of its own (int8: a quarter of the f32 bytes) and picks the
-// fastest kernel this CPU runs. Run phase: run() quantizes x into the
+// fastest kernel this CPU runs. Its `code_limit` is the activation codes'
+// range, kernels::int8::kNarrowCodes (64, int8 models) or kFullCodes (127;
+// kernels/int8_gemm.h says why there are two). Run phase: run() quantizes x into the
 // caller's scratch and runs the kernel on the thread pool, split by output
 // columns; no allocation, and the same bits for any thread count or kernel.
 // Not thread-safe per instance: one Translator owns it.
@@ -27,9 +29,10 @@ class Int8Linear {
   // weight: [out, in] int8 in [-127, 127]; scale: [out]; bias: [out] or
   // nullptr. With `relu` the ReLU is applied in the GEMM's epilogue.
   // Errors: kInvalidModel (a weight of -128, a non-finite or negative scale),
-  // kOutOfMemory.
+  // kInvalidArgument (a code_limit other than the two), kOutOfMemory.
   [[nodiscard]] Status create(const int8_t* weight, const float* scale, const float* bias,
-                              size_t in_features, size_t out_features, bool relu);
+                              size_t in_features, size_t out_features, bool relu,
+                              int32_t code_limit);
 
   // The same from weight rows and their scales made on demand
   // (kernels::int8::pack_weights_from: 16 rows at a time, in order, the
@@ -37,7 +40,7 @@ class Int8Linear {
   // exists outside the pack. Same errors (the scales checked once made).
   [[nodiscard]] Status create_from_rows(kernels::int8::RowSource source, void* context,
                                         float* scale, const float* bias, size_t in_features,
-                                        size_t out_features, bool relu);
+                                        size_t out_features, bool relu, int32_t code_limit);
 
   // x: [rows, in] (row stride in_features), y: [rows, out]. Quantization
   // and GEMM are split over parallel.pool when the work is worth it.
@@ -49,11 +52,13 @@ class Int8Linear {
   size_t packed_bytes() const { return packed_.bytes(); }
   const kernels::int8::PackedWeights& packed() const { return packed_.view(); }
   const char* kernel_name() const { return kernel_.name; }
+  int32_t code_limit() const { return code_limit_; }
 
  private:
   PackedMatrix<kernels::int8::PackedWeights> packed_;
   kernels::int8::GemmVariant kernel_;
   bool relu_ = false;
+  int32_t code_limit_ = kernels::int8::kNarrowCodes;
 };
 
 }  // namespace edgemt

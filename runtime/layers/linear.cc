@@ -123,7 +123,9 @@ void Linear::adopt_packed_f32(PackedF32Linear packed, size_t in_features, size_t
 Status Linear::create_int8(const int8_t* weight, const float* scale, const float* bias,
                            size_t in_features, size_t out_features, bool relu) {
   Int8Linear int8;
-  EDGEMT_RETURN_IF_ERROR(int8.create(weight, scale, bias, in_features, out_features, relu));
+  // Narrow activation codes: the faster AVX2 kernel (kernels/int8_gemm.h).
+  EDGEMT_RETURN_IF_ERROR(int8.create(weight, scale, bias, in_features, out_features, relu,
+                                     kernels::int8::kNarrowCodes));
   reset();
   int8_ = std::move(int8);
   in_ = in_features;

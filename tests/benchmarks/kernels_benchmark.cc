@@ -287,7 +287,7 @@ void gemm_shapes(benchmark::internal::Benchmark* b, bool with_kernel_arg) {
 // per-row activation quantization, integer GEMM, f32 out. Args: M, K, N and
 // the kernel's index in available_gemm_kernels (0 = the one the runtime uses;
 // the label names it).
-void BM_Int8Gemm(benchmark::State& state) {
+void run_int8_gemm(benchmark::State& state, int32_t code_limit) {
   namespace q8 = edgemt::kernels::int8;
   const size_t m = static_cast<size_t>(state.range(0));
   const size_t k = static_cast<size_t>(state.range(1));
@@ -310,15 +310,25 @@ void BM_Int8Gemm(benchmark::State& state) {
   const std::vector<float> x = random_vector(m * k, 3);
   std::vector<int8_t> xq(m * q8::padded_depth(k));
   std::vector<float> x_scale(m), y(m * n);
-  q8::GemmArgs args{xq.data(), q8::padded_depth(k), x_scale.data(), m, &packed, y.data(), n, false};
+  q8::GemmArgs args{xq.data(), q8::padded_depth(k), x_scale.data(), m, &packed, y.data(), n, false,
+                    code_limit};
   for (auto _ : state) {
-    q8::quantize_rows(x.data(), m, k, k, xq.data(), x_scale.data());
+    kernel.quantize(x.data(), m, k, k, code_limit, xq.data(), x_scale.data());
     kernel.kernel(args, 0, packed.block_count);
     benchmark::DoNotOptimize(y.data());
   }
   set_flops(state, 2.0 * static_cast<double>(m * k * n));
 }
+// Narrow activation codes, as int8 models run (kernels/int8_gemm.h).
+void BM_Int8Gemm(benchmark::State& state) {
+  run_int8_gemm(state, edgemt::kernels::int8::kNarrowCodes);
+}
 BENCHMARK(BM_Int8Gemm)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, true); });
+// Full codes, as the arg-max shortcut runs its int8 copy.
+void BM_Int8GemmFullCodes(benchmark::State& state) {
+  run_int8_gemm(state, edgemt::kernels::int8::kFullCodes);
+}
+BENCHMARK(BM_Int8GemmFullCodes)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, true); });
 
 // What XNNPACK 2022 offers for int8 instead: static scales fixed at create
 // time (per-tensor, fully_connected_nc_qs8), so a layer runs f32 -> qs8

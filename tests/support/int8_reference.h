@@ -18,21 +18,23 @@ struct QuantizedRows {
   std::vector<float> scale;   // [rows]
 };
 
-// max|x| / 127 per row; q = nearest (ties to even) of x · (127 / max|x|);
-// a row whose 127 / max|x| overflows (max|x| < ~3.7e-37) is all zeros, scale 0.
+// Codes in [-L, L], L = limit (kFullCodes or kNarrowCodes): max|x| / L per
+// row; q = nearest (ties to even) of x · (L / max|x|); a row whose
+// L / max|x| overflows (max|x| < ~L / FLT_MAX) is all zeros, scale 0.
 inline QuantizedRows reference_quantize_rows(const std::vector<float>& x, size_t rows,
-                                             size_t depth) {
+                                             size_t depth, int32_t limit) {
+  const float codes = static_cast<float>(limit);
   const size_t stride = kernels::int8::padded_depth(depth);
   QuantizedRows out{std::vector<int8_t>(rows * stride, 0), std::vector<float>(rows, 0.0f)};
   for (size_t m = 0; m < rows; ++m) {
     float max_abs = 0.0f;
     for (size_t k = 0; k < depth; ++k) max_abs = std::fmax(max_abs, std::fabs(x[m * depth + k]));
-    const float inverse = 127.0f / max_abs;
-    if (std::isinf(inverse)) continue;  // max|x| 0 or < 127 / FLT_MAX: a zero row
-    out.scale[m] = max_abs / 127.0f;
+    const float inverse = codes / max_abs;
+    if (std::isinf(inverse)) continue;  // max|x| 0 or < L / FLT_MAX: a zero row
+    out.scale[m] = max_abs / codes;
     for (size_t k = 0; k < depth; ++k) {
       const float v = std::nearbyint(x[m * depth + k] * inverse);  // default mode: ties to even
-      out.q[m * stride + k] = static_cast<int8_t>(std::fmin(127.0f, std::fmax(-127.0f, v)));
+      out.q[m * stride + k] = static_cast<int8_t>(std::fmin(codes, std::fmax(-codes, v)));
     }
   }
   return out;
@@ -66,6 +68,14 @@ struct QuantizedWeights {
   std::vector<float> scale;  // [N]
 };
 
+// Weights of ±127 only: with activation codes of ±limit every pair a
+// kernel sums is as large as it can be (AVX2's saturating pairs).
+inline QuantizedWeights extreme_int8_weights(Random& rng, size_t columns, size_t depth) {
+  QuantizedWeights w{std::vector<int8_t>(columns * depth), std::vector<float>(columns, 0.01f)};
+  for (int8_t& q : w.q) q = rng.index(0, 1) == 0 ? int8_t{-127} : int8_t{127};
+  return w;
+}
+
 inline QuantizedWeights random_int8_weights(Random& rng, size_t columns, size_t depth) {
   QuantizedWeights w{std::vector<int8_t>(columns * depth), std::vector<float>(columns)};
   for (size_t n = 0; n < columns; ++n) {
@@ -85,39 +95,55 @@ inline QuantizedWeights random_int8_weights(Random& rng, size_t columns, size_t 
 
 namespace edgemt::testing {
 
+// A 64-byte-aligned pack of w (and bias, or nullptr) for the kernels.
+struct TestPack {
+  std::vector<uint8_t> storage;
+  kernels::int8::PackedWeights view;
+  TestPack(const QuantizedWeights& w, const float* bias, size_t columns, size_t depth)
+      : storage(kernels::int8::packed_bytes(columns, depth) + 64) {
+    void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+    REQUIRE(kernels::int8::pack_weights(w.q.data(), w.scale.data(), bias, columns, depth, aligned, &view));
+  }
+};
+
+// The kernel arguments for xq's rows times `pack` into y (row stride y_stride).
+inline kernels::int8::GemmArgs gemm_args(const QuantizedRows& xq, size_t rows, size_t depth,
+                                         const TestPack& pack, float* y, size_t y_stride,
+                                         bool relu, int32_t limit) {
+  kernels::int8::GemmArgs args;
+  args.xq = xq.q.data();
+  args.xq_stride = kernels::int8::padded_depth(depth);
+  args.x_scale = xq.scale.data();
+  args.rows = rows;
+  args.weights = &pack.view;
+  args.y = y;
+  args.y_stride = y_stride;
+  args.relu = relu;
+  args.code_limit = limit;
+  return args;
+}
+
 // Runs `kernel` over odd and round shapes (rows 1-17, columns not multiples
-// of 16, depth not multiple of 4), with and without bias and ReLU, and checks
-// every output bit against reference_int8_gemm; columns past N untouched.
+// of 16, depth not multiple of 4), with and without bias and ReLU, for
+// activation codes of `limit`, and checks every output bit against
+// reference_int8_gemm; columns past N untouched.
 inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel,
-                                                const char* name) {
-  namespace q8 = kernels::int8;
+                                                const char* name, int32_t limit) {
   Random rng(811);
   for (size_t depth : {size_t{1}, size_t{3}, size_t{4}, size_t{5}, size_t{64}, size_t{255}, size_t{256}}) {
     for (size_t columns : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{33}, size_t{64}, size_t{100}}) {
       const QuantizedWeights w = random_int8_weights(rng, columns, depth);
       const std::vector<float> bias = rng.normal_vector(columns, 0.0f, 1.0f);
       for (bool with_bias : {false, true}) {
-        std::vector<uint8_t> storage(q8::packed_bytes(columns, depth) + 64);
-        void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-        q8::PackedWeights packed;
-        REQUIRE(q8::pack_weights(w.q.data(), w.scale.data(), with_bias ? bias.data() : nullptr,
-                                 columns, depth, aligned, &packed));
+        const TestPack pack(w, with_bias ? bias.data() : nullptr, columns, depth);
         for (size_t rows : {size_t{1}, size_t{2}, size_t{3}, size_t{4}, size_t{5}, size_t{7}, size_t{9}, size_t{17}}) {
           const std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 2.0f);
-          const QuantizedRows xq = reference_quantize_rows(x, rows, depth);
+          const QuantizedRows xq = reference_quantize_rows(x, rows, depth, limit);
           for (bool relu : {false, true}) {
             const size_t y_stride = columns + 3;  // a stride wider than N: the gap stays untouched
             std::vector<float> y(rows * y_stride, -7.0f);
-            q8::GemmArgs args;
-            args.xq = xq.q.data();
-            args.xq_stride = q8::padded_depth(depth);
-            args.x_scale = xq.scale.data();
-            args.rows = rows;
-            args.weights = &packed;
-            args.y = y.data();
-            args.y_stride = y_stride;
-            args.relu = relu;
-            kernel(args, 0, packed.block_count);
+            kernel(gemm_args(xq, rows, depth, pack, y.data(), y_stride, relu, limit), 0,
+                   pack.view.block_count);
             const std::vector<float> want = reference_int8_gemm(
                 xq, rows, depth, w.q, w.scale, with_bias ? bias.data() : nullptr, columns, relu);
             bool same = true, gap_untouched = true;
@@ -126,6 +152,7 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
               for (size_t n = columns; n < y_stride; ++n) gap_untouched = gap_untouched && y[m * y_stride + n] == -7.0f;
             }
             CAPTURE(name);
+            CAPTURE(limit);
             CAPTURE(depth);
             CAPTURE(columns);
             CAPTURE(rows);
@@ -137,6 +164,32 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
         }
       }
     }
+  }
+  // Every activation ±1 (codes ±limit) against weights of ±127, rows with
+  // long runs of one sign: the largest pairs and sums there are.
+  for (size_t depth : {size_t{8}, size_t{256}, size_t{1024}}) {
+    const size_t columns = 40, rows = 5;
+    const QuantizedWeights w = extreme_int8_weights(rng, columns, depth);
+    const TestPack pack(w, nullptr, columns, depth);
+    std::vector<float> x(rows * depth);
+    for (size_t m = 0; m < rows; ++m) {
+      for (size_t k = 0; k < depth; ++k) {
+        // rows 0-1 all +1 / all -1; the others random signs, or the weight's
+        const float sign = m == 0 ? 1.0f : m == 1 ? -1.0f
+                          : m == 2 ? (rng.index(0, 1) == 0 ? 1.0f : -1.0f)
+                                   : (w.q[(m % columns) * depth + k] > 0 ? 1.0f : -1.0f);
+        x[m * depth + k] = sign;
+      }
+    }
+    const QuantizedRows xq = reference_quantize_rows(x, rows, depth, limit);
+    std::vector<float> y(rows * columns, -7.0f);
+    kernel(gemm_args(xq, rows, depth, pack, y.data(), columns, false, limit), 0, pack.view.block_count);
+    const std::vector<float> want =
+        reference_int8_gemm(xq, rows, depth, w.q, w.scale, nullptr, columns, false);
+    CAPTURE(name);
+    CAPTURE(limit);
+    CAPTURE(depth);
+    CHECK(same_bits(y.data(), want.data(), rows * columns));
   }
 }
 

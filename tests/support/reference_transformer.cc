@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/fp16.h"
+#include "kernels/int8_gemm.h"
 #include "models/transformer/config.h"
 
 namespace edgemt::testing {
@@ -88,14 +89,15 @@ ReferenceTransformer::ReferenceTransformer(const Model& model) : model_(model) {
 Matrix ReferenceTransformer::project(const Matrix& x, size_t rows, const Matrix& w,
                                      const Matrix* b, size_t in, size_t out) const {
   if (model_.weight_dtype() != DType::kI8) return linear(x, rows, w, b, in, out);
-  // Int8PerRowDynamic: every input row is rounded to 255 levels of its own
-  // max|x| / 127 before the product (weights are already q · scale).
+  // Int8PerRowDynamic: every input row is rounded to the 129 levels of its
+  // own max|x| / 64 (Int8Linear's narrow codes, kernels/int8_gemm.h) before
+  // the product (weights are already q · scale).
   Matrix quantized(x);
   for (size_t r = 0; r < rows; ++r) {
     double max_abs = 0.0;
     for (size_t i = 0; i < in; ++i) max_abs = std::max(max_abs, std::fabs(x[r * in + i]));
     if (max_abs == 0.0) continue;
-    const double step = max_abs / 127.0;
+    const double step = max_abs / kernels::int8::kNarrowCodes;
     for (size_t i = 0; i < in; ++i) {
       quantized[r * in + i] = std::nearbyint(x[r * in + i] / step) * step;
     }

@@ -3,7 +3,8 @@
 `edgemt translate` on all 1,000 lines of test_2016_flickr with the bundled
 int8 model, greedy and beam 4, must print exactly the committed outputs
 (models/reference/edgemt_int8_greedy.de and edgemt_int8_beam4.de, made before
-the model-family refactor). int8 files give the same bits on every CPU (own
+the model-family refactor, and remade once on purpose when int8 models moved
+to narrow activation codes, issue 17). int8 files give the same bits on every CPU (own
 integer GEMMs, portable float kernels), so this holds on any machine. The fp32
 counterpart (needs the checkpoint) is test_checkpoint_outputs_unchanged.py.
 

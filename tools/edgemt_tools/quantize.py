@@ -15,12 +15,14 @@ all-zero row gets scale 0 and codes 0 (no division by zero).
 
 Activations (done at run time, by the runtime's dynamic int8 GEMM; here for
 the PyTorch reference): each row x of a projection's input is quantized on
-its own, in float32 only,
+its own, in float32 only, to codes in [-64, 64] (A = ACTIVATION_QMAX = 64:
+the runtime's AVX2 kernel multiplies q + 64 as unsigned bytes without
+saturating; runtime/kernels/int8_gemm.h),
 
-    amax = max|x|;  if float32(127) / amax is inf (amax 0, or below
-                    127 / FLT_MAX ~ 3.7e-37) the row is 0 with scale 0, else
-    q    = clip(rint(x * (float32(127) / amax)), -127, 127)
-    x   ~ q * (amax / float32(127))
+    amax = max|x|;  if float32(A) / amax is inf (amax 0, or below
+                    A / FLT_MAX ~ 1.9e-37) the row is 0 with scale 0, else
+    q    = clip(rint(x * (float32(A) / amax)), -A, A)
+    x   ~ q * (amax / float32(A))
 
 which mirrors the runtime operation for operation, so the reference rounds
 exactly where the runtime does.
@@ -32,7 +34,8 @@ import numpy as np
 
 from .errors import UserError
 
-QMAX = 127  # largest code; codes lie in [-QMAX, QMAX]
+QMAX = 127  # largest weight code; weight codes lie in [-QMAX, QMAX]
+ACTIVATION_QMAX = 64  # largest activation code (the runtime's kNarrowCodes)
 
 
 def quantize_rows(w: np.ndarray, name: str = "matrix") -> Tuple[np.ndarray, np.ndarray]:
@@ -73,22 +76,23 @@ def quantize_activation_rows(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     each row (last axis) quantized dynamically on its own, all in float32."""
     x32 = np.asarray(x, dtype=np.float32)
     amax = np.abs(x32).max(axis=-1, keepdims=True, initial=np.float32(0))  # [..., 1]
-    # A row whose 127 / amax overflows (amax 0 or < ~3.7e-37) is a zero row:
-    # it uses amax 1 (x * 127 then rounds to 0 for every code) and scale 0.
-    # Scales of rows with amax < 127 · FLT_MIN are subnormal, as in the runtime.
+    # A row whose A / amax overflows (amax 0 or < ~1.9e-37) is a zero row:
+    # it uses amax 1 (x * A then rounds to 0 for every code) and scale 0.
+    # Scales of rows with amax < A · FLT_MIN are subnormal, as in the runtime.
     with np.errstate(divide="ignore", over="ignore", under="ignore"):
-        usable = np.isfinite(np.float32(QMAX) / amax)
+        usable = np.isfinite(np.float32(ACTIVATION_QMAX) / amax)
         safe = np.where(usable, amax, np.float32(1)).astype(np.float32)
-        inverse = np.float32(QMAX) / safe                                  # float32
-        q = np.clip(np.rint(np.where(usable, x32, np.float32(0)) * inverse), -QMAX, QMAX)
-        scale = np.where(usable, safe / np.float32(QMAX), np.float32(0)).astype(np.float32)
+        limit = np.float32(ACTIVATION_QMAX)
+        inverse = limit / safe                                             # float32
+        q = np.clip(np.rint(np.where(usable, x32, np.float32(0)) * inverse), -limit, limit)
+        scale = np.where(usable, safe / limit, np.float32(0)).astype(np.float32)
     q = q.astype(np.int8)
     return q, scale
 
 
 def fake_quantize_activation_rows(x: np.ndarray) -> np.ndarray:
     """Activations [..., K] -> float32 [..., K] with each row replaced by the
-    values its int8 codes stand for (q * amax / 127): the input the runtime's
+    values its int8 codes stand for (q * amax / 64): the input the runtime's
     dynamic int8 GEMM effectively multiplies."""
     q, scale = quantize_activation_rows(x)
     return q.astype(np.float32) * scale

@@ -12,7 +12,8 @@ and reports BLEU and how many outputs stay identical to fp32:
   fp32          the reference itself (sanity: must equal the committed
                 models/reference/torch_fp32_greedy.de on those lines);
   dynamic       int8 per-row weights, each input row quantized with its own
-                scale max|row|/127 (the shipped scheme; TorchReference "int8");
+                scale max|row|/64 (the shipped scheme, codes in [-64, 64];
+                max|row|/127 before issue 17; TorchReference "int8");
   static        int8 per-row weights, every projection input quantized with ONE
                 calibrated scale per projection (symmetric, max|x|/127 over the
                 calibration data, clipped to that range at run time), float32

@@ -3,16 +3,22 @@
 //
 // AVX2 has no 4-way byte dot product with 32-bit sums; vpmaddubsw (u8·s8 ->
 // s16 pairs, saturating) followed by vpmaddwd with ones is the usual pair.
-// To keep vpmaddubsw from saturating, it gets |x| as the unsigned operand and
-// w with x's sign applied (vpsignb) as the signed one: |x|, |w| <= 127, so a
-// pair sums to at most 2·127·127 = 32258 < 32767 and every sum stays exact.
-// A packed group (16 columns × 4 depth) is two 256-bit registers.
+// vpmaddubsw must not saturate, so that every sum stays exact:
+//   - Narrow codes (xq in [-64, 64], int8_gemm.h): it gets xq + 64 in
+//     [0, 128] as the unsigned operand and w as the signed one, a pair is at
+//     most 2·128·127 = 32512 < 32767, and the epilogue subtracts 64·Σ_k w.
+//     3 instructions per 32 multiply-adds.
+//   - Full codes (xq in [-127, 127]): it gets |x| as the unsigned operand
+//     and w with x's sign applied (vpsignb) as the signed one: a pair is at
+//     most 2·127·127 = 32258. 4 instructions per 32 multiply-adds.
+// edgemt_kernels_benchmark BM_Int8Gemm, Zen 3 VM: narrow 1.1-1.6x full at
+// M = 1-320. A packed group (16 columns × 4 depth) is two 256-bit registers.
 //
 // Tiles: MR rows × NB blocks with MR·NB <= 4 (8 of the 16 ymm registers as
 // accumulators): one row takes four blocks, two rows two (a 2 × 2 tile
 // needs half the abs operations per multiply-add of a 4 × 1 one: the 4-row
-// groups run_tiles walks are two of them; edgemt_kernels_benchmark
-// BM_Int8Gemm, Zen 3 VM: 1-11% faster than the 4 × 1 tiles at M = 1-320).
+// groups run_tiles walks are two of them; BM_Int8Gemm, Zen 3 VM: 1-11%
+// faster than the 4 × 1 tiles at M = 1-320, full codes).
 //
 // Also the activation quantizer that goes with it (quantize_rows' bits).
 #include <immintrin.h>
@@ -35,14 +41,15 @@ inline void store_partial(float* out, __m256 v, size_t count) {
 }
 
 // The exact int32 sums of MR (1 or 2) rows × NB blocks from row m0, block
-// b0, into sums[r][nb][half] (8 columns each). The rows' broadcasts and
-// magnitudes are loaded first, then each 32-byte half of a group's weights
-// once for both rows: at most 8 accumulators, 2 + 2 row registers, the
-// weights and `ones` (of 16). Its own function, storing the sums only at
-// its end: with the float epilogue in the same function GCC 12 kept some
-// accumulators on the stack, or copied them every step (4 rows × 1 block
-// did so in any arrangement); this way its loops have neither.
-template <int MR, int NB>
+// b0, into sums[r][nb][half] (8 columns each), of xq + 64 with narrow codes
+// (kNarrow), of xq with full ones. The rows' broadcasts (and magnitudes) are
+// loaded first, then each 32-byte half of a group's weights once for both
+// rows: at most 8 accumulators, 2 + 2 row registers, the weights and `ones`
+// (of 16). Its own function, storing the sums only at its end: with the
+// float epilogue in the same function GCC 12 kept some accumulators on the
+// stack, or copied them every step (4 rows × 1 block did so in any
+// arrangement); this way its loops have neither (objdump).
+template <bool kNarrow, int MR, int NB>
 __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b0,
                                           int32_t (&sums)[MR][NB][2][8]) {
   static_assert(MR <= 2 && MR * NB <= 4, "8 accumulators at most");
@@ -54,19 +61,21 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
     for (int nb = 0; nb < NB; ++nb) sum[r][nb][0] = sum[r][nb][1] = _mm256_setzero_si256();
   }
   const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i offset = _mm256_set1_epi8(static_cast<char>(kNarrowCodes));
   const int8_t* x = a.xq + m0 * a.xq_stride;
   for (size_t g = 0; g < w.groups; ++g) {
-    __m256i xv[MR], magnitude[MR];
+    __m256i xv[MR], unsigned_x[MR];
     for (int r = 0; r < MR; ++r) {
       xv[r] = _mm256_set1_epi32(static_cast<int>(load_group(x + r * a.xq_stride + g * kGroupDepth)));
-      magnitude[r] = _mm256_abs_epi8(xv[r]);
+      unsigned_x[r] = kNarrow ? _mm256_add_epi8(xv[r], offset) : _mm256_abs_epi8(xv[r]);
     }
     for (int nb = 0; nb < NB; ++nb) {
       const int8_t* group = block + nb * block_stride + g * kGroupBytes;
       for (int h = 0; h < 2; ++h) {
         const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(group + 32 * h));
         for (int r = 0; r < MR; ++r) {
-          const __m256i pairs = _mm256_maddubs_epi16(magnitude[r], _mm256_sign_epi8(wv, xv[r]));
+          const __m256i signed_w = kNarrow ? wv : _mm256_sign_epi8(wv, xv[r]);
+          const __m256i pairs = _mm256_maddubs_epi16(unsigned_x[r], signed_w);
           sum[r][nb][h] = _mm256_add_epi32(sum[r][nb][h], _mm256_madd_epi16(pairs, ones));
         }
       }
@@ -81,11 +90,11 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
   }
 }
 
-template <int MR, int NB>
+template <bool kNarrow, int MR, int NB>
 void tile(const GemmArgs& a, size_t m0, size_t b0) {
   const PackedWeights& w = *a.weights;
   alignas(32) int32_t sums[MR][NB][2][8];
-  accumulate<MR, NB>(a, m0, b0, sums);
+  accumulate<kNarrow, MR, NB>(a, m0, b0, sums);
   const __m256 zero = _mm256_setzero_ps();
   for (int nb = 0; nb < NB; ++nb) {
     const size_t n0 = (b0 + nb) * kBlockColumns;
@@ -94,10 +103,13 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
       const size_t n = n0 + 8 * h;
       const __m256 w_scale = _mm256_load_ps(w.scale + n);
       const __m256 bias = _mm256_load_ps(w.bias + n);
+      // 64·Σ_k w, which the offset added (exact: |Σ_k w| <= 127·K).
+      const __m256i column_sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(w.column_sum + n));
+      const __m256i correction = kNarrow ? _mm256_slli_epi32(column_sum, 6) : _mm256_setzero_si256();
       const size_t count = width > 8 * static_cast<size_t>(h) ? width - 8 * h : 0;
       for (int r = 0; r < MR; ++r) {
-        const __m256 exact =
-            _mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][nb][h])));
+        const __m256i sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][nb][h]));
+        const __m256 exact = _mm256_cvtepi32_ps(_mm256_sub_epi32(sum, correction));
         const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(a.x_scale[m0 + r]), w_scale);
         __m256 y = _mm256_add_ps(_mm256_mul_ps(exact, scale), bias);
         if (a.relu) y = _mm256_max_ps(y, zero);  // NaN -> 0, -0 -> +0, as portable
@@ -109,42 +121,44 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
 
 // run_tiles' groups of 3 and 4 rows, as tiles of 2 rows and 1 or 2 (the
 // blocks' weights come from L1 for the second).
-template <int NB>
+template <bool kNarrow, int NB>
 void three_rows(const GemmArgs& a, size_t m0, size_t b0) {
-  tile<2, NB>(a, m0, b0);
-  tile<1, NB>(a, m0 + 2, b0);
+  tile<kNarrow, 2, NB>(a, m0, b0);
+  tile<kNarrow, 1, NB>(a, m0 + 2, b0);
 }
-template <int NB>
+template <bool kNarrow, int NB>
 void four_rows(const GemmArgs& a, size_t m0, size_t b0) {
-  tile<2, NB>(a, m0, b0);
-  tile<2, NB>(a, m0 + 2, b0);
+  tile<kNarrow, 2, NB>(a, m0, b0);
+  tile<kNarrow, 2, NB>(a, m0 + 2, b0);
 }
 
+template <bool kNarrow>
 constexpr TileFunction kTiles[4][4] = {
-    {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>},
-    {tile<2, 1>, tile<2, 2>, nullptr, nullptr},
-    {three_rows<1>, three_rows<2>, nullptr, nullptr},
-    {four_rows<1>, four_rows<2>, nullptr, nullptr},
+    {tile<kNarrow, 1, 1>, tile<kNarrow, 1, 2>, tile<kNarrow, 1, 3>, tile<kNarrow, 1, 4>},
+    {tile<kNarrow, 2, 1>, tile<kNarrow, 2, 2>, nullptr, nullptr},
+    {three_rows<kNarrow, 1>, three_rows<kNarrow, 2>, nullptr, nullptr},
+    {four_rows<kNarrow, 1>, four_rows<kNarrow, 2>, nullptr, nullptr},
 };
 constexpr size_t kMaxBlocks[4] = {4, 2, 2, 2};  // per row count
 
-// xq = clamp(round_half_even(x · inverse), ±127) on 8 lanes, as int32.
-inline __m256i quantize8(__m256 x, __m256 inverse) {
+// xq = clamp(round_half_even(x · inverse), ±limit) on 8 lanes, as int32.
+inline __m256i quantize8(__m256 x, __m256 inverse, __m256 limit) {
   const __m256 v = _mm256_round_ps(_mm256_mul_ps(x, inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  return _mm256_cvtps_epi32(
-      _mm256_max_ps(_mm256_min_ps(v, _mm256_set1_ps(127.0f)), _mm256_set1_ps(-127.0f)));
+  const __m256 negative_limit = _mm256_sub_ps(_mm256_setzero_ps(), limit);
+  return _mm256_cvtps_epi32(_mm256_max_ps(_mm256_min_ps(v, limit), negative_limit));
 }
 
 }  // namespace
 
 // quantize_rows' bits, 8 values at a time (the portable loop compiles to
 // SSE2, and it took 5-6% of int8 batch-32 beam-4 time on a Zen 3 VM).
-void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
-                        float* scale) {
+void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stride,
+                        int32_t limit, int8_t* xq, float* scale) {
   const size_t stride = padded_depth(depth);
   const size_t full = depth / 8 * 8;
   const __m256i tail = avx2::tail_mask(depth - full);
   const __m256i magnitude = _mm256_set1_epi32(0x7FFFFFFF);
+  const __m256 codes = _mm256_set1_ps(static_cast<float>(limit));
   for (size_t m = 0; m < rows; ++m) {
     const float* row = x + m * x_stride;
     int8_t* q = xq + m * stride;
@@ -159,8 +173,8 @@ void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stri
     uint32_t bits = 0;
     for (uint32_t lane : lanes) bits = lane > bits ? lane : bits;
     float inverse_value;
-    if (!regular_row_scale(bits, scale + m, &inverse_value)) {
-      quantize_rows(row, 1, depth, depth, q, scale + m);
+    if (!regular_row_scale(bits, limit, scale + m, &inverse_value)) {
+      quantize_rows(row, 1, depth, depth, limit, q, scale + m);
       continue;
     }
     const __m256 inverse = _mm256_set1_ps(inverse_value);
@@ -168,10 +182,10 @@ void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stri
     for (; k + 32 <= depth; k += 32) {
       // int32 -> int16 -> int8 packs work within 128-bit halves: bytes come
       // out as [a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7], put back in order.
-      const __m256i ab = _mm256_packs_epi32(quantize8(_mm256_loadu_ps(row + k), inverse),
-                                            quantize8(_mm256_loadu_ps(row + k + 8), inverse));
-      const __m256i cd = _mm256_packs_epi32(quantize8(_mm256_loadu_ps(row + k + 16), inverse),
-                                            quantize8(_mm256_loadu_ps(row + k + 24), inverse));
+      const __m256i ab = _mm256_packs_epi32(quantize8(_mm256_loadu_ps(row + k), inverse, codes),
+                                            quantize8(_mm256_loadu_ps(row + k + 8), inverse, codes));
+      const __m256i cd = _mm256_packs_epi32(quantize8(_mm256_loadu_ps(row + k + 16), inverse, codes),
+                                            quantize8(_mm256_loadu_ps(row + k + 24), inverse, codes));
       const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(ab, cd),
                                                         _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + k), bytes);
@@ -180,7 +194,7 @@ void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stri
       const size_t count = depth - k < 8 ? depth - k : 8;
       const __m256 v = _mm256_maskload_ps(row + k, avx2::tail_mask(count));
       alignas(32) int32_t values[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(values), quantize8(v, inverse));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(values), quantize8(v, inverse, codes));
       for (size_t i = 0; i < count; ++i) q[k + i] = static_cast<int8_t>(values[i]);
     }
     for (size_t p = depth; p < stride; ++p) q[p] = 0;
@@ -188,7 +202,11 @@ void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stri
 }
 
 void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
-  run_tiles(a, first_block, block_count, kTiles, kMaxBlocks);
+  if (a.code_limit <= kNarrowCodes) {
+    run_tiles(a, first_block, block_count, kTiles<true>, kMaxBlocks);
+  } else {
+    run_tiles(a, first_block, block_count, kTiles<false>, kMaxBlocks);
+  }
 }
 
 }  // namespace edgemt::kernels::int8

@@ -2,8 +2,8 @@
 // -mavx512vnni; chosen only when the CPU has them).
 //
 // vpdpbusd multiplies unsigned by signed bytes, 4 per 32-bit lane: the
-// activations go in as xq + 128 (a sign-bit flip) and the epilogue subtracts
-// 128 · Σ_k wq per column, which the pack stores. A group of the packed
+// activations go in as xq + 128 (a sign-bit flip; codes of either limit)
+// and the epilogue subtracts 128 · Σ_k wq per column, which the pack stores. A group of the packed
 // weights is one 512-bit register: 16 columns × 4 depth.
 //
 // Tile: MR rows × NB blocks (16 columns each) of 32-bit accumulators,
@@ -77,8 +77,8 @@ constexpr size_t kMaxBlocks[4] = {4, 4, 4, 4};  // 16 accumulators at most
 
 }  // namespace
 
-void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride, int8_t* xq,
-                          float* scale) {
+void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride,
+                          int32_t limit, int8_t* xq, float* scale) {
   const size_t stride = padded_depth(depth);
   const size_t full = depth / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (depth - full)) - 1u);
@@ -95,12 +95,13 @@ void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_st
         max_bits, _mm512_and_si512(_mm512_maskz_loadu_epi32(tail, row + full), magnitude));
     const uint32_t bits = _mm512_reduce_max_epu32(max_bits);
     float inverse_value;
-    if (!regular_row_scale(bits, scale + m, &inverse_value)) {
-      quantize_rows(row, 1, depth, depth, q, scale + m);
+    if (!regular_row_scale(bits, limit, scale + m, &inverse_value)) {
+      quantize_rows(row, 1, depth, depth, limit, q, scale + m);
       continue;
     }
     const __m512 inverse = _mm512_set1_ps(inverse_value);
-    const __m512 high = _mm512_set1_ps(127.0f), low = _mm512_set1_ps(-127.0f);
+    const __m512 high = _mm512_set1_ps(static_cast<float>(limit));
+    const __m512 low = _mm512_set1_ps(-static_cast<float>(limit));
     auto convert = [&](__m512 v) {
       // Nearest, ties to even (what the portable 1.5·2^23 trick does), clamped.
       v = _mm512_roundscale_ps(_mm512_mul_ps(v, inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -7,7 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -143,14 +145,19 @@ TEST_CASE("kernels/int8: pack_weights_from rows on demand gives pack_weights' by
 
 TEST_CASE("kernels/int8: quantize_rows matches the reference on random rows of any depth") {
   Random rng(5);
+  for (int32_t limit : {kFullCodes, kNarrowCodes}) {
   for (size_t depth : {size_t{1}, size_t{3}, size_t{4}, size_t{17}, size_t{256}, size_t{1023}}) {
     const size_t rows = 6;
     std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 3.0f);
-    const testing::QuantizedRows want = testing::reference_quantize_rows(x, rows, depth);
+    const testing::QuantizedRows want = testing::reference_quantize_rows(x, rows, depth, limit);
     std::vector<int8_t> q(rows * padded_depth(depth), 99);
     std::vector<float> scale(rows, -1.0f);
-    quantize_rows(x.data(), rows, depth, depth, q.data(), scale.data());
+    quantize_rows(x.data(), rows, depth, depth, limit, q.data(), scale.data());
+    CAPTURE(limit);
     CAPTURE(depth);
+    int32_t largest = 0;
+    for (int8_t code : q) largest = std::max(largest, std::abs(static_cast<int32_t>(code)));
+    CHECK(largest == limit);  // max|x| maps to the limit
     CHECK(q == want.q);
     CHECK(testing::same_bits(scale.data(), want.scale.data(), rows));
     // Round to nearest: |x - q·scale| <= scale/2 (plus the float rounding of
@@ -165,6 +172,7 @@ TEST_CASE("kernels/int8: quantize_rows matches the reference on random rows of a
     }
     CHECK(within);
   }
+  }
 }
 
 TEST_CASE("kernels/int8: quantize_rows maps max|x| to +-127, rounds ties to even, pads zeros") {
@@ -172,13 +180,13 @@ TEST_CASE("kernels/int8: quantize_rows maps max|x| to +-127, rounds ties to even
   const std::vector<float> x = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, -3.5f};
   std::vector<int8_t> q(8, 99);
   float scale = 0;
-  quantize_rows(x.data(), 1, x.size(), x.size(), q.data(), &scale);
+  quantize_rows(x.data(), 1, x.size(), x.size(), kFullCodes, q.data(), &scale);
   CHECK(scale == 1.0f);
   CHECK(q == std::vector<int8_t>{127, 0, 2, 2, 0, -2, -4, 0});
   // The negative extreme maps to -127, never -128.
   const std::vector<float> y = {-3.0f, 1.5f, 0.75f};
   std::vector<int8_t> r(4, 99);
-  quantize_rows(y.data(), 1, 3, 3, r.data(), &scale);
+  quantize_rows(y.data(), 1, 3, 3, kFullCodes, r.data(), &scale);
   CHECK(scale == 3.0f / 127.0f);
   CHECK(r[0] == -127);
   CHECK(r[1] == 64);   // 1.5 · 127/3 = 63.5: tie, to even
@@ -186,11 +194,26 @@ TEST_CASE("kernels/int8: quantize_rows maps max|x| to +-127, rounds ties to even
   CHECK(r[3] == 0);
 }
 
+TEST_CASE("kernels/int8: quantize_rows with narrow codes maps max|x| to +-64, rounds ties to even") {
+  // max 64 gives 64/max = 1 exactly: q is x rounded, ties to even.
+  const std::vector<float> x = {-64.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 63.5f};
+  std::vector<int8_t> q(8, 99);
+  float scale = 0;
+  quantize_rows(x.data(), 1, x.size(), x.size(), kNarrowCodes, q.data(), &scale);
+  CHECK(scale == 1.0f);
+  CHECK(q == std::vector<int8_t>{-64, 0, 2, 2, 0, -2, 64, 0});
+  const std::vector<float> y = {3.0f, -1.5f, 0.75f, 0.1171875f};
+  std::vector<int8_t> r(4, 99);
+  quantize_rows(y.data(), 1, 4, 4, kNarrowCodes, r.data(), &scale);
+  CHECK(scale == 3.0f / 64.0f);
+  CHECK(r == std::vector<int8_t>{64, -32, 16, 2});  // 0.1171875 · 64/3 = 2.5: tie, to even
+}
+
 TEST_CASE("kernels/int8: quantize_rows - all-zero row gets scale 0, a non-finite row NaN") {
   const std::vector<float> x = {0.0f, -0.0f, 0.0f,  1.0f, INFINITY, 2.0f,  NAN, 1.0f, 0.0f,  4.0f, 2.0f, -1.0f};
   std::vector<int8_t> q(16, 99);
   std::vector<float> scale(4, -1.0f);
-  quantize_rows(x.data(), 4, 3, 3, q.data(), scale.data());
+  quantize_rows(x.data(), 4, 3, 3, kFullCodes, q.data(), scale.data());
   CHECK(scale[0] == 0.0f);
   CHECK(std::isnan(scale[1]));
   CHECK(std::isnan(scale[2]));
@@ -208,7 +231,7 @@ TEST_CASE("kernels/int8: quantize_rows - a row too small for 127 / max|x| is a z
                                 0.0f, 4e-37f, -1e-37f};
   std::vector<int8_t> q(16, 99);
   std::vector<float> scale(4, -1.0f);
-  quantize_rows(x.data(), 4, 3, 3, q.data(), scale.data());
+  quantize_rows(x.data(), 4, 3, 3, kFullCodes, q.data(), scale.data());
   CHECK(scale[0] == 0.0f);  // subnormal
   CHECK(scale[1] == 0.0f);  // the smallest subnormal
   CHECK(scale[2] == 0.0f);  // normal, still below 127 / FLT_MAX
@@ -223,7 +246,7 @@ TEST_CASE("kernels/int8: quantize_rows reads rows with a stride wider than the d
   const std::vector<float> x = {1.0f, -2.0f, 555.0f,  4.0f, 2.0f, 555.0f};
   std::vector<int8_t> q(8, 99);
   std::vector<float> scale(2);
-  quantize_rows(x.data(), 2, 2, 3, q.data(), scale.data());
+  quantize_rows(x.data(), 2, 2, 3, kFullCodes, q.data(), scale.data());
   CHECK(scale[0] == 2.0f / 127.0f);
   CHECK(scale[1] == 4.0f / 127.0f);
   CHECK(q == std::vector<int8_t>{64, -127, 0, 0, 127, 64, 0, 0});
@@ -233,6 +256,7 @@ TEST_CASE("kernels/int8: every variant's activation quantizer gives quantize_row
   Random rng(6);
   GemmVariant kernels[8];
   const size_t count = available_gemm_kernels(kernels, 8);
+  for (int32_t limit : {kFullCodes, kNarrowCodes}) {
   for (size_t depth : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{40}, size_t{256}, size_t{1023}}) {
     // Rows packed, then rows with a gap after each whose 1e6 must not be read.
     for (size_t gap : {size_t{0}, size_t{7}}) {
@@ -251,19 +275,21 @@ TEST_CASE("kernels/int8: every variant's activation quantizer gives quantize_row
       }
       std::vector<int8_t> want(rows * padded_depth(depth), 99);
       std::vector<float> want_scale(rows, -1.0f);
-      quantize_rows(x.data(), rows, depth, x_stride, want.data(), want_scale.data());
+      quantize_rows(x.data(), rows, depth, x_stride, limit, want.data(), want_scale.data());
       CHECK(want_scale[5] < 1.0f);  // normal(0, 3) values, not the gap's
       for (size_t i = 0; i < count; ++i) {
         std::vector<int8_t> q(want.size(), 99);
         std::vector<float> scale(rows, -1.0f);
-        kernels[i].quantize(x.data(), rows, depth, x_stride, q.data(), scale.data());
+        kernels[i].quantize(x.data(), rows, depth, x_stride, limit, q.data(), scale.data());
         CAPTURE(std::string(kernels[i].name));
+        CAPTURE(limit);
         CAPTURE(depth);
         CAPTURE(gap);
         CHECK(q == want);
         CHECK(testing::same_bits(scale.data(), want_scale.data(), rows));
       }
     }
+  }
   }
 }
 
@@ -275,7 +301,8 @@ TEST_CASE("kernels/int8: every GEMM kernel this CPU runs equals the exact intege
   CHECK(std::string(best_gemm_kernel().name) == kernels[0].name);
   for (size_t i = 0; i < count; ++i) {
     MESSAGE("int8 GEMM kernel: " << std::string(kernels[i].name));
-    testing::check_gemm_kernel_against_reference(kernels[i].kernel, kernels[i].name);
+    testing::check_gemm_kernel_against_reference(kernels[i].kernel, kernels[i].name, kFullCodes);
+    testing::check_gemm_kernel_against_reference(kernels[i].kernel, kernels[i].name, kNarrowCodes);
   }
 }
 
@@ -287,14 +314,15 @@ TEST_CASE("kernels/int8: a block range writes only its columns") {
   PackedWeights p;
   REQUIRE(pack_weights(w.q.data(), w.scale.data(), nullptr, columns, depth, storage.aligned(), &p));
   const std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 1.0f);
-  const testing::QuantizedRows xq = testing::reference_quantize_rows(x, rows, depth);
+  const testing::QuantizedRows xq = testing::reference_quantize_rows(x, rows, depth, kNarrowCodes);
   const std::vector<float> want =
       testing::reference_int8_gemm(xq, rows, depth, w.q, w.scale, nullptr, columns, false);
   GemmVariant kernels[8];
   const size_t count = available_gemm_kernels(kernels, 8);
   for (size_t i = 0; i < count; ++i) {
     std::vector<float> y(rows * columns, -7.0f);
-    GemmArgs args{xq.q.data(), padded_depth(depth), xq.scale.data(), rows, &p, y.data(), columns, false};
+    GemmArgs args{xq.q.data(), padded_depth(depth), xq.scale.data(), rows, &p, y.data(), columns, false,
+                  kNarrowCodes};
     kernels[i].kernel(args, 1, 2);  // blocks 1 and 2: columns [16, 48)
     bool ok = true;
     for (size_t m = 0; m < rows; ++m) {
@@ -319,11 +347,13 @@ TEST_CASE("kernels/int8: the int8 product stays within the quantization error of
   PackedWeights p;
   REQUIRE(pack_weights(w.q.data(), w.scale.data(), nullptr, columns, depth, storage.aligned(), &p));
   const std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 1.0f);
+  for (int32_t limit : {kFullCodes, kNarrowCodes}) {
   std::vector<int8_t> xq(rows * padded_depth(depth));
   std::vector<float> x_scale(rows);
-  quantize_rows(x.data(), rows, depth, depth, xq.data(), x_scale.data());
+  quantize_rows(x.data(), rows, depth, depth, limit, xq.data(), x_scale.data());
   std::vector<float> y(rows * columns);
-  GemmArgs args{xq.data(), padded_depth(depth), x_scale.data(), rows, &p, y.data(), columns, false};
+  GemmArgs args{xq.data(), padded_depth(depth), x_scale.data(), rows, &p, y.data(), columns, false,
+                limit};
   best_gemm_kernel().kernel(args, 0, p.block_count);
   bool within = true;
   double worst = 0;
@@ -340,8 +370,9 @@ TEST_CASE("kernels/int8: the int8 product stays within the quantization error of
       within = within && err <= bound * 1.001 + 1e-6 * std::fabs(exact);
     }
   }
-  MESSAGE("worst error / bound = " << worst);
+  MESSAGE("codes +-" << limit << ": worst error / bound = " << worst);
   CHECK(within);
+  }
 }
 
 }  // namespace

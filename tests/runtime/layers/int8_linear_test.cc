@@ -35,11 +35,14 @@ TEST_CASE("layers/int8_linear: matches the naive int8 reference on odd shapes, b
     for (size_t out : {size_t{1}, size_t{7}, size_t{300}}) {
       const testing::QuantizedWeights w = testing::random_int8_weights(rng, out, in);
       const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
-      for (int variant = 0; variant < 4; ++variant) {
+      for (int variant = 0; variant < 8; ++variant) {
         const bool with_bias = (variant & 1) != 0;
         const bool relu = (variant & 2) != 0;
+        const int32_t limit = (variant & 4) != 0 ? kernels::int8::kNarrowCodes : kernels::int8::kFullCodes;
         Int8Linear linear;
-        REQUIRE(linear.create(w.q.data(), w.scale.data(), with_bias ? b.data() : nullptr, in, out, relu).is_ok());
+        REQUIRE(linear.create(w.q.data(), w.scale.data(), with_bias ? b.data() : nullptr, in, out, relu,
+                              limit).is_ok());
+        CHECK(linear.code_limit() == limit);
         CHECK(linear.in_features() == in);
         CHECK(linear.out_features() == out);
         CHECK(linear.packed_bytes() == kernels::int8::packed_bytes(out, in));
@@ -50,7 +53,7 @@ TEST_CASE("layers/int8_linear: matches the naive int8 reference on odd shapes, b
           std::vector<float> y(rows * out, NAN);
           REQUIRE(linear.run(x.data(), rows, y.data(), nullptr, scratch.view).is_ok());
           const auto want = testing::reference_int8_gemm(
-              testing::reference_quantize_rows(x, rows, in), rows, in, w.q, w.scale,
+              testing::reference_quantize_rows(x, rows, in, limit), rows, in, w.q, w.scale,
               with_bias ? b.data() : nullptr, out, relu);
           CAPTURE(in);
           CAPTURE(out);
@@ -97,16 +100,22 @@ TEST_CASE("layers/int8_linear: bad matrices and missing scratch are errors, not 
   const std::vector<int8_t> w = {1, -2, 3, 4, -128, 6};  // [2, 3]
   const std::vector<float> scale = {0.5f, 0.25f};
   Int8Linear linear;
-  Status s = linear.create(w.data(), scale.data(), nullptr, 3, 2, false);
+  constexpr int32_t kNarrow = kernels::int8::kNarrowCodes;
+  Status s = linear.create(w.data(), scale.data(), nullptr, 3, 2, false, kNarrow);
   CHECK(s.code() == StatusCode::kInvalidModel);
   CHECK(std::string(s.message()).find("-128") != std::string::npos);
   const std::vector<int8_t> good = {1, -2, 3, 4, -127, 6};
   for (float bad : {-1.0f, NAN, INFINITY}) {
     const std::vector<float> bad_scale = {0.5f, bad};
-    s = linear.create(good.data(), bad_scale.data(), nullptr, 3, 2, false);
+    s = linear.create(good.data(), bad_scale.data(), nullptr, 3, 2, false, kNarrow);
     CHECK(s.code() == StatusCode::kInvalidModel);
   }
-  REQUIRE(linear.create(good.data(), scale.data(), nullptr, 3, 2, false).is_ok());
+  for (int32_t bad_limit : {0, 63, 100, 128}) {  // only the two code ranges the kernels know
+    s = linear.create(good.data(), scale.data(), nullptr, 3, 2, false, bad_limit);
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK(std::string(s.message()).find("code limit") != std::string::npos);
+  }
+  REQUIRE(linear.create(good.data(), scale.data(), nullptr, 3, 2, false, kNarrow).is_ok());
   const std::vector<float> x = {1, 2, 3, 4, 5, 6};
   std::vector<float> y(4);
   Scratch small(1, 3);
@@ -128,18 +137,27 @@ TEST_CASE("layers/int8_linear: an all-zero weight row and an all-zero input row 
   const std::vector<int8_t> w = {0, 0, 0, 5, -7, 9};  // row 0 all zero (scale 0)
   const std::vector<float> scale = {0.0f, 0.125f};
   const std::vector<float> bias = {1.5f, -2.0f};
-  Int8Linear linear;
-  REQUIRE(linear.create(w.data(), scale.data(), bias.data(), 3, 2, false).is_ok());
   const std::vector<float> x = {0, 0, 0, 1, 2, 3};  // row 0 all zero
-  std::vector<float> y(4);
-  Scratch scratch(2, 3);
-  REQUIRE(linear.run(x.data(), 2, y.data(), nullptr, scratch.view).is_ok());
-  CHECK(y[0] == 1.5f);
-  CHECK(y[1] == -2.0f);
-  CHECK(y[2] == 1.5f);
-  // x row 1 quantizes to {42, 85, 127} (3 -> 127, ties none), scale 3/127:
-  // Σ q·w = 42·5 - 85·7 + 127·9 = 758.
-  CHECK(y[3] == 758.0f * ((3.0f / 127.0f) * 0.125f) + -2.0f);
+  for (int32_t limit : {kernels::int8::kFullCodes, kernels::int8::kNarrowCodes}) {
+    Int8Linear linear;
+    REQUIRE(linear.create(w.data(), scale.data(), bias.data(), 3, 2, false, limit).is_ok());
+    std::vector<float> y(4);
+    Scratch scratch(2, 3);
+    REQUIRE(linear.run(x.data(), 2, y.data(), nullptr, scratch.view).is_ok());
+    CAPTURE(limit);
+    CHECK(y[0] == 1.5f);
+    CHECK(y[1] == -2.0f);
+    CHECK(y[2] == 1.5f);
+    if (limit == kernels::int8::kFullCodes) {
+      // x row 1 quantizes to {42, 85, 127} (3 -> 127, ties none), scale 3/127:
+      // Σ q·w = 42·5 - 85·7 + 127·9 = 758.
+      CHECK(y[3] == 758.0f * ((3.0f / 127.0f) * 0.125f) + -2.0f);
+    } else {
+      // narrow: {21, 43, 64} (21.33, 42.67), scale 3/64:
+      // Σ q·w = 21·5 - 43·7 + 64·9 = 380.
+      CHECK(y[3] == 380.0f * ((3.0f / 64.0f) * 0.125f) + -2.0f);
+    }
+  }
 }
 
 }  // namespace

@@ -10,7 +10,8 @@ namespace edgemt::kernels::int8 {
 namespace {
 
 TEST_CASE("kernels/int8/gemm_neon_dotprod: equals the exact integer reference" * doctest::skip(!cpu_features().neon_dotprod)) {
-  testing::check_gemm_kernel_against_reference(gemm_neon_dotprod, "gemm_neon_dotprod");
+  testing::check_gemm_kernel_against_reference(gemm_neon_dotprod, "gemm_neon_dotprod", kFullCodes);
+  testing::check_gemm_kernel_against_reference(gemm_neon_dotprod, "gemm_neon_dotprod", kNarrowCodes);
 }
 
 }  // namespace

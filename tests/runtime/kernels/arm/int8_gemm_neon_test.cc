@@ -10,7 +10,8 @@ namespace edgemt::kernels::int8 {
 namespace {
 
 TEST_CASE("kernels/int8/gemm_neon: equals the exact integer reference" * doctest::skip(!cpu_features().neon)) {
-  testing::check_gemm_kernel_against_reference(gemm_neon, "gemm_neon");
+  testing::check_gemm_kernel_against_reference(gemm_neon, "gemm_neon", kFullCodes);
+  testing::check_gemm_kernel_against_reference(gemm_neon, "gemm_neon", kNarrowCodes);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The AVX2 int8 GEMM (sign trick, vpmaddubsw) against the exact integer reference (tests/support/int8_reference.h);
+// The AVX2 int8 GEMM (vpmaddubsw: offset codes when narrow, the sign trick when full) against the exact integer reference (tests/support/int8_reference.h);
 // skipped on CPUs without AVX2.
 #include <doctest/doctest.h>
 
@@ -10,7 +10,8 @@ namespace edgemt::kernels::int8 {
 namespace {
 
 TEST_CASE("kernels/int8/gemm_avx2: equals the exact integer reference" * doctest::skip(!cpu_features().avx2)) {
-  testing::check_gemm_kernel_against_reference(gemm_avx2, "gemm_avx2");
+  testing::check_gemm_kernel_against_reference(gemm_avx2, "gemm_avx2", kFullCodes);
+  testing::check_gemm_kernel_against_reference(gemm_avx2, "gemm_avx2", kNarrowCodes);
 }
 
 }  // namespace

@@ -10,7 +10,8 @@ namespace edgemt::kernels::int8 {
 namespace {
 
 TEST_CASE("kernels/int8/gemm_avx512_vnni: equals the exact integer reference" * doctest::skip(!cpu_features().avx512_vnni)) {
-  testing::check_gemm_kernel_against_reference(gemm_avx512_vnni, "gemm_avx512_vnni");
+  testing::check_gemm_kernel_against_reference(gemm_avx512_vnni, "gemm_avx512_vnni", kFullCodes);
+  testing::check_gemm_kernel_against_reference(gemm_avx512_vnni, "gemm_avx512_vnni", kNarrowCodes);
 }
 
 }  // namespace
