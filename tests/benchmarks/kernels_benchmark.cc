@@ -97,7 +97,7 @@ BENCHMARK(BM_PackedF32Gemm)
     ->ArgNames({"M", "K", "N"})
     ->Args({1, 256, 8000})->Args({4, 256, 8000})->Args({32, 256, 8000})->Args({128, 256, 8000})
     ->Args({128, 256, 768})->Args({128, 256, 1024})->Args({128, 1024, 256})->Args({320, 256, 1024})
-    ->Args({128, 512, 58101});
+    ->Args({128, 512, 58101})->Args({128, 512, 2048})->Args({128, 2048, 512});
 
 // Shape of one [n, k] weight matrix (k inputs, n outputs).
 struct MatrixShape {
