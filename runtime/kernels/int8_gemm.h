@@ -35,10 +35,11 @@ namespace edgemt::kernels::int8 {
 // unsigned operand: a pair is at most 2·128·127 = 32512 < 32767, exact, at
 // 3 instructions per 32 multiply-adds; with 127 it needs the sign trick and
 // 4 (x86/int8_gemm_avx2.cc). Int8 models use narrow codes (Int8Linear;
-// Multi30k en→de BLEU equal within 0.2 to full codes, README "Int8
-// activations"); the arg-max shortcut full ones, as its bound grows with
-// the activations' rounding error (layers/argmax_shortcut.h). Every kernel
-// sums either exactly, so the bits stay the same on every CPU.
+// Multi30k en→de BLEU within 0.2 of full codes, fewer outputs identical to
+// fp32: README "Int8 activation codes"); the arg-max shortcut full ones, as
+// its bound grows with the activations' rounding error
+// (layers/argmax_shortcut.h). Every kernel sums either exactly, so the bits
+// stay the same on every CPU.
 inline constexpr int32_t kFullCodes = 127;
 inline constexpr int32_t kNarrowCodes = 64;
 
