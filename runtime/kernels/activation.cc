@@ -1,5 +1,6 @@
 #include "kernels/activation.h"
 
+#include "core/cpu_features.h"
 #include "kernels/portable_math.h"
 
 namespace edgemt {
@@ -28,9 +29,19 @@ void gelu(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = x[i] * math::normal_cdf_f32(x[i]);
 }
 
-void swish(float* x, size_t n) {
+void swish_portable(float* x, size_t n) {
   // x / (1 + e^-x), as torch's silu: e^-x = inf for x < -89 gives -0.
   for (size_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + math::exp_f32(-x[i]));
+}
+
+void swish(float* x, size_t n) {
+#if defined(__x86_64__)
+  if (cpu_features().avx2) {
+    swish_avx2(x, n);
+    return;
+  }
+#endif
+  swish_portable(x, n);
 }
 
 void apply_activation(Activation activation, float* x, size_t n) {

@@ -17,8 +17,13 @@ namespace edgemt::kernels {
 void relu(float* x, size_t n);
 // Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2))), as torch's default.
 void gelu(float* x, size_t n);
-// SiLU: x * sigmoid(x).
+// SiLU: x * sigmoid(x), as x / (1 + e^-x) with math::exp_f32. The AVX2
+// variant gives the portable loop's bits; swish() runs the fastest.
 void swish(float* x, size_t n);
+void swish_portable(float* x, size_t n);
+#if defined(__x86_64__)
+void swish_avx2(float* x, size_t n);
+#endif
 
 void apply_activation(Activation activation, float* x, size_t n);
 

@@ -104,19 +104,40 @@ struct MatrixShape {
   size_t k, n;
 };
 
-// `layers` repeats of `layer`'s matrices as own packed f32 Linears with
-// random weights (matrix i from seed 10 + i). False on CPUs without the own
-// f32 kernel.
+// `layers` repeats of `layer`'s matrices, then `tail`'s, as own packed f32
+// Linears with random weights (matrix i from seed 10 + i). False on CPUs
+// without the own f32 kernel.
 bool make_packed_chain(const std::vector<MatrixShape>& layer, size_t layers,
-                       std::vector<edgemt::Linear>* chain) {
-  *chain = std::vector<edgemt::Linear>(layers * layer.size());
+                       std::vector<edgemt::Linear>* chain, const std::vector<MatrixShape>& tail = {}) {
+  const size_t repeated = layers * layer.size();
+  *chain = std::vector<edgemt::Linear>(repeated + tail.size());
   for (size_t i = 0; i < chain->size(); ++i) {
-    const MatrixShape shape = layer[i % layer.size()];
+    const MatrixShape shape = i < repeated ? layer[i % layer.size()] : tail[i - repeated];
     const std::vector<float> w = random_vector(shape.n * shape.k, static_cast<uint32_t>(10 + i));
     const std::vector<float> b = random_vector(shape.n, 2);
     if (!(*chain)[i].create_packed_f32(w.data(), b.data(), shape.k, shape.n).is_ok()) return false;
   }
   return true;
+}
+
+// A run-phase pool of `threads`, or nullptr after marking the benchmark
+// skipped.
+std::unique_ptr<edgemt::ThreadPool> make_pool_or_skip(benchmark::State& state, size_t threads) {
+  std::unique_ptr<edgemt::ThreadPool> pool;
+  if (!edgemt::ThreadPool::create(threads, &pool).is_ok()) {
+    state.SkipWithError("ThreadPool::create failed");
+    return nullptr;
+  }
+  return pool;
+}
+
+// Floating-point operations of running every Linear of `chain` on `rows` rows.
+double chain_flops(const std::vector<edgemt::Linear>& chain, size_t rows) {
+  double flops = 0;
+  for (const edgemt::Linear& linear : chain) {
+    flops += 2.0 * static_cast<double>(rows * linear.in_features() * linear.out_features());
+  }
+  return flops;
 }
 
 // The own packed f32 GEMM over a chain of 24 encoder matrices (6 layers of
@@ -131,10 +152,7 @@ void BM_PackedF32GemmChain(benchmark::State& state) {
     state.SkipWithError("no own f32 GEMM kernel on this CPU");
     return;
   }
-  double flops = 0;
-  for (const edgemt::Linear& linear : chain) {
-    flops += 2.0 * static_cast<double>(m * linear.in_features() * linear.out_features());
-  }
+  const double flops = chain_flops(chain, m);
   const std::vector<float> x = random_vector(m * 1024, 3);
   std::vector<float> y(m * 1024 + 64);
   for (auto _ : state) {
@@ -163,11 +181,8 @@ void BM_PackedF32DecoderChain(benchmark::State& state) {
     state.SkipWithError("no own f32 GEMM kernel on this CPU");
     return;
   }
-  std::unique_ptr<edgemt::ThreadPool> pool;
-  if (!edgemt::ThreadPool::create(threads, &pool).is_ok()) {
-    state.SkipWithError("ThreadPool::create failed");
-    return;
-  }
+  std::unique_ptr<edgemt::ThreadPool> pool = make_pool_or_skip(state, threads);
+  if (pool == nullptr) return;
   const std::vector<float> x = random_vector(1024, 3);
   std::vector<float> y(1024 + 64);
   size_t bytes = 0;
@@ -192,6 +207,39 @@ void BM_PackedF32DecoderChain(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
 }
 BENCHMARK(BM_PackedF32DecoderChain)->ArgNames({"threads", "evict_mb"})->ArgsProduct({{1, 2}, {0, 12, 24}})->UseManualTime();
+
+// A batch-32 × beam-4 f32 decoder step's products on an OPUS-MT-base-shaped
+// model (6 layers of self qkv, self out, cross q, cross out, ffn in, ffn out
+// at d 512, ffn 2048, then the 58,101 × 512 output projection: 203 MB, all
+// read from memory each step) at 128 rows, on 1 or 2 threads of the run
+// phase's pool: the GEMM part of that workload's step and how far a second
+// thread speeds it up. Arg: threads.
+void BM_PackedF32BeamStepChain(benchmark::State& state) {
+  const size_t threads = static_cast<size_t>(state.range(0));
+  constexpr size_t kRows = 128;
+  std::vector<edgemt::Linear> chain;
+  if (!make_packed_chain({{512, 1536}, {512, 512}, {512, 512}, {512, 512}, {512, 2048}, {2048, 512}}, 6,
+                         &chain, {{512, 58101}})) {
+    state.SkipWithError("no own f32 GEMM kernel on this CPU");
+    return;
+  }
+  std::unique_ptr<edgemt::ThreadPool> pool = make_pool_or_skip(state, threads);
+  if (pool == nullptr) return;
+  const double flops = chain_flops(chain, kRows);
+  const std::vector<float> x = random_vector(kRows * 2048, 3);
+  std::vector<float> y(kRows * 58101 + 64);
+  for (auto _ : state) {
+    pool->wake_for(edgemt::ThreadPool::kWakeNanoseconds);
+    for (const edgemt::Linear& linear : chain) {
+      if (!linear.run(x.data(), kRows, y.data(), edgemt::Parallel(pool.get())).is_ok()) {
+        state.SkipWithError("run failed");
+      }
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_flops(state, flops);
+}
+BENCHMARK(BM_PackedF32BeamStepChain)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Args: query rows, keys (head_dim 64, scale 1/8).
 void BM_Attention(benchmark::State& state) {

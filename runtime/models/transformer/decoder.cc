@@ -6,7 +6,7 @@
 
 #include "core/parallel.h"
 #include "core/profile.h"
-#include "kernels/activation.h"
+#include "models/transformer/activation_step.h"
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
@@ -224,7 +224,7 @@ Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
     in = timed_sublayer_input(c, layer.ffn_norm, w.dec_x, rows, w.dec_norm);
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kFfn, layer.ffn_in, in, rows, w.dec_ffn));  // [R, f]
     if (config.activation != Activation::kRelu) {
-      kernels::apply_activation(config.activation, w.dec_ffn, rows * config.ffn_dim);
+      activation_step(c.parallel, config.activation, w.dec_ffn, rows, config.ffn_dim);
     }
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kFfn, layer.ffn_out, w.dec_ffn, rows, w.dec_out));
     timed_residual_step(c, layer.ffn_norm, w.dec_out, rows, w.dec_x);

@@ -4,7 +4,7 @@
 
 #include "core/parallel.h"
 #include "core/profile.h"
-#include "kernels/activation.h"
+#include "models/transformer/activation_step.h"
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
@@ -80,7 +80,7 @@ Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequence
     in = sublayer_input(c.parallel, placement, layer.ffn_norm, eps, w.enc_x, rows, d, w.enc_norm);
     EDGEMT_RETURN_IF_ERROR(linear(layer.ffn_in, in, w.enc_ffn));  // [rows, f]
     if (config.activation != Activation::kRelu) {  // ReLU is fused into the GEMM
-      kernels::apply_activation(config.activation, w.enc_ffn, rows * config.ffn_dim);
+      activation_step(c.parallel, config.activation, w.enc_ffn, rows, config.ffn_dim);
     }
     EDGEMT_RETURN_IF_ERROR(linear(layer.ffn_out, w.enc_ffn, w.enc_out));
     residual_step(c.parallel, placement, layer.ffn_norm, eps, w.enc_out, rows, d, w.enc_x);

@@ -2,16 +2,19 @@
 // once, the slot is below the pool's thread count, a slot is never used by
 // two threads at once (per-slot scratch is safe), and counts of 0 and below
 // the thread count work. Work estimated below kMinParallelNanoseconds runs
-// on the calling thread in slot 0.
+// on the calling thread in slot 0; a long job is cut into more chunks.
 #include "core/parallel.h"
 
 #include <doctest/doctest.h>
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "support/thread_pool.h"
@@ -125,6 +128,47 @@ TEST_CASE("core/parallel: work below the threshold runs on the calling thread in
     CHECK(on_caller);
     CHECK(slot_zero);
   }
+}
+
+// The ranges parallel_ranges hands out for a job of `count` items estimated
+// at `nanoseconds`: sorted, they must tile [0, count) exactly.
+std::vector<std::pair<size_t, size_t>> ranges_of(ThreadPool* pool, size_t count, size_t nanoseconds) {
+  std::mutex mutex;
+  std::vector<std::pair<size_t, size_t>> ranges;
+  auto f = [&](size_t begin, size_t end, size_t) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ranges.emplace_back(begin, end);
+  };
+  parallel_ranges(Parallel(pool, 0), count, kChunksPerThread, nanoseconds, f);
+  std::sort(ranges.begin(), ranges.end());
+  return ranges;
+}
+
+bool tiles(const std::vector<std::pair<size_t, size_t>>& ranges, size_t count) {
+  size_t next = 0;
+  for (const auto& r : ranges) {
+    if (r.first != next || r.second <= r.first) return false;
+    next = r.second;
+  }
+  return next == count;
+}
+
+TEST_CASE("core/parallel: a long job is cut into chunks of at most kLongestChunkNanoseconds") {
+  Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  const size_t few = 2 * kChunksPerThread;
+  // Short: threads × kChunksPerThread chunks.
+  auto ranges = ranges_of(pool.get(), 1000, kLongestChunkNanoseconds);
+  CHECK(ranges.size() == few);
+  CHECK(tiles(ranges, 1000));
+  // Long: one chunk per kLongestChunkNanoseconds of the estimate.
+  ranges = ranges_of(pool.get(), 1000, 60 * kLongestChunkNanoseconds + 1);
+  CHECK(ranges.size() == 60);
+  CHECK(tiles(ranges, 1000));
+  // Never more chunks than items.
+  ranges = ranges_of(pool.get(), 25, 60 * kLongestChunkNanoseconds);
+  CHECK(ranges.size() == 25);
+  CHECK(tiles(ranges, 25));
 }
 
 TEST_CASE("core/parallel: worth() needs a pool of 2+ threads and enough work") {
