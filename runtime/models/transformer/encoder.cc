@@ -4,10 +4,10 @@
 
 #include "core/parallel.h"
 #include "core/profile.h"
-#include "models/transformer/activation_step.h"
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
+#include "models/transformer/activation_step.h"
 #include "models/transformer/residual.h"
 
 namespace edgemt {
