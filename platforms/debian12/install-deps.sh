@@ -4,6 +4,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
+  ccache                                     # every build of the test tiers goes through it
   libxnnpack-dev libpthreadpool-dev          # GEMMs (xnnpack.h includes pthreadpool.h, which libxnnpack-dev omits)
   libflatbuffers-dev flatbuffers-compiler python3-flatbuffers
   doctest-dev libbenchmark-dev

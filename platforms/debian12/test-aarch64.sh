@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Cross-builds edgemt for aarch64 Linux (Release, warnings as errors) and runs
+# Cross-builds edgemt for aarch64 Linux (Release, warnings as errors; through
+# ccache when installed, platforms/debian12/ccache.sh) and runs
 # its tests under qemu-user, once per CPU named (run as root: it installs the
 # cross compiler, qemu and the arm64 sysroot first).
 #
@@ -24,6 +25,7 @@
 #                             emulation is ~100x slower than native)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/platforms/debian12/ccache.sh"
 build=${EDGEMT_AARCH64_BUILD_DIR:-$root/build-aarch64}
 jobs=$(nproc 2>/dev/null || echo 2)
 if [ $# -gt 0 ]; then
@@ -38,9 +40,10 @@ bash "$root/platforms/debian12/install-aarch64.sh"
 t_install=$((SECONDS - t0))
 
 t0=$SECONDS
+mapfile -t launcher < <(cmake_launcher_args)
 cmake -S "$root" -B "$build" \
   -DCMAKE_TOOLCHAIN_FILE="$root/platforms/cmake/aarch64-linux-gnu.cmake" \
-  -DCMAKE_BUILD_TYPE=Release -DEDGEMT_WERROR=ON
+  -DCMAKE_BUILD_TYPE=Release -DEDGEMT_WERROR=ON "${launcher[@]}"
 cmake --build "$build" -j "$jobs"
 t_build=$((SECONDS - t0))
 
