@@ -53,8 +53,10 @@ cpu_family() {
 slowest_tests() {
   local log=$1 count=$2
   sed -nE 's/^ *[0-9]+\/[0-9]+ +Test +#[0-9]+: (.*[^ .]) \.+ *(\*\*\*)?[A-Za-z ]+ +([0-9.]+) sec.*$/\3\t\1/p' "$log" |
-    sort -t "$(printf '\t')" -k1,1 -rn | head -n "$count" |
-    awk -F '\t' '{printf "  %7.1f s  %s\n", $1, $2}'
+    sort -t "$(printf '\t')" -k1,1 -rn |
+    awk -F '\t' -v count="$count" 'NR <= count {printf "  %7.1f s  %s\n", $1, $2}'
+  # (awk reads to the end: with `head` the sort before it could die of
+  # SIGPIPE, and pipefail would make that the tier's status.)
 }
 
 report_stages() {
