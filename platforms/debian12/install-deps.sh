@@ -46,6 +46,18 @@ else
   echo "install-deps: sacrebleu $sacrebleu_version present"
 fi
 
+# The model file's CRC-32C checksums (format version 4) are computed with
+# Google's `google-crc32c` (PyPI; hardware CRC through its C extension),
+# pinned and without dependencies, into /usr/local like sacrebleu.
+crc32c_version=1.5.0
+if [ "$(/usr/bin/python3 -c 'import google_crc32c, importlib.metadata as m; print(m.version("google-crc32c"))' 2>/dev/null)" != "$crc32c_version" ]; then
+  echo "install-deps: installing google-crc32c $crc32c_version from PyPI"
+  /usr/bin/python3 -m pip install -q --no-deps --break-system-packages --root-user-action=ignore \
+    "google-crc32c==$crc32c_version"
+else
+  echo "install-deps: google-crc32c $crc32c_version present"
+fi
+
 # Hugging Face model.safetensors files are read with the `safetensors`
 # package (PyPI; Debian 12 has none): pinned, without dependencies (numpy
 # is Debian's), into /usr/local like sacrebleu.

@@ -181,20 +181,43 @@ const char* edgemt_code_name(edgemt_code code) {
 // ---- Model ------------------------------------------------------------------
 
 edgemt_code edgemt_model_open(const char* path, edgemt_model** out, edgemt_error* error) {
-  if (path == nullptr || out == nullptr) {
-    return fail(error, StatusCode::kInvalidArgument, "edgemt_model_open: path and out must not be NULL");
-  }
-  std::unique_ptr<edgemt::Model> loaded;
-  const Status status = edgemt::Model::load(path, &loaded);
-  if (!status.is_ok()) return report(error, status);
-  return finish_open(std::move(loaded), out, error);
+  return edgemt_model_open_with(path, 0, out, error);
 }
 
 edgemt_code edgemt_model_open_memory(const void* data, size_t size, edgemt_model** out,
                                      edgemt_error* error) {
+  return edgemt_model_open_memory_with(data, size, 0, out, error);
+}
+
+edgemt_code edgemt_model_open_with(const char* path, uint32_t flags, edgemt_model** out,
+                                   edgemt_error* error) {
+  if (path == nullptr || out == nullptr) {
+    return fail(error, StatusCode::kInvalidArgument, "edgemt_model_open: path and out must not be NULL");
+  }
+  if ((flags & ~(EDGEMT_OPEN_COPY | EDGEMT_OPEN_SKIP_CHECKSUM)) != 0) {
+    return report(error, Status::error(StatusCode::kInvalidArgument,
+                                       "edgemt_model_open_with: unknown flags 0x%x", flags));
+  }
+  edgemt::LoadOptions options;
+  options.mode = (flags & EDGEMT_OPEN_COPY) != 0 ? edgemt::LoadMode::kCopy : edgemt::LoadMode::kMap;
+  options.verify_checksum = (flags & EDGEMT_OPEN_SKIP_CHECKSUM) == 0;
+  std::unique_ptr<edgemt::Model> loaded;
+  const Status status = edgemt::Model::load(path, options, &loaded);
+  if (!status.is_ok()) return report(error, status);
+  return finish_open(std::move(loaded), out, error);
+}
+
+edgemt_code edgemt_model_open_memory_with(const void* data, size_t size, uint32_t flags,
+                                          edgemt_model** out, edgemt_error* error) {
   if (data == nullptr || out == nullptr) {
     return fail(error, StatusCode::kInvalidArgument,
                 "edgemt_model_open_memory: data and out must not be NULL");
+  }
+  if ((flags & ~uint32_t{EDGEMT_OPEN_SKIP_CHECKSUM}) != 0) {
+    return report(error, Status::error(StatusCode::kInvalidArgument,
+                                       "edgemt_model_open_memory_with: flags 0x%x: only "
+                                       "EDGEMT_OPEN_SKIP_CHECKSUM applies to a buffer",
+                                       flags));
   }
   if (reinterpret_cast<uintptr_t>(data) % EDGEMT_MODEL_ALIGNMENT != 0) {
     return report(error, Status::error(StatusCode::kInvalidArgument,
@@ -202,8 +225,10 @@ edgemt_code edgemt_model_open_memory(const void* data, size_t size, edgemt_model
                                        "%d-byte aligned (EDGEMT_MODEL_ALIGNMENT)",
                                        data, EDGEMT_MODEL_ALIGNMENT));
   }
+  edgemt::LoadOptions options;
+  options.verify_checksum = (flags & EDGEMT_OPEN_SKIP_CHECKSUM) == 0;
   std::unique_ptr<edgemt::Model> loaded;
-  const Status status = edgemt::Model::from_buffer(data, size, &loaded);
+  const Status status = edgemt::Model::from_buffer(data, size, options, &loaded);
   if (!status.is_ok()) return report(error, status);
   return finish_open(std::move(loaded), out, error);
 }

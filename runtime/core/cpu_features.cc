@@ -25,6 +25,7 @@ CpuFeatures detect() {
   f.fp16_arith = override_is("fp16");
 #if defined(__x86_64__)
   __builtin_cpu_init();
+  f.sse42 = __builtin_cpu_supports("sse4.2");
   f.avx2 = __builtin_cpu_supports("avx2");
   f.fma = __builtin_cpu_supports("fma");
   f.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -36,6 +37,7 @@ CpuFeatures detect() {
 #if defined(__linux__)
   const unsigned long hwcap = getauxval(AT_HWCAP);
   f.neon_dotprod = (hwcap & HWCAP_ASIMDDP) != 0;
+  f.crc32 = (hwcap & HWCAP_CRC32) != 0;
   f.fp16_arith = f.fp16_arith || ((hwcap & HWCAP_FPHP) != 0 && (hwcap & HWCAP_ASIMDHP) != 0);
 #endif
 #endif

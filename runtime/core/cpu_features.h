@@ -16,6 +16,7 @@ namespace edgemt {
 
 struct CpuFeatures {
   // x86-64
+  bool sse42 = false;        // crc32 (the model file's CRC-32C, kernels/crc32c.h)
   bool avx2 = false;
   bool fma = false;          // FMA3 (with AVX2: the own f32 GEMM's x86 kernel)
   bool avx512 = false;       // AVX-512 F, BW, VL, DQ (the vocabulary-row passes)
@@ -24,6 +25,7 @@ struct CpuFeatures {
   bool neon = false;         // always on AArch64
   bool neon_dotprod = false; // SDOT/UDOT (ARMv8.2 DotProd, e.g. Cortex-A76)
   bool fp16_arith = false;   // FP16 arithmetic in scalar and NEON (ARMv8.2 FP16)
+  bool crc32 = false;        // CRC32/CRC32C instructions (optional in ARMv8.0)
 };
 
 const CpuFeatures& cpu_features();

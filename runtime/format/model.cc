@@ -123,7 +123,7 @@ Status copy_vectors(Model::Impl* impl) {
 // Verifies `data` and wraps it, with `file` and `copy` (either or both
 // empty) moved into the Impl.
 Status make_model(const uint8_t* data, size_t size, MappedFile file, CopiedFile copy,
-                  std::unique_ptr<Model::Impl>* impl) {
+                  bool verify_checksum, std::unique_ptr<Model::Impl>* impl) {
   impl->reset(new (std::nothrow) Model::Impl);
   if (!*impl) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model");
   (*impl)->file = std::move(file);
@@ -137,8 +137,11 @@ Status make_model(const uint8_t* data, size_t size, MappedFile file, CopiedFile 
   const TensorChecked release = [](const void* context, const TensorView& tensor) {
     static_cast<const MappedFile*>(context)->release_pages(tensor.data, tensor.size_bytes);
   };
-  EDGEMT_RETURN_IF_ERROR(verify_model(data, size, &(*impl)->model,
-                                      (*impl)->file.is_mapped() ? release : nullptr, &(*impl)->file));
+  VerifyOptions options;
+  options.verify_checksum = verify_checksum;
+  options.checked = (*impl)->file.is_mapped() ? release : nullptr;
+  options.context = &(*impl)->file;
+  EDGEMT_RETURN_IF_ERROR(verify_model(data, size, &(*impl)->model, options));
   if ((*impl)->file.is_mapped()) EDGEMT_RETURN_IF_ERROR(copy_vectors(impl->get()));
   const VerifiedModel& model = (*impl)->model;
   for (size_t i = 0; i < model.tensor_count; ++i) {
@@ -176,13 +179,13 @@ Status Model::load(const char* path, const LoadOptions& options, std::unique_ptr
     EDGEMT_RETURN_IF_ERROR(CopiedFile::read(path, &copy));
     const uint8_t* data = copy.data();
     const size_t size = copy.size();
-    EDGEMT_RETURN_IF_ERROR(make_model(data, size, MappedFile(), std::move(copy), &impl));
+    EDGEMT_RETURN_IF_ERROR(make_model(data, size, MappedFile(), std::move(copy), options.verify_checksum, &impl));
   } else if (options.mode == LoadMode::kMap) {
     MappedFile file;
     EDGEMT_RETURN_IF_ERROR(MappedFile::open(path, &file));
     const uint8_t* data = file.data();
     const size_t size = file.size();
-    EDGEMT_RETURN_IF_ERROR(make_model(data, size, std::move(file), CopiedFile(), &impl));
+    EDGEMT_RETURN_IF_ERROR(make_model(data, size, std::move(file), CopiedFile(), options.verify_checksum, &impl));
   } else {
     return Status::error(StatusCode::kInvalidArgument, "Model::load: unknown load mode %d",
                          static_cast<int>(options.mode));
@@ -191,6 +194,11 @@ Status Model::load(const char* path, const LoadOptions& options, std::unique_ptr
 }
 
 Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>* out) {
+  return from_buffer(data, size, LoadOptions(), out);
+}
+
+Status Model::from_buffer(const void* data, size_t size, const LoadOptions& options,
+                          std::unique_ptr<Model>* out) {
   if (data == nullptr || out == nullptr) {
     return Status::error(StatusCode::kInvalidArgument, "Model::from_buffer: null argument");
   }
@@ -202,11 +210,12 @@ Status Model::from_buffer(const void* data, size_t size, std::unique_ptr<Model>*
   }
   std::unique_ptr<Impl> impl;
   EDGEMT_RETURN_IF_ERROR(make_model(static_cast<const uint8_t*>(data), size, MappedFile(),
-                                    CopiedFile(), &impl));
+                                    CopiedFile(), options.verify_checksum, &impl));
   return adopt(std::move(impl), out);
 }
 
 uint32_t Model::format_version() const { return impl_->model.format_version; }
+const FileChecksum& Model::checksum() const { return impl_->model.checksum; }
 const char* Model::family() const { return family_name(impl_->model.family.id); }
 uint32_t Model::vocab_size() const { return family_vocab_size(impl_->model.family); }
 uint32_t Model::source_vocab_size() const {

@@ -7,8 +7,10 @@
 #include <new>
 
 #include "format/crc32.h"
+#include "format/integrity.h"
 #include "format/sentencepiece_verifier.h"
 #include "format/weight_values.h"
+#include "kernels/crc32c.h"
 #include "models/families.h"
 #include "models/family_schema.h"
 #include "schema/edgemt_generated.h"
@@ -60,8 +62,42 @@ Status read_format_version(const uint8_t* buffer, size_t buffer_size, uint32_t* 
   return Status::ok();
 }
 
-Status verify_container(const uint8_t* data, size_t size, const fb::Model** root,
-                        uint32_t* flatbuffer_size) {
+// Reads weights_size the same way (before the whole FlatBuffer is verified:
+// the integrity trailer's place depends on it).
+Status read_weights_size(const uint8_t* buffer, size_t buffer_size, uint64_t* weights_size) {
+  flatbuffers::Verifier::Options options;
+  options.max_depth = kMaxFlatBufferDepth;
+  options.max_tables = kMaxFlatBufferTables;
+  flatbuffers::Verifier verifier(buffer, buffer_size, options);
+  const flatbuffers::uoffset_t root = verifier.VerifyOffset(kSizePrefixBytes);
+  if (root == 0) return invalid("model FlatBuffer is corrupt: bad root table offset");
+  const auto* table = reinterpret_cast<const flatbuffers::Table*>(buffer + kSizePrefixBytes + root);
+  if (!table->VerifyTableStart(verifier) ||
+      !table->VerifyField<uint64_t>(verifier, fb::Model::VT_WEIGHTS_SIZE, sizeof(uint64_t))) {
+    return invalid("model FlatBuffer is corrupt: bad root table");
+  }
+  *weights_size = reinterpret_cast<const fb::Model*>(table)->weights_size();
+  return Status::ok();
+}
+
+// The weight segment's bounds (step 5's first check), from the size prefix
+// and weights_size.
+Status segment_bounds(uint64_t flatbuffer_end, uint64_t weights_size, size_t size,
+                      uint64_t* segment) {
+  *segment = align_to_weight_alignment(flatbuffer_end);
+  if (*segment > size || weights_size > size - *segment) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "model file is truncated: its weight segment needs %llu bytes from "
+                         "offset %llu, the file has %zu bytes",
+                         static_cast<unsigned long long>(weights_size),
+                         static_cast<unsigned long long>(*segment), size);
+  }
+  return Status::ok();
+}
+
+Status verify_container(const uint8_t* data, size_t size, bool verify_checksum,
+                        const fb::Model** root, uint32_t* flatbuffer_size,
+                        IntegrityTrailer* trailer) {
   // Size prefix + root offset + identifier.
   constexpr size_t kHeaderBytes = 2 * kSizePrefixBytes + flatbuffers::kFileIdentifierLength;
   if (size < kHeaderBytes) {
@@ -107,6 +143,18 @@ Status verify_container(const uint8_t* data, size_t size, const fb::Model** root
                          "model format version %u is not supported (this runtime reads versions "
                          "%u to %u)",
                          version, kOldestFormatVersion, kFormatVersion);
+  }
+
+  // Step 3b: version 4 and later, the integrity trailer and the header's
+  // checksum, before the FlatBuffer is walked (a damaged file is named as
+  // such rather than as a corrupt FlatBuffer).
+  if (version >= kFirstChecksummedFormatVersion) {
+    uint64_t weights_size = 0;
+    uint64_t segment = 0;
+    EDGEMT_RETURN_IF_ERROR(read_weights_size(data, static_cast<size_t>(fb_end), &weights_size));
+    EDGEMT_RETURN_IF_ERROR(segment_bounds(fb_end, weights_size, size, &segment));
+    EDGEMT_RETURN_IF_ERROR(read_integrity_trailer(data, size, segment + weights_size, trailer));
+    if (verify_checksum) EDGEMT_RETURN_IF_ERROR(check_header_checksum(data, segment, *trailer));
   }
 
   flatbuffers::Verifier::Options options;
@@ -543,49 +591,76 @@ const char* describe_f32(float value) {
   return std::isnan(value) ? "NaN" : (value > 0.0f ? "+inf" : "-inf");
 }
 
-// Every value of one tensor: finite floats (and, for int8 row scales, >= 0:
-// 0 only for an all-zero row), int8 codes in [-127, 127].
-Status check_tensor_values(const TensorView& tensor) {
-  const size_t count = static_cast<size_t>(tensor.element_count());
+// Values [begin, end) of one tensor: finite floats (and, for int8 row
+// scales, >= 0: 0 only for an all-zero row), int8 codes in [-127, 127].
+Status check_tensor_values(const TensorView& tensor, size_t begin, size_t end) {
+  const size_t count = end - begin;
   switch (tensor.dtype) {
     case DType::kF32: {
-      const float* values = static_cast<const float*>(tensor.data);
+      const float* values = static_cast<const float*>(tensor.data) + begin;
       const size_t at = find_non_finite_f32(values, count);
       if (at != count) {
-        return bad_value(tensor, at, describe_f32(values[at]), "weights must be finite");
+        return bad_value(tensor, begin + at, describe_f32(values[at]), "weights must be finite");
       }
       const size_t length = std::strlen(tensor.name);
       if (length >= 6 && std::strcmp(tensor.name + length - 6, "_scale") == 0) {
         for (size_t r = 0; r < count; ++r) {
           if (values[r] < 0.0f) {
-            return bad_value(tensor, r, "a negative value", "int8 row scales must be >= 0");
+            return bad_value(tensor, begin + r, "a negative value", "int8 row scales must be >= 0");
           }
         }
       }
       return Status::ok();
     }
     case DType::kF16: {
-      const uint16_t* values = static_cast<const uint16_t*>(tensor.data);
+      const uint16_t* values = static_cast<const uint16_t*>(tensor.data) + begin;
       const size_t at = find_non_finite_f16(values, count);
       if (at == count) return Status::ok();
       const bool nan = (values[at] & 0x3ff) != 0;
-      return bad_value(tensor, at, nan ? "NaN" : ((values[at] & 0x8000) ? "-inf" : "+inf"),
+      return bad_value(tensor, begin + at, nan ? "NaN" : ((values[at] & 0x8000) ? "-inf" : "+inf"),
                        "weights must be finite");
     }
     case DType::kI8: {
-      const size_t at = find_int8_min(tensor.data, count);
+      const size_t at = find_int8_min(static_cast<const int8_t*>(tensor.data) + begin, count);
       if (at == count) return Status::ok();
-      return bad_value(tensor, at, "the int8 code -128",
+      return bad_value(tensor, begin + at, "the int8 code -128",
                        "Int8PerRowDynamic codes are in [-127, 127]");
     }
   }
   return Status::ok();
 }
 
+// CRC-32C of the weight segment, fed in file order as the value check walks
+// it, so that each piece is checksummed while it is still in the cache.
+class SegmentChecksum {
+ public:
+  SegmentChecksum(const uint8_t* segment, bool enabled) : segment_(segment), enabled_(enabled) {}
+  // Covers the segment up to `end` (bytes from its start); nothing when
+  // already there.
+  void cover_to(uint64_t end) {
+    if (!enabled_ || end <= covered_) return;
+    crc_ = kernels::crc32c(segment_ + covered_, static_cast<size_t>(end - covered_), crc_);
+    covered_ = end;
+  }
+  uint32_t value() const { return crc_; }
+
+ private:
+  const uint8_t* segment_;
+  bool enabled_;
+  uint64_t covered_ = 0;
+  uint32_t crc_ = 0;
+};
+
+// Bytes per piece of a tensor: checksummed, then its values checked, while
+// in L2.
+constexpr size_t kCheckPieceBytes = size_t{256} << 10;
+
 // Checks each stored tensor once: aliases share their owner's bytes, so
 // tensors are visited in offset order and a repeat of the previous
-// (offset, size) is skipped.
-Status check_values(const VerifiedModel& model, TensorChecked checked, const void* context) {
+// (offset, size) is skipped. With `checksum` enabled every byte of the
+// segment, gaps included, is fed to it on the way.
+Status check_values(const VerifiedModel& model, SegmentChecksum* checksum,
+                    const VerifyOptions& options) {
   std::unique_ptr<uint32_t[]> order(new (std::nothrow) uint32_t[model.tensor_count]);
   if (!order) return Status::error(StatusCode::kOutOfMemory, "cannot allocate verifier scratch");
   for (size_t i = 0; i < model.tensor_count; ++i) order[i] = static_cast<uint32_t>(i);
@@ -603,9 +678,18 @@ Status check_values(const VerifiedModel& model, TensorChecked checked, const voi
         continue;
       }
     }
-    EDGEMT_RETURN_IF_ERROR(check_tensor_values(tensor));
-    if (checked != nullptr) checked(context, tensor);
+    const size_t count = static_cast<size_t>(tensor.element_count());
+    const size_t element_bytes = count == 0 ? 1 : static_cast<size_t>(tensor.size_bytes / count);
+    const size_t piece = kCheckPieceBytes / element_bytes;
+    checksum->cover_to(tensor.offset);
+    for (size_t begin = 0; begin < count; begin += piece) {
+      const size_t end = std::min(count, begin + piece);
+      checksum->cover_to(tensor.offset + end * element_bytes);
+      EDGEMT_RETURN_IF_ERROR(check_tensor_values(tensor, begin, end));
+    }
+    if (options.checked != nullptr) options.checked(options.context, tensor);
   }
+  checksum->cover_to(model.weights_size);
   return Status::ok();
 }
 
@@ -661,33 +745,40 @@ void format_shape(char* buffer, size_t size, const uint32_t* shape, uint32_t ran
   std::snprintf(buffer, size, "%s", text);
 }
 
-Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out, TensorChecked checked,
-                    const void* context) {
+Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out,
+                    const VerifyOptions& options) {
   if (data == nullptr || out == nullptr) {
     return Status::error(StatusCode::kInvalidArgument, "verify_model: null argument");
   }
   const fb::Model* root = nullptr;
   uint32_t fb_size = 0;
-  EDGEMT_RETURN_IF_ERROR(verify_container(data, size, &root, &fb_size));
+  IntegrityTrailer trailer;
+  EDGEMT_RETURN_IF_ERROR(
+      verify_container(data, size, options.verify_checksum, &root, &fb_size, &trailer));
   if (root == nullptr) return invalid("model FlatBuffer has no root table");
-  EDGEMT_RETURN_IF_ERROR(read_header(*root, out));
+  const bool has_trailer = root->format_version() >= kFirstChecksummedFormatVersion;
 
-  // Step 5: the weight segment.
-  const uint64_t segment = align_to_weight_alignment(uint64_t{kSizePrefixBytes} + fb_size);
+  // Step 5 (checked here, before the header, for step 3b): the weight segment.
+  uint64_t segment = 0;
   const uint64_t weights_size = root->weights_size();
-  if (segment > size || weights_size > size - segment) {
-    return Status::error(StatusCode::kInvalidModel,
-                         "model file is truncated: its weight segment needs %llu bytes from "
-                         "offset %llu, the file has %zu bytes",
-                         static_cast<unsigned long long>(weights_size),
-                         static_cast<unsigned long long>(segment), size);
-  }
+  EDGEMT_RETURN_IF_ERROR(
+      segment_bounds(uint64_t{kSizePrefixBytes} + fb_size, weights_size, size, &segment));
+  EDGEMT_RETURN_IF_ERROR(read_header(*root, out));
   out->weights_offset = segment;
   out->weights_size = weights_size;
+  out->checksum.present = has_trailer;
+  out->checksum.header_crc32c = trailer.header_crc32c;
+  out->checksum.weights_crc32c = trailer.weights_crc32c;
 
   EDGEMT_RETURN_IF_ERROR(read_tensors(*root, data + segment, out));
   EDGEMT_RETURN_IF_ERROR(check_layout(*out));
-  return check_values(*out, checked, context);
+  SegmentChecksum checksum(data + segment, has_trailer && options.verify_checksum);
+  EDGEMT_RETURN_IF_ERROR(check_values(*out, &checksum, options));
+  if (has_trailer && options.verify_checksum) {
+    EDGEMT_RETURN_IF_ERROR(check_weights_checksum(checksum.value(), trailer));
+    out->checksum.verified = true;
+  }
+  return Status::ok();
 }
 
 }  // namespace edgemt

@@ -1,7 +1,8 @@
 // Model verifier: every check a model file goes through before the runtime
 // reads any of it, run once at load.
 //
-// Order (each step only reads bytes the previous steps proved are there):
+// Order (each step only reads bytes the previous steps proved are there;
+// step 5's bounds are checked right after step 3, for step 3b):
 //   1. container   file ≥ 12 bytes; identifier "EMT1" at bytes [8, 12)
 //                  (checked before the size, so that a file of another
 //                  kind is named as such, not as "truncated"); uint32 size
@@ -13,6 +14,10 @@
 //                  changed beyond what this runtime can verify
 //   3. FlatBuffer  flatbuffers::Verifier over [0, 4 + S) (size prefixed;
 //                  bounded depth and table count)
+//   3b. checksum   format version 4 and later: the integrity trailer after
+//                  the weight segment (format/integrity.h) is there, and the
+//                  CRC-32C of everything before the segment is the one it
+//                  records (unless VerifyOptions::verify_checksum is off)
 //   4. header      family and config (version 1: `family` and `config`;
 //                  2 and 3: the `family_config` union), config ranges,
 //                  weight dtype, special token ids inside the vocabulary;
@@ -38,8 +43,11 @@
 //
 //   8. values      every stored tensor once (aliases share bytes): f32 and
 //                  f16 values finite, int8 codes in [-127, 127], int8 row
-//                  scales >= 0 (format/weight_values.h). This reads the
-//                  whole weight segment once, at memory speed.
+//                  scales >= 0 (format/weight_values.h), in file order and
+//                  in pieces of 256 KiB, each first fed to the weights'
+//                  CRC-32C (version 4 and later), compared with the
+//                  trailer's at the end. This reads the whole weight
+//                  segment once, at memory speed.
 //
 // Sizes are bounded by edgemt/limits.h: the file (kMaxModelBytes), the
 // tensor count (kMaxTensors), every config dimension.
@@ -114,6 +122,20 @@ struct VerifiedModel {
   uint64_t weights_size = 0;
   std::unique_ptr<TensorView[]> tensors;  // sorted by name (strcmp order)
   size_t tensor_count = 0;
+  FileChecksum checksum;
+};
+
+// `checked` (optional) is told of each stored tensor once its values are
+// checked (step 8), e.g. to drop its pages of a mapped file right away, so
+// that verifying never keeps the whole file resident.
+using TensorChecked = void (*)(const void* context, const TensorView& tensor);
+
+struct VerifyOptions {
+  // Off: the CRC-32C pass is skipped (the file was verified elsewhere); the
+  // trailer must still be there, and every other check runs.
+  bool verify_checksum = true;
+  TensorChecked checked = nullptr;
+  const void* context = nullptr;
 };
 
 // Runs steps 1–8 on `data` [0, size). `data` must stay valid while *out is
@@ -123,12 +145,8 @@ struct VerifiedModel {
 // Errors: kInvalidModel, kUnsupportedVersion, kUnsupported (family,
 // activation, norm placement, tokenizer kind, int8 or unknown weight dtype),
 // kOutOfMemory (the TensorView array), kInvalidArgument (null pointers).
-// `checked` (optional) is told of each stored tensor once its values are
-// checked (step 8), e.g. to drop its pages of a mapped file right away, so
-// that verifying never keeps the whole file resident.
-using TensorChecked = void (*)(const void* context, const TensorView& tensor);
 [[nodiscard]] Status verify_model(const uint8_t* data, size_t size, VerifiedModel* out,
-                                  TensorChecked checked = nullptr, const void* context = nullptr);
+                                  const VerifyOptions& options = VerifyOptions());
 
 // Binary search in a name-sorted TensorView array; nullptr when absent.
 const TensorView* find_tensor_view(const TensorView* tensors, size_t count, const char* name);

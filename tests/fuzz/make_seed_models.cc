@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
     decoding.max_len_b = 0.0f;
     decoding.banned_tokens = {1};
     builder.decoding = decoding;
+    builder.format_version = 3;  // the seeds above are version 4 (with the integrity trailer)
     const std::vector<uint8_t> bytes = builder.build();
     if (!write_file(std::string(argv[1]) + "/tiny-f32-format-v3-marian.emt", bytes.data(),
                     bytes.size())) {

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "format/crc32.h"
+#include "format/integrity.h"
+#include "kernels/crc32c.h"
 #include "models/transformer/tensor_layout.h"
 #include "schema/edgemt_generated.h"
 
@@ -436,7 +438,20 @@ std::vector<uint8_t> encode(const ModelFileParts& p) {
 
   std::vector<uint8_t> out(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
   out.resize(align64(out.size()), 0);
+  const size_t segment_start = out.size();
   out.insert(out.end(), p.segment.begin(), p.segment.end());
+  // Version 4 and later: a fresh integrity trailer where weights_size says
+  // the segment ends (over what is there; the trailer it replaces, if any,
+  // was kept in `segment`), so that a structural change is not refused for
+  // its stale checksums alone.
+  if (p.format_version >= kFirstChecksummedFormatVersion && p.weights_size <= p.segment.size()) {
+    const size_t end = segment_start + static_cast<size_t>(p.weights_size);
+    if (out.size() < end + kIntegrityTrailerBytes) out.resize(end + kIntegrityTrailerBytes, 0);
+    const uint32_t crcs[2] = {kernels::crc32c(out.data(), segment_start),
+                              kernels::crc32c(out.data() + segment_start, end - segment_start)};
+    std::memcpy(out.data() + end, kIntegrityTrailerMagic, 4);
+    std::memcpy(out.data() + end + 4, crcs, sizeof(crcs));
+  }
   return out;
 }
 

@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "format/crc32.h"
+#include "format/integrity.h"
+#include "kernels/crc32c.h"
 #include "models/transformer/tensor_layout.h"
 #include "support/sentencepiece_builder.h"
 #include "kernels/fp16.h"
@@ -429,18 +431,29 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
   std::memcpy(id, identifier.data(), std::min<size_t>(4, identifier.size()));
   fbb.FinishSizePrefixed(root, id);
 
-  // 3. The file: FlatBuffer, zero padding to 64, the segment, trailing bytes.
+  // 3. The file: FlatBuffer, zero padding to 64, the segment, the integrity
+  // trailer (version 4 and later), trailing bytes.
   const size_t fb_total = fbb.GetSize();  // includes the 4-byte size prefix
   const size_t weights_offset = static_cast<size_t>(align64(fb_total));
-  std::vector<uint8_t> file(weights_offset + segment.size() + trailing_bytes, 0);
+  const bool trailer = format_version >= kFirstChecksummedFormatVersion && checksum_trailer;
+  const size_t trailer_offset = weights_offset + segment.size();
+  std::vector<uint8_t> file(
+      trailer_offset + (trailer ? kIntegrityTrailerBytes : 0) + trailing_bytes, 0);
   std::memcpy(file.data(), fbb.GetBufferPointer(), fb_total);
   if (!segment.empty()) std::memcpy(file.data() + weights_offset, segment.data(), segment.size());
+  if (trailer) {
+    const uint32_t crcs[2] = {kernels::crc32c(file.data(), weights_offset),
+                              kernels::crc32c(file.data() + weights_offset, segment.size())};
+    std::memcpy(file.data() + trailer_offset, kIntegrityTrailerMagic, 4);
+    std::memcpy(file.data() + trailer_offset + 4, crcs, sizeof(crcs));  // little-endian hosts
+  }
 
   if (layout != nullptr) {
     layout->flatbuffer_size = fb_total - 4;
     layout->weights_offset = weights_offset;
     layout->weights_size = weights_size_field;
     layout->file_size = file.size();
+    layout->trailer_offset = trailer ? trailer_offset : 0;
     layout->tensor_offsets = std::move(written_offsets);
   }
   return file;

@@ -80,6 +80,7 @@ struct BuiltLayout {
   size_t weights_offset = 0;    // align64(4 + flatbuffer_size)
   uint64_t weights_size = 0;    // the value written in the FlatBuffer
   size_t file_size = 0;
+  size_t trailer_offset = 0;    // 0: no integrity trailer
   std::map<std::string, uint64_t> tensor_offsets;  // as written
 };
 
@@ -140,7 +141,11 @@ class ModelBuilder {
   bool sort_tensors = true;
   // Value of the weights_size field (default: the segment's real size).
   std::optional<uint64_t> weights_size;
-  // Extra bytes appended after the weight segment.
+  // Format version 4 and later: the integrity trailer (format/integrity.h)
+  // right after the segment, with the CRC-32Cs of the bytes as built; false
+  // leaves it out (a file the verifier must refuse).
+  bool checksum_trailer = true;
+  // Extra bytes appended after the weight segment (and its trailer).
   size_t trailing_bytes = 0;
 
   // ---- Tensors ----------------------------------------------------------------

@@ -30,6 +30,7 @@ import numpy as np
 
 import helpers
 from edgemt_tools.model_file import read_model
+from edgemt_tools.testing import reseal
 
 CLI = helpers.CLI
 MODEL = helpers.BUNDLED_MODEL
@@ -353,7 +354,7 @@ class SentenceSplittingTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, tmp, True)
         path = os.path.join(tmp, "overflow.fp16.emt")
         with open(path, "wb") as handle:
-            handle.write(bytes(data))
+            handle.write(reseal(data))
         env = dict(os.environ, EDGEMT_CPU_FEATURES="fp16")
         stdin = "A dog runs. A cat sleeps. A man rides.\n\nA girl reads.\n".encode()
         for batch in ("1", "2", "16"):

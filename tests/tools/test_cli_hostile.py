@@ -21,6 +21,7 @@ import numpy as np
 
 import helpers
 from edgemt_tools.model_file import read_model
+from edgemt_tools.testing import reseal
 
 CLI = helpers.CLI
 INT8_MODEL = helpers.BUNDLED_MODEL
@@ -215,7 +216,7 @@ class HostileInputTest(unittest.TestCase):
         data[at:at + len(encoded)] = encoded
         path = self.path(name)
         with open(path, "wb") as handle:
-            handle.write(bytes(data))
+            handle.write(reseal(data))
         return path
 
     def test_non_finite_weights_anywhere_are_refused_at_load(self):
@@ -255,7 +256,7 @@ class HostileInputTest(unittest.TestCase):
             data[at:at + entry.size] = values.tobytes()
         path = self.path(name)
         with open(path, "wb") as handle:
-            handle.write(bytes(data))
+            handle.write(reseal(data))
         return path
 
     def test_subnormal_activations_into_an_int8_linear_act_as_zeros(self):
@@ -298,7 +299,7 @@ class HostileInputTest(unittest.TestCase):
                         continue
                     path = self.path("tokenizer.emt")
                     with open(path, "wb") as handle:
-                        handle.write(bytes(corrupt))
+                        handle.write(reseal(corrupt))
                     for args in (["inspect", path], ["translate", "-m", path]):
                         self.assert_clean_failure(run(*args, stdin=b"A dog.\n"),
                                                   "tokenizer model:")
@@ -314,7 +315,7 @@ class HostileInputTest(unittest.TestCase):
         data[at:at + entry.size] = np.full(entry.size // 2, 65504.0, np.float16).tobytes()
         path = self.path("overflow.fp16.emt")
         with open(path, "wb") as handle:
-            handle.write(bytes(data))
+            handle.write(reseal(data))
         env = dict(os.environ, EDGEMT_CPU_FEATURES="fp16")
         lines = b"Two dogs are playing in the snow.\nA little girl is reading a book.\n"
         for beam in ("1", "4"):

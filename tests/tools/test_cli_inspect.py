@@ -144,7 +144,8 @@ class CliInspectTest(unittest.TestCase):
         self.assert_fits_a_screen(out, "bundled model")
         entries = len(read_model(MODEL).table_order)
         for pattern in (r"^file +.*multi30k-en-de\.int8\.emt \(\d+ bytes\)$",
-                        r"^format version +2$",
+                        r"^format version +4$",
+                        r"^checksum +CRC-32C header [0-9a-f]{8}, weights [0-9a-f]{8}: verified at load$",
                         r"^languages +en -> de$",
                         r"^precision +i8, int8-per-row-dynamic",
                         r"^parameters +[0-9,]+ \+ [0-9,]+ int8 row scales; weights [0-9.]+ MiB",
@@ -188,6 +189,7 @@ class CliInspectTest(unittest.TestCase):
         for pattern in (r"^family +rnn$", r"^  cell +LSTM, 2 layers, hidden 64$",
                         r"^  encoder +bidirectional", r"^  attention +additive score",
                         r"^precision +i8, int8-per-row-dynamic", r"^format version +3$",
+                        r"^checksum +none \(files before format version 4 have none\)$",
                         r"^converted from +torch-rnn checkpoint",
                         r"^  max length +60 tokens, whatever the source length$",
                         r"^  encoder +24 entries: 2 layers x 12 ", r"^  attention +5 entries ",

@@ -12,7 +12,10 @@ import zlib
 import numpy as np
 
 import helpers
-from edgemt_tools.model_file import ModelFileError, read_model
+import google_crc32c
+
+from edgemt_tools import fbs
+from edgemt_tools.model_file import TRAILER_BYTES, ModelFileError, integrity_trailer, read_model
 from edgemt_tools.model_file import write_unvalidated
 from edgemt_tools.model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, Decoding, ModelHeader,
                                      Provenance, RnnConfig, SideTokenizer, SpecialTokens,
@@ -54,6 +57,50 @@ def tiny_int8_tensors(config, seed=0):
         elif name not in tensors:
             tensors[name] = rng.standard_normal(spec.shape).astype(np.float32)
     return tensors, aliases, originals
+
+
+def read_model_segment_start(data) -> int:
+    """W = align64(4 + S) of an .emt file's bytes."""
+    (fb_size,) = struct.unpack_from("<I", data, 0)
+    return (4 + fb_size + 63) // 64 * 64
+
+
+class IntegrityTrailerTest(unittest.TestCase):
+    """Format version 4: the reader checks the trailer's two CRC-32Cs, as the
+    runtime does (tests/runtime/format/integrity_test.cc flips every byte)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.path = os.path.join(self.tmp, "m.emt")
+        tensors, aliases = tiny_tensors(TINY)
+        write_unchecked(self.path, TINY, tensors, aliases, tokenizer_model=b"spm-bytes")
+        with open(self.path, "rb") as handle:
+            self.data = handle.read()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def read_with(self, data):
+        with open(self.path, "wb") as handle:
+            handle.write(data)
+        return read_model(self.path)
+
+    def test_a_flipped_bit_in_each_part_is_named(self):
+        segment = read_model_segment_start(self.data)
+        end = len(self.data) - TRAILER_BYTES
+        cases = {segment - 1: "header's CRC-32C", segment + 1: "weights' CRC-32C",
+                 end - 1: "weights' CRC-32C", end: "no integrity trailer",
+                 end + 4: "header's CRC-32C", end + 11: "weights' CRC-32C"}
+        for at, message in cases.items():
+            data = bytearray(self.data)
+            data[at] ^= 0x04
+            with self.subTest(at=at), self.assertRaisesRegex(ModelFileError, message):
+                self.read_with(bytes(data))
+
+    def test_a_missing_or_cut_trailer_is_refused(self):
+        for data in (self.data[:-TRAILER_BYTES], self.data[:-1], self.data + b"\0"):
+            with self.subTest(size=len(data)), self.assertRaisesRegex(ModelFileError, "file size"):
+                self.read_with(data)
 
 
 class RnnConfigTest(unittest.TestCase):
@@ -118,7 +165,7 @@ class VersionThreeFieldsTest(unittest.TestCase):
         write_unvalidated(path, header, tensors, aliases)
         model = read_model(path)
         model.check_against_config()
-        self.assertEqual(model.format_version, 3)
+        self.assertEqual(model.format_version, fbs.FORMAT_VERSION)
         got = model.header
         self.assertEqual(got.config, TransformerConfig(**config))
         self.assertEqual(got.source_pieces, source_pieces)
@@ -143,7 +190,7 @@ class RoundTripTest(unittest.TestCase):
         self.assertEqual(size, os.path.getsize(self.path))
         model = read_model(self.path)
         model.check_against_config()
-        self.assertEqual(model.format_version, 3)
+        self.assertEqual(model.format_version, fbs.FORMAT_VERSION)
         self.assertEqual(model.header.config, TransformerConfig(**TINY))
         self.assertEqual(model.header.tokenizer_model, b"spm-bytes")
         self.assertEqual(model.header.special_tokens.decoder_start, 2)
@@ -160,6 +207,12 @@ class RoundTripTest(unittest.TestCase):
         at = data.find(b"spm-bytes")
         self.assertGreater(at, 0)
         data[at] ^= 0x20  # "Spm-bytes": the recorded CRC-32 no longer matches
+        # The file's own checksum would say so first: make it agree, so that
+        # the tokenizer's CRC-32 is what finds the change.
+        model_end = len(data) - TRAILER_BYTES
+        segment = read_model_segment_start(data)
+        data[model_end:] = integrity_trailer(google_crc32c.value(bytes(data[:segment])),
+                                             google_crc32c.value(bytes(data[segment:model_end])))
         with open(self.path, "wb") as handle:
             handle.write(bytes(data))
         with self.assertRaisesRegex(ModelFileError, r"tokenizer model: CRC-32 is .* the file "
@@ -247,7 +300,13 @@ class RoundTripTest(unittest.TestCase):
         model = read_model(self.path)
         self.assertEqual(model.segment_start % 64, 0)
         self.assertEqual(model.segment_start, (4 + fb_size + 63) // 64 * 64)
-        self.assertEqual(len(data), model.segment_start + model.weights_size)
+        model_end = model.segment_start + model.weights_size
+        self.assertEqual(len(data), model_end + TRAILER_BYTES)
+        self.assertEqual(data[model_end:model_end + 4], b"EMTC")
+        self.assertEqual(struct.unpack_from("<II", data, model_end + 4),
+                         (google_crc32c.value(data[:model.segment_start]),
+                          google_crc32c.value(data[model.segment_start:model_end])))
+        self.assertEqual(model.checksums, struct.unpack_from("<II", data, model_end + 4))
         self.assertEqual(model.weights_size % 64, 0)
         for entry in model.entries.values():
             self.assertEqual(entry.offset % 64, 0, entry.name)
@@ -270,7 +329,7 @@ class RoundTripTest(unittest.TestCase):
         write_unchecked(self.path, TINY, tensors, aliases, tokenizer_model=b"\x01\x02")
         model = read_model(self.path)
         doc = self._flatc_json(flatc)
-        self.assertEqual(doc["format_version"], 3)
+        self.assertEqual(doc["format_version"], fbs.FORMAT_VERSION)
         self.assertEqual(doc["family_config_type"], "TransformerConfig")
         self.assertEqual(doc["family_config"]["d_model"], 8)
         self.assertNotIn("config", doc)

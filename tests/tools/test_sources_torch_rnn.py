@@ -173,7 +173,7 @@ class RoundTripTest(unittest.TestCase):
         model = read_model(path)
         model.check_against_config()
         header = model.header
-        self.assertEqual(model.format_version, 3)
+        self.assertEqual(model.format_version, fbs.FORMAT_VERSION)
         raw = fbs.model_fb.Model.GetRootAs(model._data, 4)
         self.assertEqual(raw.FamilyConfigType(), fbs.FamilyConfig.RnnConfig)
         self.assertEqual(header.config, want_config)

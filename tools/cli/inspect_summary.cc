@@ -68,6 +68,13 @@ void print_file_facts(const std::string& path, const Model& model, const TensorS
                       bool unabridged) {
   print_field(0, "file", text_printf("%s (%" PRIu64 " bytes)", path.c_str(), model.file_size()));
   print_field(0, "format version", std::to_string(model.format_version()));
+  const FileChecksum& checksum = model.checksum();
+  print_field(0, "checksum",
+              checksum.present
+                  ? text_printf("CRC-32C header %08x, weights %08x: %s", checksum.header_crc32c,
+                                checksum.weights_crc32c,
+                                checksum.verified ? "verified at load" : "not computed")
+                  : std::string("none (files before format version 4 have none)"));
   print_field(0, "languages",
               text_printf("%s -> %s", model.source_language(), model.target_language()));
   const std::vector<std::string> targets = target_language_tokens(model);

@@ -41,8 +41,9 @@ FILE_IDENTIFIER = b"EMT1"
 # Written by this converter; the reader also reads the older ones
 # (schema/edgemt.fbs: version 1 holds the config in `config`, version 2 in
 # the `family_config` union; version 3 adds vocabularies, a target
-# tokenizer and decoding rules).
-FORMAT_VERSION = 3
+# tokenizer and decoding rules; version 4 ends in an integrity trailer,
+# model_file.py).
+FORMAT_VERSION = 4
 OLDEST_FORMAT_VERSION = 1
 
 __all__ = [

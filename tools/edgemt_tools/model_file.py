@@ -7,7 +7,12 @@ Layout (schema/edgemt.fbs):
     [4 + S, W)                zero padding, W = align64(4 + S)
     [W, W + weights_size)     weight segment; every tensor starts at a multiple
                               of 64 from W, gaps are zero; weights_size is a
-                              multiple of 64 and the file ends at W + weights_size
+                              multiple of 64
+    [E, E + 12)               version 4 and later, E = W + weights_size: the
+                              integrity trailer, b"EMTC", then the CRC-32C of
+                              [0, W) and of [W, E) (uint32 LE each;
+                              runtime/format/integrity.h). The file ends there
+                              (before version 4: at E).
 
 The writer takes already-converted numpy arrays (float32, float16 or int8,
 any shape) and lays them out in the order given; aliases are extra table entries
@@ -30,6 +35,7 @@ from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Tuple
 
 import flatbuffers
+import google_crc32c
 import numpy as np
 
 from . import fbs
@@ -348,17 +354,32 @@ def write_unvalidated(path: str, header: ModelHeader, tensors: Mapping[str, np.n
     buffer = _build_flatbuffer(header, entries, weights_size)
     segment_start = align(len(buffer))
     with atomic_write(path) as out:
-        out.write(buffer)
-        out.write(b"\0" * (segment_start - len(buffer)))
+        head = buffer + b"\0" * (segment_start - len(buffer))
+        out.write(head)
+        weights_crc = 0
         position = 0
         for name, array in tensors.items():
             entry = entries[name]
-            out.write(b"\0" * (entry.offset - position))
-            data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-            out.write(data.tobytes())
+            gap = b"\0" * (entry.offset - position)
+            data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
+            weights_crc = google_crc32c.extend(google_crc32c.extend(weights_crc, gap), data)
+            out.write(gap)
+            out.write(data)
             position = entry.offset + entry.size
-        out.write(b"\0" * (weights_size - position))
-    return segment_start + weights_size
+        tail = b"\0" * (weights_size - position)
+        weights_crc = google_crc32c.extend(weights_crc, tail)
+        out.write(tail)
+        out.write(integrity_trailer(google_crc32c.value(head), weights_crc))
+    return segment_start + weights_size + TRAILER_BYTES
+
+
+# The integrity trailer (format version 4 and later).
+TRAILER_MAGIC = b"EMTC"
+TRAILER_BYTES = 12
+
+
+def integrity_trailer(header_crc32c: int, weights_crc32c: int) -> bytes:
+    return TRAILER_MAGIC + np.array([header_crc32c, weights_crc32c], dtype="<u4").tobytes()
 
 
 # --------------------------------------------------------------------------- reader
@@ -386,10 +407,15 @@ class ModelFile:
             raise ModelFileError(f"unknown format_version {self.format_version}")
         self.segment_start = align(4 + fb_size)
         self.weights_size = model.WeightsSize()
-        if self.segment_start + self.weights_size != len(data):
+        segment_end = self.segment_start + self.weights_size
+        trailer = TRAILER_BYTES if self.format_version >= 4 else 0
+        if segment_end + trailer != len(data):
             raise ModelFileError(
                 f"file size {len(data)} != segment start {self.segment_start} + "
-                f"weights_size {self.weights_size}")
+                f"weights_size {self.weights_size}" + (" + trailer 12" if trailer else ""))
+        self.checksums = None  # (header, weights) CRC-32C, version 4 and later
+        if trailer:
+            self.checksums = self._check_trailer(data, segment_end)
         self.header = self._read_header(model)
         self.entries: Dict[str, TensorEntry] = {}
         self.table_order = []
@@ -404,6 +430,18 @@ class ModelFile:
         keys = [n.encode("utf-8") for n in self.table_order]
         if keys != sorted(keys) or len(set(keys)) != len(keys):
             raise ModelFileError("tensor table is not sorted by unique name")
+
+    def _check_trailer(self, data: bytes, segment_end: int) -> Tuple[int, int]:
+        if bytes(data[segment_end:segment_end + 4]) != TRAILER_MAGIC:
+            raise ModelFileError("no integrity trailer after the weights")
+        recorded = tuple(int(v) for v in np.frombuffer(data, dtype="<u4", count=2,
+                                                       offset=segment_end + 4))
+        computed = (google_crc32c.value(bytes(data[:self.segment_start])),
+                    google_crc32c.value(bytes(data[self.segment_start:segment_end])))
+        for part, want, got in zip(("header's", "weights'"), recorded, computed):
+            if want != got:
+                raise ModelFileError(f"the {part} CRC-32C is {got:08x}, the file records {want:08x}")
+        return recorded
 
     @staticmethod
     def _family_config(model):

@@ -1,5 +1,10 @@
 """Helpers for tests (Python and runtime): tiny checkpoints and unchecked files.
 
+`reseal` gives a model file edited by hand fresh checksums (format version 4
+and later end in CRC-32Cs, which any edit breaks), as a hostile file would
+have: tests of the checks behind the checksum (non-finite weights, a
+damaged tokenizer, an unknown version) use it.
+
 Nothing here is used by the converter. `write_unchecked` calls the container
 writer without its validation (`model_file.write_unvalidated`), so tests can produce files
 the runtime must reject (a tensor shape that disagrees with the config, a
@@ -15,7 +20,7 @@ from typing import Dict, Mapping, Optional
 
 import numpy as np
 
-from .model_file import write_unvalidated
+from .model_file import TRAILER_BYTES, TRAILER_MAGIC, integrity_trailer, write_unvalidated
 from .model_spec import ModelHeader, Provenance, SpecialTokens, TransformerConfig
 
 # Text for training the tiny SentencePiece model (no files needed).
@@ -117,3 +122,19 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                                                converter_version="testing"),
                          quantization=quantization)
     return write_unvalidated(path, header, tensors, aliases)
+
+
+def reseal(data) -> bytes:
+    """The bytes of a version-4 .emt file with its integrity trailer
+    recomputed over its current contents (files without a trailer are
+    returned as they are)."""
+    import struct
+    import google_crc32c
+    data = bytes(data)
+    if len(data) < TRAILER_BYTES or data[-TRAILER_BYTES:-8] != TRAILER_MAGIC:
+        return data
+    (fb_size,) = struct.unpack_from("<I", data, 0)
+    segment = (4 + fb_size + 63) // 64 * 64
+    end = len(data) - TRAILER_BYTES
+    return data[:end] + integrity_trailer(google_crc32c.value(data[:segment]),
+                                          google_crc32c.value(data[segment:end]))

@@ -120,6 +120,26 @@ EDGEMT_API edgemt_code edgemt_model_open(const char* path, edgemt_model** out,
 EDGEMT_API edgemt_code edgemt_model_open_memory(const void* data, size_t size,
                                                 edgemt_model** out, edgemt_error* error);
 
+/* Flags of edgemt_model_open_with() and edgemt_model_open_memory_with(). */
+/* Read the whole file into memory instead of mapping it: immune to anything
+ * done to the file later (files only). */
+#define EDGEMT_OPEN_COPY 1u
+/* Do not compute the file's CRC-32C checksums (format version 4 and later
+ * files carry them; a file whose bytes differ from those the converter
+ * wrote is then refused with INVALID_MODEL). Only for a file verified
+ * elsewhere (a signed image, a download checked against its hash): every
+ * other check still runs. */
+#define EDGEMT_OPEN_SKIP_CHECKSUM 2u
+
+/* edgemt_model_open() and edgemt_model_open_memory() with flags (0: the
+ * same as they). INVALID_ARGUMENT for an unknown flag, or
+ * EDGEMT_OPEN_COPY with a buffer. */
+EDGEMT_API edgemt_code edgemt_model_open_with(const char* path, uint32_t flags,
+                                              edgemt_model** out, edgemt_error* error);
+EDGEMT_API edgemt_code edgemt_model_open_memory_with(const void* data, size_t size,
+                                                     uint32_t flags, edgemt_model** out,
+                                                     edgemt_error* error);
+
 /* Frees the model (NULL: no-op). Its translators and tokenizers must be
  * freed first. */
 EDGEMT_API void edgemt_model_free(edgemt_model* model);

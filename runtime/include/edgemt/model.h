@@ -28,7 +28,7 @@ struct FamilyConfig;  // runtime/models/families.h
 
 // The model file format version this runtime writes in its tests and reads,
 // and the oldest it still reads (schema/edgemt.fbs lists what changed).
-inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
@@ -116,6 +116,22 @@ enum class LoadMode : uint8_t {
 
 struct LoadOptions {
   LoadMode mode = LoadMode::kMap;
+  // Format version 4 and later files end in CRC-32C checksums of their
+  // header and weights, checked at load (at memory speed, in the same pass
+  // that checks the weights' values) so that a damaged download or storage
+  // page is refused instead of translating into quietly wrong output. Off
+  // only for a file verified elsewhere (a signed image, a download checked
+  // against its hash): every other check still runs.
+  bool verify_checksum = true;
+};
+
+// A model file's checksums (format version 4 and later; `present` is false
+// for older files, which have none).
+struct FileChecksum {
+  bool present = false;
+  bool verified = false;  // computed at load and equal (not when skipped)
+  uint32_t header_crc32c = 0;
+  uint32_t weights_crc32c = 0;
 };
 
 class Model {
@@ -134,12 +150,17 @@ class Model {
   // The buffer is borrowed: it must outlive the Model and be 64-byte aligned.
   [[nodiscard]] static Status from_buffer(const void* data, size_t size,
                                           std::unique_ptr<Model>* out);
+  // The same with options (only verify_checksum applies: the buffer is
+  // used in place whatever `mode` says).
+  [[nodiscard]] static Status from_buffer(const void* data, size_t size, const LoadOptions& options,
+                                          std::unique_ptr<Model>* out);
 
   ~Model();
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
   uint32_t format_version() const;
+  const FileChecksum& checksum() const;
   // The model family's name: the runtime/models/ folder that runs it. Its
   // hyper-parameters are the family's business; describe_config() writes
   // them as text.

@@ -185,6 +185,37 @@ TEST_CASE("capi/open_memory: in place, aligned, whole") {
   }
 }
 
+TEST_CASE("capi/open_with: a damaged file is refused unless the checksum is skipped") {
+  std::vector<char> bytes = read_file(EDGEMT_BUNDLED_MODEL);
+  REQUIRE(bytes.size() > 1000);
+  // The bundled model is version 4: its last 12 bytes are the integrity
+  // trailer; the byte before them is the weight segment's last.
+  REQUIRE(std::string(bytes.data() + bytes.size() - 12, 4) == "EMTC");
+  bytes[bytes.size() - 13] ^= 0x01;
+  edgemt_error error;
+  edgemt_model* model = nullptr;
+  AlignedCopy copy(bytes, 0);
+  CHECK(edgemt_model_open_memory(copy.data, bytes.size(), &model, &error) == EDGEMT_INVALID_MODEL);
+  CHECK(std::string(error.message).find("CRC-32C") != std::string::npos);
+  CHECK(model == nullptr);
+  REQUIRE_MESSAGE(edgemt_model_open_memory_with(copy.data, bytes.size(), EDGEMT_OPEN_SKIP_CHECKSUM,
+                                                &model, &error) == EDGEMT_OK,
+                  error.message);
+  edgemt_model_free(model);
+  model = nullptr;
+  CHECK(edgemt_model_open_memory_with(copy.data, bytes.size(), EDGEMT_OPEN_COPY, &model, &error) ==
+        EDGEMT_INVALID_ARGUMENT);
+  CHECK(edgemt_model_open_with(EDGEMT_BUNDLED_MODEL, 4, &model, &error) == EDGEMT_INVALID_ARGUMENT);
+  CHECK(std::string(error.message).find("unknown flags") != std::string::npos);
+  for (uint32_t flags : {0u, EDGEMT_OPEN_COPY, EDGEMT_OPEN_SKIP_CHECKSUM,
+                         EDGEMT_OPEN_COPY | EDGEMT_OPEN_SKIP_CHECKSUM}) {
+    CAPTURE(flags);
+    CHECK(edgemt_model_open_with(EDGEMT_BUNDLED_MODEL, flags, &model, &error) == EDGEMT_OK);
+    edgemt_model_free(model);
+    model = nullptr;
+  }
+}
+
 TEST_CASE("capi/translator: calls in the wrong order and bad buffers get a status") {
   edgemt_model* model = open_bundled();
   edgemt_error error;

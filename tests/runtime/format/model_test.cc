@@ -285,12 +285,12 @@ TEST_CASE("format/model: a file cut anywhere is kInvalidModel saying it is trunc
 
 TEST_CASE("format/model: unsupported version through load") {
   ModelBuilder builder;
-  builder.format_version = 4;
+  builder.format_version = 5;
   std::unique_ptr<Model> model;
   const Status status = load_bytes(builder.build(), &model);
   CHECK(status.code() == StatusCode::kUnsupportedVersion);
-  CHECK_MESSAGE(contains(status, "model format version 4 is not supported (this runtime reads "
-                                 "versions 1 to 3)"),
+  CHECK_MESSAGE(contains(status, "model format version 5 is not supported (this runtime reads "
+                                 "versions 1 to 4)"),
                 std::string(status.message()));
   CHECK(model == nullptr);
 }

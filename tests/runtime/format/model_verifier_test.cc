@@ -105,14 +105,14 @@ TEST_CASE("format/model_verifier: wrong identifier") {
                "not an edgemt model file: identifier is 'garb'");
 }
 
-TEST_CASE("format/model_verifier: unsupported versions 0 and 4 and up") {
-  for (uint32_t version : {0u, 4u, 100u}) {
+TEST_CASE("format/model_verifier: unsupported versions 0 and 5 and up") {
+  for (uint32_t version : {0u, 5u, 100u}) {
     CAPTURE(version);
     ModelBuilder builder;
     builder.format_version = version;
     CHECK_STATUS(verify(builder), StatusCode::kUnsupportedVersion,
                  "model format version " + std::to_string(version) +
-                     " is not supported (this runtime reads versions 1 to 3)");
+                     " is not supported (this runtime reads versions 1 to 4)");
   }
 }
 
@@ -728,7 +728,10 @@ TEST_CASE("format/model_verifier: the caller is told of each stored tensor once 
   const std::vector<uint8_t> bytes = builder.build();
   VerifiedModel model;
   Checked checked;
-  REQUIRE(verify_model(bytes.data(), bytes.size(), &model, &record_checked, &checked).is_ok());
+  VerifyOptions options;
+  options.checked = &record_checked;
+  options.context = &checked;
+  REQUIRE(verify_model(bytes.data(), bytes.size(), &model, options).is_ok());
   std::vector<const void*> distinct;
   for (size_t i = 0; i < model.tensor_count; ++i) {
     if (std::find(distinct.begin(), distinct.end(), model.tensors[i].data) == distinct.end()) {
@@ -747,7 +750,8 @@ TEST_CASE("format/model_verifier: the caller is told of each stored tensor once 
   bias->values[0] = std::numeric_limits<float>::quiet_NaN();
   const std::vector<uint8_t> bad_bytes = bad.build();
   Checked bad_checked;
-  CHECK(verify_model(bad_bytes.data(), bad_bytes.size(), &model, &record_checked, &bad_checked).code() ==
+  options.context = &bad_checked;
+  CHECK(verify_model(bad_bytes.data(), bad_bytes.size(), &model, options).code() ==
         StatusCode::kInvalidModel);
   CHECK(std::find(bad_checked.names.begin(), bad_checked.names.end(), std::string("output.bias")) ==
         bad_checked.names.end());
