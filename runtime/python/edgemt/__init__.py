@@ -33,10 +33,11 @@ from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence
 
 from . import _arguments as check
-from ._errors import UNSUPPORTED, ArgumentTypeError, Error
+from ._errors import OUT_OF_RANGE, UNSUPPORTED, ArgumentTypeError, Error
 from ._handles import ExclusiveHandle, SharedHandle
 
 __all__ = ["Error", "Model", "Translator", "Translation", "version", "library_path"]
+Error.__module__ = __name__  # tracebacks say edgemt.Error, where callers find it
 
 # ---- The C API's types (edgemt/edgemt.h) ------------------------------------
 
@@ -179,16 +180,24 @@ def library_path() -> str:
     return _library_path
 
 
-def _detokenize(model_pointer: int, ids: List[int]) -> str:
-    """Model.detokenize's text (64 bytes a token)."""
+def _detokenize(model_pointer: int, ids: List[int], longest_text: int) -> str:
+    """Model.detokenize's text, with a buffer that grows until it fits. The C
+    call does not say how much it needs, but no text is longer than
+    `longest_text` (each id writes at most one piece from the model file),
+    so doubling ends there at the latest."""
     array = (ctypes.c_int32 * max(1, len(ids)))(*ids)
-    capacity = 64 + 64 * len(ids)
-    text = ctypes.create_string_buffer(capacity)
-    length = ctypes.c_size_t()
-    error = _Error()
-    _check(_lib.edgemt_model_detokenize(model_pointer, array, len(ids), text, capacity,
-                                        ctypes.byref(length), ctypes.byref(error)), error)
-    return text.raw[:length.value].decode("utf-8", "replace")
+    capacity = min(64 + 64 * len(ids), longest_text)
+    while True:
+        text = ctypes.create_string_buffer(capacity)
+        length = ctypes.c_size_t()
+        error = _Error()
+        code = _lib.edgemt_model_detokenize(model_pointer, array, len(ids), text, capacity,
+                                            ctypes.byref(length), ctypes.byref(error))
+        if code == OUT_OF_RANGE and capacity < longest_text:
+            capacity = min(2 * capacity, longest_text)
+            continue
+        _check(code, error)
+        return text.raw[:length.value].decode("utf-8", "replace")
 
 
 # ---- Model ---------------------------------------------------------------------
@@ -227,6 +236,8 @@ class Model:
                    error)
         self._handle = SharedHandle(pointer.value, _lib.edgemt_model_free, "model")
         try:
+            # Bounds the text of Model.detokenize (_longest_text).
+            self._bytes = os.path.getsize(path) if path is not None else len(data)
             self._read_info()
         except BaseException:
             self.close()
@@ -267,7 +278,12 @@ class Model:
         """Text of target ids from the model's piece table (no SentencePiece)."""
         ids = check.token_ids("ids", ids, self.target_vocab_size)
         with self._handle.use() as pointer:
-            return _detokenize(pointer, ids)
+            return _detokenize(pointer, ids, self._longest_text(len(ids)))
+
+    def _longest_text(self, count: int) -> int:
+        """Bytes (with the NUL) that detokenizing `count` ids can need at most:
+        a piece is inside the model file, or the unknown piece's 5 bytes."""
+        return 1 + count * max(self._bytes, 5)
 
     def close(self) -> None:
         """Frees the model now, or when the last of its translators closes.
@@ -343,6 +359,7 @@ class Translator:
         self._model = model
         self._model_pointer = model._handle.acquire()  # released by close()
         self._decode_defaults = defaults
+        self._longest_text = model._longest_text
         self._source_vocab_size = model.source_vocab_size
         self._has_tokenizer = model.has_tokenizer
         self._tokenizer = None  # made by the first text call
@@ -422,11 +439,23 @@ class Translator:
         return out
 
     def _translate_texts(self, translator, tokenizer, texts, first, prefix, options):
-        """One batch through edgemt_translate_text."""
-        capacity = 16 * self._limits.max_target_len + 64
+        """One batch through edgemt_translate_text. A translation whose text
+        does not fit its buffer (long pieces) is translated again with the
+        size the C call reported it needs, once."""
+        default_capacity = 16 * self._limits.max_target_len + 64
+        results = self._call_translate_text(translator, tokenizer, texts,
+                                            [default_capacity] * len(texts), prefix, options)
+        too_long = [k for k, (code, needed, _, _, _) in enumerate(results)
+                    if code == OUT_OF_RANGE and needed + 1 > default_capacity]
+        if too_long:
+            again = self._call_translate_text(translator, tokenizer,
+                                              [texts[k] for k in too_long],
+                                              [results[k][1] + 1 for k in too_long], prefix,
+                                              options)
+            for k, result in zip(too_long, again):
+                results[k] = result
         out = []
-        for k, (code, _, text, score, tokens) in enumerate(self._call_translate_text(
-                translator, tokenizer, texts, [capacity] * len(texts), prefix, options)):
+        for k, (code, _, text, score, tokens) in enumerate(results):
             if code != 0:
                 raise Error(code, f"text {first + k}: {text}")
             out.append(Translation(text, score, tokens))
@@ -512,7 +541,7 @@ class Translator:
             if attention:
                 cols = r.attention_columns
                 rows = [list(weights[k][i * cols:(i + 1) * cols]) for i in range(r.attention_rows)]
-            text = _detokenize(self._model_pointer, ids)
+            text = _detokenize(self._model_pointer, ids, self._longest_text(len(ids)))
             out.append(Translation(text, r.score, ids, rows))
         return out
 
