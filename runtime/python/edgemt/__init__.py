@@ -13,23 +13,33 @@ The library is found through $EDGEMT_LIBRARY (a path to libedgemt.so), then
 beside an installed package (<prefix>/lib[/<multiarch>]), then the system's
 library path. Errors raise edgemt.Error (its .code names the C API's code).
 Translations equal `edgemt translate`'s for the same options.
+
+Threads: every object may be used from any number of threads. A Translator
+runs one call at a time (the others wait for it; for parallel translation
+make one Translator per thread, sharing the Model). close() waits for the
+call in flight, and a call after close() raises edgemt.Error.
+
+Arguments are checked before they reach the C library: a number outside its
+C type or its meaning (an id outside the vocabulary, a count of 0, 2**40 for
+a layer), a bool or float where an int belongs, or a non-finite float raise
+ValueError or TypeError, which are also edgemt.Error (code
+"invalid-argument"); nothing is silently wrapped or truncated.
 """
 
 import ctypes
 import ctypes.util
-import numbers
 import os
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence
 
+from . import _arguments as check
+from ._errors import OUT_OF_RANGE, UNSUPPORTED, ArgumentTypeError, Error
+from ._handles import ExclusiveHandle, SharedHandle
+
 __all__ = ["Error", "Model", "Translator", "Translation", "version", "library_path"]
+Error.__module__ = __name__  # tracebacks say edgemt.Error, where callers find it
 
 # ---- The C API's types (edgemt/edgemt.h) ------------------------------------
-
-_CODE_NAMES = ["ok", "invalid-argument", "out-of-range", "failed-precondition", "not-found",
-               "io-error", "invalid-model", "unsupported-version", "unsupported",
-               "out-of-memory", "backend-error", "numeric-error"]
-
 
 class _Error(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("message", ctypes.c_char * 256)]
@@ -82,15 +92,6 @@ class _TextResult(ctypes.Structure):
                 ("text_length", ctypes.c_size_t), ("tokens", ctypes.POINTER(ctypes.c_int32)),
                 ("token_capacity", ctypes.c_size_t), ("token_length", ctypes.c_size_t),
                 ("score", ctypes.c_float), ("code", ctypes.c_int), ("error", ctypes.c_char_p)]
-
-
-class Error(RuntimeError):
-    """A failed call: .code is the C API's code name ("invalid-model", ...)."""
-
-    def __init__(self, code: int, message: str):
-        self.code = _CODE_NAMES[code] if 0 <= code < len(_CODE_NAMES) else "unknown"
-        self.message = message
-        super().__init__(f"{message} ({self.code})")
 
 
 # ---- Loading the library ------------------------------------------------------
@@ -179,76 +180,116 @@ def library_path() -> str:
     return _library_path
 
 
+def _detokenize(model_pointer: int, ids: List[int], longest_text: int) -> str:
+    """Model.detokenize's text, with a buffer that grows until it fits. The C
+    call does not say how much it needs, but no text is longer than
+    `longest_text` (each id writes at most one piece from the model file),
+    so doubling ends there at the latest."""
+    array = (ctypes.c_int32 * max(1, len(ids)))(*ids)
+    capacity = min(64 + 64 * len(ids), longest_text)
+    while True:
+        text = ctypes.create_string_buffer(capacity)
+        length = ctypes.c_size_t()
+        error = _Error()
+        code = _lib.edgemt_model_detokenize(model_pointer, array, len(ids), text, capacity,
+                                            ctypes.byref(length), ctypes.byref(error))
+        if code == OUT_OF_RANGE and capacity < longest_text:
+            capacity = min(2 * capacity, longest_text)
+            continue
+        _check(code, error)
+        return text.raw[:length.value].decode("utf-8", "replace")
+
+
 # ---- Model ---------------------------------------------------------------------
 
 class Model:
-    """A verified model file (.emt), mapped read-only; shareable by translators."""
+    """A verified model file (.emt), mapped read-only; shareable by translators
+    and threads. close() (or garbage collection) frees it once its
+    translators are closed: they keep it alive."""
 
     def __init__(self, path: str):
-        self._handle = ctypes.c_void_p()
-        self._buffer = None
-        error = _Error()
-        _check(_lib.edgemt_model_open(os.fsencode(path), ctypes.byref(self._handle),
-                                      ctypes.byref(error)), error)
-        self._read_info()
+        self._open(check.path(path), None)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Model":
         """A model from the file's bytes (copied once into aligned memory)."""
+        data = check.byte_string("data", data)
         model = cls.__new__(cls)
-        model._handle = ctypes.c_void_p()
-        # 64-byte alignment (EDGEMT_MODEL_ALIGNMENT): over-allocate and offset.
-        raw = ctypes.create_string_buffer(len(data) + 64)
-        offset = (-ctypes.addressof(raw)) % 64
-        ctypes.memmove(ctypes.addressof(raw) + offset, data, len(data))
-        model._buffer = raw  # lives as long as the model
-        error = _Error()
-        _check(_lib.edgemt_model_open_memory(ctypes.addressof(raw) + offset, len(data),
-                                             ctypes.byref(model._handle), ctypes.byref(error)),
-               error)
-        model._read_info()
+        model._open(None, data)
         return model
+
+    def _open(self, path: Optional[bytes], data: Optional[bytes]) -> None:
+        pointer = ctypes.c_void_p()
+        error = _Error()
+        if path is not None:
+            self._buffer = None
+            _check(_lib.edgemt_model_open(path, ctypes.byref(pointer), ctypes.byref(error)),
+                   error)
+        else:
+            # 64-byte alignment (EDGEMT_MODEL_ALIGNMENT): over-allocate and offset.
+            raw = ctypes.create_string_buffer(len(data) + 64)
+            offset = (-ctypes.addressof(raw)) % 64
+            ctypes.memmove(ctypes.addressof(raw) + offset, data, len(data))
+            self._buffer = raw  # lives as long as the model object (its translators hold it)
+            _check(_lib.edgemt_model_open_memory(ctypes.addressof(raw) + offset, len(data),
+                                                 ctypes.byref(pointer), ctypes.byref(error)),
+                   error)
+        self._handle = SharedHandle(pointer.value, _lib.edgemt_model_free, "model")
+        try:
+            # Bounds the text of Model.detokenize (_longest_text).
+            self._bytes = os.path.getsize(path) if path is not None else len(data)
+            self._read_info()
+        except BaseException:
+            self.close()
+            raise
 
     def _read_info(self):
         info = _ModelInfo()
         error = _Error()
-        _check(_lib.edgemt_model_get_info(self._handle, ctypes.byref(info), ctypes.byref(error)),
-               error)
+        with self._handle.use() as pointer:  # the strings are the model's: copy them now
+            _check(_lib.edgemt_model_get_info(pointer, ctypes.byref(info), ctypes.byref(error)),
+                   error)
+            self.family = info.family.decode()
+            self.source_language = info.source_language.decode()
+            self.target_language = info.target_language.decode()
+            self.weight_dtype = info.weight_dtype.decode()
         self.format_version = info.format_version
-        self.family = info.family.decode()
-        self.source_language = info.source_language.decode()
-        self.target_language = info.target_language.decode()
-        self.weight_dtype = info.weight_dtype.decode()
         self.source_vocab_size = info.source_vocab_size
         self.target_vocab_size = info.target_vocab_size
         self.max_sequence_length = info.max_sequence_length
         self.source_eos_id = info.source_eos_id
         self.append_eos_to_source = bool(info.append_eos_to_source)
         self.has_tokenizer = bool(info.has_tokenizer)
+        self._decode_defaults = self._read_decode_defaults()
+
+    def _read_decode_defaults(self) -> dict:
+        options = _DecodeOptions()
+        error = _Error()
+        with self._handle.use() as pointer:
+            _check(_lib.edgemt_decode_options_default(pointer, ctypes.byref(options),
+                                                      ctypes.byref(error)), error)
+        return {name: getattr(options, name) for name, _ in _DecodeOptions._fields_}
 
     def decode_defaults(self) -> dict:
         """The model's decoding defaults (beam_size, length_penalty, ...)."""
-        options = _DecodeOptions()
-        error = _Error()
-        _check(_lib.edgemt_decode_options_default(self._handle, ctypes.byref(options),
-                                                  ctypes.byref(error)), error)
-        return {name: getattr(options, name) for name, _ in _DecodeOptions._fields_}
+        return dict(self._decode_defaults)
 
     def detokenize(self, ids: Sequence[int]) -> str:
         """Text of target ids from the model's piece table (no SentencePiece)."""
-        array = (ctypes.c_int32 * max(1, len(ids)))(*ids)
-        capacity = 64 + 64 * len(ids)
-        text = ctypes.create_string_buffer(capacity)
-        length = ctypes.c_size_t()
-        error = _Error()
-        _check(_lib.edgemt_model_detokenize(self._handle, array, len(ids), text, capacity,
-                                            ctypes.byref(length), ctypes.byref(error)), error)
-        return text.raw[:length.value].decode("utf-8", "replace")
+        ids = check.token_ids("ids", ids, self.target_vocab_size)
+        with self._handle.use() as pointer:
+            return _detokenize(pointer, ids, self._longest_text(len(ids)))
+
+    def _longest_text(self, count: int) -> int:
+        """Bytes (with the NUL) that detokenizing `count` ids can need at most:
+        a piece is inside the model file, or the unknown piece's 5 bytes."""
+        return 1 + count * max(self._bytes, 5)
 
     def close(self) -> None:
-        if getattr(self, "_handle", None) and self._handle.value:
-            _lib.edgemt_model_free(self._handle)
-            self._handle = ctypes.c_void_p()
+        """Frees the model now, or when the last of its translators closes.
+        Later calls on it raise edgemt.Error. A second close() does nothing."""
+        if getattr(self, "_handle", None) is not None:
+            self._handle.close()
 
     def __del__(self):
         self.close()
@@ -268,16 +309,26 @@ class Translation:
 
 
 class Translator:
-    """Translates batches of sentences with one model. Use from one thread at a
-    time (create one per thread; they can share the Model)."""
+    """Translates batches of sentences with one model.
+
+    Safe from any number of threads: its calls run one at a time (a lock;
+    the others wait), so sharing one Translator gives the same results as
+    using it from one thread. For parallel translation make one Translator
+    per thread; they can share the Model. close() waits for the call in
+    flight; calls after it raise edgemt.Error."""
 
     def __init__(self, model: Model, threads: int = 1, max_batch: int = 16,
                  max_source_len: Optional[int] = None, max_beam: Optional[int] = None,
                  max_target_len: Optional[int] = None, attention: bool = False,
                  attention_layer: int = -1, attention_head: int = -1,
                  greedy_scores: bool = True):
-        """Limits left None: sources and translations up to 256 tokens (or
-        the model's longest), beams up to 4 or the model's default beam.
+        """threads: 1..256 worker threads inside each call (1: the caller's).
+        Limits (each at least 1; None: the default): sources and
+        translations up to max_source_len and max_target_len tokens counting
+        EOS (default 256 or the model's longest, at most the model's
+        longest), beams up to max_beam (default 4 or the model's default
+        beam, at most 64), up to max_batch sentences per C call (at most
+        1024; longer lists are sent in batches).
         attention: plan for attention weights (translate_ids(attention=True));
         of a Transformer, decoder layer attention_layer's cross-attention (-1:
         the last) and its head attention_head (-1: the mean over heads).
@@ -287,44 +338,81 @@ class Translator:
         matrix, vocab x (hidden size + 28) bytes, is kept instead of an f32
         one; beam search reads the model's rows, the same results slower).
         Same tokens."""
-        self._model = model  # keeps the model alive while the translator is
-        self._handle = ctypes.c_void_p()
-        self._tokenizer = ctypes.c_void_p()
-        error = _Error()
+        if not isinstance(model, Model):
+            raise ArgumentTypeError(f"Translator() takes an edgemt.Model, not "
+                                    f"{type(model).__name__}")
         options = _lib.edgemt_translator_options_default()
-        options.threads = threads
-        _check(_lib.edgemt_translator_create(model._handle, ctypes.byref(options),
-                                             ctypes.byref(self._handle), ctypes.byref(error)),
-               error)
-        if not greedy_scores:
-            _check(_lib.edgemt_translator_set_greedy_scores(self._handle, 0, ctypes.byref(error)),
-                   error)
+        options.threads = check.size("threads", threads)
         longest = min(256, model.max_sequence_length)
-        if max_beam is None:
-            max_beam = max(4, int(model.decode_defaults()["beam_size"]))
-        self.limits = _Limits(max_batch, max_source_len or longest, max_beam,
-                              max_target_len or longest, 1 if attention else 0,
-                              attention_layer, attention_head)
-        # The library allocates the arena (a caller arena is for C callers).
-        _check(_lib.edgemt_translator_prepare(self._handle, ctypes.byref(self.limits), None, 0,
-                                              ctypes.byref(error)), error)
+        defaults = model.decode_defaults()
+        max_beam = check.optional_size("max_beam", max_beam)
+        self._limits = _Limits(
+            check.size("max_batch", max_batch),
+            check.optional_size("max_source_len", max_source_len) or longest,
+            max_beam or max(4, int(defaults["beam_size"])),
+            check.optional_size("max_target_len", max_target_len) or longest,
+            1 if check.flag("attention", attention) else 0,
+            # The library checks them against the model (and names its layers).
+            check.integer("attention_layer", attention_layer, check.INT_MIN, check.INT_MAX),
+            check.integer("attention_head", attention_head, check.INT_MIN, check.INT_MAX))
+        greedy_scores = check.flag("greedy_scores", greedy_scores)
+        self._model = model
+        self._model_pointer = model._handle.acquire()  # released by close()
+        self._decode_defaults = defaults
+        self._longest_text = model._longest_text
+        self._source_vocab_size = model.source_vocab_size
+        self._has_tokenizer = model.has_tokenizer
+        self._tokenizer = None  # made by the first text call
+        pointer = ctypes.c_void_p()
+        error = _Error()
+        code = _lib.edgemt_translator_create(self._model_pointer, ctypes.byref(options),
+                                             ctypes.byref(pointer), ctypes.byref(error))
+        if code != 0:
+            model._handle.release()
+            _check(code, error)
+        self._handle = ExclusiveHandle(pointer.value, _lib.edgemt_translator_free, "translator")
+        try:
+            with self._handle.use() as translator:
+                if not greedy_scores:
+                    _check(_lib.edgemt_translator_set_greedy_scores(translator, 0,
+                                                                    ctypes.byref(error)), error)
+                # The library allocates the arena (a caller arena is for C callers).
+                _check(_lib.edgemt_translator_prepare(translator, ctypes.byref(self._limits),
+                                                      None, 0, ctypes.byref(error)), error)
+        except BaseException:
+            self.close()
+            raise
 
-    def _text_tokenizer(self) -> ctypes.c_void_p:
+    @property
+    def limits(self):
+        """The limits it was prepared with (a copy: changing it changes nothing)."""
+        return _Limits.from_buffer_copy(self._limits)
+
+    def _text_tokenizer(self) -> int:
         """The SentencePiece tokenizer, made on the first text call (~4 MiB
-        for an 8k vocabulary that translate_ids callers never need)."""
-        if not self._tokenizer.value:
-            if not self._model.has_tokenizer:
-                raise Error(8, "this model file has no tokenizer: use translate_ids")
+        for an 8k vocabulary that translate_ids callers never need). Called
+        under the translator's lock."""
+        if self._tokenizer is None:
+            if not self._has_tokenizer:
+                raise Error(UNSUPPORTED, "this model file has no tokenizer: use translate_ids")
+            pointer = ctypes.c_void_p()
             error = _Error()
-            _check(_lib.edgemt_tokenizer_create(self._model._handle, ctypes.byref(self._tokenizer),
+            _check(_lib.edgemt_tokenizer_create(self._model_pointer, ctypes.byref(pointer),
                                                 ctypes.byref(error)), error)
+            self._tokenizer = pointer.value
         return self._tokenizer
 
     def _decode_options(self, beam_size, length_penalty, max_len_a, max_len_b, word_penalty):
-        options = _DecodeOptions(**self._model.decode_defaults())
-        for name, value in (("beam_size", beam_size), ("length_penalty", length_penalty),
-                            ("max_len_a", max_len_a), ("max_len_b", max_len_b),
-                            ("word_penalty", word_penalty)):
+        options = _DecodeOptions(**self._decode_defaults)
+        if beam_size is not None:
+            beam_size = check.integer("beam_size", beam_size, 1, self._limits.max_beam,
+                                      " (the Translator's max_beam)")
+        for name, value in (("beam_size", beam_size),
+                            ("length_penalty", check.optional_real("length_penalty",
+                                                                   length_penalty)),
+                            ("max_len_a", check.optional_real("max_len_a", max_len_a)),
+                            ("max_len_b", check.optional_real("max_len_b", max_len_b)),
+                            ("word_penalty", check.optional_real("word_penalty", word_penalty))):
             if value is not None:
                 setattr(options, name, value)
         return options
@@ -335,40 +423,71 @@ class Translator:
                   target_prefix: Optional[str] = None) -> List[Translation]:
         """Translations of `texts` (any number: sent in batches of max_batch).
         Options left None take the model's defaults, as `edgemt translate`."""
-        if isinstance(texts, (str, bytes)):
-            # list("Hello") would translate each character as a sentence.
-            raise TypeError("translate() takes a list of texts, not one string: "
-                            "use translate([text])")
-        tokenizer = self._text_tokenizer()
-        texts = list(texts)
+        encoded = check.texts(texts)
         options = self._decode_options(beam_size, length_penalty, max_len_a, max_len_b,
                                        word_penalty)
-        prefix = target_prefix.encode() if target_prefix else None
+        prefix = None if target_prefix is None else check.c_string("target_prefix",
+                                                                    target_prefix)
         out: List[Translation] = []
-        batch = self.limits.max_batch
-        for first in range(0, len(texts), batch):
-            chunk = [t.encode("utf-8") for t in texts[first:first + batch]]
-            n = len(chunk)
-            inputs = (_Text * n)(*[_Text(b, len(b)) for b in chunk])
-            results = (_TextResult * n)()
-            keep = []
-            for r in results:
-                text = ctypes.create_string_buffer(16 * self.limits.max_target_len + 64)
-                tokens = (ctypes.c_int32 * self.limits.max_target_len)()
-                keep.append((text, tokens))
-                r.text = ctypes.cast(text, _P(ctypes.c_char))
-                r.text_capacity = len(text)
-                r.tokens = tokens
-                r.token_capacity = len(tokens)
-            error = _Error()
-            _check(_lib.edgemt_translate_text(self._handle, tokenizer, inputs, n, prefix,
-                                              ctypes.byref(options), results,
-                                              ctypes.byref(error)), error)
-            for k, r in enumerate(results):
-                if r.code != 0:
-                    raise Error(r.code, f"text {first + k}: " + r.error.decode())
-                text = ctypes.string_at(r.text, r.text_length).decode("utf-8", "replace")
-                out.append(Translation(text, r.score, list(keep[k][1][:r.token_length])))
+        batch = self._limits.max_batch
+        with self._handle.use() as translator:
+            tokenizer = self._text_tokenizer()
+            for first in range(0, len(encoded), batch):
+                chunk = encoded[first:first + batch]
+                out.extend(self._translate_texts(translator, tokenizer, chunk, first, prefix,
+                                                 options))
+        return out
+
+    def _translate_texts(self, translator, tokenizer, texts, first, prefix, options):
+        """One batch through edgemt_translate_text. A translation whose text
+        does not fit its buffer (long pieces) is translated again with the
+        size the C call reported it needs, once."""
+        default_capacity = 16 * self._limits.max_target_len + 64
+        results = self._call_translate_text(translator, tokenizer, texts,
+                                            [default_capacity] * len(texts), prefix, options)
+        too_long = [k for k, (code, needed, _, _, _) in enumerate(results)
+                    if code == OUT_OF_RANGE and needed + 1 > default_capacity]
+        if too_long:
+            again = self._call_translate_text(translator, tokenizer,
+                                              [texts[k] for k in too_long],
+                                              [results[k][1] + 1 for k in too_long], prefix,
+                                              options)
+            for k, result in zip(too_long, again):
+                results[k] = result
+        out = []
+        for k, (code, _, text, score, tokens) in enumerate(results):
+            if code != 0:
+                raise Error(code, f"text {first + k}: {text}")
+            out.append(Translation(text, score, tokens))
+        return out
+
+    def _call_translate_text(self, translator, tokenizer, texts, capacities, prefix, options):
+        """[(code, text_length, text or error message, score, tokens)] of one
+        edgemt_translate_text call, each text with its own text capacity."""
+        n = len(texts)
+        inputs = (_Text * n)(*[_Text(t, len(t)) for t in texts])
+        results = (_TextResult * n)()
+        buffers = []
+        for r, capacity in zip(results, capacities):
+            text = ctypes.create_string_buffer(capacity)
+            tokens = (ctypes.c_int32 * self._limits.max_target_len)()
+            buffers.append((text, tokens))
+            r.text = ctypes.cast(text, _P(ctypes.c_char))
+            r.text_capacity = len(text)
+            r.tokens = tokens
+            r.token_capacity = len(tokens)
+        error = _Error()
+        _check(_lib.edgemt_translate_text(translator, tokenizer, inputs, n, prefix,
+                                          ctypes.byref(options), results, ctypes.byref(error)),
+               error)
+        out = []
+        for r, (_, tokens) in zip(results, buffers):
+            if r.code != 0:
+                out.append((r.code, r.text_length, r.error.decode("utf-8", "replace"), r.score,
+                            []))
+                continue
+            text = ctypes.string_at(r.text, r.text_length).decode("utf-8", "replace")
+            out.append((0, r.text_length, text, r.score, list(tokens[:r.token_length])))
         return out
 
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: Optional[int] = None,
@@ -377,56 +496,69 @@ class Translator:
                       word_penalty: Optional[float] = None,
                       attention: bool = False) -> List[Translation]:
         """Translations of token-id sources (each ending with the model's
-        source EOS when it wants one); .text is from Model.detokenize.
+        source EOS when it wants one; ids below source_vocab_size); .text is
+        from Model.detokenize.
         attention: also each result's attention weights (a Translator made
         with attention=True, a model family that has them)."""
-        # A string or a flat id list would be read as sources of one token each.
-        sources = list(sources)
-        for k, s in enumerate(sources):
-            if isinstance(s, (numbers.Integral, str, bytes)):
-                raise TypeError(f"translate_ids() takes a list of token-id sequences (e.g. "
-                                f"[[5, 6, 7]]); source {k} is of type {type(s).__name__}")
-        sources = [list(s) for s in sources]
+        sources = check.token_id_sequences(sources, self._source_vocab_size)
+        attention = check.flag("attention", attention)
         options = self._decode_options(beam_size, length_penalty, max_len_a, max_len_b,
                                        word_penalty)
         out: List[Translation] = []
-        batch = self.limits.max_batch
-        for first in range(0, len(sources), batch):
-            chunk = sources[first:first + batch]
-            n = len(chunk)
-            arrays = [(ctypes.c_int32 * max(1, len(s)))(*s) for s in chunk]
-            spans = (_Tokens * n)(*[_Tokens(a, len(s)) for a, s in zip(arrays, chunk)])
-            buffers = [(ctypes.c_int32 * self.limits.max_target_len)() for _ in chunk]
-            results = (_Result * n)()
-            weights = [(ctypes.c_float * (self.limits.max_target_len * max(1, len(s))))()
-                       for s in chunk] if attention else []
-            for k, (r, b) in enumerate(zip(results, buffers)):
-                r.tokens = b
-                r.capacity = len(b)
-                if attention:
-                    r.attention = weights[k]
-                    r.attention_capacity = len(weights[k])
-            error = _Error()
-            _check(_lib.edgemt_translate(self._handle, spans, n, ctypes.byref(options), results,
-                                         ctypes.byref(error)), error)
-            for k, r in enumerate(results):
-                if r.code != 0:
-                    raise Error(r.code, f"source {first + k}: " + r.error.decode())
-                ids = list(buffers[k][:r.length])
-                rows = None
-                if attention:
-                    cols = r.attention_columns
-                    rows = [list(weights[k][i * cols:(i + 1) * cols]) for i in range(r.attention_rows)]
-                out.append(Translation(self._model.detokenize(ids), r.score, ids, rows))
+        batch = self._limits.max_batch
+        with self._handle.use() as translator:
+            for first in range(0, len(sources), batch):
+                out.extend(self._translate_ids(translator, sources[first:first + batch], first,
+                                               options, attention))
+        return out
+
+    def _translate_ids(self, translator, chunk, first, options, attention):
+        """One batch through edgemt_translate."""
+        n = len(chunk)
+        max_target_len = self._limits.max_target_len
+        arrays = [(ctypes.c_int32 * max(1, len(s)))(*s) for s in chunk]
+        spans = (_Tokens * n)(*[_Tokens(a, len(s)) for a, s in zip(arrays, chunk)])
+        buffers = [(ctypes.c_int32 * max_target_len)() for _ in chunk]
+        results = (_Result * n)()
+        # Rows: at most max_target_len steps (EOS counted); columns: the source.
+        weights = [(ctypes.c_float * (max_target_len * max(1, len(s))))()
+                   for s in chunk] if attention else []
+        for k, (r, b) in enumerate(zip(results, buffers)):
+            r.tokens = b
+            r.capacity = len(b)
+            if attention:
+                r.attention = weights[k]
+                r.attention_capacity = len(weights[k])
+        error = _Error()
+        _check(_lib.edgemt_translate(translator, spans, n, ctypes.byref(options), results,
+                                     ctypes.byref(error)), error)
+        out = []
+        for k, r in enumerate(results):
+            if r.code != 0:
+                raise Error(r.code, f"source {first + k}: " + r.error.decode())
+            ids = list(buffers[k][:r.length])
+            rows = None
+            if attention:
+                cols = r.attention_columns
+                rows = [list(weights[k][i * cols:(i + 1) * cols]) for i in range(r.attention_rows)]
+            text = _detokenize(self._model_pointer, ids, self._longest_text(len(ids)))
+            out.append(Translation(text, r.score, ids, rows))
         return out
 
     def close(self) -> None:
-        if getattr(self, "_tokenizer", None) and self._tokenizer.value:
+        """Waits for a call in flight, then frees the translator (and lets the
+        model go). Later calls raise edgemt.Error; a second close() does
+        nothing."""
+        if getattr(self, "_handle", None) is not None:
+            self._handle.close(after_free=self._free_the_rest)
+
+    def _free_the_rest(self) -> None:
+        """After the translator: its tokenizer, then its hold on the model
+        (edgemt.h: translators and tokenizers are freed before their model)."""
+        if self._tokenizer is not None:
             _lib.edgemt_tokenizer_free(self._tokenizer)
-            self._tokenizer = ctypes.c_void_p()
-        if getattr(self, "_handle", None) and self._handle.value:
-            _lib.edgemt_translator_free(self._handle)
-            self._handle = ctypes.c_void_p()
+            self._tokenizer = None
+        self._model._handle.release()
 
     def __del__(self):
         self.close()
