@@ -139,6 +139,10 @@ _P = ctypes.POINTER
 _c_void_pp = _P(ctypes.c_void_p)
 _declare("edgemt_version", ctypes.c_char_p)
 _declare("edgemt_model_open", ctypes.c_int, ctypes.c_char_p, _c_void_pp, _P(_Error))
+_declare("edgemt_model_open_with", ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32, _c_void_pp,
+         _P(_Error))
+_declare("edgemt_model_open_memory_with", ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t,
+         ctypes.c_uint32, _c_void_pp, _P(_Error))
 _declare("edgemt_model_open_memory", ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, _c_void_pp,
          _P(_Error))
 _declare("edgemt_model_free", None, ctypes.c_void_p)
@@ -202,28 +206,38 @@ def _detokenize(model_pointer: int, ids: List[int], longest_text: int) -> str:
 
 # ---- Model ---------------------------------------------------------------------
 
+# edgemt.h: EDGEMT_OPEN_SKIP_CHECKSUM.
+_OPEN_SKIP_CHECKSUM = 2
+
+
 class Model:
     """A verified model file (.emt), mapped read-only; shareable by translators
     and threads. close() (or garbage collection) frees it once its
     translators are closed: they keep it alive."""
 
-    def __init__(self, path: str):
-        self._open(check.path(path), None)
+    def __init__(self, path: str, verify_checksum: bool = True):
+        """verify_checksum: files of format version 4 and later carry CRC-32C
+        checksums, computed at load so that a damaged file is refused
+        (edgemt.Error "invalid-model"); False only for a file verified
+        elsewhere (a signed image, a download checked against its hash)."""
+        self._open(check.path(path), None, check.flag("verify_checksum", verify_checksum))
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "Model":
+    def from_bytes(cls, data: bytes, verify_checksum: bool = True) -> "Model":
         """A model from the file's bytes (copied once into aligned memory)."""
         data = check.byte_string("data", data)
         model = cls.__new__(cls)
-        model._open(None, data)
+        model._open(None, data, check.flag("verify_checksum", verify_checksum))
         return model
 
-    def _open(self, path: Optional[bytes], data: Optional[bytes]) -> None:
+    def _open(self, path: Optional[bytes], data: Optional[bytes], verify_checksum: bool) -> None:
         pointer = ctypes.c_void_p()
         error = _Error()
+        flags = 0 if verify_checksum else _OPEN_SKIP_CHECKSUM
         if path is not None:
             self._buffer = None
-            _check(_lib.edgemt_model_open(path, ctypes.byref(pointer), ctypes.byref(error)),
+            _check(_lib.edgemt_model_open_with(path, flags, ctypes.byref(pointer),
+                                               ctypes.byref(error)),
                    error)
         else:
             # 64-byte alignment (EDGEMT_MODEL_ALIGNMENT): over-allocate and offset.
@@ -231,8 +245,9 @@ class Model:
             offset = (-ctypes.addressof(raw)) % 64
             ctypes.memmove(ctypes.addressof(raw) + offset, data, len(data))
             self._buffer = raw  # lives as long as the model object (its translators hold it)
-            _check(_lib.edgemt_model_open_memory(ctypes.addressof(raw) + offset, len(data),
-                                                 ctypes.byref(pointer), ctypes.byref(error)),
+            _check(_lib.edgemt_model_open_memory_with(ctypes.addressof(raw) + offset, len(data),
+                                                      flags, ctypes.byref(pointer),
+                                                      ctypes.byref(error)),
                    error)
         self._handle = SharedHandle(pointer.value, _lib.edgemt_model_free, "model")
         try:
