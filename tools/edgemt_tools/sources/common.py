@@ -15,6 +15,7 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import input_files
 from ..errors import UserError
 from ..model_spec import TransformerConfig, expected_tensors
 from ..validate import first_line, validate_config
@@ -42,6 +43,8 @@ def read_json_object(path: str, what: str = "config") -> dict:
     """A JSON file holding one object (a checkpoint's config.json); NaN and
     Infinity are refused (Python's json accepts them, JSON does not).
     Raises UserError naming the file."""
+    if not input_files.regular_file(path, f"{what} file"):
+        raise UserError(f"{what} file not found: {path}")
     try:
         with open(path, "r", encoding="utf-8") as handle:
             value = json.load(handle, parse_constant=_refuse_constant)
@@ -68,7 +71,7 @@ def check_key_types(config: Mapping, kinds: Mapping[str, type]) -> None:
 def read_sentencepiece(path: str, what: str) -> bytes:
     """The bytes of a SentencePiece model that loads; UserError otherwise."""
     import sentencepiece as spm
-    if not os.path.isfile(path):
+    if not input_files.regular_file(path, f"{what} SentencePiece model"):
         raise UserError(f"{what} SentencePiece model not found: {path}")
     with open(path, "rb") as handle:
         proto = handle.read()

@@ -39,6 +39,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from .. import input_files
 from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
@@ -60,6 +61,8 @@ _UNREPRODUCED = {"no_repeat_ngram_size": 0, "repetition_penalty": 1.0, "min_leng
 
 
 def _read_json(path: str, what: str) -> dict:
+    if not input_files.regular_file(path, what):
+        raise UserError(f"{what} not found: {path}")
     try:
         with open(path, "r", encoding="utf-8") as handle:
             value = json.load(handle)
@@ -132,7 +135,7 @@ def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
     model.safetensors when present, else pytorch_model.bin."""
     safetensors_path = os.path.join(folder, "model.safetensors")
     bin_path = os.path.join(folder, "pytorch_model.bin")
-    if os.path.isfile(safetensors_path):
+    if input_files.regular_file(safetensors_path, "model.safetensors"):
         try:
             from safetensors.numpy import load_file
         except ImportError:
@@ -143,7 +146,7 @@ def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
         except Exception as err:  # noqa: BLE001 - safetensors raises its own errors
             raise UserError(f"cannot read {safetensors_path}: {first_line(err)}") from None
         return dict(tensors), safetensors_path
-    if os.path.isfile(bin_path):
+    if input_files.regular_file(bin_path, "pytorch_model.bin"):
         import torch
         try:
             state = torch.load(bin_path, map_location="cpu", weights_only=True)
@@ -244,8 +247,9 @@ def generation_defaults(folder: str, config: Mapping, cfg: TransformerConfig,
     """generate()'s defaults for this model: generation_config.json, else the
     generation keys of config.json (older folders), else transformers'."""
     path = os.path.join(folder, "generation_config.json")
-    gen = _read_json(path, "generation_config.json") if os.path.isfile(path) else config
-    where = path if os.path.isfile(path) else os.path.join(folder, "config.json")
+    present = input_files.regular_file(path, "generation_config.json")
+    gen = _read_json(path, "generation_config.json") if present else config
+    where = path if present else os.path.join(folder, "config.json")
     notes = []
     beams = gen.get("num_beams", 1)
     max_length = gen.get("max_length", 20)
@@ -277,7 +281,7 @@ def _vocabularies(folder: str, cfg: TransformerConfig):
     vocab = _read_json(vocab_path, "vocab.json")
     source = pieces_by_id(vocab, cfg.source_vocab_size or cfg.vocab_size, vocab_path)
     target_path = os.path.join(folder, "target_vocab.json")
-    if os.path.isfile(target_path):
+    if input_files.regular_file(target_path, "target_vocab.json"):
         target = pieces_by_id(_read_json(target_path, "target_vocab.json"), cfg.vocab_size,
                               target_path)
     else:
@@ -288,7 +292,7 @@ def _vocabularies(folder: str, cfg: TransformerConfig):
 def _languages(folder: str, inputs) -> Tuple[str, str]:
     src, tgt = inputs.src_lang, inputs.tgt_lang
     path = os.path.join(folder, "tokenizer_config.json")
-    if os.path.isfile(path):
+    if input_files.regular_file(path, "tokenizer_config.json"):
         tokenizer_config = _read_json(path, "tokenizer_config.json")
         src = src or tokenizer_config.get("source_lang")
         tgt = tgt or tokenizer_config.get("target_lang")

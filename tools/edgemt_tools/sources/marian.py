@@ -47,6 +47,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from .. import input_files
 from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
@@ -94,6 +95,8 @@ def _read_vocabulary(path: str, what: str) -> Dict[str, int]:
 
 
 def _read_yaml_file(path: str, what: str, plain_strings: bool = False):
+    if not input_files.regular_file(path, what):
+        raise UserError(f"{what} not found: {path}")
     try:
         with open(path, "r", encoding="utf-8") as handle:
             text = handle.read()
@@ -311,7 +314,7 @@ class Vocabulary:
             self.byte_control_ids = [i for p, i in mapping.items() if _is_control_byte(p)]
         else:
             mapping = _read_vocabulary(path, f"{side} vocabulary")
-            if spm_path is None or not os.path.isfile(spm_path):
+            if spm_path is None or not input_files.regular_file(spm_path, f"{side}.spm"):
                 raise UserError(f"the {side} vocabulary {path} is a .yml file: the "
                                 f"SentencePiece model that cuts text for it is needed "
                                 f"({side}.spm in the folder, or --{side[:3]}-spm)")
@@ -391,7 +394,7 @@ def decoding_defaults(decoder: Mapping, unk: int, control_ids: List[int]) -> Dec
 
 
 def _load_npz(path: str) -> Dict[str, np.ndarray]:
-    if not os.path.isfile(path):
+    if not input_files.regular_file(path, "Marian model"):
         raise UserError(f"Marian model not found: {path}")
     try:
         with np.load(path, allow_pickle=False) as archive:
@@ -407,7 +410,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                                                    "decoder.yml, vocabularies, source.spm, "
                                                    "target.spm)"))
     decoder_path = os.path.join(folder, "decoder.yml")
-    decoder = _read_yaml_file(decoder_path, "decoder.yml") if os.path.isfile(decoder_path) else {}
+    decoder = (_read_yaml_file(decoder_path, "decoder.yml")
+               if input_files.regular_file(decoder_path, "decoder.yml") else {})
     if not isinstance(decoder, dict):
         raise UserError(f"{decoder_path}: expected a mapping")
     npz_path = _find_npz(folder, decoder)
