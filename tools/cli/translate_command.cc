@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "cli/line_reader.h"
 #include "cli/progress_bar.h"
+#include "cli/same_file.h"
 #include "cli/translate_engine.h"
 #include "cli/translate_finisher.h"
 #include "cli/translate_queue.h"
@@ -80,6 +81,23 @@ LineReader::Result translate_input(int input_fd, const TranslateSettings& settin
   return result;
 }
 
+// "" when -o may be opened for writing, else why not: it is the input (the
+// -i file, or the file on stdin) or the model file, which opening it would
+// empty before it is read.
+std::string output_clash(const TranslateSettings& settings) {
+  if (settings.output_path.empty()) return "";
+  const bool is_input = settings.input_path.empty()
+                            ? is_same_regular_file(STDIN_FILENO, settings.output_path)
+                            : is_same_regular_file(settings.input_path, settings.output_path);
+  const char* what = is_input ? "the input file"
+                     : is_same_regular_file(settings.model_path, settings.output_path)
+                         ? "the model file"
+                         : nullptr;
+  if (what == nullptr) return "";
+  return "output '" + settings.output_path + "' is " + what +
+         ": writing it would erase it before it is read; name another output file";
+}
+
 }  // namespace
 
 int run_translate(int argc, char** argv) {
@@ -92,6 +110,11 @@ int run_translate(int argc, char** argv) {
   if (settings.help) {
     std::fputs(translate_help(), stdout);
     return kExitOk;
+  }
+  error = output_clash(settings);
+  if (!error.empty()) {
+    std::fprintf(stderr, "edgemt translate: %s\n(run 'edgemt translate --help')\n", error.c_str());
+    return kExitUsage;
   }
   TranslateEngine engine;
   const int loaded = load_translate_engine(settings, &engine);
