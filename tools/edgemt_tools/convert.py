@@ -56,6 +56,11 @@ Sources (--from), each read from its own files, with no config of ours:
   hf-marian  a Hugging Face MarianMT folder: config.json,
              model.safetensors or pytorch_model.bin, source.spm, target.spm,
              vocab.json, generation_config.json when present.
+             Marian and Hugging Face vocabularies (vocab.yml, vocab.json)
+             must match the model: one piece per embedding row, no piece or
+             key twice, and every piece the SentencePiece model can output
+             present (--allow-missing-pieces: a note instead, the pieces
+             reading as <unk>).
   torch      edgemt's own nn.Transformer layout: a state_dict whose wrapper
              has `embed`, `transformer` and `generator` (models/MODEL_CARD.md)
              with --config config.json and --spm.
@@ -149,6 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-positions", type=_positive_int, metavar="N",
                    help="--from torch-rnn only: the longest source or target (tokens, counting "
                         "EOS) the file accepts (default 256)")
+    p.add_argument("--allow-missing-pieces", action="store_true",
+                   help="--from marian and hf-marian: convert although pieces of a "
+                        "SentencePiece model are missing from the vocabulary (refused by "
+                        "default: a vocabulary of another model translates into junk); they "
+                        "read as <unk>, as Marian and transformers read them (a few OPUS-MT "
+                        "releases lack a few pieces)")
     p.add_argument("--dtype", required=True, choices=list(WEIGHT_DTYPES),
                    help="storage type of the embedding and projection matrices")
     p.add_argument("--calibrate", metavar="FILE",
@@ -191,6 +202,8 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
     if args.source_format not in ("torch", "torch-rnn") and args.config is not None:
         parser.error(f"--config is for --from torch and torch-rnn; --from "
                      f"{args.source_format} reads the checkpoint's own configuration")
+    if args.allow_missing_pieces and args.source_format not in ("marian", "hf-marian"):
+        parser.error("--allow-missing-pieces is for --from marian and hf-marian")
     if args.max_positions is not None and args.source_format != "torch-rnn":
         parser.error(f"--max-positions is for --from torch-rnn; --from {args.source_format} "
                      "takes the checkpoint's own")
@@ -233,7 +246,7 @@ def run(args: argparse.Namespace) -> str:
             checkpoint=args.checkpoint, config=args.config, spm=args.spm,
             src_lang=args.src_lang, tgt_lang=args.tgt_lang, converter_version=__version__,
             created_utc=_created_utc(), src_spm=args.src_spm, tgt_spm=args.tgt_spm,
-            max_positions=args.max_positions))
+            max_positions=args.max_positions, allow_missing_pieces=args.allow_missing_pieces))
         for note in notes:
             print(f"{PROG}: note: {note}", file=sys.stderr)
         header, tensors, aliases = writer.pack(spec, args.dtype)

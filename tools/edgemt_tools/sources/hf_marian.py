@@ -45,9 +45,10 @@ from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, Special
 from ..model_spec import TransformerConfig
 from ..positions import hugging_face_marian
 from ..validate import first_line, validate_config
-from .common import (TensorSource, WeightAssembler, pieces_by_id, read_sentencepiece,
-                     sha256_file)
+from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,
+                     read_sentencepiece, sha256_file)
 from .detect import wrong_source
+from .duplicate_keys import json_object
 
 NAME = "hf-marian"
 
@@ -65,7 +66,7 @@ def _read_json(path: str, what: str) -> dict:
         raise UserError(f"{what} not found: {path}")
     try:
         with open(path, "r", encoding="utf-8") as handle:
-            value = json.load(handle)
+            value = json.load(handle, object_pairs_hook=json_object)
     except FileNotFoundError:
         raise UserError(f"{what} not found: {path}") from None
     except (OSError, ValueError) as err:
@@ -275,18 +276,28 @@ def generation_defaults(folder: str, config: Mapping, cfg: TransformerConfig,
                     banned_tokens=tuple(sorted(banned))), notes
 
 
-def _vocabularies(folder: str, cfg: TransformerConfig):
-    """(source pieces, target pieces) from vocab.json (+ target_vocab.json)."""
+def _vocabularies(folder: str, cfg: TransformerConfig, spms: Mapping[str, Tuple[bytes, str]],
+                  allow_missing: bool):
+    """(source pieces, target pieces, vocab.json, notes) from vocab.json (+
+    target_vocab.json), each side checked against the model's ids and its
+    SentencePiece model (`spms`: side -> (bytes, path))."""
     vocab_path = os.path.join(folder, "vocab.json")
     vocab = _read_json(vocab_path, "vocab.json")
-    source = pieces_by_id(vocab, cfg.source_vocab_size or cfg.vocab_size, vocab_path)
     target_path = os.path.join(folder, "target_vocab.json")
+    target_vocab = vocab
     if input_files.regular_file(target_path, "target_vocab.json"):
-        target = pieces_by_id(_read_json(target_path, "target_vocab.json"), cfg.vocab_size,
-                              target_path)
+        target_vocab = _read_json(target_path, "target_vocab.json")
     else:
-        target = pieces_by_id(vocab, cfg.vocab_size, vocab_path)
-    return source, target, vocab
+        target_path = vocab_path
+    pieces, notes = {}, []
+    for side, mapping, path, size in (
+            ("source", vocab, vocab_path, cfg.source_vocab_size or cfg.vocab_size),
+            ("target", target_vocab, target_path, cfg.vocab_size)):
+        pieces[side] = pieces_by_id(mapping, size, path)
+        note = check_covers_sentencepiece(mapping, spms[side][0], path, spms[side][1],
+                                          allow_missing)
+        notes.extend([note] if note else [])
+    return pieces["source"], pieces["target"], vocab, notes
 
 
 def _languages(folder: str, inputs) -> Tuple[str, str]:
@@ -314,7 +325,11 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     validate_config(cfg)
     tensors, weights_path = load_tensors(folder)
     cfg, weights = convert_tensors(tensors, cfg, weights_path)
-    source_pieces, target_pieces, vocab = _vocabularies(folder, cfg)
+    spm_paths = {"source": inputs.src_spm or os.path.join(folder, "source.spm"),
+                 "target": inputs.tgt_spm or os.path.join(folder, "target.spm")}
+    spms = {side: (read_sentencepiece(path, side), path) for side, path in spm_paths.items()}
+    source_pieces, target_pieces, vocab, vocab_notes = _vocabularies(
+        folder, cfg, spms, inputs.allow_missing_pieces)
     pad = _int(config, "pad_token_id", where)
     eos = _int(config, "eos_token_id", where)
     start = _int(config, "decoder_start_token_id", where, pad)
@@ -326,9 +341,9 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
         if not 0 <= value < cfg.vocab_size:
             raise UserError(f"{where}: {name} {value} is outside the vocabulary")
     decoding, notes = generation_defaults(folder, config, cfg, pad)
+    notes = vocab_notes + notes
     src_lang, tgt_lang = _languages(folder, inputs)
-    source_spm = read_sentencepiece(inputs.src_spm or os.path.join(folder, "source.spm"), "source")
-    target_spm = read_sentencepiece(inputs.tgt_spm or os.path.join(folder, "target.spm"), "target")
+    source_spm, target_spm = spms["source"][0], spms["target"][0]
     spec = ModelSpec(
         config=cfg,
         special_tokens=SpecialTokens(pad=pad, unk=unk, bos=start, eos=eos, decoder_start=start),

@@ -53,9 +53,10 @@ from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, Special
 from ..model_spec import TransformerConfig
 from ..positions import marian as marian_positions
 from ..validate import first_line, validate_config
-from .common import (TensorSource, WeightAssembler, pieces_by_id, read_sentencepiece,
-                     sha256_file)
+from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,
+                     read_sentencepiece, sha256_file)
 from .detect import detect, wrong_source
+from .duplicate_keys import PlainLoader, SafeLoader
 
 NAME = "marian"
 LAYER_NORM_EPS = 1e-6
@@ -70,11 +71,12 @@ _ACTIVATIONS = {"swish": "swish", "relu": "relu", "gelu": "gelu"}
 
 
 def _yaml(text: str, where: str, plain_strings: bool = False):
-    """Parsed YAML. plain_strings: every scalar stays a string (a vocabulary's
-    pieces such as `yes`, `null` or `1` are pieces, not booleans or numbers)."""
+    """Parsed YAML; a key given twice is refused (duplicate_keys.py).
+    plain_strings: every scalar stays a string (a vocabulary's pieces such as
+    `yes`, `null` or `1` are pieces, not booleans or numbers)."""
     import yaml
     try:
-        return yaml.load(text, Loader=yaml.BaseLoader) if plain_strings else yaml.safe_load(text)
+        return yaml.load(text, Loader=PlainLoader if plain_strings else SafeLoader)
     except yaml.YAMLError as err:
         raise UserError(f"cannot read {where}: {first_line(err)}") from None
 
@@ -295,10 +297,15 @@ def _put_attention(out: WeightAssembler, src: TensorSource, m: str, name: str, d
 
 class Vocabulary:
     """One side's vocabulary file: pieces by id, and the SentencePiece model
-    that cuts text for it."""
+    that cuts text for it. A .yml (or .json) vocabulary must give every id of
+    the model's `size` one piece and hold every piece the SentencePiece model
+    outputs (common.pieces_by_id, check_covers_sentencepiece); `note` tells
+    the pieces it lacks when `allow_missing` lets them pass."""
 
-    def __init__(self, path: str, size: int, spm_path: Optional[str], side: str):
+    def __init__(self, path: str, size: int, spm_path: Optional[str], side: str,
+                 allow_missing: bool = False):
         self.path = path
+        self.note = None
         if path.endswith(".spm"):
             # Marian runs SentencePiece itself: its ids are the vocabulary.
             self.spm = read_sentencepiece(path, side)
@@ -324,6 +331,9 @@ class Vocabulary:
                                      if isinstance(p, str) and len(p) == 1 and _is_control(p)]
         mapping = {str(p): i for p, i in mapping.items()}
         self.pieces = pieces_by_id(mapping, size, path)
+        if not path.endswith(".spm"):
+            self.note = check_covers_sentencepiece(mapping, self.spm, path, spm_path,
+                                                   allow_missing)
         for special in ("</s>", "<unk>"):
             if special not in mapping:
                 raise UserError(f"{path} has no {special} piece")
@@ -429,9 +439,12 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                         "vocabulary")
     source_vocab = Vocabulary(_in_folder(folder, str(vocab_paths[0])),
                               cfg.source_vocab_size or cfg.vocab_size,
-                              inputs.src_spm or os.path.join(folder, "source.spm"), "source")
+                              inputs.src_spm or os.path.join(folder, "source.spm"), "source",
+                              inputs.allow_missing_pieces)
     target_vocab = Vocabulary(_in_folder(folder, str(vocab_paths[1])), cfg.vocab_size,
-                              inputs.tgt_spm or os.path.join(folder, "target.spm"), "target")
+                              inputs.tgt_spm or os.path.join(folder, "target.spm"), "target",
+                              inputs.allow_missing_pieces)
+    notes.extend(vocab.note for vocab in (source_vocab, target_vocab) if vocab.note)
     weights = convert_tensors(npz, config, cfg, npz_path)
     if not (inputs.src_lang and inputs.tgt_lang):
         raise UserError("a Marian folder does not name its languages: pass --src-lang and "
