@@ -40,11 +40,13 @@ from typing import Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .. import input_files
+from .. import limits
 from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
 from ..positions import hugging_face_marian
 from ..validate import first_line, validate_config
+from .config_values import REQUIRED, finite_number, flag, text, whole_number
 from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,
                      read_sentencepiece, sha256_file)
 from .detect import wrong_source
@@ -76,11 +78,8 @@ def _read_json(path: str, what: str) -> dict:
     return value
 
 
-def _int(config: Mapping, key: str, where: str, default=None) -> int:
-    value = config.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UserError(f"{where}: '{key}' is {value!r}, expected a whole number >= 0")
-    return value
+def _int(config: Mapping, key: str, where: str, default=REQUIRED) -> int:
+    return whole_number(config, key, where, default)
 
 
 def read_config(folder: str) -> dict:
@@ -103,24 +102,26 @@ def transformer_config(config: Mapping, where: str) -> TransformerConfig:
     if _int(config, "decoder_ffn_dim", where) != ffn:
         raise UserError(f"{where}: encoder and decoder have different FFN sizes "
                         f"({ffn} and {config['decoder_ffn_dim']}); edgemt needs one")
-    activation = _ACTIVATIONS.get(config.get("activation_function"))
+    activation = _ACTIVATIONS.get(text(config, "activation_function", where))
     if activation is None:
         raise UserError(f"{where}: activation_function {config.get('activation_function')!r} "
                         f"is not supported (supported: {', '.join(sorted(_ACTIVATIONS))})")
     vocab = _int(config, "vocab_size", where)
-    decoder_vocab = config.get("decoder_vocab_size") or vocab
-    shared = config.get("share_encoder_decoder_embeddings", True)
+    # Absent or null in older folders: the shared vocabulary's size.
+    decoder_vocab = (vocab if config.get("decoder_vocab_size") is None
+                     else _int(config, "decoder_vocab_size", where))
+    shared = flag(config, "share_encoder_decoder_embeddings", where, True)
     if decoder_vocab != vocab and shared:
         raise UserError(f"{where}: decoder_vocab_size {decoder_vocab} differs from vocab_size "
                         f"{vocab} with shared embeddings")
-    if config.get("static_position_embeddings", True) is False:
+    if not flag(config, "static_position_embeddings", where, True):
         raise UserError(f"{where}: learned position embeddings are not supported")
     for option in ("normalize_before", "add_final_layer_norm", "normalize_embedding",
                    "add_bias_logits"):
-        if config.get(option):
+        if flag(config, option, where, False):
             raise UserError(f"{where}: {option} = true is not supported (MarianMT models have "
                             "post-norm layers without embedding or final normalization)")
-    scale = float(np.sqrt(d)) if config.get("scale_embedding", False) else 1.0
+    scale = float(np.sqrt(d)) if flag(config, "scale_embedding", where, False) else 1.0
     return TransformerConfig(
         encoder_layers=_int(config, "encoder_layers", where),
         decoder_layers=_int(config, "decoder_layers", where), d_model=d, heads=heads,
@@ -128,7 +129,7 @@ def transformer_config(config: Mapping, where: str) -> TransformerConfig:
         max_positions=_int(config, "max_position_embeddings", where), activation=activation,
         norm_placement="post", layer_norm_eps=1e-5, encoder_final_norm=False,
         decoder_final_norm=False, embedding_scale=scale, tied_output=False, output_bias=True,
-        shared_embeddings=bool(shared), source_vocab_size=0 if shared else vocab)
+        shared_embeddings=shared, source_vocab_size=0 if shared else vocab)
 
 
 def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
@@ -252,14 +253,13 @@ def generation_defaults(folder: str, config: Mapping, cfg: TransformerConfig,
     gen = _read_json(path, "generation_config.json") if present else config
     where = path if present else os.path.join(folder, "config.json")
     notes = []
-    beams = gen.get("num_beams", 1)
-    max_length = gen.get("max_length", 20)
-    penalty = gen.get("length_penalty", 1.0)
-    if not isinstance(beams, int) or beams < 1 or not isinstance(max_length, int) or max_length < 2:
-        raise UserError(f"{where}: num_beams {beams!r} / max_length {max_length!r} are not valid")
+    beams = whole_number(gen, "num_beams", where, 1, low=1, high=limits.MAX_BEAM)
+    # At least 2: the decoder start and one generated token.
+    max_length = whole_number(gen, "max_length", where, 20, low=2)
+    penalty = finite_number(gen, "length_penalty", where, 1.0)
     banned = set()
-    for words in gen.get("bad_words_ids") or []:
-        if not isinstance(words, list) or len(words) != 1 or not isinstance(words[0], int):
+    for words in _bad_words(gen, where, cfg.vocab_size):
+        if len(words) != 1:
             notes.append(f"bad_words_ids entry {words!r} (a word of several tokens) is not "
                          "reproduced")
             continue
@@ -271,9 +271,26 @@ def generation_defaults(folder: str, config: Mapping, cfg: TransformerConfig,
     if max_length - 1 > cfg.max_positions:
         notes.append(f"max_length {max_length} is above the position table "
                      f"({cfg.max_positions}); edgemt stops at {cfg.max_positions} tokens")
-    return Decoding(rules="huggingface", beam_size=beams, length_penalty=float(penalty),
+    return Decoding(rules="huggingface", beam_size=beams, length_penalty=penalty,
                     max_len_a=0.0, max_len_b=float(max_length - 1),
                     banned_tokens=tuple(sorted(banned))), notes
+
+
+def _bad_words(gen: Mapping, where: str, vocab: int) -> List[List[int]]:
+    """bad_words_ids: null, or a list of token id lists, each id inside the
+    vocabulary (what transformers' NoBadWordsLogitsProcessor accepts)."""
+    value = gen.get("bad_words_ids")
+    if value is None:
+        return []
+    expected = f"a list of lists of token ids (0 to {vocab - 1})"
+    if not isinstance(value, list):
+        raise UserError(f"{where}: bad_words_ids is {value!r}, expected {expected}")
+    for words in value:
+        if not isinstance(words, list) or not words or not all(
+                isinstance(t, int) and not isinstance(t, bool) and 0 <= t < vocab for t in words):
+            raise UserError(f"{where}: bad_words_ids entry {words!r} is not valid, expected "
+                            f"{expected}")
+    return value
 
 
 def _vocabularies(folder: str, cfg: TransformerConfig, spms: Mapping[str, Tuple[bytes, str]],
@@ -305,8 +322,8 @@ def _languages(folder: str, inputs) -> Tuple[str, str]:
     path = os.path.join(folder, "tokenizer_config.json")
     if input_files.regular_file(path, "tokenizer_config.json"):
         tokenizer_config = _read_json(path, "tokenizer_config.json")
-        src = src or tokenizer_config.get("source_lang")
-        tgt = tgt or tokenizer_config.get("target_lang")
+        src = src or text(tokenizer_config, "source_lang", path, None)
+        tgt = tgt or text(tokenizer_config, "target_lang", path, None)
     if not src or not tgt:
         raise UserError("languages unknown (tokenizer_config.json has no source_lang / "
                         "target_lang): pass --src-lang and --tgt-lang")

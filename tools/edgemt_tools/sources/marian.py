@@ -48,6 +48,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .. import input_files
+from .. import limits
 from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
@@ -55,6 +56,7 @@ from ..positions import marian as marian_positions
 from ..validate import first_line, validate_config
 from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,
                      read_sentencepiece, sha256_file)
+from .config_values import finite_number, flag, whole_number
 from .detect import detect, wrong_source
 from .duplicate_keys import PlainLoader, SafeLoader
 
@@ -136,6 +138,11 @@ def _size(config: Mapping, key: str, where: str, default=None) -> int:
     return value
 
 
+def _flag(config: Mapping, key: str, where: str) -> bool:
+    """A boolean option of model.yml, read as Marian (yaml-cpp) reads it."""
+    return flag(config, key, f"{where} special:model.yml", False, yaml_cpp_text=True)
+
+
 def _refuse(where: str, option: str, value, supported: str) -> None:
     raise UserError(f"{where}: Marian option {option}: {value!r} is not supported "
                     f"({supported})")
@@ -169,7 +176,8 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
     if decoder_ffn != ffn:
         _refuse(where, "transformer-decoder-dim-ffn", decoder_ffn,
                 f"only equal to transformer-dim-ffn ({ffn})")
-    activation = _ACTIVATIONS.get(config.get("transformer-ffn-activation", "swish"))
+    activation_name = config.get("transformer-ffn-activation", "swish")
+    activation = _ACTIVATIONS.get(activation_name) if isinstance(activation_name, str) else None
     if activation is None:
         _refuse(where, "transformer-ffn-activation", config.get("transformer-ffn-activation"),
                 "swish, relu, gelu")
@@ -191,10 +199,10 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
             isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in vocabs):
         _refuse(where, "dim-vocabs", vocabs, "one source and one target vocabulary size")
     d = _size(config, "dim-emb", where)
-    learned = bool(config.get("transformer-train-position-embeddings", False))
-    tied_all = bool(config.get("tied-embeddings-all", False))
-    tied_src = bool(config.get("tied-embeddings-src", False))
-    tied = bool(config.get("tied-embeddings", False)) or tied_all
+    learned = _flag(config, "transformer-train-position-embeddings", where)
+    tied_all = _flag(config, "tied-embeddings-all", where)
+    tied_src = _flag(config, "tied-embeddings-src", where)
+    tied = _flag(config, "tied-embeddings", where) or tied_all
     shared = tied_all or tied_src
     if shared and vocabs[0] != vocabs[1]:
         raise UserError(f"{where}: tied source and target embeddings with vocabularies of "
@@ -207,7 +215,7 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
         layer_norm_eps=LAYER_NORM_EPS, encoder_final_norm=placement == "pre",
         decoder_final_norm=placement == "pre",
         embedding_scale=1.0 if learned else float(np.sqrt(d)), tied_output=tied,
-        output_bias=not config.get("output-omit-bias", False), shared_embeddings=shared,
+        output_bias=not _flag(config, "output-omit-bias", where), shared_embeddings=shared,
         source_vocab_size=0 if vocabs[0] == vocabs[1] and shared else vocabs[0],
         zero_decoder_start=True, raw_decoder_self_memory=placement == "pre")
 
@@ -218,8 +226,7 @@ def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: Transfo
     vs = cfg.source_vocab_size or v
     src = TensorSource(npz, where, ignored=["special:model.yml"])
     out = WeightAssembler(cfg)
-    tied_all = bool(config.get("tied-embeddings-all", False))
-    if tied_all or config.get("tied-embeddings-src", False):
+    if cfg.shared_embeddings:  # tied-embeddings-all or tied-embeddings-src
         out.put("embedding.source", src.take("Wemb", (v, d)), "Wemb")
         target_key = "Wemb"
     else:
@@ -238,7 +245,7 @@ def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: Transfo
     if cfg.output_bias:
         out.put("output.bias", src.take("decoder_ff_logit_out_b", (1, v)).reshape(v),
                 "decoder_ff_logit_out_b")
-    if config.get("transformer-train-position-embeddings", False):
+    if _flag(config, "transformer-train-position-embeddings", where):
         table = src.take("Wpos")
         if table.ndim != 2 or table.shape[1] != d or table.shape[0] < cfg.max_positions:
             raise UserError(f"shape mismatch: Wpos is {list(table.shape)}, expected at least "
@@ -381,25 +388,24 @@ def _find_npz(folder: str, decoder: Mapping) -> str:
     return os.path.join(folder, found[0])
 
 
-def _number(decoder: Mapping, key: str, default, kind=float):
-    """A decoding option of decoder.yml as `kind` (Marian's default when absent)."""
-    value = decoder.get(key, default)
-    try:
-        if isinstance(value, bool) or (kind is int and float(value) != int(value)):
-            raise ValueError
-        return kind(value)
-    except (TypeError, ValueError):
-        raise UserError(f"decoder.yml: {key} is {value!r}, not a number") from None
+def _decoder_number(decoder: Mapping, key: str, default, **bounds) -> float:
+    """A decoding option of decoder.yml (Marian's default when absent); a
+    number written as text counts, as yaml-cpp reads it."""
+    return finite_number(decoder, key, "decoder.yml", default, numeric_text=True, **bounds)
 
 
 def decoding_defaults(decoder: Mapping, unk: int, control_ids: List[int]) -> Decoding:
     """Marian's translator options as decoder.yml gives them (Marian's defaults
     where it is silent); <unk> banned unless allow-unk."""
-    banned = [] if decoder.get("allow-unk", False) else [unk]
-    return Decoding(rules="marian", beam_size=_number(decoder, "beam-size", DEFAULT_BEAM, int),
-                    length_penalty=_number(decoder, "normalize", DEFAULT_NORMALIZE),
-                    word_penalty=_number(decoder, "word-penalty", DEFAULT_WORD_PENALTY),
-                    max_len_a=_number(decoder, "max-length-factor", DEFAULT_MAX_LENGTH_FACTOR),
+    allow_unk = flag(decoder, "allow-unk", "decoder.yml", False, yaml_cpp_text=True)
+    banned = [] if allow_unk else [unk]
+    beam = whole_number(decoder, "beam-size", "decoder.yml", DEFAULT_BEAM, low=1,
+                        high=limits.MAX_BEAM, numeric_text=True)
+    return Decoding(rules="marian", beam_size=beam,
+                    length_penalty=_decoder_number(decoder, "normalize", DEFAULT_NORMALIZE),
+                    word_penalty=_decoder_number(decoder, "word-penalty", DEFAULT_WORD_PENALTY),
+                    max_len_a=_decoder_number(decoder, "max-length-factor",
+                                              DEFAULT_MAX_LENGTH_FACTOR, above=0.0),
                     max_len_b=0.0, banned_tokens=tuple(sorted(set(banned + control_ids))))
 
 
@@ -430,7 +436,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     npz = _load_npz(npz_path)
     config = _model_yml(npz, npz_path)
     notes = []
-    max_length = _number(decoder, "max-length", DEFAULT_MAX_LENGTH, int)
+    max_length = whole_number(decoder, "max-length", "decoder.yml", DEFAULT_MAX_LENGTH, low=1,
+                              high=limits.MAX_POSITIONS, numeric_text=True)
     cfg = transformer_config(config, npz_path, max_positions=max_length)
     validate_config(cfg)
     vocab_paths = decoder.get("vocabs")
