@@ -49,6 +49,13 @@ def regular_file(path: str, what: str) -> bool:
     return True
 
 
+def refuse_empty(path: str, what: str) -> None:
+    """UserError when the file at `path` has no bytes: the libraries that read
+    checkpoints report that as "EOFError" or "pickled data", not as empty."""
+    if os.path.getsize(path) == 0:
+        raise UserError(f"{what} {path} is empty (0 bytes)")
+
+
 @contextlib.contextmanager
 def recording() -> Iterator[List[str]]:
     """Collects the paths `regular_file` accepts while the block runs."""

@@ -75,6 +75,7 @@ def read_sentencepiece(path: str, what: str) -> bytes:
     import sentencepiece as spm
     if not input_files.regular_file(path, f"{what} SentencePiece model"):
         raise UserError(f"{what} SentencePiece model not found: {path}")
+    input_files.refuse_empty(path, f"the {what} SentencePiece model")
     with open(path, "rb") as handle:
         proto = handle.read()
     try:

@@ -138,6 +138,7 @@ def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
     safetensors_path = os.path.join(folder, "model.safetensors")
     bin_path = os.path.join(folder, "pytorch_model.bin")
     if input_files.regular_file(safetensors_path, "model.safetensors"):
+        input_files.refuse_empty(safetensors_path, "model.safetensors")
         try:
             from safetensors.numpy import load_file
         except ImportError:
@@ -149,6 +150,7 @@ def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
             raise UserError(f"cannot read {safetensors_path}: {first_line(err)}") from None
         return dict(tensors), safetensors_path
     if input_files.regular_file(bin_path, "pytorch_model.bin"):
+        input_files.refuse_empty(bin_path, "pytorch_model.bin")
         import torch
         try:
             state = torch.load(bin_path, map_location="cpu", weights_only=True)

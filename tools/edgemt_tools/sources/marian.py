@@ -43,6 +43,7 @@ Name mapping (layer l = i + 1; Marian numbers layers from 1):
 """
 
 import os
+import zipfile
 from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -412,6 +413,12 @@ def decoding_defaults(decoder: Mapping, unk: int, control_ids: List[int]) -> Dec
 def _load_npz(path: str) -> Dict[str, np.ndarray]:
     if not input_files.regular_file(path, "Marian model"):
         raise UserError(f"Marian model not found: {path}")
+    # np.load(allow_pickle=False) calls anything that is not a zip or .npy
+    # file "pickled data"; say what is wrong with it instead.
+    input_files.refuse_empty(path, "Marian model")
+    if not zipfile.is_zipfile(path):
+        raise UserError(f"Marian model {path} is not a valid .npz archive (not a zip file, or "
+                        "a truncated one)")
     try:
         with np.load(path, allow_pickle=False) as archive:
             return {name: archive[name] for name in archive.files}
