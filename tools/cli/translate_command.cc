@@ -50,10 +50,22 @@ SourceMaker make_sources(const TranslateSettings& settings, const TranslateEngin
 // of the last read (kEnd, or kError).
 LineReader::Result translate_input(int input_fd, const TranslateSettings& settings,
                                    const SourceMaker& sources, TranslationQueue& queue,
-                                   LineFinisher& finisher, int* read_error) {
+                                   LineFinisher& finisher, ProgressBar& progress,
+                                   int* read_error) {
   LineReader reader(input_fd, settings.max_line_bytes);
   LineReader::Result result;
   size_t line_number = 0;
+  // A line past --max-line-bytes is skipped, which means reading it to its
+  // end: say so at once (after the lines before it), so that input that
+  // never ends a line (/dev/zero) is not read in silence.
+  reader.on_too_long([&] {
+    queue.translate_all();
+    finisher.flush();
+    progress.print_above("edgemt: input line " + std::to_string(line_number + 1) +
+                         " is longer than --max-line-bytes (" +
+                         std::to_string(settings.max_line_bytes) +
+                         "); reading on to its end to skip it\n");
+  });
   LineWork line;
   size_t bytes = 0;
   while ((result = reader.next(&line.text, &bytes)) == LineReader::Result::kLine ||
@@ -116,6 +128,8 @@ int run_translate(int argc, char** argv) {
     std::fprintf(stderr, "edgemt translate: %s\n(run 'edgemt translate --help')\n", error.c_str());
     return kExitUsage;
   }
+  const std::string note = source_language_note(settings);
+  if (!note.empty()) std::fprintf(stderr, "edgemt: note: %s\n", note.c_str());
   TranslateEngine engine;
   const int loaded = load_translate_engine(settings, &engine);
   if (loaded != kExitOk) return loaded;
@@ -158,7 +172,7 @@ int run_translate(int argc, char** argv) {
                          [&finisher](LineWork& line) { finisher.finish(line); });
   int read_error = 0;
   const LineReader::Result result =
-      translate_input(input_fd, settings, sources, queue, finisher, &read_error);
+      translate_input(input_fd, settings, sources, queue, finisher, progress, &read_error);
   progress.finish();
   if (input_fd != STDIN_FILENO) ::close(input_fd);
   if (result == LineReader::Result::kError) {
