@@ -159,7 +159,11 @@ class HuggingFaceValuesTest(unittest.TestCase):
                 ("share_encoder_decoder_embeddings", '"false"', "expected true or false"),
                 ("scale_embedding", "1", "expected true or false"),
                 ("normalize_before", '"no"', "expected true or false"),
-                ("pad_token_id", "null", "expected a whole number")):
+                ("pad_token_id", "null", "expected a whole number"),
+                ("d_model", "1000000", "expected a whole number 1 to"),
+                ("encoder_layers", "0", "expected a whole number 1 to"),
+                ("max_position_embeddings", "1e9", "expected a whole number 1 to"),
+                ("max_position_embeddings", "10000000", "expected a whole number 1 to")):
             with self.subTest(key=key, raw=raw):
                 self.assert_refused("config.json", f"{key} is ", **{key: raw})
 

@@ -78,8 +78,14 @@ def _read_json(path: str, what: str) -> dict:
     return value
 
 
-def _int(config: Mapping, key: str, where: str, default=REQUIRED) -> int:
-    return whole_number(config, key, where, default)
+def _int(config: Mapping, key: str, where: str, default=REQUIRED, low: int = 0,
+         high: Optional[int] = None) -> int:
+    return whole_number(config, key, where, default, low, high)
+
+
+def _size(config: Mapping, key: str, where: str, high: int) -> int:
+    """A size of the architecture: 1 to the runtime's limit (limits.py)."""
+    return _int(config, key, where, low=1, high=high)
 
 
 def read_config(folder: str) -> dict:
@@ -93,23 +99,23 @@ def read_config(folder: str) -> dict:
 
 def transformer_config(config: Mapping, where: str) -> TransformerConfig:
     """The TransformerConfig of a MarianConfig; refuses what edgemt cannot run."""
-    d = _int(config, "d_model", where)
-    heads = _int(config, "encoder_attention_heads", where)
-    if _int(config, "decoder_attention_heads", where) != heads:
+    d = _size(config, "d_model", where, limits.MAX_D_MODEL)
+    heads = _size(config, "encoder_attention_heads", where, d)
+    if _size(config, "decoder_attention_heads", where, d) != heads:
         raise UserError(f"{where}: encoder and decoder have different head counts "
                         f"({heads} and {config['decoder_attention_heads']}); edgemt needs one")
-    ffn = _int(config, "encoder_ffn_dim", where)
-    if _int(config, "decoder_ffn_dim", where) != ffn:
+    ffn = _size(config, "encoder_ffn_dim", where, limits.MAX_FFN_DIM)
+    if _size(config, "decoder_ffn_dim", where, limits.MAX_FFN_DIM) != ffn:
         raise UserError(f"{where}: encoder and decoder have different FFN sizes "
                         f"({ffn} and {config['decoder_ffn_dim']}); edgemt needs one")
     activation = _ACTIVATIONS.get(text(config, "activation_function", where))
     if activation is None:
         raise UserError(f"{where}: activation_function {config.get('activation_function')!r} "
                         f"is not supported (supported: {', '.join(sorted(_ACTIVATIONS))})")
-    vocab = _int(config, "vocab_size", where)
+    vocab = _size(config, "vocab_size", where, limits.MAX_VOCAB_SIZE)
     # Absent or null in older folders: the shared vocabulary's size.
     decoder_vocab = (vocab if config.get("decoder_vocab_size") is None
-                     else _int(config, "decoder_vocab_size", where))
+                     else _size(config, "decoder_vocab_size", where, limits.MAX_VOCAB_SIZE))
     shared = flag(config, "share_encoder_decoder_embeddings", where, True)
     if decoder_vocab != vocab and shared:
         raise UserError(f"{where}: decoder_vocab_size {decoder_vocab} differs from vocab_size "
@@ -123,10 +129,12 @@ def transformer_config(config: Mapping, where: str) -> TransformerConfig:
                             "post-norm layers without embedding or final normalization)")
     scale = float(np.sqrt(d)) if flag(config, "scale_embedding", where, False) else 1.0
     return TransformerConfig(
-        encoder_layers=_int(config, "encoder_layers", where),
-        decoder_layers=_int(config, "decoder_layers", where), d_model=d, heads=heads,
+        encoder_layers=_size(config, "encoder_layers", where, limits.MAX_LAYERS_PER_STACK),
+        decoder_layers=_size(config, "decoder_layers", where, limits.MAX_LAYERS_PER_STACK),
+        d_model=d, heads=heads,
         ffn_dim=ffn, vocab_size=decoder_vocab,
-        max_positions=_int(config, "max_position_embeddings", where), activation=activation,
+        max_positions=_size(config, "max_position_embeddings", where, limits.MAX_POSITIONS),
+        activation=activation,
         norm_placement="post", layer_norm_eps=1e-5, encoder_final_norm=False,
         decoder_final_norm=False, embedding_scale=scale, tied_output=False, output_bias=True,
         shared_embeddings=shared, source_vocab_size=0 if shared else vocab)
