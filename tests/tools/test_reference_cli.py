@@ -74,6 +74,24 @@ class ReferenceCliTest(unittest.TestCase):
         self.assertIn("file not found", result.stderr)
         self.assertNotIn("Traceback", result.stderr)
 
+    def test_an_output_naming_an_input_is_refused_before_anything_is_written(self):
+        """Issue 38, defect 2: the outputs are checked like edgemt-convert's -o."""
+        source = os.path.join(self.tmp, "own-input.en")
+        shutil.copyfile(self.input, source)
+        with open(source, encoding="utf-8") as handle:
+            before = handle.read()
+        text = os.path.join(self.tmp, "refused.text")
+        result = helpers.run_tool(
+            "edgemt-reference", "--checkpoint", self.paths["checkpoint"], "--config",
+            self.paths["config"], "--spm", self.paths["spm"], "--input", source,
+            "--out-text", text, "--out-ids", source)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn(f"output {source} is the input {source}", result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        self.assertFalse(os.path.exists(text))
+        with open(source, encoding="utf-8") as handle:
+            self.assertEqual(handle.read(), before)
+
 
 if __name__ == "__main__":
     unittest.main()

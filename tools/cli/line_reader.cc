@@ -84,6 +84,7 @@ LineReader::Result LineReader::next(std::string* line, size_t* bytes) {
     } else if (*bytes <= max_line_bytes_) {
       line->clear();
       line->shrink_to_fit();
+      if (newline == nullptr && notify_too_long_) notify_too_long_();
     }
     *bytes += take;
     begin_ += take;

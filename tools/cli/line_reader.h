@@ -4,7 +4,10 @@
 // line (in a file of short ones) once took the CLI's memory to 4 GB. This
 // reader keeps at most `max_line_bytes` of a line: a longer one is read
 // through to its end and reported as kTooLong with its length, never stored,
-// so memory is bounded by the limit, whatever the input.
+// so memory is bounded by the limit, whatever the input. on_too_long()
+// tells the caller as soon as a line passes the limit while more of it is
+// still to come: a line that never ends (/dev/zero, a stream without
+// newlines) is then reported at once, not never.
 //
 // Lines end at '\n' (not stored); a last line without one still counts. A
 // '\r' before the '\n' is part of the line (the caller decides about CRLF).
@@ -18,7 +21,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace edgemt::cli {
@@ -34,6 +39,11 @@ class LineReader {
   // line. kEnd: no more input. kError: read() failed (error() tells errno).
   Result next(std::string* line, size_t* bytes);
   int error() const { return error_; }
+
+  // `notify` is called (from inside next()) once per too-long line, when
+  // the line has passed max_line_bytes and its end is not yet read; next()
+  // then reads on to the end and returns kTooLong as before.
+  void on_too_long(std::function<void()> notify) { notify_too_long_ = std::move(notify); }
 
   // True when next() would return without waiting for the writer: a '\n'
   // is buffered, the input has ended or failed, or the buffer is full of
@@ -58,6 +68,7 @@ class LineReader {
   bool at_end_ = false;
   int error_ = 0;
   uint64_t consumed_ = 0;
+  std::function<void()> notify_too_long_;
 };
 
 }  // namespace edgemt::cli

@@ -598,6 +598,10 @@ class LineSplitter {
 
 }  // namespace
 
+bool has_own_splitting_rules(std::string_view language) {
+  return language == "en" || language == "de" || language == "fr";
+}
+
 std::vector<SentenceSpan> split_sentences(std::string_view line, std::string_view language) {
   return LineSplitter(line, language_of(language)).split();
 }

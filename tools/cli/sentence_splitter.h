@@ -80,6 +80,10 @@ struct SentenceSpan {
 // between two of them is whitespace only (possibly none, after CJK 。！？).
 std::vector<SentenceSpan> split_sentences(std::string_view line, std::string_view language);
 
+// True for the languages with rules of their own ("en", "de", "fr"); every
+// other value gets the generic rules (the union of theirs).
+bool has_own_splitting_rules(std::string_view language);
+
 // The translations of a line's sentences joined back into one line: sentence
 // k's translation replaces span k, and the text between spans (the input's
 // own whitespace) is kept, so "A. \tB." with translations X, Y gives

@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "cli/line_reader.h"
 #include "cli/progress_bar.h"
+#include "cli/same_file.h"
 #include "cli/translate_engine.h"
 #include "cli/translate_finisher.h"
 #include "cli/translate_queue.h"
@@ -49,10 +50,22 @@ SourceMaker make_sources(const TranslateSettings& settings, const TranslateEngin
 // of the last read (kEnd, or kError).
 LineReader::Result translate_input(int input_fd, const TranslateSettings& settings,
                                    const SourceMaker& sources, TranslationQueue& queue,
-                                   LineFinisher& finisher, int* read_error) {
+                                   LineFinisher& finisher, ProgressBar& progress,
+                                   int* read_error) {
   LineReader reader(input_fd, settings.max_line_bytes);
   LineReader::Result result;
   size_t line_number = 0;
+  // A line past --max-line-bytes is skipped, which means reading it to its
+  // end: say so at once (after the lines before it), so that input that
+  // never ends a line (/dev/zero) is not read in silence.
+  reader.on_too_long([&] {
+    queue.translate_all();
+    finisher.flush();
+    progress.print_above("edgemt: input line " + std::to_string(line_number + 1) +
+                         " is longer than --max-line-bytes (" +
+                         std::to_string(settings.max_line_bytes) +
+                         "); reading on to its end to skip it\n");
+  });
   LineWork line;
   size_t bytes = 0;
   while ((result = reader.next(&line.text, &bytes)) == LineReader::Result::kLine ||
@@ -80,6 +93,23 @@ LineReader::Result translate_input(int input_fd, const TranslateSettings& settin
   return result;
 }
 
+// "" when -o may be opened for writing, else why not: it is the input (the
+// -i file, or the file on stdin) or the model file, which opening it would
+// empty before it is read.
+std::string output_clash(const TranslateSettings& settings) {
+  if (settings.output_path.empty()) return "";
+  const bool is_input = settings.input_path.empty()
+                            ? is_same_regular_file(STDIN_FILENO, settings.output_path)
+                            : is_same_regular_file(settings.input_path, settings.output_path);
+  const char* what = is_input ? "the input file"
+                     : is_same_regular_file(settings.model_path, settings.output_path)
+                         ? "the model file"
+                         : nullptr;
+  if (what == nullptr) return "";
+  return "output '" + settings.output_path + "' is " + what +
+         ": writing it would erase it before it is read; name another output file";
+}
+
 }  // namespace
 
 int run_translate(int argc, char** argv) {
@@ -93,6 +123,13 @@ int run_translate(int argc, char** argv) {
     std::fputs(translate_help(), stdout);
     return kExitOk;
   }
+  error = output_clash(settings);
+  if (!error.empty()) {
+    std::fprintf(stderr, "edgemt translate: %s\n(run 'edgemt translate --help')\n", error.c_str());
+    return kExitUsage;
+  }
+  const std::string note = source_language_note(settings);
+  if (!note.empty()) std::fprintf(stderr, "edgemt: note: %s\n", note.c_str());
   TranslateEngine engine;
   const int loaded = load_translate_engine(settings, &engine);
   if (loaded != kExitOk) return loaded;
@@ -135,7 +172,7 @@ int run_translate(int argc, char** argv) {
                          [&finisher](LineWork& line) { finisher.finish(line); });
   int read_error = 0;
   const LineReader::Result result =
-      translate_input(input_fd, settings, sources, queue, finisher, &read_error);
+      translate_input(input_fd, settings, sources, queue, finisher, progress, &read_error);
   progress.finish();
   if (input_fd != STDIN_FILENO) ::close(input_fd);
   if (result == LineReader::Result::kError) {

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "cli/arguments.h"
+#include "cli/language_codes.h"
+#include "cli/sentence_splitter.h"
 #include "edgemt/limits.h"
 
 namespace edgemt::cli {
@@ -24,7 +26,8 @@ constexpr const char* kHelp =
     "options:\n"
     "  -m, --model FILE        model file (.emt)                     [required]\n"
     "  -i, --input FILE        read from FILE                        [stdin]\n"
-    "  -o, --output FILE       write to FILE                         [stdout]\n"
+    "  -o, --output FILE       write to FILE (not the input or the model file:\n"
+    "                          refused, status 2)                    [stdout]\n"
     "      --beam N            beam size, 1 = greedy (1..16)         [the model's]\n"
     "      --length-penalty A  beam score = logprob / length^A       [the model's]\n"
     "      --word-penalty W    Marian models: score - W * length     [the model's]\n"
@@ -49,6 +52,11 @@ constexpr const char* kHelp =
     "      --no-split-sentences  translate each line whole\n"
     "      --source-lang L     the splitting rules' language (e.g. en, de) [the\n"
     "                          model's source language; none: generic rules]\n"
+    "                          L is a language code (en, de-AT, pt_BR, ber);\n"
+    "                          en, de and fr have rules of their own, any\n"
+    "                          other code gets the generic rules (a note on\n"
+    "                          stderr says so); what is not a language code\n"
+    "                          is refused (status 2)\n"
     "\n"
     "output:\n"
     "      --json              one JSON object per input line (see below)\n"
@@ -231,6 +239,11 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
     *error = "option '--source-lang' needs a language, e.g. en";
     return false;
   }
+  if (settings->source_language_set && !is_language_code(settings->source_language)) {
+    *error = "option '--source-lang' takes a language code (ISO 639, e.g. en, de-AT, ber), not '" +
+             settings->source_language + "'";
+    return false;
+  }
   if (settings->source_language_set && !settings->split_sentences) {
     *error = "option '--source-lang' chooses the sentence splitting rules; it does nothing "
              "with '--no-split-sentences'";
@@ -250,6 +263,12 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
                        &settings->max_line_bytes, error) &&
          (settings->decode.max_len_a >= 0.0f ||
           (*error = "option '--max-len-a' must not be negative", false));
+}
+
+std::string source_language_note(const TranslateSettings& settings) {
+  if (!settings.source_language_set || has_own_splitting_rules(settings.source_language)) return "";
+  return "no sentence-splitting rules of its own for '" + settings.source_language +
+         "' (en, de and fr have some): the generic rules are used";
 }
 
 DecodeOptions decode_settings(const Model& model, const TranslateSettings& settings) {

@@ -59,4 +59,9 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
 // The model's decoding defaults, overridden by what the command line set.
 DecodeOptions decode_settings(const Model& model, const TranslateSettings& settings);
 
+// What to tell about --source-lang on stderr: "" when it is not given or
+// names a language with splitting rules of its own, else that the generic
+// rules are used for it.
+std::string source_language_note(const TranslateSettings& settings);
+
 }  // namespace edgemt::cli

@@ -15,6 +15,11 @@ from typing import List
 
 from .errors import UserError
 
+# The longest calibration line read, in bytes: a sentence is far shorter, and
+# without a bound a file that never ends its first line (/dev/zero) is read
+# forever.
+MAX_LINE_BYTES = 1 << 20
+
 
 @dataclass(frozen=True)
 class Agreement:
@@ -28,7 +33,8 @@ def read_calibration_lines(path: str, count: int) -> List[str]:
 
     Reads the file once, front to back, so a pipe (`<(zcat ...)`) works too.
     Raises UserError when it is missing, not a readable file, not UTF-8 text
-    (checked on every line read) or has no non-blank line."""
+    (checked on every line read), has a line longer than MAX_LINE_BYTES or
+    has no non-blank line."""
     if not os.path.exists(path):
         raise UserError(f"calibration file not found: {path}")
     if os.path.isdir(path):
@@ -37,10 +43,16 @@ def read_calibration_lines(path: str, count: int) -> List[str]:
     lines: List[str] = []
     try:
         with opener(path, "rb") as handle:
-            for number, raw in enumerate(handle, 1):
-                lines.extend(_decoded(raw, number, path))
-                if len(lines) >= count:
+            number = 0
+            while len(lines) < count:
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+                if not raw:
                     break
+                number += 1
+                lines.extend(_decoded(raw, number, path))
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    raise UserError(f"calibration file {path}: line {number} is longer than "
+                                    f"{MAX_LINE_BYTES} bytes (not a text of sentences)")
     except (OSError, EOFError) as err:
         raise UserError(f"cannot read calibration file {path}: {err}") from None
     if not lines:

@@ -5,20 +5,26 @@ config, ...) print one line `edgemt-convert: error: ...` on stderr and exit 2
 (argparse errors) or 1 (everything else); nothing is written then, because the
 file is produced through `atomic_file` (temp file in the output folder, fsync,
 rename) and the temp file is removed on failure. `--calibrate` runs before
-the file is written, so a failing calibration writes nothing either.
+the file is written, so a failing calibration writes nothing either. The
+output must be a new file or a regular file that is none of the inputs
+(output_target.py): checked before any work, and by the writer against every
+file the conversion read (input_files.py).
 """
 
 import argparse
 import datetime
 import os
 import sys
+from typing import List
 
 from . import __version__
 from . import calibration
+from . import input_files
 from . import writer
 from .errors import UserError
 from .model_file import write_model
 from .model_spec import QUANTIZATION_INT8, WEIGHT_DTYPES
+from .output_target import check_output
 from .sources import SOURCES, SourceInputs
 
 PROG = "edgemt-convert"
@@ -50,6 +56,11 @@ Sources (--from), each read from its own files, with no config of ours:
   hf-marian  a Hugging Face MarianMT folder: config.json,
              model.safetensors or pytorch_model.bin, source.spm, target.spm,
              vocab.json, generation_config.json when present.
+             Marian and Hugging Face vocabularies (vocab.yml, vocab.json)
+             must match the model: one piece per embedding row, no piece or
+             key twice, and every piece the SentencePiece model can output
+             present (--allow-missing-pieces: a note instead, the pieces
+             reading as <unk>).
   torch      edgemt's own nn.Transformer layout: a state_dict whose wrapper
              has `embed`, `transformer` and `generator` (models/MODEL_CARD.md)
              with --config config.json and --spm.
@@ -143,6 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-positions", type=_positive_int, metavar="N",
                    help="--from torch-rnn only: the longest source or target (tokens, counting "
                         "EOS) the file accepts (default 256)")
+    p.add_argument("--allow-missing-pieces", action="store_true",
+                   help="--from marian and hf-marian: convert although pieces of a "
+                        "SentencePiece model are missing from the vocabulary (refused by "
+                        "default: a vocabulary of another model translates into junk); they "
+                        "read as <unk>, as Marian and transformers read them (a few OPUS-MT "
+                        "releases lack a few pieces)")
     p.add_argument("--dtype", required=True, choices=list(WEIGHT_DTYPES),
                    help="storage type of the embedding and projection matrices")
     p.add_argument("--calibrate", metavar="FILE",
@@ -153,7 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"non-blank lines of --calibrate FILE to decode "
                         f"(default {DEFAULT_CALIBRATION_LINES})")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="output .emt file (written atomically)")
+                   help="output .emt file (written atomically): a new file or a regular "
+                        "file that is none of the inputs (a device, FIFO or directory, or a "
+                        "file the conversion reads, is refused)")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p
 
@@ -183,6 +202,8 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
     if args.source_format not in ("torch", "torch-rnn") and args.config is not None:
         parser.error(f"--config is for --from torch and torch-rnn; --from "
                      f"{args.source_format} reads the checkpoint's own configuration")
+    if args.allow_missing_pieces and args.source_format not in ("marian", "hf-marian"):
+        parser.error("--allow-missing-pieces is for --from marian and hf-marian")
     if args.max_positions is not None and args.source_format != "torch-rnn":
         parser.error(f"--max-positions is for --from torch-rnn; --from {args.source_format} "
                      "takes the checkpoint's own")
@@ -195,6 +216,12 @@ def _created_utc() -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _named_inputs(args: argparse.Namespace) -> List[str]:
+    """The input files the command line names (the output must be none of them)."""
+    return [path for path in (args.checkpoint, args.config, args.spm, args.src_spm,
+                              args.tgt_spm, args.calibrate) if path is not None]
+
+
 def run(args: argparse.Namespace) -> str:
     """Convert per parsed arguments; returns a one-line summary (and the
     calibration line after it with --calibrate)."""
@@ -203,32 +230,33 @@ def run(args: argparse.Namespace) -> str:
     for label, path in (("config file", args.config), ("SentencePiece model", args.spm),
                         ("source SentencePiece model", args.src_spm),
                         ("target SentencePiece model", args.tgt_spm)):
-        if path is None:
-            continue
-        if not os.path.exists(path):
+        if path is not None and not input_files.regular_file(path, label):
             raise UserError(f"{label} not found: {path}")
-        if not os.path.isfile(path):
-            raise UserError(f"{label} {path} is not a regular file")
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise UserError(f"output folder does not exist: {out_dir}")
-    calibration_lines = None
-    if args.calibrate is not None:
-        calibration_lines = calibration.read_calibration_lines(
-            args.calibrate, args.calibrate_lines or DEFAULT_CALIBRATION_LINES)
-    spec, notes = SOURCES[args.source_format].read(SourceInputs(
-        checkpoint=args.checkpoint, config=args.config, spm=args.spm, src_lang=args.src_lang,
-        tgt_lang=args.tgt_lang, converter_version=__version__, created_utc=_created_utc(),
-        src_spm=args.src_spm, tgt_spm=args.tgt_spm, max_positions=args.max_positions))
-    for note in notes:
-        print(f"{PROG}: note: {note}", file=sys.stderr)
-    header, tensors, aliases = writer.pack(spec, args.dtype)
-    report = []
-    if calibration_lines is not None:
-        agreement = calibration.int8_greedy_agreement(args.checkpoint, args.config, args.spm,
-                                                      calibration_lines)
-        report.append(calibration.summary(agreement, args.calibrate))
-    size = write_model(args.output, header, tensors, aliases)
+    # Before any work; the writer checks again, against every file read.
+    check_output(args.output, _named_inputs(args))
+    with input_files.recording() as files_read:
+        calibration_lines = None
+        if args.calibrate is not None:
+            calibration_lines = calibration.read_calibration_lines(
+                args.calibrate, args.calibrate_lines or DEFAULT_CALIBRATION_LINES)
+        spec, notes = SOURCES[args.source_format].read(SourceInputs(
+            checkpoint=args.checkpoint, config=args.config, spm=args.spm,
+            src_lang=args.src_lang, tgt_lang=args.tgt_lang, converter_version=__version__,
+            created_utc=_created_utc(), src_spm=args.src_spm, tgt_spm=args.tgt_spm,
+            max_positions=args.max_positions, allow_missing_pieces=args.allow_missing_pieces))
+        for note in notes:
+            print(f"{PROG}: note: {note}", file=sys.stderr)
+        header, tensors, aliases = writer.pack(spec, args.dtype)
+        report = []
+        if calibration_lines is not None:
+            agreement = calibration.int8_greedy_agreement(args.checkpoint, args.config,
+                                                          args.spm, calibration_lines)
+            report.append(calibration.summary(agreement, args.calibrate))
+        size = write_model(args.output, header, tensors, aliases,
+                           inputs=_named_inputs(args) + files_read)
     scheme = f" ({QUANTIZATION_INT8})" if args.dtype == "int8" else ""
     summary = (f"wrote {args.output}: {size} bytes, {len(tensors)} tensors "
                f"(+{len(aliases)} aliases), weights {args.dtype}{scheme}")

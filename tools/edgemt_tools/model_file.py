@@ -32,7 +32,7 @@ scales finite and >= 0), since a reader cannot trust them otherwise.
 import dataclasses
 import zlib
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import flatbuffers
 import google_crc32c
@@ -333,27 +333,29 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
 
 
 def write_model(path: str, header: ModelHeader, tensors: Mapping[str, np.ndarray],
-                aliases: Optional[Mapping[str, str]] = None) -> int:
+                aliases: Optional[Mapping[str, str]] = None, inputs: Sequence[str] = ()) -> int:
     """Validate (validate.validate_model: raises UserError naming the key or
     tensor), then write `path` atomically; returns the file size in bytes.
-    Nothing is written when validation fails.
+    Nothing is written when validation fails, nor when `path` is not a
+    regular file or is one of `inputs` (atomic_file.atomic_write).
 
     tensors: name -> float32 / float16 / int8 array, stored in this order.
     aliases: alias name -> stored tensor name (same bytes, one copy).
     """
     validate_model(header, tensors, aliases)
-    return write_unvalidated(path, header, tensors, aliases)
+    return write_unvalidated(path, header, tensors, aliases, inputs)
 
 
 def write_unvalidated(path: str, header: ModelHeader, tensors: Mapping[str, np.ndarray],
-                      aliases: Optional[Mapping[str, str]] = None) -> int:
+                      aliases: Optional[Mapping[str, str]] = None,
+                      inputs: Sequence[str] = ()) -> int:
     """write_model without the validation: only for tests that need files the
     runtime must refuse. Converters call write_model."""
     aliases = dict(aliases or {})
     entries, weights_size = _layout(tensors, aliases)
     buffer = _build_flatbuffer(header, entries, weights_size)
     segment_start = align(len(buffer))
-    with atomic_write(path) as out:
+    with atomic_write(path, inputs) as out:
         head = buffer + b"\0" * (segment_start - len(buffer))
         out.write(head)
         weights_crc = 0

@@ -12,6 +12,7 @@ import time
 
 from .errors import UserError
 from .atomic_file import atomic_write
+from .output_target import check_output
 from .model_spec import WEIGHT_DTYPES
 from . import search
 
@@ -66,9 +67,14 @@ def run(args) -> None:
     import torch
     from .textio import read_lines
     from .torch_reference import TorchReference
-    for path in (args.checkpoint, args.config, args.spm, args.input):
+    inputs = [args.checkpoint, args.config, args.spm, args.input]
+    for path in inputs:
         if not os.path.isfile(path):
             raise UserError(f"file not found: {path}")
+    # Before the (long) decoding: no output may be an input or a non-regular file.
+    for path in (args.out_text, args.out_ids, args.out_src_ids):
+        if path is not None:
+            check_output(path, inputs)
     if args.beam < 1:
         raise UserError("--beam must be >= 1")
     torch.set_num_threads(max(1, args.threads))
@@ -93,7 +99,7 @@ def run(args) -> None:
     if args.out_src_ids:
         outputs.append((args.out_src_ids, [" ".join(map(str, x)) for x in src_ids]))
     for path, rows in outputs:
-        with atomic_write(path) as handle:
+        with atomic_write(path, inputs) as handle:
             handle.write("".join(r + "\n" for r in rows).encode("utf-8"))
 
 

@@ -83,5 +83,46 @@ TEST_CASE("cli/line_reader: a buffer full of one long line counts as ready") {
   CHECK(line.size() == long_line.size());
 }
 
+TEST_CASE("cli/line_reader: a too-long line is announced before its end is read") {
+  // The writer has sent 100 bytes of a line (limit 10) and nothing more:
+  // the reader must say so now, not when (if ever) the line ends. The
+  // notification sends the rest, so that next() can return.
+  Pipe pipe;
+  LineReader reader(pipe.read_end, 10);
+  int notified = 0;
+  reader.on_too_long([&] {
+    ++notified;
+    pipe.write("tail\nnext\n");
+    pipe.close_writer();
+  });
+  pipe.write(std::string(100, 'x'));
+  std::string line;
+  size_t bytes = 0;
+  REQUIRE(reader.next(&line, &bytes) == LineReader::Result::kTooLong);
+  CHECK(notified == 1);
+  CHECK(bytes == 104);
+  CHECK(line.empty());
+  REQUIRE(reader.next(&line, &bytes) == LineReader::Result::kLine);
+  CHECK(line == "next");
+  CHECK(notified == 1);
+  CHECK(reader.next(&line, &bytes) == LineReader::Result::kEnd);
+}
+
+TEST_CASE("cli/line_reader: a too-long line read whole at once needs no announcement") {
+  Pipe pipe;
+  LineReader reader(pipe.read_end, 10);
+  int notified = 0;
+  reader.on_too_long([&] { ++notified; });
+  pipe.write(std::string(20, 'x') + "\nshort\n");
+  pipe.close_writer();
+  std::string line;
+  size_t bytes = 0;
+  REQUIRE(reader.next(&line, &bytes) == LineReader::Result::kTooLong);
+  CHECK(bytes == 20);
+  REQUIRE(reader.next(&line, &bytes) == LineReader::Result::kLine);
+  CHECK(line == "short");
+  CHECK(notified == 0);
+}
+
 }  // namespace
 }  // namespace edgemt::cli

@@ -33,6 +33,9 @@ class SourceInputs:
     # --max-positions (torch-rnn: the longest source or target the file
     # accepts; None: the source's default).
     max_positions: Optional[int] = None
+    # --allow-missing-pieces (marian, hf-marian): pieces of a SentencePiece
+    # model missing from the vocabulary are a note, not an error.
+    allow_missing_pieces: bool = False
 
 
 # `--from` name -> module with read(SourceInputs).

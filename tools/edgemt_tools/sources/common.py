@@ -11,13 +11,15 @@ import hashlib
 import json
 import os
 from collections import OrderedDict
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .. import input_files
 from ..errors import UserError
 from ..model_spec import TransformerConfig, expected_tensors
 from ..validate import first_line, validate_config
+from .duplicate_keys import json_object
 
 
 def sha256_file(path: str) -> str:
@@ -40,11 +42,14 @@ def _refuse_constant(name: str):
 
 def read_json_object(path: str, what: str = "config") -> dict:
     """A JSON file holding one object (a checkpoint's config.json); NaN and
-    Infinity are refused (Python's json accepts them, JSON does not).
-    Raises UserError naming the file."""
+    Infinity are refused (Python's json accepts them, JSON does not), and so
+    is a key given twice. Raises UserError naming the file."""
+    if not input_files.regular_file(path, f"{what} file"):
+        raise UserError(f"{what} file not found: {path}")
     try:
         with open(path, "r", encoding="utf-8") as handle:
-            value = json.load(handle, parse_constant=_refuse_constant)
+            value = json.load(handle, parse_constant=_refuse_constant,
+                              object_pairs_hook=json_object)
     except FileNotFoundError:
         raise UserError(f"{what} file not found: {path}") from None
     except (OSError, ValueError) as err:
@@ -68,8 +73,9 @@ def check_key_types(config: Mapping, kinds: Mapping[str, type]) -> None:
 def read_sentencepiece(path: str, what: str) -> bytes:
     """The bytes of a SentencePiece model that loads; UserError otherwise."""
     import sentencepiece as spm
-    if not os.path.isfile(path):
+    if not input_files.regular_file(path, f"{what} SentencePiece model"):
         raise UserError(f"{what} SentencePiece model not found: {path}")
+    input_files.refuse_empty(path, f"the {what} SentencePiece model")
     with open(path, "rb") as handle:
         proto = handle.read()
     try:
@@ -81,9 +87,11 @@ def read_sentencepiece(path: str, what: str) -> bytes:
 
 
 def pieces_by_id(vocab: Mapping[str, int], size: int, where: str) -> Tuple[str, ...]:
-    """A piece -> id mapping as the id -> piece list of `size` ids. An id no
-    piece has gets a placeholder that no text produces; an id outside
-    [0, size) or two pieces on one id are refused."""
+    """A piece -> id mapping as the id -> piece list of the model's `size`
+    ids (its embedding rows). Every id must have exactly one piece: an id
+    outside [0, size), two pieces on one id, or an id without a piece (a
+    short vocabulary, or one of another model, whose rows would translate
+    into placeholders) is refused, naming it."""
     pieces = [None] * size
     for piece, index in vocab.items():
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < size:
@@ -94,7 +102,40 @@ def pieces_by_id(vocab: Mapping[str, int], size: int, where: str) -> Tuple[str, 
         if not piece or "\0" in piece:
             raise UserError(f"{where}: piece {piece!r} (id {index}) is empty or holds a NUL")
         pieces[index] = piece
-    return tuple(p if p is not None else f"<edgemt-unused-{i}>" for i, p in enumerate(pieces))
+    empty = [i for i, piece in enumerate(pieces) if piece is None]
+    if empty:
+        raise UserError(f"{where}: {len(vocab)} pieces for the model's {size} embedding rows: "
+                        f"{len(empty)} id(s) have no piece (first id {empty[0]})")
+    return tuple(pieces)
+
+
+def missing_pieces(vocab: Mapping[str, int], spm_proto: bytes) -> List[str]:
+    """The pieces SentencePiece can cut text into that `vocab` lacks, in id
+    order. Control pieces (<s>, </s>), <unk> and unused pieces are never
+    output by encoding, so they need no entry."""
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_proto=spm_proto)
+    return [sp.id_to_piece(i) for i in range(sp.get_piece_size())
+            if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i))
+            and sp.id_to_piece(i) not in vocab]
+
+
+def check_covers_sentencepiece(vocab: Mapping[str, int], spm_proto: bytes, where: str,
+                               spm_where: str, allow_missing: bool) -> Optional[str]:
+    """Every piece the SentencePiece model cuts text into has an id in
+    `vocab`. A piece without one would read as <unk>: a vocabulary that
+    does not belong to the model translates into junk. Refused naming the
+    first missing piece and how many are missing, unless `allow_missing`
+    (--allow-missing-pieces), which returns that as a note instead."""
+    missing = missing_pieces(vocab, spm_proto)
+    if not missing:
+        return None
+    what = (f"{len(missing)} piece(s) of the SentencePiece model {spm_where} are not in "
+            f"{where} (first {missing[0]!r})")
+    if allow_missing:
+        return f"{what}: they read as <unk>, as Marian and transformers read them"
+    raise UserError(f"{what}; if this vocabulary is the model's own, --allow-missing-pieces "
+                    "converts it with them read as <unk>")
 
 
 def check_finite(name: str, array: np.ndarray) -> None:

@@ -19,8 +19,11 @@ KINDS = {
 
 
 def _hf_folder_kind(folder: str) -> Optional[str]:
+    path = os.path.join(folder, "config.json")
+    if not os.path.isfile(path):  # a FIFO would block the open
+        return None
     try:
-        with open(os.path.join(folder, "config.json"), "r", encoding="utf-8") as handle:
+        with open(path, "r", encoding="utf-8") as handle:
             config = json.load(handle)
     except (OSError, ValueError):
         return None
@@ -29,6 +32,8 @@ def _hf_folder_kind(folder: str) -> Optional[str]:
 
 
 def _npz_is_marian(path: str) -> bool:
+    if not os.path.isfile(path):  # a FIFO would block the open
+        return False
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()

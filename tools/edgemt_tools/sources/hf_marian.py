@@ -39,14 +39,18 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from .. import input_files
+from .. import limits
 from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
 from ..positions import hugging_face_marian
 from ..validate import first_line, validate_config
-from .common import (TensorSource, WeightAssembler, pieces_by_id, read_sentencepiece,
-                     sha256_file)
+from .config_values import REQUIRED, finite_number, flag, text, whole_number
+from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,
+                     read_sentencepiece, sha256_file)
 from .detect import wrong_source
+from .duplicate_keys import json_object
 
 NAME = "hf-marian"
 
@@ -60,9 +64,11 @@ _UNREPRODUCED = {"no_repeat_ngram_size": 0, "repetition_penalty": 1.0, "min_leng
 
 
 def _read_json(path: str, what: str) -> dict:
+    if not input_files.regular_file(path, what):
+        raise UserError(f"{what} not found: {path}")
     try:
         with open(path, "r", encoding="utf-8") as handle:
-            value = json.load(handle)
+            value = json.load(handle, object_pairs_hook=json_object)
     except FileNotFoundError:
         raise UserError(f"{what} not found: {path}") from None
     except (OSError, ValueError) as err:
@@ -72,11 +78,14 @@ def _read_json(path: str, what: str) -> dict:
     return value
 
 
-def _int(config: Mapping, key: str, where: str, default=None) -> int:
-    value = config.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UserError(f"{where}: '{key}' is {value!r}, expected a whole number >= 0")
-    return value
+def _int(config: Mapping, key: str, where: str, default=REQUIRED, low: int = 0,
+         high: Optional[int] = None) -> int:
+    return whole_number(config, key, where, default, low, high)
+
+
+def _size(config: Mapping, key: str, where: str, high: int) -> int:
+    """A size of the architecture: 1 to the runtime's limit (limits.py)."""
+    return _int(config, key, where, low=1, high=high)
 
 
 def read_config(folder: str) -> dict:
@@ -90,41 +99,45 @@ def read_config(folder: str) -> dict:
 
 def transformer_config(config: Mapping, where: str) -> TransformerConfig:
     """The TransformerConfig of a MarianConfig; refuses what edgemt cannot run."""
-    d = _int(config, "d_model", where)
-    heads = _int(config, "encoder_attention_heads", where)
-    if _int(config, "decoder_attention_heads", where) != heads:
+    d = _size(config, "d_model", where, limits.MAX_D_MODEL)
+    heads = _size(config, "encoder_attention_heads", where, d)
+    if _size(config, "decoder_attention_heads", where, d) != heads:
         raise UserError(f"{where}: encoder and decoder have different head counts "
                         f"({heads} and {config['decoder_attention_heads']}); edgemt needs one")
-    ffn = _int(config, "encoder_ffn_dim", where)
-    if _int(config, "decoder_ffn_dim", where) != ffn:
+    ffn = _size(config, "encoder_ffn_dim", where, limits.MAX_FFN_DIM)
+    if _size(config, "decoder_ffn_dim", where, limits.MAX_FFN_DIM) != ffn:
         raise UserError(f"{where}: encoder and decoder have different FFN sizes "
                         f"({ffn} and {config['decoder_ffn_dim']}); edgemt needs one")
-    activation = _ACTIVATIONS.get(config.get("activation_function"))
+    activation = _ACTIVATIONS.get(text(config, "activation_function", where))
     if activation is None:
         raise UserError(f"{where}: activation_function {config.get('activation_function')!r} "
                         f"is not supported (supported: {', '.join(sorted(_ACTIVATIONS))})")
-    vocab = _int(config, "vocab_size", where)
-    decoder_vocab = config.get("decoder_vocab_size") or vocab
-    shared = config.get("share_encoder_decoder_embeddings", True)
+    vocab = _size(config, "vocab_size", where, limits.MAX_VOCAB_SIZE)
+    # Absent or null in older folders: the shared vocabulary's size.
+    decoder_vocab = (vocab if config.get("decoder_vocab_size") is None
+                     else _size(config, "decoder_vocab_size", where, limits.MAX_VOCAB_SIZE))
+    shared = flag(config, "share_encoder_decoder_embeddings", where, True)
     if decoder_vocab != vocab and shared:
         raise UserError(f"{where}: decoder_vocab_size {decoder_vocab} differs from vocab_size "
                         f"{vocab} with shared embeddings")
-    if config.get("static_position_embeddings", True) is False:
+    if not flag(config, "static_position_embeddings", where, True):
         raise UserError(f"{where}: learned position embeddings are not supported")
     for option in ("normalize_before", "add_final_layer_norm", "normalize_embedding",
                    "add_bias_logits"):
-        if config.get(option):
+        if flag(config, option, where, False):
             raise UserError(f"{where}: {option} = true is not supported (MarianMT models have "
                             "post-norm layers without embedding or final normalization)")
-    scale = float(np.sqrt(d)) if config.get("scale_embedding", False) else 1.0
+    scale = float(np.sqrt(d)) if flag(config, "scale_embedding", where, False) else 1.0
     return TransformerConfig(
-        encoder_layers=_int(config, "encoder_layers", where),
-        decoder_layers=_int(config, "decoder_layers", where), d_model=d, heads=heads,
+        encoder_layers=_size(config, "encoder_layers", where, limits.MAX_LAYERS_PER_STACK),
+        decoder_layers=_size(config, "decoder_layers", where, limits.MAX_LAYERS_PER_STACK),
+        d_model=d, heads=heads,
         ffn_dim=ffn, vocab_size=decoder_vocab,
-        max_positions=_int(config, "max_position_embeddings", where), activation=activation,
+        max_positions=_size(config, "max_position_embeddings", where, limits.MAX_POSITIONS),
+        activation=activation,
         norm_placement="post", layer_norm_eps=1e-5, encoder_final_norm=False,
         decoder_final_norm=False, embedding_scale=scale, tied_output=False, output_bias=True,
-        shared_embeddings=bool(shared), source_vocab_size=0 if shared else vocab)
+        shared_embeddings=shared, source_vocab_size=0 if shared else vocab)
 
 
 def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
@@ -132,7 +145,8 @@ def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
     model.safetensors when present, else pytorch_model.bin."""
     safetensors_path = os.path.join(folder, "model.safetensors")
     bin_path = os.path.join(folder, "pytorch_model.bin")
-    if os.path.isfile(safetensors_path):
+    if input_files.regular_file(safetensors_path, "model.safetensors"):
+        input_files.refuse_empty(safetensors_path, "model.safetensors")
         try:
             from safetensors.numpy import load_file
         except ImportError:
@@ -143,7 +157,8 @@ def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
         except Exception as err:  # noqa: BLE001 - safetensors raises its own errors
             raise UserError(f"cannot read {safetensors_path}: {first_line(err)}") from None
         return dict(tensors), safetensors_path
-    if os.path.isfile(bin_path):
+    if input_files.regular_file(bin_path, "pytorch_model.bin"):
+        input_files.refuse_empty(bin_path, "pytorch_model.bin")
         import torch
         try:
             state = torch.load(bin_path, map_location="cpu", weights_only=True)
@@ -244,17 +259,17 @@ def generation_defaults(folder: str, config: Mapping, cfg: TransformerConfig,
     """generate()'s defaults for this model: generation_config.json, else the
     generation keys of config.json (older folders), else transformers'."""
     path = os.path.join(folder, "generation_config.json")
-    gen = _read_json(path, "generation_config.json") if os.path.isfile(path) else config
-    where = path if os.path.isfile(path) else os.path.join(folder, "config.json")
+    present = input_files.regular_file(path, "generation_config.json")
+    gen = _read_json(path, "generation_config.json") if present else config
+    where = path if present else os.path.join(folder, "config.json")
     notes = []
-    beams = gen.get("num_beams", 1)
-    max_length = gen.get("max_length", 20)
-    penalty = gen.get("length_penalty", 1.0)
-    if not isinstance(beams, int) or beams < 1 or not isinstance(max_length, int) or max_length < 2:
-        raise UserError(f"{where}: num_beams {beams!r} / max_length {max_length!r} are not valid")
+    beams = whole_number(gen, "num_beams", where, 1, low=1, high=limits.MAX_BEAM)
+    # At least 2: the decoder start and one generated token.
+    max_length = whole_number(gen, "max_length", where, 20, low=2)
+    penalty = finite_number(gen, "length_penalty", where, 1.0)
     banned = set()
-    for words in gen.get("bad_words_ids") or []:
-        if not isinstance(words, list) or len(words) != 1 or not isinstance(words[0], int):
+    for words in _bad_words(gen, where, cfg.vocab_size):
+        if len(words) != 1:
             notes.append(f"bad_words_ids entry {words!r} (a word of several tokens) is not "
                          "reproduced")
             continue
@@ -266,32 +281,59 @@ def generation_defaults(folder: str, config: Mapping, cfg: TransformerConfig,
     if max_length - 1 > cfg.max_positions:
         notes.append(f"max_length {max_length} is above the position table "
                      f"({cfg.max_positions}); edgemt stops at {cfg.max_positions} tokens")
-    return Decoding(rules="huggingface", beam_size=beams, length_penalty=float(penalty),
+    return Decoding(rules="huggingface", beam_size=beams, length_penalty=penalty,
                     max_len_a=0.0, max_len_b=float(max_length - 1),
                     banned_tokens=tuple(sorted(banned))), notes
 
 
-def _vocabularies(folder: str, cfg: TransformerConfig):
-    """(source pieces, target pieces) from vocab.json (+ target_vocab.json)."""
+def _bad_words(gen: Mapping, where: str, vocab: int) -> List[List[int]]:
+    """bad_words_ids: null, or a list of token id lists, each id inside the
+    vocabulary (what transformers' NoBadWordsLogitsProcessor accepts)."""
+    value = gen.get("bad_words_ids")
+    if value is None:
+        return []
+    expected = f"a list of lists of token ids (0 to {vocab - 1})"
+    if not isinstance(value, list):
+        raise UserError(f"{where}: bad_words_ids is {value!r}, expected {expected}")
+    for words in value:
+        if not isinstance(words, list) or not words or not all(
+                isinstance(t, int) and not isinstance(t, bool) and 0 <= t < vocab for t in words):
+            raise UserError(f"{where}: bad_words_ids entry {words!r} is not valid, expected "
+                            f"{expected}")
+    return value
+
+
+def _vocabularies(folder: str, cfg: TransformerConfig, spms: Mapping[str, Tuple[bytes, str]],
+                  allow_missing: bool):
+    """(source pieces, target pieces, vocab.json, notes) from vocab.json (+
+    target_vocab.json), each side checked against the model's ids and its
+    SentencePiece model (`spms`: side -> (bytes, path))."""
     vocab_path = os.path.join(folder, "vocab.json")
     vocab = _read_json(vocab_path, "vocab.json")
-    source = pieces_by_id(vocab, cfg.source_vocab_size or cfg.vocab_size, vocab_path)
     target_path = os.path.join(folder, "target_vocab.json")
-    if os.path.isfile(target_path):
-        target = pieces_by_id(_read_json(target_path, "target_vocab.json"), cfg.vocab_size,
-                              target_path)
+    target_vocab = vocab
+    if input_files.regular_file(target_path, "target_vocab.json"):
+        target_vocab = _read_json(target_path, "target_vocab.json")
     else:
-        target = pieces_by_id(vocab, cfg.vocab_size, vocab_path)
-    return source, target, vocab
+        target_path = vocab_path
+    pieces, notes = {}, []
+    for side, mapping, path, size in (
+            ("source", vocab, vocab_path, cfg.source_vocab_size or cfg.vocab_size),
+            ("target", target_vocab, target_path, cfg.vocab_size)):
+        pieces[side] = pieces_by_id(mapping, size, path)
+        note = check_covers_sentencepiece(mapping, spms[side][0], path, spms[side][1],
+                                          allow_missing)
+        notes.extend([note] if note else [])
+    return pieces["source"], pieces["target"], vocab, notes
 
 
 def _languages(folder: str, inputs) -> Tuple[str, str]:
     src, tgt = inputs.src_lang, inputs.tgt_lang
     path = os.path.join(folder, "tokenizer_config.json")
-    if os.path.isfile(path):
+    if input_files.regular_file(path, "tokenizer_config.json"):
         tokenizer_config = _read_json(path, "tokenizer_config.json")
-        src = src or tokenizer_config.get("source_lang")
-        tgt = tgt or tokenizer_config.get("target_lang")
+        src = src or text(tokenizer_config, "source_lang", path, None)
+        tgt = tgt or text(tokenizer_config, "target_lang", path, None)
     if not src or not tgt:
         raise UserError("languages unknown (tokenizer_config.json has no source_lang / "
                         "target_lang): pass --src-lang and --tgt-lang")
@@ -310,7 +352,11 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     validate_config(cfg)
     tensors, weights_path = load_tensors(folder)
     cfg, weights = convert_tensors(tensors, cfg, weights_path)
-    source_pieces, target_pieces, vocab = _vocabularies(folder, cfg)
+    spm_paths = {"source": inputs.src_spm or os.path.join(folder, "source.spm"),
+                 "target": inputs.tgt_spm or os.path.join(folder, "target.spm")}
+    spms = {side: (read_sentencepiece(path, side), path) for side, path in spm_paths.items()}
+    source_pieces, target_pieces, vocab, vocab_notes = _vocabularies(
+        folder, cfg, spms, inputs.allow_missing_pieces)
     pad = _int(config, "pad_token_id", where)
     eos = _int(config, "eos_token_id", where)
     start = _int(config, "decoder_start_token_id", where, pad)
@@ -322,9 +368,9 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
         if not 0 <= value < cfg.vocab_size:
             raise UserError(f"{where}: {name} {value} is outside the vocabulary")
     decoding, notes = generation_defaults(folder, config, cfg, pad)
+    notes = vocab_notes + notes
     src_lang, tgt_lang = _languages(folder, inputs)
-    source_spm = read_sentencepiece(inputs.src_spm or os.path.join(folder, "source.spm"), "source")
-    target_spm = read_sentencepiece(inputs.tgt_spm or os.path.join(folder, "target.spm"), "target")
+    source_spm, target_spm = spms["source"][0], spms["target"][0]
     spec = ModelSpec(
         config=cfg,
         special_tokens=SpecialTokens(pad=pad, unk=unk, bos=start, eos=eos, decoder_start=start),

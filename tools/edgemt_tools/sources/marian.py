@@ -43,18 +43,23 @@ Name mapping (layer l = i + 1; Marian numbers layers from 1):
 """
 
 import os
+import zipfile
 from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from .. import input_files
+from .. import limits
 from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
 from ..positions import marian as marian_positions
 from ..validate import first_line, validate_config
-from .common import (TensorSource, WeightAssembler, pieces_by_id, read_sentencepiece,
-                     sha256_file)
+from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,
+                     read_sentencepiece, sha256_file)
+from .config_values import finite_number, flag, whole_number
 from .detect import detect, wrong_source
+from .duplicate_keys import PlainLoader, SafeLoader
 
 NAME = "marian"
 LAYER_NORM_EPS = 1e-6
@@ -69,11 +74,12 @@ _ACTIVATIONS = {"swish": "swish", "relu": "relu", "gelu": "gelu"}
 
 
 def _yaml(text: str, where: str, plain_strings: bool = False):
-    """Parsed YAML. plain_strings: every scalar stays a string (a vocabulary's
-    pieces such as `yes`, `null` or `1` are pieces, not booleans or numbers)."""
+    """Parsed YAML; a key given twice is refused (duplicate_keys.py).
+    plain_strings: every scalar stays a string (a vocabulary's pieces such as
+    `yes`, `null` or `1` are pieces, not booleans or numbers)."""
     import yaml
     try:
-        return yaml.load(text, Loader=yaml.BaseLoader) if plain_strings else yaml.safe_load(text)
+        return yaml.load(text, Loader=PlainLoader if plain_strings else SafeLoader)
     except yaml.YAMLError as err:
         raise UserError(f"cannot read {where}: {first_line(err)}") from None
 
@@ -94,6 +100,8 @@ def _read_vocabulary(path: str, what: str) -> Dict[str, int]:
 
 
 def _read_yaml_file(path: str, what: str, plain_strings: bool = False):
+    if not input_files.regular_file(path, what):
+        raise UserError(f"{what} not found: {path}")
     try:
         with open(path, "r", encoding="utf-8") as handle:
             text = handle.read()
@@ -131,6 +139,11 @@ def _size(config: Mapping, key: str, where: str, default=None) -> int:
     return value
 
 
+def _flag(config: Mapping, key: str, where: str) -> bool:
+    """A boolean option of model.yml, read as Marian (yaml-cpp) reads it."""
+    return flag(config, key, f"{where} special:model.yml", False, yaml_cpp_text=True)
+
+
 def _refuse(where: str, option: str, value, supported: str) -> None:
     raise UserError(f"{where}: Marian option {option}: {value!r} is not supported "
                     f"({supported})")
@@ -164,7 +177,8 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
     if decoder_ffn != ffn:
         _refuse(where, "transformer-decoder-dim-ffn", decoder_ffn,
                 f"only equal to transformer-dim-ffn ({ffn})")
-    activation = _ACTIVATIONS.get(config.get("transformer-ffn-activation", "swish"))
+    activation_name = config.get("transformer-ffn-activation", "swish")
+    activation = _ACTIVATIONS.get(activation_name) if isinstance(activation_name, str) else None
     if activation is None:
         _refuse(where, "transformer-ffn-activation", config.get("transformer-ffn-activation"),
                 "swish, relu, gelu")
@@ -186,10 +200,10 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
             isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in vocabs):
         _refuse(where, "dim-vocabs", vocabs, "one source and one target vocabulary size")
     d = _size(config, "dim-emb", where)
-    learned = bool(config.get("transformer-train-position-embeddings", False))
-    tied_all = bool(config.get("tied-embeddings-all", False))
-    tied_src = bool(config.get("tied-embeddings-src", False))
-    tied = bool(config.get("tied-embeddings", False)) or tied_all
+    learned = _flag(config, "transformer-train-position-embeddings", where)
+    tied_all = _flag(config, "tied-embeddings-all", where)
+    tied_src = _flag(config, "tied-embeddings-src", where)
+    tied = _flag(config, "tied-embeddings", where) or tied_all
     shared = tied_all or tied_src
     if shared and vocabs[0] != vocabs[1]:
         raise UserError(f"{where}: tied source and target embeddings with vocabularies of "
@@ -202,7 +216,7 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
         layer_norm_eps=LAYER_NORM_EPS, encoder_final_norm=placement == "pre",
         decoder_final_norm=placement == "pre",
         embedding_scale=1.0 if learned else float(np.sqrt(d)), tied_output=tied,
-        output_bias=not config.get("output-omit-bias", False), shared_embeddings=shared,
+        output_bias=not _flag(config, "output-omit-bias", where), shared_embeddings=shared,
         source_vocab_size=0 if vocabs[0] == vocabs[1] and shared else vocabs[0],
         zero_decoder_start=True, raw_decoder_self_memory=placement == "pre")
 
@@ -213,8 +227,7 @@ def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: Transfo
     vs = cfg.source_vocab_size or v
     src = TensorSource(npz, where, ignored=["special:model.yml"])
     out = WeightAssembler(cfg)
-    tied_all = bool(config.get("tied-embeddings-all", False))
-    if tied_all or config.get("tied-embeddings-src", False):
+    if cfg.shared_embeddings:  # tied-embeddings-all or tied-embeddings-src
         out.put("embedding.source", src.take("Wemb", (v, d)), "Wemb")
         target_key = "Wemb"
     else:
@@ -233,7 +246,7 @@ def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: Transfo
     if cfg.output_bias:
         out.put("output.bias", src.take("decoder_ff_logit_out_b", (1, v)).reshape(v),
                 "decoder_ff_logit_out_b")
-    if config.get("transformer-train-position-embeddings", False):
+    if _flag(config, "transformer-train-position-embeddings", where):
         table = src.take("Wpos")
         if table.ndim != 2 or table.shape[1] != d or table.shape[0] < cfg.max_positions:
             raise UserError(f"shape mismatch: Wpos is {list(table.shape)}, expected at least "
@@ -292,10 +305,15 @@ def _put_attention(out: WeightAssembler, src: TensorSource, m: str, name: str, d
 
 class Vocabulary:
     """One side's vocabulary file: pieces by id, and the SentencePiece model
-    that cuts text for it."""
+    that cuts text for it. A .yml (or .json) vocabulary must give every id of
+    the model's `size` one piece and hold every piece the SentencePiece model
+    outputs (common.pieces_by_id, check_covers_sentencepiece); `note` tells
+    the pieces it lacks when `allow_missing` lets them pass."""
 
-    def __init__(self, path: str, size: int, spm_path: Optional[str], side: str):
+    def __init__(self, path: str, size: int, spm_path: Optional[str], side: str,
+                 allow_missing: bool = False):
         self.path = path
+        self.note = None
         if path.endswith(".spm"):
             # Marian runs SentencePiece itself: its ids are the vocabulary.
             self.spm = read_sentencepiece(path, side)
@@ -311,7 +329,7 @@ class Vocabulary:
             self.byte_control_ids = [i for p, i in mapping.items() if _is_control_byte(p)]
         else:
             mapping = _read_vocabulary(path, f"{side} vocabulary")
-            if spm_path is None or not os.path.isfile(spm_path):
+            if spm_path is None or not input_files.regular_file(spm_path, f"{side}.spm"):
                 raise UserError(f"the {side} vocabulary {path} is a .yml file: the "
                                 f"SentencePiece model that cuts text for it is needed "
                                 f"({side}.spm in the folder, or --{side[:3]}-spm)")
@@ -321,6 +339,9 @@ class Vocabulary:
                                      if isinstance(p, str) and len(p) == 1 and _is_control(p)]
         mapping = {str(p): i for p, i in mapping.items()}
         self.pieces = pieces_by_id(mapping, size, path)
+        if not path.endswith(".spm"):
+            self.note = check_covers_sentencepiece(mapping, self.spm, path, spm_path,
+                                                   allow_missing)
         for special in ("</s>", "<unk>"):
             if special not in mapping:
                 raise UserError(f"{path} has no {special} piece")
@@ -368,31 +389,36 @@ def _find_npz(folder: str, decoder: Mapping) -> str:
     return os.path.join(folder, found[0])
 
 
-def _number(decoder: Mapping, key: str, default, kind=float):
-    """A decoding option of decoder.yml as `kind` (Marian's default when absent)."""
-    value = decoder.get(key, default)
-    try:
-        if isinstance(value, bool) or (kind is int and float(value) != int(value)):
-            raise ValueError
-        return kind(value)
-    except (TypeError, ValueError):
-        raise UserError(f"decoder.yml: {key} is {value!r}, not a number") from None
+def _decoder_number(decoder: Mapping, key: str, default, **bounds) -> float:
+    """A decoding option of decoder.yml (Marian's default when absent); a
+    number written as text counts, as yaml-cpp reads it."""
+    return finite_number(decoder, key, "decoder.yml", default, numeric_text=True, **bounds)
 
 
 def decoding_defaults(decoder: Mapping, unk: int, control_ids: List[int]) -> Decoding:
     """Marian's translator options as decoder.yml gives them (Marian's defaults
     where it is silent); <unk> banned unless allow-unk."""
-    banned = [] if decoder.get("allow-unk", False) else [unk]
-    return Decoding(rules="marian", beam_size=_number(decoder, "beam-size", DEFAULT_BEAM, int),
-                    length_penalty=_number(decoder, "normalize", DEFAULT_NORMALIZE),
-                    word_penalty=_number(decoder, "word-penalty", DEFAULT_WORD_PENALTY),
-                    max_len_a=_number(decoder, "max-length-factor", DEFAULT_MAX_LENGTH_FACTOR),
+    allow_unk = flag(decoder, "allow-unk", "decoder.yml", False, yaml_cpp_text=True)
+    banned = [] if allow_unk else [unk]
+    beam = whole_number(decoder, "beam-size", "decoder.yml", DEFAULT_BEAM, low=1,
+                        high=limits.MAX_BEAM, numeric_text=True)
+    return Decoding(rules="marian", beam_size=beam,
+                    length_penalty=_decoder_number(decoder, "normalize", DEFAULT_NORMALIZE),
+                    word_penalty=_decoder_number(decoder, "word-penalty", DEFAULT_WORD_PENALTY),
+                    max_len_a=_decoder_number(decoder, "max-length-factor",
+                                              DEFAULT_MAX_LENGTH_FACTOR, above=0.0),
                     max_len_b=0.0, banned_tokens=tuple(sorted(set(banned + control_ids))))
 
 
 def _load_npz(path: str) -> Dict[str, np.ndarray]:
-    if not os.path.isfile(path):
+    if not input_files.regular_file(path, "Marian model"):
         raise UserError(f"Marian model not found: {path}")
+    # np.load(allow_pickle=False) calls anything that is not a zip or .npy
+    # file "pickled data"; say what is wrong with it instead.
+    input_files.refuse_empty(path, "Marian model")
+    if not zipfile.is_zipfile(path):
+        raise UserError(f"Marian model {path} is not a valid .npz archive (not a zip file, or "
+                        "a truncated one)")
     try:
         with np.load(path, allow_pickle=False) as archive:
             return {name: archive[name] for name in archive.files}
@@ -407,7 +433,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                                                    "decoder.yml, vocabularies, source.spm, "
                                                    "target.spm)"))
     decoder_path = os.path.join(folder, "decoder.yml")
-    decoder = _read_yaml_file(decoder_path, "decoder.yml") if os.path.isfile(decoder_path) else {}
+    decoder = (_read_yaml_file(decoder_path, "decoder.yml")
+               if input_files.regular_file(decoder_path, "decoder.yml") else {})
     if not isinstance(decoder, dict):
         raise UserError(f"{decoder_path}: expected a mapping")
     npz_path = _find_npz(folder, decoder)
@@ -416,7 +443,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     npz = _load_npz(npz_path)
     config = _model_yml(npz, npz_path)
     notes = []
-    max_length = _number(decoder, "max-length", DEFAULT_MAX_LENGTH, int)
+    max_length = whole_number(decoder, "max-length", "decoder.yml", DEFAULT_MAX_LENGTH, low=1,
+                              high=limits.MAX_POSITIONS, numeric_text=True)
     cfg = transformer_config(config, npz_path, max_positions=max_length)
     validate_config(cfg)
     vocab_paths = decoder.get("vocabs")
@@ -425,9 +453,12 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                         "vocabulary")
     source_vocab = Vocabulary(_in_folder(folder, str(vocab_paths[0])),
                               cfg.source_vocab_size or cfg.vocab_size,
-                              inputs.src_spm or os.path.join(folder, "source.spm"), "source")
+                              inputs.src_spm or os.path.join(folder, "source.spm"), "source",
+                              inputs.allow_missing_pieces)
     target_vocab = Vocabulary(_in_folder(folder, str(vocab_paths[1])), cfg.vocab_size,
-                              inputs.tgt_spm or os.path.join(folder, "target.spm"), "target")
+                              inputs.tgt_spm or os.path.join(folder, "target.spm"), "target",
+                              inputs.allow_missing_pieces)
+    notes.extend(vocab.note for vocab in (source_vocab, target_vocab) if vocab.note)
     weights = convert_tensors(npz, config, cfg, npz_path)
     if not (inputs.src_lang and inputs.tgt_lang):
         raise UserError("a Marian folder does not name its languages: pass --src-lang and "

@@ -228,7 +228,11 @@ def _vocabularies(vocab, where: str):
                             "string")
         ids: Dict[str, int] = {}
         for i, piece in enumerate(pieces):
-            ids.setdefault(piece, i)
+            # A piece twice would make its id depend on which one a reader keeps.
+            if piece in ids:
+                raise UserError(f"{where}: vocab['{side}'] holds the piece {piece!r} twice "
+                                f"(ids {ids[piece]} and {i})")
+            ids[piece] = i
         for special in ("<unk>", "<blank>", "</s>"):
             if special not in ids:
                 raise UserError(f"{where}: vocab['{side}'] has no {special}")

@@ -1,0 +1,67 @@
+"""The files a conversion reads: each must be a regular file, and each is
+remembered, so that the output is never written over one of them.
+
+A FIFO or a device as an input never ends (`/dev/zero`) or blocks until a
+writer comes; the converter's inputs are files on disk, so anything else is
+refused by name before it is opened. The sources call `regular_file` for
+every file they read; `convert.run` reads the list inside `recording()` and
+hands it to the writer (output_target.py), which refuses an output that is
+one of them: `-o model.npz` inside a Marian folder would otherwise replace
+the checkpoint being converted.
+"""
+
+import contextlib
+import os
+import stat
+from typing import Iterator, List, Optional
+
+from .errors import UserError
+
+# The paths read by the conversion running now (None: no conversion is
+# recording, e.g. a source used from a test or another tool).
+_recorded: Optional[List[str]] = None
+
+
+def kind_of(mode: int) -> str:
+    """What a stat mode is, in words, for messages."""
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISREG, "a regular file")):
+        if test(mode):
+            return name
+    return "of an unknown kind"
+
+
+def regular_file(path: str, what: str) -> bool:
+    """True when `path` is a regular file (symlinks followed), which is then
+    recorded as an input; False when nothing is there. UserError naming
+    `what` when something else is (a FIFO, a device, a directory, ...)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as err:
+        raise UserError(f"cannot read {what} {path}: {err.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{what} {path} is not a regular file (it is {kind_of(mode)})")
+    if _recorded is not None:
+        _recorded.append(path)
+    return True
+
+
+def refuse_empty(path: str, what: str) -> None:
+    """UserError when the file at `path` has no bytes: the libraries that read
+    checkpoints report that as "EOFError" or "pickled data", not as empty."""
+    if os.path.getsize(path) == 0:
+        raise UserError(f"{what} {path} is empty (0 bytes)")
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[List[str]]:
+    """Collects the paths `regular_file` accepts while the block runs."""
+    global _recorded
+    outer, _recorded = _recorded, []
+    try:
+        yield _recorded
+    finally:
+        _recorded = outer
