@@ -213,6 +213,22 @@ class CliSmokeTest(unittest.TestCase):
         self.assertIn("line 2: input is not valid UTF-8", run.stderr)
         self.assertIn("line 4: 200 bytes, more than --max-line-bytes (100)", run.stderr)
 
+    def test_a_damaged_model_is_refused_unless_the_checksum_is_skipped(self):
+        with open(INT8_MODEL, "rb") as handle:
+            data = bytearray(handle.read())
+        self.assertEqual(data[-12:-8], b"EMTC")
+        data[-13] ^= 0x01  # the last weight byte: still a valid int8 code
+        damaged = self.path("damaged.emt")
+        with open(damaged, "wb") as handle:
+            handle.write(data)
+        refused = self.translate(damaged, lines=SOURCES[:1], status=1)
+        self.assertIn("the weights' CRC-32C", refused.stderr)
+        self.assertIn("CRC-32C", self.run_cli("inspect", damaged, status=1).stderr)
+        self.assertEqual(len(self.translate(damaged, "--skip-checksum", lines=SOURCES[:1]).lines), 1)
+        bench = self.run_cli("bench", "-m", damaged, "--skip-checksum", "--sentences", "1",
+                             "--idle-seconds", "0", "-i", os.path.join(REFERENCE, "test_2016_flickr.en"))
+        self.assertIn("load", bench.stdout)
+
     def test_bad_models_and_usage(self):
         missing = self.translate(self.path("missing.emt"), status=1)
         self.assertIn("missing.emt", missing.stderr)
@@ -250,6 +266,7 @@ class CliSmokeTest(unittest.TestCase):
                            "--batch", "1,2", "--beam", "1,2", "--idle-seconds", "0", "--profile")
         self.assertIn("outputs identical", run.stdout)
         self.assertIn("peak RSS", run.stdout)
+        self.assertRegex(run.stdout, r"checksum CRC-32C verified at load: load [0-9.]+ ms with it")
 
 
 if __name__ == "__main__":

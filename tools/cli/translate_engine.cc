@@ -66,6 +66,7 @@ int prepare_translator(const TranslateSettings& settings, TranslateEngine* engin
 int load_translate_engine(const TranslateSettings& settings, TranslateEngine* engine) {
   LoadOptions load_options;
   load_options.mode = settings.copy_model ? LoadMode::kCopy : LoadMode::kMap;
+  load_options.verify_checksum = settings.verify_checksum;
   if (!settings.copy_model) exit_cleanly_on_bus_error(settings.model_path);
   Status status = Model::load(settings.model_path.c_str(), load_options, &engine->model);
   if (!status.is_ok()) {

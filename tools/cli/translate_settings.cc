@@ -43,6 +43,8 @@ constexpr const char* kHelp =
     "                          (1..67108864); memory stays bounded by it\n"
     "      --copy-model        read the model file into memory instead of\n"
     "                          mapping it (see 'model file' below)\n"
+    "      --skip-checksum     do not compute the model file's checksums at\n"
+    "                          load (see 'model file' below)\n"
     "      --no-greedy-shortcut  greedy decoding computes every logit (see\n"
     "                          'greedy' below)\n"
     "\n"
@@ -137,7 +139,11 @@ constexpr const char* kHelp =
     "Replacing it by renaming a new file over it is safe (edgemt-convert writes\n"
     "that way). --copy-model reads the whole file at start instead, so nothing\n"
     "done to the file later matters, at the cost of its size in memory.\n"
-    "MODEL must be a regular file (a FIFO or a device is refused).\n"
+    "MODEL must be a regular file (a FIFO or a device is refused). Files of\n"
+    "format version 4 and later end in CRC-32C checksums of their header and\n"
+    "weights, computed at load: a damaged file is refused (status 1).\n"
+    "--skip-checksum skips that, for a file verified elsewhere (a signed\n"
+    "image, a download checked against its hash); every other check runs.\n"
     "\n"
     "exit status: 0 ok, 1 model or input error, 2 bad usage\n";
 
@@ -196,6 +202,7 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
       {"max-len", '\0', true},  {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
       {"threads", '\0', true},  {"batch", '\0', true},    {"help", 'h', false},
       {"max-line-bytes", '\0', true}, {"copy-model", '\0', false},
+      {"skip-checksum", '\0', false},
       {"no-greedy-shortcut", '\0', false},
       {"word-penalty", '\0', true}, {"target-prefix", '\0', true},
       {"progress", '\0', false}, {"no-progress", '\0', false}, {"json", '\0', false},
@@ -213,6 +220,7 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
   settings->input_path = args.get("input", "");
   settings->output_path = args.get("output", "");
   settings->copy_model = args.has("copy-model");
+  settings->verify_checksum = !args.has("skip-checksum");
   settings->greedy_shortcut = !args.has("no-greedy-shortcut");
   settings->target_prefix = args.get("target-prefix", "");
   settings->beam_set = args.has("beam");

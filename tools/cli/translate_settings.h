@@ -32,6 +32,7 @@ struct TranslateSettings {
   size_t batch = 16;  // sentences per translate() call
   size_t max_line_bytes = 0;
   bool copy_model = false;
+  bool verify_checksum = true;  // false: --skip-checksum
   bool greedy_shortcut = true;  // --no-greedy-shortcut clears it
 
   ProgressMode progress = ProgressMode::kAuto;
