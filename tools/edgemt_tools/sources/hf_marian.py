@@ -1,8 +1,8 @@
 """Source `hf-marian`: a Hugging Face MarianMT folder (opus-mt models).
 
 Input: a folder with `config.json` (model_type "marian"), the weights as
-`model.safetensors` (read with the `safetensors` package) or
-`pytorch_model.bin` (torch_zip.py: nothing it names runs),
+`model.safetensors` (safetensors_file.py; any float dtype, bf16 and f8
+too) or `pytorch_model.bin` (torch_zip.py: nothing it names runs),
 `source.spm`, `target.spm`, `vocab.json` (and `target_vocab.json` when the
 two sides have vocabularies of their own), and `generation_config.json`
 when present. Everything the model file needs comes from these files,
@@ -46,7 +46,7 @@ from ..positions import hugging_face_marian
 from ..validate import first_line, validate_config
 from .common import (TensorSource, WeightAssembler, pieces_by_id, read_sentencepiece,
                      sha256_file)
-from . import torch_zip
+from . import safetensors_file, torch_zip
 from .detect import wrong_source
 
 NAME = "hf-marian"
@@ -134,16 +134,7 @@ def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
     safetensors_path = os.path.join(folder, "model.safetensors")
     bin_path = os.path.join(folder, "pytorch_model.bin")
     if os.path.isfile(safetensors_path):
-        try:
-            from safetensors.numpy import load_file
-        except ImportError:
-            raise UserError("reading model.safetensors needs the 'safetensors' package "
-                            "(platforms/debian12/install-deps.sh installs it)") from None
-        try:
-            tensors = load_file(safetensors_path)
-        except Exception as err:  # noqa: BLE001 - safetensors raises its own errors
-            raise UserError(f"cannot read {safetensors_path}: {first_line(err)}") from None
-        return dict(tensors), safetensors_path
+        return safetensors_file.load(safetensors_path), safetensors_path
     if os.path.isfile(bin_path):
         try:
             state = torch_zip.load(bin_path)
