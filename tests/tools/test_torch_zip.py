@@ -87,6 +87,21 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout.strip(), "[]")
 
+    def test_no_other_source_module_unpickles(self):
+        """Pickles are read by torch_zip only; YAML only by the safe loaders."""
+        import re
+        unsafe = re.compile(r"torch\.load\(|torch\.jit\.load\(|\bimport pickle\b|\bpickle\.|"
+                            r"yaml\.(unsafe_load|full_load|load_all)\(|"
+                            r"yaml\.load\((?![^)]*Loader=yaml\.(BaseLoader|SafeLoader))")
+        found = []
+        for name in sorted(os.listdir(SOURCES_DIR)):
+            if name.endswith(".py") and name != "torch_zip.py":
+                with open(os.path.join(SOURCES_DIR, name), encoding="utf-8") as handle:
+                    found += [f"{name}:{number}: {line.strip()}"
+                              for number, line in enumerate(handle, start=1)
+                              if unsafe.search(line)]
+        self.assertEqual(found, [])
+
     def refused(self, path, fragment):
         with self.assertRaises(torch_zip.CheckpointError) as caught:
             torch_zip.load(path)
