@@ -148,6 +148,49 @@ class LoaderTest(unittest.TestCase):
                 archive.writestr(name, record)
         self.refused(path, "holds 12 bytes, the pickle says 32")
 
+    def test_damaged_files_fail_with_one_line_and_nothing_on_stderr(self):
+        """Seeded random damage to the pickle and to the whole file: the
+        loader returns or raises CheckpointError (one line), and prints
+        nothing (pickle's C unpickler used to print a stray SystemError
+        line for a huge BYTEARRAY8 length, which it allocates first)."""
+        import contextlib
+        import io
+        import random
+        import warnings
+        import zipfile
+        source = os.path.join(UNTRUSTED, "valid_opennmt.pt")
+        with zipfile.ZipFile(source) as archive:
+            records = {name: archive.read(name) for name in archive.namelist()}
+        with open(source, "rb") as handle:
+            whole = handle.read()
+        pickle_name = next(name for name in records if name.endswith("/data.pkl"))
+        rng = random.Random(38)
+        path = os.path.join(self.tmp, "damaged.pt")
+        outcomes = {"loaded": 0, "refused": 0}
+        for attempt in range(1000):
+            damaged = bytearray(records[pickle_name] if attempt % 2 else whole)
+            for _ in range(rng.randint(1, 4)):
+                damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+            if attempt % 2:
+                with zipfile.ZipFile(path, "w") as archive:
+                    for name, record in records.items():
+                        archive.writestr(name, bytes(damaged) if name == pickle_name else record)
+            else:
+                with open(path, "wb") as handle:
+                    handle.write(damaged)
+            stderr = io.StringIO()
+            with contextlib.redirect_stderr(stderr), warnings.catch_warnings():
+                warnings.simplefilter("error")
+                try:
+                    torch_zip.load(path, "x", torch_zip.TRAINING_OPTIONS)
+                    outcomes["loaded"] += 1
+                except torch_zip.CheckpointError as err:
+                    self.assertNotIn("\n", str(err))
+                    outcomes["refused"] += 1
+            self.assertEqual(stderr.getvalue(), "", f"attempt {attempt}")
+        print(f"damaged files: {outcomes}")
+        self.assertGreater(outcomes["refused"], 500)
+
     def test_other_files_get_one_line_saying_what_they_are(self):
         import torch
         legacy = os.path.join(self.tmp, "legacy.pt")

@@ -163,9 +163,9 @@ class _Unpickler(pickle.Unpickler):
     def persistent_load(self, pid):
         if isinstance(pid, tuple) and pid and isinstance(pid[0], bytes):
             pid = (pid[0].decode("ascii", "replace"),) + pid[1:]
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
-                and isinstance(pid[1], _StorageClass) and isinstance(pid[2], str)
-                and _is_count(pid[4])):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and isinstance(pid[0], str)
+                and pid[0] == "storage" and isinstance(pid[1], _StorageClass)
+                and isinstance(pid[2], str) and _is_count(pid[4])):
             raise CheckpointError(f"an unknown persistent id {str(pid)[:60]}")
         _, storage_class, key, _location, numel = pid
         return self._archive.storage(key, storage_class.element, numel)
@@ -177,7 +177,7 @@ class _Archive:
     def __init__(self, zip_file: zipfile.ZipFile):
         self.zip = zip_file
         self.top = _top_folder(zip_file)
-        self._storages: Dict[str, _Storage] = {}
+        self._records: Dict[str, bytes] = {}  # storage key -> its bytes, read once
         order = self.record("byteorder", required=False)
         if order is None or order == b"little":
             self.byteorder = "<"
@@ -196,14 +196,15 @@ class _Archive:
             return None
 
     def storage(self, key: str, element: Optional[Element], numel: int) -> _Storage:
-        if key not in self._storages:
-            self._storages[key] = _Storage(key, element, self.record(f"data/{key}"))
-        storage = self._storages[key]
+        """Storage `key` as the pickle describes it (tensors may share one)."""
+        if key not in self._records:
+            self._records[key] = self.record(f"data/{key}")
+        data = self._records[key]
         expected = numel * (element.itemsize if element else 1)
-        if len(storage.data) != expected:
-            raise CheckpointError(f"storage {key} holds {len(storage.data)} bytes, the pickle "
+        if len(data) != expected:
+            raise CheckpointError(f"storage {key} holds {len(data)} bytes, the pickle "
                                   f"says {expected}")
-        return _Storage(key, element, storage.data)
+        return _Storage(key, element, data)
 
 
 def _top_folder(zip_file: zipfile.ZipFile) -> str:
@@ -219,7 +220,8 @@ def _top_folder(zip_file: zipfile.ZipFile) -> str:
 
 
 def _allow_list(archive: _Archive, extra: Mapping) -> Dict[Tuple[str, str], object]:
-    """(module, name) -> what the pickle gets for it."""
+    """(module, name) -> what the pickle gets for it. Made anew for each
+    load: whatever the pickle does to these objects ends with it."""
     order = archive.byteorder
 
     def rebuild_v2(storage, offset, size, stride, requires_grad, _hooks, metadata=None):
@@ -276,7 +278,7 @@ def _open(path: str) -> zipfile.ZipFile:
                               "weights_only=True and torch.save it again")
     try:
         return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
+    except Exception as err:  # noqa: BLE001 - zipfile fails in many ways on damaged files
         kind = "a damaged zip archive" if head.startswith(b"PK") else "not a zip archive"
         raise CheckpointError(f"not a PyTorch checkpoint ({kind}: {_first_line(err)})") from None
 
@@ -297,12 +299,24 @@ def load(path: str, what: str = STATE_DICT, extra: Mapping = None) -> object:
         with zip_file:
             archive = _Archive(zip_file)
             data = archive.record("data.pkl")
+            for _ in _opcodes(data):
+                pass  # the whole stream is well-formed before anything is built from it
             unpickler = _Unpickler(data, archive, _allow_list(archive, extra or {}), what)
             return unpickler.load()
     except CheckpointError:
         raise
     except Exception as err:  # noqa: BLE001 - a malformed file fails in many ways
-        raise CheckpointError(f"cannot read its pickle: {_first_line(err)}") from None
+        raise CheckpointError(f"a damaged checkpoint ({_first_line(err)})") from None
+
+
+def _opcodes(data: bytes):
+    """pickletools' parse of a pickle: it checks every length against the
+    bytes that remain (pickle's C unpickler first allocates what a length
+    claims, and prints a stray line when that fails)."""
+    try:
+        yield from pickletools.genops(data)
+    except Exception as err:  # noqa: BLE001 - ValueError and others on a damaged stream
+        raise CheckpointError(f"a damaged checkpoint (its pickle: {_first_line(err)})") from None
 
 
 def pickle_names(path: str) -> Optional[Set[str]]:
@@ -313,7 +327,7 @@ def pickle_names(path: str) -> Optional[Set[str]]:
         with _open(path) as zip_file:
             data = _Archive(zip_file).record("data.pkl")
         names = set()
-        for opcode, argument, _ in pickletools.genops(data):
+        for opcode, argument, _ in _opcodes(data):
             if isinstance(argument, str):
                 names.update(argument.split(" ") if opcode.name == "GLOBAL" else (argument,))
         return names
