@@ -7,6 +7,11 @@ A source module exposes `read(inputs: SourceInputs) -> (ModelSpec, notes)`
 and is registered in SOURCES under the name `edgemt-convert --from` takes.
 Adding a source is a new module here plus one line in SOURCES
 (docs/ARCHITECTURE.md, "Add a checkpoint source").
+
+Checkpoints are untrusted input: a source reads torch.save files only
+through torch_zip.load (never torch.load or pickle: it runs nothing the
+file names, whichever torch is installed), .safetensors through
+safetensors_file.load, and YAML with yaml.safe_load (or BaseLoader).
 """
 
 from dataclasses import dataclass

@@ -1,12 +1,14 @@
 """What kind of checkpoint a path holds, so that a `--from` that does not fit
 gets "this is an OpenNMT-py checkpoint: use --from opennmt", not a missing
-key. Looks only at names and headers (a .pt file is unpickled with
-weights_only, which runs no code)."""
+key. Looks only at names and headers (of a .pt file, the names its pickle
+mentions, read without unpickling it)."""
 
 import json
 import os
 import zipfile
 from typing import Optional
+
+from . import torch_zip
 
 # --from name -> what users call it.
 KINDS = {
@@ -44,38 +46,22 @@ def _npz_is_marian(path: str) -> bool:
 
 
 def _torch_file_kind(path: str) -> Optional[str]:
-    if _is_onmt_pickle(path):
+    """Tells torch zips apart by the names their pickle mentions (keys,
+    class names); nothing is unpickled (torch_zip.pickle_names)."""
+    names = torch_zip.pickle_names(path)
+    if names is None:
+        return None
+    # OpenNMT-py's checkpoint: a dict with these keys, `opt` an argparse Namespace.
+    if {"generator", "vocab", "opt", "argparse"} <= names:
         return "opennmt"
-    try:
-        import torch
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception:  # noqa: BLE001 - any file torch cannot read is simply not one of ours
-        return None
-    if not isinstance(state, dict):
-        return None
-    keys = [k for k in state if isinstance(k, str)]
-    if any(k.startswith("model.shared.") or k.startswith("model.encoder.layers.") for k in keys):
+    if any(n.startswith("model.shared.") or n.startswith("model.encoder.layers.") for n in names):
         return "hf-marian"
-    if "embed.weight" in keys and any(k.startswith("transformer.") for k in keys):
+    if "embed.weight" in names and any(n.startswith("transformer.") for n in names):
         return "torch"
-    if "src_embed.weight" in keys and "tgt_embed.weight" in keys and \
-            any(k.startswith("encoder.weight_ih_l") for k in keys):
+    if "src_embed.weight" in names and "tgt_embed.weight" in names and \
+            any(n.startswith("encoder.weight_ih_l") for n in names):
         return "torch-rnn"
     return None
-
-
-def _is_onmt_pickle(path: str) -> bool:
-    """True for a torch zip whose pickle names OpenNMT-py's checkpoint keys.
-    Those checkpoints hold an argparse Namespace (`opt`), which a weights-only
-    load refuses; the names decide, nothing is unpickled."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            pickles = [n for n in archive.namelist() if n.endswith("data.pkl")]
-            data = archive.read(pickles[0]) if pickles else b""
-    except (OSError, zipfile.BadZipFile, KeyError):
-        return False
-    return b"generator" in data and b"vocab" in data and b"opt" in data and \
-        b"argparse" in data
 
 
 def detect(path: str) -> Optional[str]:

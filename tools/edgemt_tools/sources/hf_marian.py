@@ -1,12 +1,12 @@
 """Source `hf-marian`: a Hugging Face MarianMT folder (opus-mt models).
 
 Input: a folder with `config.json` (model_type "marian"), the weights as
-`model.safetensors` (read with the `safetensors` package) or
-`pytorch_model.bin` (torch.load, weights only), `source.spm`, `target.spm`,
-`vocab.json` (and `target_vocab.json` when the two sides have vocabularies
-of their own), and `generation_config.json` when present. Everything the
-model file needs comes from these files, checked against
-transformers/models/marian/modeling_marian.py (4.40):
+`model.safetensors` (safetensors_file.py; any float dtype, bf16 and f8
+too) or `pytorch_model.bin` (torch_zip.py: nothing it names runs),
+`source.spm`, `target.spm`, `vocab.json` (and `target_vocab.json` when the
+two sides have vocabularies of their own), and `generation_config.json`
+when present. Everything the model file needs comes from these files,
+checked against transformers/models/marian/modeling_marian.py (4.40):
 
 - post-norm layers, LayerNorm eps 1e-5, no final stack norm; activation
   from `activation_function` (swish/silu, gelu, relu);
@@ -46,6 +46,7 @@ from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, Special
 from ..model_spec import TransformerConfig
 from ..positions import hugging_face_marian
 from ..validate import first_line, validate_config
+from . import safetensors_file, torch_zip
 from .config_values import REQUIRED, finite_number, flag, text, whole_number
 from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,
                      read_sentencepiece, sha256_file)
@@ -147,31 +148,21 @@ def load_tensors(folder: str) -> Tuple[Dict[str, np.ndarray], str]:
     bin_path = os.path.join(folder, "pytorch_model.bin")
     if input_files.regular_file(safetensors_path, "model.safetensors"):
         input_files.refuse_empty(safetensors_path, "model.safetensors")
-        try:
-            from safetensors.numpy import load_file
-        except ImportError:
-            raise UserError("reading model.safetensors needs the 'safetensors' package "
-                            "(platforms/debian12/install-deps.sh installs it)") from None
-        try:
-            tensors = load_file(safetensors_path)
-        except Exception as err:  # noqa: BLE001 - safetensors raises its own errors
-            raise UserError(f"cannot read {safetensors_path}: {first_line(err)}") from None
-        return dict(tensors), safetensors_path
+        return safetensors_file.load(safetensors_path), safetensors_path
     if input_files.regular_file(bin_path, "pytorch_model.bin"):
         input_files.refuse_empty(bin_path, "pytorch_model.bin")
-        import torch
         try:
-            state = torch.load(bin_path, map_location="cpu", weights_only=True)
-        except Exception as err:  # noqa: BLE001 - any unpickling failure is a user error
-            raise UserError(f"cannot load {bin_path}: {first_line(err)}") from None
+            state = torch_zip.load(bin_path)
+        except torch_zip.CheckpointError as err:
+            raise UserError(f"cannot load {bin_path}: {err}") from None
         if not isinstance(state, Mapping):
             raise UserError(f"{bin_path}: expected a state_dict, got {type(state).__name__}")
         out = {}
         for key, tensor in state.items():
-            if not isinstance(tensor, torch.Tensor):
+            if not isinstance(tensor, np.ndarray):
                 raise UserError(f"{bin_path}: entry {key} is not a tensor")
-            out[key] = (tensor.detach().to(torch.float32).numpy() if tensor.is_floating_point()
-                        else tensor.numpy())
+            out[key] = (tensor.astype(np.float32) if np.issubdtype(tensor.dtype, np.floating)
+                        else tensor)
         return out, bin_path
     raise UserError(f"{folder} has neither model.safetensors nor pytorch_model.bin")
 

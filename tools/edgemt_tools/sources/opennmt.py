@@ -9,8 +9,9 @@ encoder-decoder's state dict), `generator` (its own state dict), `vocab`
 (`src` and `tgt`: lists of piece strings) and `opt` (the training options,
 an argparse Namespace), plus the SentencePiece model(s) that cut the text
 for it: `--spm` when both sides share one, `--src-spm` / `--tgt-spm`
-otherwise. The file is unpickled with only the classes such a checkpoint
-holds allowed (tensors, OrderedDict, argparse.Namespace): no code runs.
+otherwise. The file is read by torch_zip.py, which allows only the
+classes such a checkpoint holds (tensors, OrderedDict, argparse.Namespace,
+set): nothing the file names runs, whichever torch is installed.
 
 Facts, checked against OpenNMT-py 3.2 (onmt/encoders/transformer.py,
 onmt/decoders/transformer.py, onmt/modules/*, onmt/translate/*):
@@ -49,10 +50,8 @@ Name mapping (layer i):
   generator.{weight,bias}                              -> output.weight (or tied), output.bias
 """
 
-import argparse
 import math
 import os
-import pickle
 from typing import Dict, List, Mapping, Tuple
 
 import numpy as np
@@ -60,9 +59,10 @@ import numpy as np
 from ..errors import UserError
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..model_spec import TransformerConfig
-from ..validate import first_line, validate_config
+from ..validate import validate_config
 from .common import (TensorSource, WeightAssembler, read_sentencepiece,
                      sha256_file)
+from . import torch_zip
 from .detect import detect, wrong_source
 
 NAME = "opennmt"
@@ -78,42 +78,20 @@ DEFAULT_MAX_LENGTH = 250
 _ACTIVATIONS = {"relu": "relu", "gelu": "gelu"}
 
 
-class _CheckpointUnpickler(pickle.Unpickler):
-    """Unpickles only what an OpenNMT-py v3 checkpoint holds."""
-
-    _ALLOWED = {("collections", "OrderedDict"), ("argparse", "Namespace"),
-                ("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_parameter"),
-                ("torch", "Size"), ("builtins", "set"), ("builtins", "frozenset")}
-
-    def find_class(self, module, name):
-        if (module, name) in self._ALLOWED:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"the checkpoint holds a {module}.{name}, which an "
-                                     "OpenNMT-py v3 checkpoint does not")
-
-
-class _RestrictedPickle:
-    """The `pickle_module` torch.load uses: our Unpickler (torch's own
-    wrapper maps storages before calling it)."""
-    __name__ = "pickle"
-    Unpickler = _CheckpointUnpickler
-
-    @staticmethod
-    def load(*_args, **_kwargs):
-        raise pickle.UnpicklingError("a checkpoint in torch's legacy (non-zip) format")
-
-
 def load_checkpoint(path: str) -> dict:
-    import torch
+    """The checkpoint's dict, read by torch_zip: only what such a checkpoint
+    holds (tensors, OrderedDict, argparse.Namespace -> torch_zip.Namespace,
+    set) is allowed, nothing the file names runs."""
     if not os.path.isfile(path):
         raise UserError(wrong_source(path, NAME, "an OpenNMT-py checkpoint (.pt)"))
     try:
-        checkpoint = torch.load(path, map_location="cpu", pickle_module=_RestrictedPickle)
-    except Exception as err:  # noqa: BLE001 - any unpickling failure is a user error
+        checkpoint = torch_zip.load(path, "an OpenNMT-py v3 checkpoint",
+                                    torch_zip.TRAINING_OPTIONS)
+    except torch_zip.CheckpointError as err:
         kind = detect(path)
         if kind not in (None, NAME):
             raise UserError(wrong_source(path, NAME, "")) from None
-        raise UserError(f"cannot load OpenNMT-py checkpoint {path}: {first_line(err)}") from None
+        raise UserError(f"cannot load OpenNMT-py checkpoint {path}: {err}") from None
     if not isinstance(checkpoint, dict) or not {"model", "generator", "vocab", "opt"} <= set(
             checkpoint):
         kind = detect(path)
@@ -152,7 +130,7 @@ def model_family(opt, where: str) -> str:
 def check_options(opt, where: str) -> str:
     """Refuse, naming the option, what edgemt cannot run; returns the model
     family ("transformer" or "rnn", whose own options are checked too)."""
-    if not isinstance(opt, argparse.Namespace):
+    if not isinstance(opt, torch_zip.Namespace):
         raise UserError(f"{where}: 'opt' is a {type(opt).__name__}, not OpenNMT-py's options")
     family = model_family(opt, where)
     if _opt(opt, "model_task", "seq2seq") != "seq2seq":
@@ -267,15 +245,15 @@ def transformer_config(opt, state: Mapping[str, np.ndarray], generator: Mapping,
 
 
 def _numpy_state(state, where: str, what: str) -> Dict[str, np.ndarray]:
-    import torch
+    """A state dict's tensors, floating ones as float32."""
     if not isinstance(state, Mapping):
         raise UserError(f"{where}: '{what}' is not a state dict")
     out = {}
     for key, tensor in state.items():
-        if not isinstance(tensor, torch.Tensor):
+        if not isinstance(tensor, np.ndarray):
             raise UserError(f"{where}: {what} entry {key} is not a tensor")
-        out[key] = tensor.detach().to(torch.float32).contiguous().numpy() \
-            if tensor.is_floating_point() else tensor.numpy()
+        out[key] = tensor.astype(np.float32) if np.issubdtype(tensor.dtype, np.floating) \
+            else tensor
     return out
 
 

@@ -43,6 +43,7 @@ from ..model_spec import (MATRIX, ModelSpec, Provenance, SpecialTokens, Transfor
 from ..positions import TABLES
 from ..validate import check_int, check_positive_float, first_line
 from .common import check_key_types, read_json_object
+from . import torch_zip
 from .detect import KINDS, detect, wrong_source
 
 TORCH_PREFIX = "transformer."
@@ -150,25 +151,23 @@ def is_matrix_key(cfg: TransformerConfig, torch_key: str) -> bool:
 
 
 def load_state_dict(path: str) -> Dict[str, np.ndarray]:
-    """torch.load a state_dict (weights only, on CPU) -> name -> float32 numpy array."""
-    import torch  # imported here: only this front-end needs it
+    """A state_dict saved with torch.save -> name -> float32 numpy array.
+    Read by torch_zip, which runs nothing the file names."""
     if not os.path.isfile(path):
         raise UserError(f"checkpoint not found (or not a regular file): {path}")
-    if os.path.getsize(path) == 0:
-        raise UserError(f"cannot load checkpoint {path}: the file is empty")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001 - any unpickling failure is a user error
-        raise UserError(f"cannot load checkpoint {path}: {first_line(err)}") from None
+        state = torch_zip.load(path)
+    except torch_zip.CheckpointError as err:
+        raise UserError(f"cannot load checkpoint {path}: {err}") from None
     if not isinstance(state, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+            isinstance(k, str) and isinstance(v, np.ndarray) for k, v in state.items()):
         raise UserError(f"checkpoint {path}: expected a state_dict (name -> tensor), "
                         f"got {type(state).__name__}")
     out = {}
     for key, tensor in state.items():
-        if not tensor.is_floating_point():
+        if not np.issubdtype(tensor.dtype, np.floating):
             raise UserError(f"checkpoint {path}: tensor {key} has non-float dtype {tensor.dtype}")
-        out[key] = tensor.detach().to(torch.float32).contiguous().numpy()
+        out[key] = tensor.astype(np.float32)
     return out
 
 
