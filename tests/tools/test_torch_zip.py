@@ -92,7 +92,7 @@ class LoaderTest(unittest.TestCase):
         import re
         unsafe = re.compile(r"torch\.load\(|torch\.jit\.load\(|\bimport pickle\b|\bpickle\.|"
                             r"yaml\.(unsafe_load|full_load|load_all)\(|"
-                            r"yaml\.load\((?![^)]*Loader=yaml\.(BaseLoader|SafeLoader))")
+                            r"yaml\.load\((?![^)]*Loader=(yaml\.)?(BaseLoader|SafeLoader|PlainLoader)))")
         found = []
         for name in sorted(os.listdir(SOURCES_DIR)):
             if name.endswith(".py") and name != "torch_zip.py":
@@ -101,6 +101,14 @@ class LoaderTest(unittest.TestCase):
                               for number, line in enumerate(handle, start=1)
                               if unsafe.search(line)]
         self.assertEqual(found, [])
+        # duplicate_keys' loaders (which refuse a key given twice) are the
+        # safe ones underneath: no Python object can be constructed.
+        import yaml
+        from edgemt_tools.sources import duplicate_keys
+        self.assertTrue(issubclass(duplicate_keys.SafeLoader, yaml.SafeLoader))
+        self.assertTrue(issubclass(duplicate_keys.PlainLoader, yaml.BaseLoader))
+        for loader in (duplicate_keys.SafeLoader, duplicate_keys.PlainLoader):
+            self.assertFalse(issubclass(loader, (yaml.FullLoader, yaml.UnsafeLoader)))
 
     def refused(self, path, fragment):
         with self.assertRaises(torch_zip.CheckpointError) as caught:
