@@ -92,7 +92,7 @@ class LoaderTest(unittest.TestCase):
         import re
         unsafe = re.compile(r"torch\.load\(|torch\.jit\.load\(|\bimport pickle\b|\bpickle\.|"
                             r"yaml\.(unsafe_load|full_load|load_all)\(|"
-                            r"yaml\.load\((?![^)]*Loader=(yaml\.)?(BaseLoader|SafeLoader|PlainLoader)))")
+                            r"yaml\.load\((?![^)]*Loader=(yaml\.)?(BaseLoader|SafeLoader|PlainLoader))")
         found = []
         for name in sorted(os.listdir(SOURCES_DIR)):
             if name.endswith(".py") and name != "torch_zip.py":
