@@ -58,9 +58,10 @@ else
   echo "install-deps: google-crc32c $crc32c_version present"
 fi
 
-# Hugging Face model.safetensors files are read with the `safetensors`
-# package (PyPI; Debian 12 has none): pinned, without dependencies (numpy
-# is Debian's), into /usr/local like sacrebleu.
+# Tests and fixture scripts write Hugging Face model.safetensors files with
+# the `safetensors` package (PyPI; Debian 12 has none; the converter reads
+# them with its own reader, sources/safetensors_file.py), pinned, without
+# dependencies (numpy is Debian's), into /usr/local like sacrebleu.
 safetensors_version=0.4.5
 if [ "$(/usr/bin/python3 -c 'import safetensors; print(safetensors.__version__)' 2>/dev/null)" != "$safetensors_version" ]; then
   echo "install-deps: installing safetensors $safetensors_version from PyPI"
