@@ -44,9 +44,14 @@ void printable_identifier(const uint8_t* bytes, char out[5]) {
 
 // ---- Steps 1-3: container, version, FlatBuffer --------------------------
 
-// Reads format_version after checking only what that read touches: the root
-// offset, the root table's vtable and the field itself.
-Status read_format_version(const uint8_t* buffer, size_t buffer_size, uint32_t* version) {
+// Reads one scalar field of the root table after checking only what that
+// read touches: the root offset, the root table's vtable and the field
+// itself (format_version, so that a file of another version is reported as
+// such; weights_size, which the integrity trailer's place depends on, before
+// the whole FlatBuffer is verified).
+template <typename T>
+Status read_root_scalar(const uint8_t* buffer, size_t buffer_size, flatbuffers::voffset_t field,
+                        T* value) {
   flatbuffers::Verifier::Options options;
   options.max_depth = kMaxFlatBufferDepth;
   options.max_tables = kMaxFlatBufferTables;
@@ -54,29 +59,10 @@ Status read_format_version(const uint8_t* buffer, size_t buffer_size, uint32_t* 
   const flatbuffers::uoffset_t root = verifier.VerifyOffset(kSizePrefixBytes);
   if (root == 0) return invalid("model FlatBuffer is corrupt: bad root table offset");
   const auto* table = reinterpret_cast<const flatbuffers::Table*>(buffer + kSizePrefixBytes + root);
-  if (!table->VerifyTableStart(verifier) ||
-      !table->VerifyField<uint32_t>(verifier, fb::Model::VT_FORMAT_VERSION, sizeof(uint32_t))) {
+  if (!table->VerifyTableStart(verifier) || !table->VerifyField<T>(verifier, field, sizeof(T))) {
     return invalid("model FlatBuffer is corrupt: bad root table");
   }
-  *version = reinterpret_cast<const fb::Model*>(table)->format_version();
-  return Status::ok();
-}
-
-// Reads weights_size the same way (before the whole FlatBuffer is verified:
-// the integrity trailer's place depends on it).
-Status read_weights_size(const uint8_t* buffer, size_t buffer_size, uint64_t* weights_size) {
-  flatbuffers::Verifier::Options options;
-  options.max_depth = kMaxFlatBufferDepth;
-  options.max_tables = kMaxFlatBufferTables;
-  flatbuffers::Verifier verifier(buffer, buffer_size, options);
-  const flatbuffers::uoffset_t root = verifier.VerifyOffset(kSizePrefixBytes);
-  if (root == 0) return invalid("model FlatBuffer is corrupt: bad root table offset");
-  const auto* table = reinterpret_cast<const flatbuffers::Table*>(buffer + kSizePrefixBytes + root);
-  if (!table->VerifyTableStart(verifier) ||
-      !table->VerifyField<uint64_t>(verifier, fb::Model::VT_WEIGHTS_SIZE, sizeof(uint64_t))) {
-    return invalid("model FlatBuffer is corrupt: bad root table");
-  }
-  *weights_size = reinterpret_cast<const fb::Model*>(table)->weights_size();
+  *value = table->GetField<T>(field, 0);
   return Status::ok();
 }
 
@@ -137,7 +123,8 @@ Status verify_container(const uint8_t* data, size_t size, bool verify_checksum,
   }
 
   uint32_t version = 0;
-  EDGEMT_RETURN_IF_ERROR(read_format_version(data, static_cast<size_t>(fb_end), &version));
+  EDGEMT_RETURN_IF_ERROR(
+      read_root_scalar(data, static_cast<size_t>(fb_end), fb::Model::VT_FORMAT_VERSION, &version));
   if (version < kOldestFormatVersion || version > kFormatVersion) {
     return Status::error(StatusCode::kUnsupportedVersion,
                          "model format version %u is not supported (this runtime reads versions "
@@ -151,7 +138,8 @@ Status verify_container(const uint8_t* data, size_t size, bool verify_checksum,
   if (version >= kFirstChecksummedFormatVersion) {
     uint64_t weights_size = 0;
     uint64_t segment = 0;
-    EDGEMT_RETURN_IF_ERROR(read_weights_size(data, static_cast<size_t>(fb_end), &weights_size));
+    EDGEMT_RETURN_IF_ERROR(read_root_scalar(data, static_cast<size_t>(fb_end),
+                                            fb::Model::VT_WEIGHTS_SIZE, &weights_size));
     EDGEMT_RETURN_IF_ERROR(segment_bounds(fb_end, weights_size, size, &segment));
     EDGEMT_RETURN_IF_ERROR(read_integrity_trailer(data, size, segment + weights_size, trailer));
     if (verify_checksum) EDGEMT_RETURN_IF_ERROR(check_header_checksum(data, segment, *trailer));
