@@ -32,6 +32,7 @@ CpuFeatures detect() {
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   f.avx512_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  if (override_is("avx2")) f.avx512 = f.avx512_vnni = false;  // an AVX2-only CPU's kernels
 #elif defined(__aarch64__)
   f.neon = true;
 #if defined(__linux__)

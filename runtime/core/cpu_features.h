@@ -8,7 +8,10 @@
 // and measurements: "portable" disables every extension (the portable
 // kernels run); "fp16" claims fp16 arithmetic on top of what the CPU has, so
 // f16 files run on XNNPACK's f16 GEMMs wherever XNNPACK offers them (x86
-// too, emulated with F16C; XNNPACK itself refuses where it cannot).
+// too, emulated with F16C; XNNPACK itself refuses where it cannot); "avx2"
+// hides AVX-512 (and VNNI), so that an AVX-512 machine runs the kernels of
+// an AVX2-only CPU (AMD family 25 before Zen 4, say) for measurements.
+// XNNPACK detects the CPU on its own and is not told.
 // Thread-safe; no global constructors (a function-local static).
 #pragma once
 

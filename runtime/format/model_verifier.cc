@@ -172,18 +172,34 @@ Status read_weight_dtype(fb::DType in, DType* out) {
                        static_cast<int>(in));
 }
 
-// The scheme must be the one the weight dtype implies (schema/edgemt.fbs).
-Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, QuantizationScheme* out) {
+// The first format version with Int8SmoothedPerRowDynamic files.
+constexpr uint32_t kFirstSmoothedFormatVersion = 5;
+
+// The scheme must be one the weight dtype implies (schema/edgemt.fbs); the
+// smoothed one exists since format version 5.
+Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, uint32_t version,
+                         QuantizationScheme* out) {
   switch (in) {
     case fb::QuantizationScheme::None: *out = QuantizationScheme::kNone; break;
     case fb::QuantizationScheme::Int8PerRowDynamic: *out = QuantizationScheme::kInt8PerRowDynamic; break;
+    case fb::QuantizationScheme::Int8SmoothedPerRowDynamic:
+      if (version < kFirstSmoothedFormatVersion) {
+        return Status::error(StatusCode::kInvalidModel,
+                             "quantization scheme int8-smoothed-per-row-dynamic needs format "
+                             "version %u or later (the file says %u)",
+                             kFirstSmoothedFormatVersion, version);
+      }
+      *out = QuantizationScheme::kInt8SmoothedPerRowDynamic;
+      break;
     default:
       return Status::error(StatusCode::kUnsupported, "quantization scheme %d is not supported",
                            static_cast<int>(in));
   }
+  const bool int8 = *out == QuantizationScheme::kInt8PerRowDynamic ||
+                    *out == QuantizationScheme::kInt8SmoothedPerRowDynamic;
   const QuantizationScheme implied =
       weight_dtype == DType::kI8 ? QuantizationScheme::kInt8PerRowDynamic : QuantizationScheme::kNone;
-  if (*out != implied) {
+  if (int8 != (weight_dtype == DType::kI8)) {
     return Status::error(StatusCode::kInvalidModel,
                          "quantization scheme %s does not fit weight dtype %s (expected %s)",
                          quantization_scheme_name(*out), dtype_name(weight_dtype),
@@ -321,7 +337,8 @@ Status read_decoding(const fb::Model& root, uint32_t vocab, VerifiedModel* out) 
 Status read_header(const fb::Model& root, VerifiedModel* out) {
   EDGEMT_RETURN_IF_ERROR(read_family_config(root, &out->family));
   EDGEMT_RETURN_IF_ERROR(read_weight_dtype(root.weight_dtype(), &out->weight_dtype));
-  EDGEMT_RETURN_IF_ERROR(read_quantization(root.quantization(), out->weight_dtype, &out->quantization));
+  EDGEMT_RETURN_IF_ERROR(read_quantization(root.quantization(), out->weight_dtype,
+                                           root.format_version(), &out->quantization));
 
   const fb::SpecialTokens* special = root.special_tokens();
   if (special == nullptr) return invalid("model has no special tokens");
@@ -487,8 +504,28 @@ struct LayoutCheck {
   const TensorView* tensors;
   size_t count;
   bool* seen;  // [count]
+  bool smoothed;  // an Int8SmoothedPerRowDynamic file
   Status status;
 };
+
+bool check_expected(const ExpectedTensor& expected, LayoutCheck* check);
+
+// In a smoothed int8 file, a projection matrix that owns its bytes has its
+// smoothing vector `<name>_smooth` [in] F32 (schema/edgemt.fbs).
+bool check_smoothing_vector(const ExpectedTensor& matrix, LayoutCheck* check) {
+  if (!check->smoothed || !matrix.projection || matrix.alias_of != nullptr) return true;
+  ExpectedTensor vector;
+  if (!format_tensor_name(vector.name, sizeof(vector.name), "%s_smooth", matrix.name)) {
+    check->status = Status::error(StatusCode::kInvalidModel, "tensor name '%s_smooth' is too long",
+                                  matrix.name);
+    return false;
+  }
+  vector.role = TensorRole::kVector;
+  vector.dtype = DType::kF32;
+  vector.rank = 1;
+  vector.shape[0] = matrix.shape[1];
+  return check_expected(vector, check);
+}
 
 bool check_expected(const ExpectedTensor& expected, LayoutCheck* check) {
   const TensorView* tensor = find_tensor_view(check->tensors, check->count, expected.name);
@@ -532,13 +569,14 @@ bool check_expected(const ExpectedTensor& expected, LayoutCheck* check) {
       return false;
     }
   }
-  return true;
+  return expected.role != TensorRole::kMatrix || check_smoothing_vector(expected, check);
 }
 
 Status check_layout(const VerifiedModel& model) {
   std::unique_ptr<bool[]> seen(new (std::nothrow) bool[model.tensor_count]());
   if (!seen) return Status::error(StatusCode::kOutOfMemory, "cannot allocate verifier scratch");
-  LayoutCheck check{model.tensors.get(), model.tensor_count, seen.get(), Status::ok()};
+  LayoutCheck check{model.tensors.get(), model.tensor_count, seen.get(),
+                    model.quantization == QuantizationScheme::kInt8SmoothedPerRowDynamic, Status::ok()};
   const bool complete = for_each_expected_tensor(
       model.family, model.weight_dtype,
       [](const ExpectedTensor& expected, void* context) {
@@ -595,6 +633,14 @@ Status check_tensor_values(const TensorView& tensor, size_t begin, size_t end) {
         for (size_t r = 0; r < count; ++r) {
           if (values[r] < 0.0f) {
             return bad_value(tensor, begin + r, "a negative value", "int8 row scales must be >= 0");
+          }
+        }
+      }
+      if (length >= 7 && std::strcmp(tensor.name + length - 7, "_smooth") == 0) {
+        for (size_t k = 0; k < count; ++k) {
+          if (!(values[k] > 0.0f)) {
+            return bad_value(tensor, begin + k, values[k] == 0.0f ? "zero" : "a negative value",
+                             "int8 smoothing vectors must be > 0");
           }
         }
       }

@@ -149,19 +149,26 @@ bool pack_weights_from(RowSource source, void* context, float* scale, const floa
   return true;
 }
 
-void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
-                   int8_t* xq, float* scale) {
+namespace {
+
+// quantize_rows for multiplier == nullptr (kScaled false) or not: the value
+// quantized is x[m, k], or x[m, k] · multiplier[k] rounded to float32 once.
+template <bool kScaled>
+void quantize_rows_impl(const float* x, size_t rows, size_t depth, size_t x_stride,
+                        int32_t limit, const float* __restrict multiplier, int8_t* xq,
+                        float* scale) {
   const size_t stride = padded_depth(depth);
   const float codes = static_cast<float>(limit);
   for (size_t m = 0; m < rows; ++m) {
     const float* __restrict row = x + m * x_stride;
     int8_t* __restrict q = xq + m * stride;
+    auto value = [&](size_t k) { return kScaled ? row[k] * multiplier[k] : row[k]; };
     // max|x| on the bit patterns: for non-negative floats they order like
     // the values, and an integer max reduction vectorizes (a float one does
     // not without -ffast-math). inf/NaN patterns are the largest.
     uint32_t max_bits = 0;
     for (size_t k = 0; k < depth; ++k) {
-      const uint32_t bits = math::float_bits(row[k]) & 0x7FFFFFFFu;
+      const uint32_t bits = math::float_bits(value(k)) & 0x7FFFFFFFu;
       max_bits = bits > max_bits ? bits : max_bits;
     }
     if (max_bits == 0 || max_bits >= 0x7F800000u) {
@@ -182,13 +189,24 @@ void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, i
     }
     scale[m] = max_abs / codes;
     for (size_t k = 0; k < depth; ++k) {
-      // |row[k]·inverse| <= L up to one rounding, which rounds back to L.
-      float v = round_half_even(row[k] * inverse);
+      // |value·inverse| <= L up to one rounding, which rounds back to L.
+      float v = round_half_even(value(k) * inverse);
       v = v > codes ? codes : v;
       v = v < -codes ? -codes : v;
       q[k] = static_cast<int8_t>(static_cast<int32_t>(v));
     }
     for (size_t k = depth; k < stride; ++k) q[k] = 0;
+  }
+}
+
+}  // namespace
+
+void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
+                   const float* multiplier, int8_t* xq, float* scale) {
+  if (multiplier != nullptr) {
+    quantize_rows_impl<true>(x, rows, depth, x_stride, limit, multiplier, xq, scale);
+  } else {
+    quantize_rows_impl<false>(x, rows, depth, x_stride, limit, nullptr, xq, scale);
   }
 }
 

@@ -34,10 +34,11 @@ namespace edgemt::kernels::int8 {
 // summed into saturating int16) can take xq + 64 in [0, 128] as its
 // unsigned operand: a pair is at most 2·128·127 = 32512 < 32767, exact, at
 // 3 instructions per 32 multiply-adds; with 127 it needs the sign trick and
-// 4 (x86/int8_gemm_avx2.cc). Int8 models use narrow codes (Int8Linear;
-// Multi30k en→de BLEU within 0.2 of full codes, fewer outputs identical to
-// fp32: README "Int8 activation codes"); the arg-max shortcut full ones, as
-// its bound grows with the activations' rounding error
+// 4 (x86/int8_gemm_avx2.cc). Int8 models use full codes (Int8Linear via
+// Linear::create_int8): narrow ones roughly double each projection's
+// rounding error, which cost up to 1.4 BLEU on real Marian models
+// (docs/int8-quality.md); the arg-max shortcut uses full ones too, as its
+// bound grows with the activations' rounding error
 // (layers/argmax_shortcut.h). Every kernel sums either exactly, so the bits
 // stay the same on every CPU.
 inline constexpr int32_t kFullCodes = 127;
@@ -94,8 +95,12 @@ using RowSource = void (*)(void* context, size_t first_row, size_t row_count, in
 // max|x[m, :]|)), clamped to ±L; an all-zero row gets scale 0 and zeros; a
 // row with inf or NaN gets scale NaN (the output row becomes NaN, on every
 // CPU alike). xq: [rows, padded_depth(depth)], zero-padded past depth.
+// With a `multiplier` [depth] (nullptr: none) every row is first multiplied
+// by it, element by element in float32 (x[m, k] · multiplier[k], one
+// rounding), and that product is what gets quantized: an int8 file's
+// smoothing vector (schema/TENSORS.md, "Int8 files").
 void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
-                   int8_t* xq, float* scale);
+                   const float* multiplier, int8_t* xq, float* scale);
 
 // One GEMM call's operands. The kernels compute columns of blocks
 // [first_block, first_block + block_count) for every row.
@@ -117,7 +122,8 @@ using GemmKernel = void (*)(const GemmArgs& args, size_t first_block, size_t blo
 void gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count);
 
 using QuantizeKernel = void (*)(const float* x, size_t rows, size_t depth, size_t x_stride,
-                                int32_t limit, int8_t* xq, float* scale);
+                                int32_t limit, const float* multiplier, int8_t* xq,
+                                float* scale);
 
 // The fastest kernel this CPU runs (see core/cpu_features.h), its name
 // ("avx512-vnni", "avx2", "neon-dotprod", "neon", "portable"), the

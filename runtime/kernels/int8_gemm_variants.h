@@ -70,10 +70,10 @@ void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 // quantize_rows with AVX-512 (F, BW): the same bits, 16 values at a time.
 void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride,
-                          int32_t limit, int8_t* xq, float* scale);
+                          int32_t limit, const float* multiplier, int8_t* xq, float* scale);
 // quantize_rows with AVX2: the same bits, 8 values at a time.
 void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stride,
-                        int32_t limit, int8_t* xq, float* scale);
+                        int32_t limit, const float* multiplier, int8_t* xq, float* scale);
 #endif
 #if defined(__aarch64__)
 void gemm_neon(const GemmArgs& args, size_t first_block, size_t block_count);

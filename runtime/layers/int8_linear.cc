@@ -64,6 +64,7 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
   kernel_ = q8::best_gemm_kernel();
   relu_ = relu;
   code_limit_ = code_limit;
+  multiplier_.reset();
   return Status::ok();
 }
 
@@ -84,6 +85,29 @@ Status Int8Linear::create_from_rows(q8::RowSource source, void* context, float* 
   kernel_ = q8::best_gemm_kernel();
   relu_ = relu;
   code_limit_ = code_limit;
+  multiplier_.reset();
+  return Status::ok();
+}
+
+Status Int8Linear::set_input_multiplier(const float* multiplier) {
+  const size_t in = in_features();
+  bool ones = true;
+  for (size_t k = 0; k < in; ++k) {
+    if (!(multiplier[k] > 0.0f) || !std::isfinite(multiplier[k])) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "int8 input multiplier %zu is %g (must be finite and > 0)", k,
+                           static_cast<double>(multiplier[k]));
+    }
+    ones = ones && multiplier[k] == 1.0f;
+  }
+  if (ones) {
+    multiplier_.reset();
+    return Status::ok();
+  }
+  std::unique_ptr<float[]> copy(new (std::nothrow) float[in]);
+  if (!copy) return Status::error(StatusCode::kOutOfMemory, "cannot allocate an int8 input multiplier");
+  for (size_t k = 0; k < in; ++k) copy[k] = multiplier[k];
+  multiplier_ = std::move(copy);
   return Status::ok();
 }
 
@@ -116,13 +140,14 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
     auto task = [&](size_t first_tile, size_t end_tile, size_t) {
       const size_t first = first_tile * kRowsPerTask;
       const size_t end = end_tile * kRowsPerTask < rows ? end_tile * kRowsPerTask : rows;
-      quantize(x + first * depth, end - first, depth, depth, code_limit_,
+      quantize(x + first * depth, end - first, depth, depth, code_limit_, multiplier_.get(),
                scratch.quantized + first * stride, scratch.row_scale + first);
     };
     parallel_ranges(parallel, (rows + kRowsPerTask - 1) / kRowsPerTask, kChunksPerThread,
                     rows * depth / 4, task);
   } else {
-    kernel_.quantize(x, rows, depth, depth, code_limit_, scratch.quantized, scratch.row_scale);
+    kernel_.quantize(x, rows, depth, depth, code_limit_, multiplier_.get(), scratch.quantized,
+                     scratch.row_scale);
   }
   q8::GemmArgs args;
   args.xq = scratch.quantized;

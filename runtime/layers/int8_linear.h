@@ -6,8 +6,13 @@
 // Load phase: create() packs W [out, in] int8 + scale [out] + bias [out]
 // into one buffer of its own (int8: a quarter of the f32 bytes) and picks the
 // fastest kernel this CPU runs. Its `code_limit` is the activation codes'
-// range, kernels::int8::kNarrowCodes (64, int8 models) or kFullCodes (127;
-// kernels/int8_gemm.h says why there are two). Run phase: run() quantizes x into the
+// range, kernels::int8::kFullCodes (127, int8 models) or kNarrowCodes (64;
+// kernels/int8_gemm.h says why there are two). A smoothed int8 file gives a
+// matrix an input multiplier m [in] (schema/TENSORS.md, "Int8 files"): the
+// file's W was multiplied by 1/m column by column before quantization, and
+// each input row is multiplied by m before it is quantized, which moves an
+// activation channel's outliers into the weights (SmoothQuant).
+// Run phase: run() quantizes x into the
 // caller's scratch and runs the kernel on the thread pool, split by output
 // columns; no allocation, and the same bits for any thread count or kernel.
 // Not thread-safe per instance: one Translator owns it.
@@ -15,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "core/parallel.h"
 #include "edgemt/status.h"
@@ -42,6 +48,11 @@ class Int8Linear {
                                         float* scale, const float* bias, size_t in_features,
                                         size_t out_features, bool relu, int32_t code_limit);
 
+  // multiplier: [in_features] finite, > 0 values, copied (after create);
+  // all ones is the same as none and is not kept. kInvalidModel for a
+  // value that is not, kOutOfMemory.
+  [[nodiscard]] Status set_input_multiplier(const float* multiplier);
+
   // x: [rows, in] (row stride in_features), y: [rows, out]. Quantization
   // and GEMM are split over parallel.pool when the work is worth it.
   [[nodiscard]] Status run(const float* x, size_t rows, float* y, const Parallel& parallel,
@@ -53,12 +64,14 @@ class Int8Linear {
   const kernels::int8::PackedWeights& packed() const { return packed_.view(); }
   const char* kernel_name() const { return kernel_.name; }
   int32_t code_limit() const { return code_limit_; }
+  const float* input_multiplier() const { return multiplier_.get(); }
 
  private:
   PackedMatrix<kernels::int8::PackedWeights> packed_;
+  std::unique_ptr<float[]> multiplier_;  // [in], or empty
   kernels::int8::GemmVariant kernel_;
   bool relu_ = false;
-  int32_t code_limit_ = kernels::int8::kNarrowCodes;
+  int32_t code_limit_ = kernels::int8::kFullCodes;
 };
 
 }  // namespace edgemt

@@ -121,11 +121,14 @@ void Linear::adopt_packed_f32(PackedF32Linear packed, size_t in_features, size_t
 }
 
 Status Linear::create_int8(const int8_t* weight, const float* scale, const float* bias,
-                           size_t in_features, size_t out_features, bool relu) {
+                           size_t in_features, size_t out_features, bool relu,
+                           const float* input_multiplier) {
   Int8Linear int8;
-  // Narrow activation codes: the faster AVX2 kernel (kernels/int8_gemm.h).
+  // Full activation codes: narrow ones cost int8 models up to 1.4 BLEU on
+  // real Marian models (docs/int8-quality.md; kernels/int8_gemm.h).
   EDGEMT_RETURN_IF_ERROR(int8.create(weight, scale, bias, in_features, out_features, relu,
-                                     kernels::int8::kNarrowCodes));
+                                     kernels::int8::kFullCodes));
+  if (input_multiplier != nullptr) EDGEMT_RETURN_IF_ERROR(int8.set_input_multiplier(input_multiplier));
   reset();
   int8_ = std::move(int8);
   in_ = in_features;

@@ -37,6 +37,10 @@ struct ExpectedTensor {
   // into `alias_name` (so, like the whole struct, valid during the visit).
   const char* alias_of = nullptr;
   char alias_name[kMaxTensorNameLength] = {};
+  // A matrix used as a product's weight (not an embedding table): in an
+  // Int8SmoothedPerRowDynamic file, when it owns its bytes, its smoothing
+  // vector `<name>_smooth` [shape[1]] F32 follows its `_scale`.
+  bool projection = false;
 };
 
 // Called once per expected tensor; return false to stop the enumeration.

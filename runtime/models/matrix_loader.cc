@@ -18,6 +18,18 @@ Status row_scales(const Model& model, const char* matrix_name, const float** out
   return find_vector(model, name, out);
 }
 
+// An I8 projection's smoothing vector `<name>_smooth` [in] in a smoothed
+// file (the verifier checked that every projection that owns its bytes has
+// one); nullptr otherwise.
+Status smoothing_vector(const Model& model, const char* matrix_name, const float** out) {
+  *out = nullptr;
+  if (model.quantization() != QuantizationScheme::kInt8SmoothedPerRowDynamic) return Status::ok();
+  char name[kMaxTensorNameLength];
+  (void)format_tensor_name(name, sizeof(name), "%s_smooth", matrix_name);
+  if (model.find_tensor(name) == nullptr) return Status::ok();  // an embedding table, or an alias
+  return find_vector(model, name, out);
+}
+
 // True when this CPU has fp16 arithmetic and XNNPACK an f16 GEMM for it
 // (tried on a 1x1 matrix, so the answer is XNNPACK's own).
 bool f16_gemm_is_native() {
@@ -106,9 +118,11 @@ Status MatrixLoader::matrix(Linear* out, const char* weight_name, const char* bi
   switch (weight->dtype) {
     case DType::kI8: {  // own int8 GEMM, packed from the file's bytes
       const float* scale = nullptr;
+      const float* smoothing = nullptr;
       EDGEMT_RETURN_IF_ERROR(row_scales(model_, weight->name, &scale));
+      EDGEMT_RETURN_IF_ERROR(smoothing_vector(model_, weight_name, &smoothing));
       created = out->create_int8(static_cast<const int8_t*>(weight->data), scale, bias, in, rows,
-                                 fused_relu);
+                                 fused_relu, smoothing);
       break;
     }
     case DType::kF16:

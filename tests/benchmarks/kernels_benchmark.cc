@@ -380,7 +380,7 @@ void run_int8_gemm(benchmark::State& state, int32_t code_limit) {
   q8::GemmArgs args{xq.data(), q8::padded_depth(k), x_scale.data(), m, &packed, y.data(), n, false,
                     code_limit};
   for (auto _ : state) {
-    kernel.quantize(x.data(), m, k, k, code_limit, xq.data(), x_scale.data());
+    kernel.quantize(x.data(), m, k, k, code_limit, nullptr, xq.data(), x_scale.data());
     kernel.kernel(args, 0, packed.block_count);
     benchmark::DoNotOptimize(y.data());
   }

@@ -202,6 +202,8 @@ static void quantize_int8_rows(BuilderTensor* tensor, std::vector<float>* scales
 void ModelBuilder::regenerate_tensors() {
   tensors.clear();
   std::vector<float> scales;  // of the I8 matrix just generated
+  std::string smooth_after;   // a smoothed projection: its vector follows its scales
+  uint32_t smooth_size = 0;
   for_each_expected_tensor(config, weight_dtype, [&](const ExpectedTensor& expected) {
     BuilderTensor tensor;
     tensor.name = expected.name;
@@ -212,12 +214,29 @@ void ModelBuilder::regenerate_tensors() {
     } else if (tensor.dtype == DType::kI8) {
       tensor.values = generate(tensor.name, tensor.shape, DType::kF32);
       quantize_int8_rows(&tensor, &scales);
+      if (smoothed && expected.projection) {
+        smooth_after = tensor.name + "_scale";
+        smooth_size = expected.shape[1];
+      }
     } else if (ends_with(tensor.name, "_scale") && weight_dtype == DType::kI8) {
       tensor.values = scales;  // follows its matrix in the enumeration
     } else {
       tensor.values = generate(tensor.name, tensor.shape, tensor.dtype);
     }
+    const bool smooth_next = !smooth_after.empty() && tensor.name == smooth_after;
     tensors.push_back(std::move(tensor));
+    if (smooth_next) {
+      // The matrix stands for w / m; m spreads over [1/2.7, 2.7], so that a
+      // runtime ignoring it would compute something else.
+      BuilderTensor vector;
+      vector.name = smooth_after.substr(0, smooth_after.size() - 6) + "_smooth";
+      vector.shape = {smooth_size};
+      vector.dtype = DType::kF32;
+      vector.values = generate(vector.name, vector.shape, DType::kF32);
+      for (float& value : vector.values) value = std::exp(value);
+      tensors.push_back(std::move(vector));
+      smooth_after.clear();
+    }
     return true;
   });
 }
@@ -424,7 +443,7 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
       static_cast<fb::DType>(wdtype), tokenizer_table, provenance_table, weights_size_field,
       tensor_vector,
       static_cast<fb::QuantizationScheme>(
-          raw_quantization ? *raw_quantization : (weight_dtype == DType::kI8 ? 1 : 0)),
+          raw_quantization ? *raw_quantization : (weight_dtype == DType::kI8 ? (smoothed ? 2 : 1) : 0)),
       v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
       v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table);
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};

@@ -126,7 +126,9 @@ class ModelBuilder {
   // Raw enum overrides (unknown values, unsupported features).
   std::optional<int8_t> raw_family;
   std::optional<int8_t> raw_weight_dtype;
-  std::optional<int8_t> raw_quantization;  // default: Int8PerRowDynamic for I8, else None
+  // default: Int8PerRowDynamic for I8 (Int8SmoothedPerRowDynamic when
+  // `smoothed`), else None
+  std::optional<int8_t> raw_quantization;
   std::optional<int8_t> raw_activation;
   std::optional<int8_t> raw_tokenizer_kind;
   // Format version 2 and later: also write version 1's `family` and `config`
@@ -150,6 +152,10 @@ class ModelBuilder {
 
   // ---- Tensors ----------------------------------------------------------------
   std::vector<BuilderTensor> tensors;  // in layout order after construction
+  // I8 files: regenerate_tensors() gives every projection that owns its
+  // bytes a smoothing vector `<name>_smooth` (values in [1/e, e]) and the
+  // file is Int8SmoothedPerRowDynamic (format version 5).
+  bool smoothed = false;
 
   // Re-creates `tensors` from `config`, `weight_dtype` and `seed`.
   void regenerate_tensors();

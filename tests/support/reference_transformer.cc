@@ -86,20 +86,28 @@ void activate(Matrix* x, Activation activation) {
 
 ReferenceTransformer::ReferenceTransformer(const Model& model) : model_(model) {}
 
-Matrix ReferenceTransformer::project(const Matrix& x, size_t rows, const Matrix& w,
+Matrix ReferenceTransformer::project(const Matrix& x, size_t rows, const std::string& weight,
                                      const Matrix* b, size_t in, size_t out) const {
+  const Matrix w = tensor(weight.c_str());
   if (model_.weight_dtype() != DType::kI8) return linear(x, rows, w, b, in, out);
-  // Int8PerRowDynamic: every input row is rounded to the 129 levels of its
-  // own max|x| / 64 (Int8Linear's narrow codes, kernels/int8_gemm.h) before
-  // the product (weights are already q · scale).
+  // Int8PerRowDynamic: every input row (times the projection's smoothing
+  // vector in a smoothed file) is rounded to the 255 levels of its own
+  // max|x| / 127 (Int8Linear's full codes, kernels/int8_gemm.h) before the
+  // product (weights are already q · scale).
   Matrix quantized(x);
+  if (model_.find_tensor((weight + "_smooth").c_str()) != nullptr) {
+    const Matrix m = tensor((weight + "_smooth").c_str());
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t i = 0; i < in; ++i) quantized[r * in + i] *= m[i];
+    }
+  }
   for (size_t r = 0; r < rows; ++r) {
     double max_abs = 0.0;
-    for (size_t i = 0; i < in; ++i) max_abs = std::max(max_abs, std::fabs(x[r * in + i]));
+    for (size_t i = 0; i < in; ++i) max_abs = std::max(max_abs, std::fabs(quantized[r * in + i]));
     if (max_abs == 0.0) continue;
-    const double step = max_abs / kernels::int8::kNarrowCodes;
+    const double step = max_abs / kernels::int8::kFullCodes;
     for (size_t i = 0; i < in; ++i) {
-      quantized[r * in + i] = std::nearbyint(x[r * in + i] / step) * step;
+      quantized[r * in + i] = std::nearbyint(quantized[r * in + i] / step) * step;
     }
   }
   return linear(quantized, rows, w, b, in, out);
@@ -150,12 +158,13 @@ Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
     }
   }
   for (size_t l = 0; l < c.encoder_layers; ++l) {
-    auto T = [&](const char* part) { return tensor(layer_name("encoder", l, part).c_str()); };
+    auto N = [&](const char* part) { return layer_name("encoder", l, part); };
+    auto T = [&](const char* part) { return tensor(N(part).c_str()); };
     // Self-attention.
     Matrix h = x;
     if (pre) layer_norm(&h, t, d, T("self_attn_norm.weight"), T("self_attn_norm.bias"), eps);
-    const Matrix wqkv = T("self_attn.qkv.weight"), bqkv = T("self_attn.qkv.bias");
-    const Matrix qkv = project(h, t, wqkv, &bqkv, d, 3 * d);
+    const Matrix bqkv = T("self_attn.qkv.bias");
+    const Matrix qkv = project(h, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d);
     Matrix q(t * d), k(t * d), v(t * d);
     for (size_t i = 0; i < t; ++i) {
       for (size_t c2 = 0; c2 < d; ++c2) {
@@ -164,18 +173,17 @@ Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
         v[i * d + c2] = qkv[i * 3 * d + 2 * d + c2];
       }
     }
-    const Matrix wo = T("self_attn.out.weight"), bo = T("self_attn.out.bias");
-    Matrix a = project(attention(q, k, v, t, t, d, c.heads, false), t, wo, &bo, d, d);
+    const Matrix bo = T("self_attn.out.bias");
+    Matrix a = project(attention(q, k, v, t, t, d, c.heads, false), t, N("self_attn.out.weight"), &bo, d, d);
     for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
     if (!pre) layer_norm(&x, t, d, T("self_attn_norm.weight"), T("self_attn_norm.bias"), eps);
     // Feed-forward.
     h = x;
     if (pre) layer_norm(&h, t, d, T("ffn_norm.weight"), T("ffn_norm.bias"), eps);
-    const Matrix w1 = T("ffn.in.weight"), b1 = T("ffn.in.bias"), w2 = T("ffn.out.weight"),
-                 b2 = T("ffn.out.bias");
-    Matrix f = project(h, t, w1, &b1, d, c.ffn_dim);
+    const Matrix b1 = T("ffn.in.bias"), b2 = T("ffn.out.bias");
+    Matrix f = project(h, t, N("ffn.in.weight"), &b1, d, c.ffn_dim);
     activate(&f, c.activation);
-    a = project(f, t, w2, &b2, c.ffn_dim, d);
+    a = project(f, t, N("ffn.out.weight"), &b2, c.ffn_dim, d);
     for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
     if (!pre) layer_norm(&x, t, d, T("ffn_norm.weight"), T("ffn_norm.bias"), eps);
   }
@@ -200,7 +208,8 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
     }
   }
   for (size_t l = 0; l < c.decoder_layers; ++l) {
-    auto T = [&](const char* part) { return tensor(layer_name("decoder", l, part).c_str()); };
+    auto N = [&](const char* part) { return layer_name("decoder", l, part); };
+    auto T = [&](const char* part) { return tensor(N(part).c_str()); };
     auto residual = [&](const Matrix& a, const char* norm) {
       for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
       if (!pre) {
@@ -218,8 +227,8 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
     };
     // Masked self-attention.
     Matrix h = input("self_attn_norm");
-    const Matrix wqkv = T("self_attn.qkv.weight"), bqkv = T("self_attn.qkv.bias");
-    const Matrix qkv = project(h, t, wqkv, &bqkv, d, 3 * d);
+    const Matrix bqkv = T("self_attn.qkv.bias");
+    const Matrix qkv = project(h, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d);
     Matrix q(t * d), k(t * d), v(t * d);
     for (size_t i = 0; i < t; ++i) {
       for (size_t c2 = 0; c2 < d; ++c2) {
@@ -228,14 +237,14 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
         v[i * d + c2] = qkv[i * 3 * d + 2 * d + c2];
       }
     }
-    const Matrix wo = T("self_attn.out.weight"), bo = T("self_attn.out.bias");
-    residual(project(attention(q, k, v, t, t, d, c.heads, true), t, wo, &bo, d, d), "self_attn_norm");
+    const Matrix bo = T("self_attn.out.bias");
+    residual(project(attention(q, k, v, t, t, d, c.heads, true), t, N("self_attn.out.weight"), &bo, d, d),
+             "self_attn_norm");
     // Cross-attention.
     h = input("cross_attn_norm");
-    const Matrix wq = T("cross_attn.q.weight"), bq = T("cross_attn.q.bias");
-    const Matrix wkv = T("cross_attn.kv.weight"), bkv = T("cross_attn.kv.bias");
-    q = project(h, t, wq, &bq, d, d);
-    const Matrix kv = project(memory, s, wkv, &bkv, d, 2 * d);
+    const Matrix bq = T("cross_attn.q.bias"), bkv = T("cross_attn.kv.bias");
+    q = project(h, t, N("cross_attn.q.weight"), &bq, d, d);
+    const Matrix kv = project(memory, s, N("cross_attn.kv.weight"), &bkv, d, 2 * d);
     Matrix mk(s * d), mv(s * d);
     for (size_t j = 0; j < s; ++j) {
       for (size_t c2 = 0; c2 < d; ++c2) {
@@ -243,24 +252,22 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
         mv[j * d + c2] = kv[j * 2 * d + d + c2];
       }
     }
-    const Matrix wco = T("cross_attn.out.weight"), bco = T("cross_attn.out.bias");
-    residual(project(attention(q, mk, mv, t, s, d, c.heads, false), t, wco, &bco, d, d),
+    const Matrix bco = T("cross_attn.out.bias");
+    residual(project(attention(q, mk, mv, t, s, d, c.heads, false), t, N("cross_attn.out.weight"), &bco, d, d),
              "cross_attn_norm");
     // Feed-forward.
     h = input("ffn_norm");
-    const Matrix w1 = T("ffn.in.weight"), b1 = T("ffn.in.bias"), w2 = T("ffn.out.weight"),
-                 b2 = T("ffn.out.bias");
-    Matrix f = project(h, t, w1, &b1, d, c.ffn_dim);
+    const Matrix b1 = T("ffn.in.bias"), b2 = T("ffn.out.bias");
+    Matrix f = project(h, t, N("ffn.in.weight"), &b1, d, c.ffn_dim);
     activate(&f, c.activation);
-    residual(project(f, t, w2, &b2, c.ffn_dim, d), "ffn_norm");
+    residual(project(f, t, N("ffn.out.weight"), &b2, c.ffn_dim, d), "ffn_norm");
   }
   if (c.decoder_final_norm) {
     layer_norm(&x, t, d, tensor("decoder.final_norm.weight"), tensor("decoder.final_norm.bias"), eps);
   }
-  const Matrix wout = tensor("output.weight");
   Matrix bout;
   if (c.output_bias) bout = tensor("output.bias");
-  return project(x, t, wout, c.output_bias ? &bout : nullptr, d, c.vocab_size);
+  return project(x, t, "output.weight", c.output_bias ? &bout : nullptr, d, c.vocab_size);
 }
 
 std::vector<int32_t> ReferenceTransformer::greedy(const std::vector<int32_t>& source,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "edgemt/model.h"
@@ -31,10 +32,11 @@ class ReferenceTransformer {
   using Matrix = std::vector<double>;  // row-major
   // The tensor's values as the file means them (f16 widened, i8 · scale).
   Matrix tensor(const char* name) const;
-  // y [rows, out] = x [rows, in] · Wᵀ + b; for int8 models x is quantized
-  // per row first, as the Int8PerRowDynamic scheme defines.
-  Matrix project(const Matrix& x, size_t rows, const Matrix& w, const Matrix* b, size_t in,
-                 size_t out) const;
+  // y [rows, out] = x [rows, in] · Wᵀ + b, W the tensor named `weight`; for
+  // int8 models x (times W's smoothing vector in smoothed files) is
+  // quantized per row first, as the Int8PerRowDynamic scheme defines.
+  Matrix project(const Matrix& x, size_t rows, const std::string& weight, const Matrix* b,
+                 size_t in, size_t out) const;
   Matrix encode(const std::vector<int32_t>& source) const;
 
   const Model& model_;

@@ -4,8 +4,10 @@ Test support only: it reads weights by their schema/TENSORS.md names, so a
 wrong name mapping or row split in the converter shows up as a logits mismatch
 against the PyTorch reference. Post-norm and pre-norm, relu/gelu. Int8 files
 are read as their dequantized matrices (codes x row scales, in float32 as the
-runtime's embedding lookup does); activations are not quantized here, so this
-matches the int8 reference with quantize_activations=False.
+runtime's embedding lookup does), a smoothed file's projections times their
+smoothing vector column by column (the weights they stand for); activations
+are not quantized here, so this matches the int8 reference with
+quantize_activations=False.
 """
 
 import math
@@ -18,7 +20,9 @@ from edgemt_tools.quantize import dequantize_rows
 def _weights(model_file, name):
     array = model_file.array(name)
     if array.dtype == np.int8:
-        array = dequantize_rows(array, model_file.array(name + "_scale"))
+        array = dequantize_rows(array, model_file.array(name + "_scale")).astype(np.float64)
+        if name + "_smooth" in model_file.entries:
+            array = array * np.asarray(model_file.array(name + "_smooth"), np.float64)[None, :]
     return array.astype(np.float64)
 
 

@@ -28,7 +28,7 @@ class BundledModelTest(unittest.TestCase):
     def test_int8_is_the_fp16_model_quantized(self):
         """Same header (but dtype and scheme) and tokenizer; int8 matrices a quarter of f32."""
         self.assertEqual(self.model.header.weight_dtype, "int8")
-        self.assertEqual(self.model.header.quantization, "Int8PerRowDynamic")
+        self.assertEqual(self.model.header.quantization, "Int8SmoothedPerRowDynamic")
         self.assertEqual(self.fp16.header.weight_dtype, "fp16")
         self.assertEqual(self.model.header.config, self.fp16.header.config)
         self.assertEqual(self.model.header.tokenizer_model, self.fp16.header.tokenizer_model)

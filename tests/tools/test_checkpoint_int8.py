@@ -13,7 +13,7 @@ import torch
 
 import helpers
 from edgemt_tools.model_file import read_model
-from edgemt_tools.model_spec import MATRIX, QUANTIZATION_INT8, expected_tensors
+from edgemt_tools.model_spec import MATRIX, QUANTIZATION_INT8_SMOOTHED, expected_tensors
 from numpy_forward import NumpyTransformer
 
 N_GREEDY = 12
@@ -49,26 +49,29 @@ class CheckpointInt8Test(unittest.TestCase):
         helpers.require_checkpoint(self)
 
     def reference(self, **kw):
+        """The PyTorch int8 reference of the converted (calibrated) file."""
         from edgemt_tools.torch_reference import TorchReference
         return TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
-                              "int8", **kw)
+                              "int8", int8_file=self.files["int8"], **kw)
 
     def test_int8_file_is_about_a_quarter_of_fp32(self):
         fp32, int8 = (read_model(self.files[d]) for d in ("fp32", "int8"))
         int8.check_against_config()
-        self.assertEqual(int8.header.quantization, QUANTIZATION_INT8)
+        self.assertEqual(int8.header.quantization, QUANTIZATION_INT8_SMOOTHED)
         specs = expected_tensors(fp32.header.config)
         owned = [n for n, spec in specs.items() if spec.kind == MATRIX and not spec.alias_of]
         fp32_bytes = sum(fp32.entries[n].size for n in owned)
         int8_bytes = sum(int8.entries[n].size for n in owned)
         self.assertEqual(int8_bytes * 4, fp32_bytes)  # one byte per weight
         sizes = [os.path.getsize(self.files[d]) for d in ("fp32", "int8")]
-        # Matrices shrink 4x; the tokenizer, position table, vectors and scales do not.
+        # Matrices shrink 4x; the tokenizer, position table, vectors, scales and
+        # smoothing vectors do not.
         self.assertLess(sizes[1], 0.28 * sizes[0], sizes)
         self.assertGreater(sizes[1], 0.25 * sizes[0], sizes)
 
     def test_int8_file_matches_the_weights_only_reference(self):
-        """Numpy over the file's codes x scales == PyTorch on dequantized weights."""
+        """Numpy over the file's codes x scales (x smoothing vectors) == PyTorch
+        on the file's dequantized weights."""
         ref = self.reference(quantize_activations=False)
         numpy_model = NumpyTransformer(read_model(self.files["int8"]))
         src = read_ids("test_2016_flickr.en.ids", 2)[1]

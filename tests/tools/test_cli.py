@@ -162,11 +162,11 @@ class CliTest(unittest.TestCase):
         result = run("inspect", MODEL)
         self.assertEqual(result.returncode, 0, result.stderr)
         out = result.stdout.decode("utf-8")
-        for fragment in ("format version     4", "family             transformer", "en -> de",
+        for fragment in ("format version     5", "family             transformer", "en -> de",
                          "d_model          256", "max length       256 tokens",
-                         "precision          i8, int8-per-row-dynamic",
-                         "compute path       int8 (int8-per-row-dynamic: own int8 GEMM",
-                         "tensors            141 entries"):
+                         "precision          i8, int8-smoothed-per-row-dynamic",
+                         "compute path       int8 (int8-smoothed-per-row-dynamic: own int8 GEMM",
+                         "tensors            174 entries"):
             self.assertIn(fragment, out)
         result = run("inspect", "--tensors", MODEL)
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -281,8 +281,8 @@ class CliTest(unittest.TestCase):
         field_offset = struct.unpack_from("<H", data, vtable + 4)[0]  # field 0: format_version
         self.assertNotEqual(field_offset, 0)
         patched = bytearray(data)
-        struct.pack_into("<I", patched, root + field_offset, 5)
-        self.check_bad_model(bytes(patched), "version 5")
+        struct.pack_into("<I", patched, root + field_offset, 6)
+        self.check_bad_model(bytes(patched), "version 6")
 
     def test_corrupted_bytes_never_crash(self):
         rng = np.random.default_rng(5)

@@ -144,11 +144,13 @@ class CliInspectTest(unittest.TestCase):
         self.assert_fits_a_screen(out, "bundled model")
         entries = len(read_model(MODEL).table_order)
         for pattern in (r"^file +.*multi30k-en-de\.int8\.emt \(\d+ bytes\)$",
-                        r"^format version +4$",
+                        r"^format version +5$",
                         r"^checksum +CRC-32C header [0-9a-f]{8}, weights [0-9a-f]{8}: verified at load$",
                         r"^languages +en -> de$",
-                        r"^precision +i8, int8-per-row-dynamic",
-                        r"^parameters +[0-9,]+ \+ [0-9,]+ int8 row scales; weights [0-9.]+ MiB",
+                        r"^precision +i8, int8-smoothed-per-row-dynamic \(\d+ of 33 projections "
+                        r"smoothed\)$",
+                        r"^parameters +[0-9,]+ \+ [0-9,]+ int8 row scales \+ [0-9,]+ smoothing "
+                        r"values; weights [0-9.]+ MiB",
                         r"^converted from +torch checkpoint 'model\.pt', "
                         r"sha256 [0-9a-f]{16}\.\.\.$",
                         r"^converter +edgemt-convert ",
@@ -164,11 +166,11 @@ class CliInspectTest(unittest.TestCase):
                         r"^  max length +floor\(2 \* source tokens \+ 10\)$",
                         rf"^tensors +{entries} entries \(4 aliases\), [0-9.]+ MiB: "
                         r"i8 [0-9.]+ MiB, f32 ",
-                        r"^  encoder +50 entries: 3 layers x 16, final_norm 2 +[0-9.]+ MiB  "
+                        r"^  encoder +62 entries: 3 layers x 20, final_norm 2 +[0-9.]+ MiB  "
                         r"i8 f32$",
-                        r"^  decoder +83 entries: 3 layers x 27, final_norm 2 ",
+                        r"^  decoder +104 entries: 3 layers x 34, final_norm 2 ",
                         r"^tokenizer check +loads$",
-                        r"^compute path +int8 \(int8-per-row-dynamic",
+                        r"^compute path +int8 \(int8-smoothed-per-row-dynamic",
                         r"^arena +[0-9.]+ MiB \(batch 1, beam 1, 128 tokens\) to [0-9.]+ MiB "):
             self.assert_line(out, pattern)
         # The tensors are grouped, not listed.

@@ -1,7 +1,6 @@
 """edgemt-convert end to end on a tiny random checkpoint (no ../shared needed)."""
 
 import os
-import re
 import shutil
 import tempfile
 import unittest
@@ -12,11 +11,11 @@ import torch
 import helpers
 from edgemt_tools import __version__
 from edgemt_tools.model_file import read_model
-from edgemt_tools.model_spec import MATRIX, QUANTIZATION_INT8, expected_tensors
+from edgemt_tools.model_spec import (MATRIX, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
+                                     expected_tensors)
 from edgemt_tools.quantize import quantize_rows
 from edgemt_tools.testing import tiny_state_dict, tiny_torch_config, write_tiny_checkpoint
 from edgemt_tools.sources.torch import sha256_file
-from edgemt_tools.torch_reference import TorchReference
 
 CALIBRATION_TEXT = ["A dog runs on the grass.", "", "Two girls sit on a bench.", "   ",
                     "A man in an orange hat.", "Children play football in the park."]
@@ -97,11 +96,11 @@ class ConvertTest(unittest.TestCase):
             state["transformer.encoder.layers.0.linear1.weight"].half().numpy())
         self.assertEqual(model.array("encoder.layers.0.ffn.in.bias").dtype, np.float32)
 
-    def test_int8(self):
-        result, output = self.convert("--dtype", "int8",
+    def test_int8_without_calibration_rounds_to_nearest(self):
+        result, output = self.convert("--dtype", "int8", "--no-calibration",
                                       output=os.path.join(self.tmp, "ok8", "m.emt"))
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertRegex(result.stdout, r"weights int8 \(Int8PerRowDynamic\)\n$")
+        self.assertRegex(result.stdout, r"^wrote .* weights int8 \(Int8PerRowDynamic\)\n$")
         model = read_model(output)
         model.check_against_config()
         self.assertEqual(model.header.weight_dtype, "int8")
@@ -113,6 +112,38 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual(model.array("encoder.layers.0.ffn.in.bias").dtype, np.float32)
         self.assertEqual(model.entries["output.weight_scale"].offset,
                          model.entries["embedding.source_scale"].offset)
+        self.assertFalse([name for name in model.entries if name.endswith("_smooth")])
+
+    def test_int8_is_calibrated_by_default(self):
+        """A smoothed file: every projection's codes keep their scales (the
+        nearest ones of the stored matrix w / m), a smoothing vector per
+        projection that owns its bytes, none for the tied output or the
+        embeddings, and the embedding table rounded to nearest."""
+        result, output = self.convert("--dtype", "int8",
+                                      output=os.path.join(self.tmp, "cal8", "m.emt"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertEqual(len(lines), 2, result.stdout)
+        self.assertRegex(lines[0], r"^int8 calibration on 128 synthetic sentences sampled from the "
+                                   r"source SentencePiece model: \d+ of 22 projections smoothed, "
+                                   r"rounding error-compensated; mean relative product error "
+                                   r"[0-9.]+ -> [0-9.]+$")
+        self.assertRegex(lines[1], r"^wrote .* weights int8 \(Int8SmoothedPerRowDynamic\)$")
+        model = read_model(output)
+        model.check_against_config()
+        self.assertEqual(model.header.quantization, QUANTIZATION_INT8_SMOOTHED)
+        self.assertEqual(model.format_version, 5)
+        state = {k: v.numpy() for k, v in torch.load(self.paths["checkpoint"]).items()}
+        w = state["transformer.encoder.layers.0.linear1.weight"]
+        m = np.array(model.array("encoder.layers.0.ffn.in.weight_smooth"))
+        self.assertTrue(np.all(m > 0))
+        _, scale = quantize_rows((w / m[None, :]).astype(np.float32))
+        np.testing.assert_array_equal(model.array("encoder.layers.0.ffn.in.weight_scale"), scale)
+        smoothing = sorted(n for n in model.entries if n.endswith("_smooth"))
+        self.assertEqual(len(smoothing), 22)  # 2 + 2 layers: 4 + 7 projections each
+        self.assertNotIn("output.weight_smooth", smoothing)  # tied to the embedding
+        codes, scale = quantize_rows(state["embed.weight"])
+        np.testing.assert_array_equal(model.array("embedding.source"), codes)
 
     def test_int8_matrices_take_a_quarter_of_fp32(self):
         sizes = {}
@@ -140,36 +171,44 @@ class ConvertTest(unittest.TestCase):
             handle.write("".join(line + "\n" for line in lines))
         return path
 
-    def test_calibrate_reports_int8_agreement_and_stores_nothing(self):
+    def test_calibrate_uses_the_texts_first_lines_and_stores_none_of_it(self):
         text = self.write_calibration_text("calib.en", CALIBRATION_TEXT)
+        other = self.write_calibration_text("calib2.en", CALIBRATION_TEXT[:5] + ["Something else."])
         outputs = {}
         os.environ["SOURCE_DATE_EPOCH"] = "1700000000"
         try:
-            for label, extra in (("plain", ()),
-                                 ("calibrated", ("--calibrate", text, "--calibrate-lines", "3"))):
+            for label, path in (("text", text), ("same first lines", other)):
                 result, outputs[label] = self.convert(
-                    "--dtype", "int8", *extra, output=os.path.join(self.tmp, "cal", label + ".emt"))
+                    "--dtype", "int8", "--calibrate", path, "--calibrate-lines", "3",
+                    output=os.path.join(self.tmp, "cal", label + ".emt"))
                 self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertTrue(result.stdout.startswith(
+                    "int8 calibration on 3 lines of the calibration text: "), result.stdout)
+            result, outputs["synthetic"] = self.convert(
+                "--dtype", "int8", output=os.path.join(self.tmp, "cal", "synthetic.emt"))
         finally:
             del os.environ["SOURCE_DATE_EPOCH"]
-        lines = result.stdout.splitlines()
-        self.assertEqual(len(lines), 2, result.stdout)
-        self.assertTrue(lines[0].startswith("wrote "), lines[0])
-        match = re.fullmatch(
-            r"calibration: int8 greedy output identical to fp32 on (\d+)/3 lines of (.+) "
-            r"\(Int8PerRowDynamic quantizes activations at run time: nothing from (.+) is "
-            r"stored\)", lines[1])
-        self.assertIsNotNone(match, lines[1])
-        self.assertEqual((match.group(2), match.group(3)), (text, text))
-        # The count is what the PyTorch reference says for the first 3 non-blank lines.
-        fp32 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"])
-        int8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
-                              "int8")
-        sources = [fp32.encode_text(t) for t in CALIBRATION_TEXT if t.strip()][:3]
-        want = sum(fp32.greedy(s) == int8.greedy(s) for s in sources)
-        self.assertEqual(int(match.group(1)), want)
-        with open(outputs["plain"], "rb") as a, open(outputs["calibrated"], "rb") as b:
-            self.assertTrue(a.read() == b.read(), "--calibrate changed the model file")
+        read = {}
+        for label, path in outputs.items():
+            with open(path, "rb") as handle:
+                read[label] = handle.read()
+        # The first 3 non-blank lines decide the file (the 4th differs).
+        self.assertTrue(read["text"] == read["same first lines"])
+        self.assertFalse(read["text"] == read["synthetic"])
+        for line in CALIBRATION_TEXT:
+            if line.strip():
+                self.assertNotIn(line.encode("utf-8"), read["text"])
+
+    def test_no_calibration_usage_errors(self):
+        text = self.write_calibration_text("c5.en", CALIBRATION_TEXT)
+        for extra, pattern in ((("--dtype", "fp32", "--no-calibration"),
+                                "--no-calibration needs --dtype int8 \\(got --dtype fp32\\)"),
+                               (("--dtype", "int8", "--no-calibration", "--calibrate", text),
+                                "give --calibrate FILE or --no-calibration, not both")):
+            with self.subTest(extra=extra):
+                result, output = self.convert(*extra, output=os.path.join(self.tmp, "c5", "m.emt"))
+                self.assert_user_error(result, pattern, code=2)
+                self.assert_nothing_written(output)
 
     def test_reproducible_with_source_date_epoch(self):
         outputs = []
@@ -191,7 +230,7 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0)
         for option in ("--from", "--checkpoint", "--config", "--spm", "--src-lang",
                        "--tgt-lang", "--dtype", "--output", "--calibrate", "--calibrate-lines",
-                       "int8", "Int8PerRowDynamic"):
+                       "--no-calibration", "int8", "Int8PerRowDynamic", "Int8SmoothedPerRowDynamic"):
             self.assertIn(option, result.stdout)
 
     # -- user errors: one line on stderr, non-zero exit, nothing written

@@ -21,11 +21,11 @@ MARIAN = os.path.join(helpers.REPO_ROOT, "tests", "fixtures", "marian", "npz")
 
 
 class QuantizerTest(unittest.TestCase):
-    def test_narrow_codes_are_the_reference_quantizer(self):
+    def test_full_codes_are_the_reference_quantizer(self):
         rng = np.random.default_rng(3)
         x = (rng.standard_normal((50, 96)) * rng.uniform(0.01, 30, (50, 1))).astype(np.float32)
         x[3] = 0
-        np.testing.assert_array_equal(int8_study.fake_quantize_rows(x, 64),
+        np.testing.assert_array_equal(int8_study.fake_quantize_rows(x, 127),
                                       fake_quantize_activation_rows(x))
 
     def test_full_codes_halve_the_error(self):

@@ -130,9 +130,9 @@ class ActivationFakeQuantTest(unittest.TestCase):
         self.assertEqual(q[0].tolist(), [0] * 8)
         self.assertEqual(scale[0, 0], 0.0)
 
-    def test_a_row_too_small_for_64_over_its_maximum_is_a_zero_row(self):
-        """As the runtime's quantize_rows: below ~1.9e-37 (subnormals too)
-        64 / amax overflows, and the row is quantized as zeros, scale 0."""
+    def test_a_row_too_small_for_127_over_its_maximum_is_a_zero_row(self):
+        """As the runtime's quantize_rows: below ~3.7e-37 (subnormals too)
+        127 / amax overflows, and the row is quantized as zeros, scale 0."""
         x = np.array([[0.0, 1e-39, -0.0], [-1e-45, 0.0, 0.0], [1.5e-37, 1e-38, 0.0],
                       [0.0, 4e-37, -1e-37]], np.float32)
         with warnings.catch_warnings(), np.errstate(all="raise"):
@@ -140,52 +140,52 @@ class ActivationFakeQuantTest(unittest.TestCase):
             q, scale = quantize_activation_rows(x)
         self.assertEqual(q[:3].tolist(), [[0] * 3] * 3)
         self.assertEqual(scale[:3, 0].tolist(), [0.0] * 3)
-        self.assertEqual(q[3].tolist(), [0, 64, -16])
-        self.assertEqual(scale[3, 0], np.float32(4e-37) / np.float32(64))
+        self.assertEqual(q[3].tolist(), [0, 127, -32])
+        self.assertEqual(scale[3, 0], np.float32(4e-37) / np.float32(127))
 
-    def test_activation_codes_are_the_runtimes_narrow_ones(self):
-        self.assertEqual(ACTIVATION_QMAX, 64)  # kNarrowCodes, runtime/kernels/int8_gemm.h
+    def test_activation_codes_are_the_runtimes_full_ones(self):
+        self.assertEqual(ACTIVATION_QMAX, 127)  # kFullCodes, runtime/kernels/int8_gemm.h
 
-    def test_row_maximum_maps_to_64_and_back_to_itself(self):
+    def test_row_maximum_maps_to_127_and_back_to_itself(self):
         rng = np.random.default_rng(4)
         x = (rng.standard_normal((50, 33)) * 10 ** rng.uniform(-3, 3, (50, 1))).astype(np.float32)
         q, scale = quantize_activation_rows(x)
         out = fake_quantize_activation_rows(x)
         for r in range(x.shape[0]):
             c = int(np.argmax(np.abs(x[r])))
-            self.assertEqual(int(q[r, c]), 64 if x[r, c] > 0 else -64, f"row {r}")
+            self.assertEqual(int(q[r, c]), 127 if x[r, c] > 0 else -127, f"row {r}")
             amax = np.float32(np.abs(x[r]).max())
-            self.assertEqual(scale[r, 0], amax / np.float32(64))
+            self.assertEqual(scale[r, 0], amax / np.float32(127))
             self.assertAlmostEqual(float(np.abs(out[r]).max()), float(amax),
                                    delta=float(np.spacing(amax)) * 2)
-        self.assertLessEqual(int(np.abs(q.astype(np.int32)).max()), 64)
+        self.assertLessEqual(int(np.abs(q.astype(np.int32)).max()), 127)
 
     def test_float32_operation_order(self):
-        """out = q * (amax / 64) with q = rint(x * (64 / amax)), every step float32."""
+        """out = q * (amax / 127) with q = rint(x * (127 / amax)), every step float32."""
         x = np.array([[0.3, -1.7, 2.9, 0.0, -0.05, 1.2345678]], dtype=np.float32)
         amax = np.float32(2.9)
-        inverse = np.float32(64) / amax
-        q = np.clip(np.rint(x * inverse), -64, 64)
-        want = (q * (amax / np.float32(64))).astype(np.float32)
+        inverse = np.float32(127) / amax
+        q = np.clip(np.rint(x * inverse), -127, 127)
+        want = (q * (amax / np.float32(127))).astype(np.float32)
         out = fake_quantize_activation_rows(x)
         self.assertEqual(out.dtype, np.float32)
         np.testing.assert_array_equal(out, want)
 
     def test_half_way_codes_round_to_even(self):
-        # amax 64 -> 64 / amax == 1 exactly, so x * 1 hits the .5 ties exactly.
-        x = np.array([[64.0, 0.5, 1.5, 2.5, -2.5, -3.5, 63.5]], dtype=np.float32)
+        # amax 127 -> 127 / amax == 1 exactly, so x * 1 hits the .5 ties exactly.
+        x = np.array([[127.0, 0.5, 1.5, 2.5, -2.5, -3.5, 126.5]], dtype=np.float32)
         q, _ = quantize_activation_rows(x)
-        self.assertEqual(q[0].tolist(), [64, 0, 2, 2, -2, -4, 64])
+        self.assertEqual(q[0].tolist(), [127, 0, 2, 2, -2, -4, 126])
 
     def test_error_at_most_half_a_step(self):
         rng = np.random.default_rng(5)
         x = (rng.standard_normal((3, 5, 64)) * 3).astype(np.float32)  # any leading axes
         out = fake_quantize_activation_rows(x)
         self.assertEqual(out.shape, x.shape)
-        step = np.abs(x).max(axis=-1, keepdims=True) / np.float32(64)
-        # 64 / amax is rounded once to float32, which can move x * (64 / amax)
+        step = np.abs(x).max(axis=-1, keepdims=True) / np.float32(127)
+        # 127 / amax is rounded once to float32, which can move x * (127 / amax)
         # by a few units in the last place: allow that on top of half a step.
-        slack = 4 * np.spacing(np.float32(64)) * step + np.spacing(np.abs(x))
+        slack = 4 * np.spacing(np.float32(127)) * step + np.spacing(np.abs(x))
         self.assertTrue((np.abs(x - out) <= step / 2 + slack).all())
         self.assertFalse(np.array_equal(x, out))  # it does quantize
 

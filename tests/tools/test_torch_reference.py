@@ -29,11 +29,15 @@ class TinyReferenceTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp()
         cls.paths = write_tiny_checkpoint(cls.tmp, tiny_torch_config(), seed=3)
         cls.ref = TorchReference(cls.paths["checkpoint"], cls.paths["config"], cls.paths["spm"])
-        for dtype in ("fp32", "fp16", "int8"):
+        # tiny.int8.emt: nearest rounding, what the reference's own int8
+        # mode computes from the checkpoint; tiny.int8cal.emt: calibrated, read
+        # through int8_file.
+        for name, dtype, extra in (("fp32", "fp32", ()), ("fp16", "fp16", ()),
+                                   ("int8", "int8", ("--no-calibration",)), ("int8cal", "int8", ())):
             result = helpers.run_tool(
                 "edgemt-convert", "--from", "torch", "--checkpoint", cls.paths["checkpoint"],
                 "--config", cls.paths["config"], "--spm", cls.paths["spm"], "--dtype", dtype,
-                "-o", os.path.join(cls.tmp, f"tiny.{dtype}.emt"))
+                *extra, "-o", os.path.join(cls.tmp, f"tiny.{name}.emt"))
             assert result.returncode == 0, result.stderr
 
     @classmethod
@@ -72,6 +76,55 @@ class TinyReferenceTest(unittest.TestCase):
             want = numpy8.next_logits(src, [2, 4, 5])
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
         self.assertFalse(np.array_equal(got, self.ref.step_logits(src, [2, 4, 5])))
+
+    def test_int8_file_weights_only_mode_matches_the_calibrated_file(self):
+        """int8_file: the calibrated file's matrices (codes x scales x smoothing
+        vectors, folded without activation quantization) == numpy forward over
+        that file; and not the checkpoint's nearest rounding."""
+        path = os.path.join(self.tmp, "tiny.int8cal.emt")
+        ref8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                              weights_dtype="int8", quantize_activations=False, int8_file=path)
+        numpy8 = NumpyTransformer(read_model(path))
+        nearest = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                                 weights_dtype="int8", quantize_activations=False)
+        for text in SENTENCES[:2]:
+            src = ref8.encode_text(text)
+            got = ref8.step_logits(src, [2, 4, 5])
+            want = numpy8.next_logits(src, [2, 4, 5])
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+        self.assertFalse(np.array_equal(got, nearest.step_logits(src, [2, 4, 5])))
+
+    def test_int8_file_multiplies_smoothed_inputs_before_quantizing(self):
+        """With activation quantization, a smoothed projection's input is x ⊙ m
+        fake-quantized: its rows are codes over 127 of their own max, and
+        dividing by m gives back x only up to that rounding."""
+        path = os.path.join(self.tmp, "tiny.int8cal.emt")
+        ref8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                              weights_dtype="int8", int8_file=path)
+        model = read_model(path)
+        smoothed = [n for n in model.entries if n.endswith("_smooth")
+                    and not np.all(model.array(n) == 1)]
+        self.assertTrue(smoothed, "calibration smoothed nothing in the tiny model")
+        inputs = []
+        original = F.linear
+
+        def recording_linear(input, weight, bias=None):  # pylint: disable=redefined-builtin
+            inputs.append(input.detach().clone())
+            return original(input, weight, bias)
+        F.linear = recording_linear
+        try:
+            ref8.step_logits(ref8.encode_text(SENTENCES[1]), [2, 4, 5])
+        finally:
+            F.linear = original
+        for x in inputs:
+            rows = x.reshape(-1, x.shape[-1]).double()
+            codes = rows * 127 / rows.abs().amax(dim=1, keepdim=True)
+            self.assertLess(float((codes - codes.round()).abs().max()), 1e-3)
+        # Against the unsmoothed reference the encoder's first qkv input differs.
+        plain = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
+                               weights_dtype="int8")
+        self.assertFalse(np.allclose(ref8.step_logits(ref8.encode_text(SENTENCES[1]), [2, 4, 5]),
+                                     plain.step_logits(plain.encode_text(SENTENCES[1]), [2, 4, 5])))
 
     def test_int8_parameters_are_dequantized_matrices(self):
         ref8 = TorchReference(self.paths["checkpoint"], self.paths["config"], self.paths["spm"],
@@ -118,12 +171,12 @@ class TinyReferenceTest(unittest.TestCase):
         widths = [x.shape[-1] for x in inputs]
         self.assertEqual(widths.count(cfg["ffn_dim"]),  # the ffn.out inputs
                          cfg["encoder_layers"] + cfg["decoder_layers"])
-        for x in inputs:  # every row is q * amax / 64 with integer q in [-64, 64]
+        for x in inputs:  # every row is q * amax / 127 with integer q in [-127, 127]
             rows = x.reshape(-1, x.shape[-1]).double()
             amax = rows.abs().amax(dim=1, keepdim=True)
-            codes = rows * 64 / amax
+            codes = rows * 127 / amax
             self.assertLess(float((codes - codes.round()).abs().max()), 1e-4)
-            self.assertLessEqual(float(codes.abs().max()), 64 + 1e-4)
+            self.assertLessEqual(float(codes.abs().max()), 127 + 1e-4)
 
     def test_int8_differs_from_weights_only_and_stays_near_fp32(self):
         make = lambda **kw: TorchReference(  # noqa: E731

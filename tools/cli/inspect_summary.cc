@@ -85,6 +85,11 @@ void print_file_facts(const std::string& path, const Model& model, const TensorS
   if (model.quantization() == QuantizationScheme::kInt8PerRowDynamic) {
     precision += text_printf("%s (per-row scales; activations quantized at run time)",
                              quantization_scheme_name(model.quantization()));
+  } else if (model.quantization() == QuantizationScheme::kInt8SmoothedPerRowDynamic) {
+    // One line: the scheme says per-row scales and run-time activations.
+    precision += text_printf("%s (%zu of %zu projections smoothed)",
+                             quantization_scheme_name(model.quantization()),
+                             tensors.smoothed_projections, tensors.smoothing_vectors);
   } else {
     precision += "no quantization";
   }
@@ -92,6 +97,9 @@ void print_file_facts(const std::string& path, const Model& model, const TensorS
   std::string parameters = grouped_number(tensors.parameters);
   if (tensors.scale_elements > 0) {
     parameters += " + " + grouped_number(tensors.scale_elements) + " int8 row scales";
+  }
+  if (tensors.smoothing_elements > 0) {
+    parameters += " + " + grouped_number(tensors.smoothing_elements) + " smoothing values";
   }
   print_field(0, "parameters",
               parameters + text_printf("; weights %s of the file's %s",

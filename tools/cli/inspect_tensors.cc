@@ -154,6 +154,14 @@ TensorSummary summarize_tensors(const Model& model) {
     // files of one model show the same parameter count.
     if (int8_file && tensor.dtype == DType::kF32 && ends_with(tensor.name, "_scale")) {
       summary.scale_elements += tensor.element_count();
+    } else if (int8_file && tensor.dtype == DType::kF32 && ends_with(tensor.name, "_smooth")) {
+      // Likewise the smoothing vectors of a smoothed int8 file.
+      summary.smoothing_elements += tensor.element_count();
+      ++summary.smoothing_vectors;
+      const float* values = static_cast<const float*>(tensor.data);
+      bool ones = true;
+      for (uint64_t k = 0; k < tensor.element_count() && ones; ++k) ones = values[k] == 1.0f;
+      summary.smoothed_projections += ones ? 0 : 1;
     } else {
       summary.parameters += tensor.element_count();
     }
@@ -216,8 +224,10 @@ void print_tensor_table(const Model& model, const TensorSummary& summary) {
   print_field(2, "parameters",
               summary.scale_elements == 0
                   ? std::to_string(summary.parameters)
-                  : text_printf("%" PRIu64 " (%" PRIu64 " with the int8 row scales)",
-                                summary.parameters, summary.parameters + summary.scale_elements));
+                  : text_printf("%" PRIu64 " (%" PRIu64 " with the int8 row scales%s)",
+                                summary.parameters,
+                                summary.parameters + summary.scale_elements + summary.smoothing_elements,
+                                summary.smoothing_elements > 0 ? " and smoothing vectors" : ""));
   print_field(2, "weight bytes",
               text_printf("%" PRIu64 " (f32 %" PRIu64 ", f16 %" PRIu64 ", i8 %" PRIu64 ")",
                           summary.stored_bytes, summary.bytes_by_dtype[0],

@@ -35,6 +35,11 @@ struct TensorSummary {
   size_t aliases = 0;
   uint64_t parameters = 0;      // elements of stored tensors, scales excluded
   uint64_t scale_elements = 0;  // elements of int8 files' "<matrix>_scale" tensors
+  // Smoothed int8 files: elements of the "<matrix>_smooth" vectors, and how
+  // many of those vectors are not all ones.
+  uint64_t smoothing_elements = 0;
+  size_t smoothing_vectors = 0;
+  size_t smoothed_projections = 0;
   uint64_t stored_bytes = 0;
   uint64_t bytes_by_dtype[kDTypeCount] = {0, 0, 0};
   std::vector<TensorGroup> groups;  // embedding, position, encoder, ..., output, then others

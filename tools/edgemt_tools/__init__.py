@@ -6,10 +6,13 @@ Modules (one job each):
   atomic_file     write-to-temp, fsync, rename; never leaves a half file
   positions       the sinusoidal position table, computed as the source model does
   quantize        int8 per-row quantization maths (weights and run-time activations)
+  gptq            error-compensating rounding of an int8 matrix (GPTQ)
+  numpy_transformer  a float32 numpy forward pass of the Transformer family
+  int8_calibration   int8 calibration: smoothing vectors and rounding, per projection
   sources/        one module per checkpoint kind -> ModelSpec (sources/torch.py:
                   torch.nn.Transformer state_dict + config.json)
   writer          ModelSpec -> tensors in fp32 / fp16 / int8 -> model_file
-  calibration     `--calibrate`: int8 vs fp32 greedy agreement on a text
+  calibration     `--calibrate FILE`: the calibration text's lines, checked
   convert         the `edgemt-convert` command line
   search          greedy / beam search semantics (the runtime copies SEARCH.md)
   torch_reference the PyTorch model rebuilt from the README, for reference outputs

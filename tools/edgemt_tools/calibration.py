@@ -1,16 +1,12 @@
-"""`edgemt-convert --calibrate`: how close int8 greedy decoding stays to fp32.
+"""`edgemt-convert --calibrate FILE`: the calibration text's lines.
 
-Int8PerRowDynamic quantizes activations at run time, so a file needs no
-activation statistics; what a calibration text can still tell is whether the
-int8 weights and activations change translations. This runs the PyTorch
-reference (torch_reference.py) in fp32 and in its exact int8 mode on the first
-N non-blank lines of the text and counts the lines whose greedy output ids are
-identical. Nothing from the text is stored in the model file.
+int8 calibration (int8_calibration.py) runs the model over source-language
+sentences; this reads them, bounded and checked, from a text file. Nothing
+from the text is stored in the model file.
 """
 
 import gzip
 import os
-from dataclasses import dataclass
 from typing import List
 
 from .errors import UserError
@@ -19,13 +15,6 @@ from .errors import UserError
 # without a bound a file that never ends its first line (/dev/zero) is read
 # forever.
 MAX_LINE_BYTES = 1 << 20
-
-
-@dataclass(frozen=True)
-class Agreement:
-    identical: int   # lines whose int8 greedy ids equal the fp32 ones
-    compared: int    # lines decoded
-    too_long: int    # lines skipped: more source ids than the model's positions
 
 
 def read_calibration_lines(path: str, count: int) -> List[str]:
@@ -71,32 +60,3 @@ def _decoded(raw: bytes, number: int, path: str) -> List[str]:
         raise UserError(f"calibration file {path} is not text (NUL byte on line {number})")
     text = text.rstrip("\r\n")
     return [text] if text.strip() else []
-
-
-def int8_greedy_agreement(checkpoint: str, config: str, spm: str,
-                          lines: List[str]) -> Agreement:
-    """Greedy-decode `lines` with the fp32 and the int8 PyTorch reference and
-    count identical outputs. Lines longer than the position table are skipped
-    (neither model can encode them)."""
-    from .torch_reference import TorchReference  # torch: imported only when calibrating
-    fp32 = TorchReference(checkpoint, config, spm, "fp32")
-    int8 = TorchReference(checkpoint, config, spm, "int8")
-    identical = compared = too_long = 0
-    for line in lines:
-        src = fp32.encode_text(line)
-        if len(src) > fp32.max_positions:
-            too_long += 1
-            continue
-        compared += 1
-        identical += fp32.greedy(src) == int8.greedy(src)
-    return Agreement(identical, compared, too_long)
-
-
-def summary(agreement: Agreement, path: str) -> str:
-    """The one line edgemt-convert prints."""
-    skipped = (f"; {agreement.too_long} line(s) longer than the position table skipped"
-               if agreement.too_long else "")
-    return (f"calibration: int8 greedy output identical to fp32 on "
-            f"{agreement.identical}/{agreement.compared} lines of {path}{skipped} "
-            "(Int8PerRowDynamic quantizes activations at run time: nothing from "
-            f"{path} is stored)")

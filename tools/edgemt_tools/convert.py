@@ -4,8 +4,8 @@ User errors (bad options, missing files, a checkpoint that does not match its
 config, ...) print one line `edgemt-convert: error: ...` on stderr and exit 2
 (argparse errors) or 1 (everything else); nothing is written then, because the
 file is produced through `atomic_file` (temp file in the output folder, fsync,
-rename) and the temp file is removed on failure. `--calibrate` runs before
-the file is written, so a failing calibration writes nothing either. The
+rename) and the temp file is removed on failure. int8 calibration runs
+before the file is written, so a failing calibration writes nothing either. The
 output must be a new file or a regular file that is none of the inputs
 (output_target.py): checked before any work, and by the writer against every
 file the conversion read (input_files.py).
@@ -20,15 +20,17 @@ from typing import List
 from . import __version__
 from . import calibration
 from . import input_files
+from . import int8_calibration
 from . import writer
 from .errors import UserError
 from .model_file import write_model
-from .model_spec import QUANTIZATION_INT8, WEIGHT_DTYPES
+from .model_spec import (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES,
+                         TransformerConfig)
 from .output_target import check_output
 from .sources import SOURCES, SourceInputs
 
 PROG = "edgemt-convert"
-DEFAULT_CALIBRATION_LINES = 100
+DEFAULT_CALIBRATION_LINES = int8_calibration.DEFAULT_SENTENCES
 
 DESCRIPTION = """\
 Convert a trained checkpoint into one edgemt model file (.emt): FlatBuffer
@@ -93,13 +95,21 @@ biases, LayerNorm parameters and the position table stay float32 (in RNN
 files the embedding, recurrent, attention and output matrices are half;
 biases and the attention vector v stay float32).
 
---dtype int8 stores them as int8, symmetric per output row (scheme
-Int8PerRowDynamic: code q in [-127, 127], weight ~ q * scale[row], scale =
-max|row| / 127 stored as the float32 tensor <matrix>_scale), about a quarter
-of the fp32 size. Activations are quantized per row at run time, so no
-calibration data is needed; --calibrate FILE only measures, with the PyTorch
-reference, on how many of FILE's first lines int8 greedy decoding gives the
-same output as fp32 (nothing from FILE is stored)."""
+--dtype int8 stores them as int8, symmetric per output row (code q in
+[-127, 127], weight ~ q * scale[row], scale = max|row| / 127 stored as the
+float32 tensor <matrix>_scale), about a quarter of the fp32 size;
+activations are quantized per row at run time. Transformer models are
+calibrated (scheme Int8SmoothedPerRowDynamic, docs/int8-quality.md): a
+float32 pass over calibration sentences gives each projection a smoothing
+vector <matrix>_smooth where it lowers the int8 error (outlier channels'
+range moved into the weights; all ones elsewhere) and rounds the weights so
+that the products' error on those sentences is smallest. The sentences are
+the first lines of --calibrate FILE (source-language text; nothing from it
+is stored) or, without it, 64 sentences sampled from the source
+SentencePiece model (seeded: the same file every time). This takes from
+seconds (small models) to a few minutes (OPUS-MT base). --no-calibration
+gives plain nearest rounding (scheme Int8PerRowDynamic); RNN models are
+always stored so."""
 
 EPILOG = """\
 examples:
@@ -163,12 +173,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", required=True, choices=list(WEIGHT_DTYPES),
                    help="storage type of the embedding and projection matrices")
     p.add_argument("--calibrate", metavar="FILE",
-                   help="--from torch with --dtype int8: UTF-8 source text (.gz allowed); "
-                        "report how often int8 greedy output equals fp32 on its first lines "
-                        "(PyTorch reference; nothing from FILE is stored)")
+                   help="--dtype int8, Transformer models: calibrate on the first lines of "
+                        "this UTF-8 source-language text (.gz allowed) instead of sentences "
+                        "sampled from the SentencePiece model (nothing from FILE is stored)")
     p.add_argument("--calibrate-lines", type=_positive_int, metavar="N",
-                   help=f"non-blank lines of --calibrate FILE to decode "
+                   help=f"non-blank lines of --calibrate FILE to use "
                         f"(default {DEFAULT_CALIBRATION_LINES})")
+    p.add_argument("--no-calibration", action="store_true",
+                   help="--dtype int8: nearest rounding and no smoothing vectors (scheme "
+                        "Int8PerRowDynamic; faster to convert, less faithful)")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output .emt file (written atomically): a new file or a regular "
                         "file that is none of the inputs (a device, FIFO or directory, or a "
@@ -194,9 +207,13 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
         parser.error(f"--calibrate needs --dtype int8 (got --dtype {args.dtype})")
     if args.calibrate_lines is not None and args.calibrate is None:
         parser.error("--calibrate-lines needs --calibrate FILE")
-    if args.calibrate is not None and args.source_format != "torch":
-        parser.error("--calibrate runs edgemt's PyTorch reference of --from torch models; "
-                     "measure other models with edgemt-evaluate")
+    if args.no_calibration and args.dtype != "int8":
+        parser.error(f"--no-calibration needs --dtype int8 (got --dtype {args.dtype})")
+    if args.no_calibration and args.calibrate is not None:
+        parser.error("give --calibrate FILE or --no-calibration, not both")
+    if args.calibrate is not None and args.source_format == "torch-rnn":
+        parser.error("--calibrate is for Transformer models; RNN int8 files use nearest "
+                     "rounding (drop --calibrate)")
     if args.spm is not None and (args.src_spm is not None or args.tgt_spm is not None):
         parser.error("give either --spm (both sides) or --src-spm / --tgt-spm, not both")
     if args.source_format not in ("torch", "torch-rnn") and args.config is not None:
@@ -222,9 +239,22 @@ def _named_inputs(args: argparse.Namespace) -> List[str]:
                               args.tgt_spm, args.calibrate) if path is not None]
 
 
+def _int8_plan(args: argparse.Namespace, spec, lines):
+    """The int8 calibration plan, or None for a plain Int8PerRowDynamic file
+    (--no-calibration, or an RNN model)."""
+    if args.dtype != "int8" or args.no_calibration:
+        return None
+    if not isinstance(spec.config, TransformerConfig):
+        if lines is not None:
+            raise UserError("--calibrate is for Transformer models; this is an RNN model, "
+                            "whose int8 file uses nearest rounding (drop --calibrate)")
+        return None
+    return int8_calibration.calibrate(spec, lines)
+
+
 def run(args: argparse.Namespace) -> str:
-    """Convert per parsed arguments; returns a one-line summary (and the
-    calibration line after it with --calibrate)."""
+    """Convert per parsed arguments; returns a one-line summary (and, for a
+    calibrated int8 file, the calibration's line before it)."""
     if not os.path.exists(args.checkpoint):
         raise UserError(f"checkpoint not found: {args.checkpoint}")
     for label, path in (("config file", args.config), ("SentencePiece model", args.spm),
@@ -249,18 +279,16 @@ def run(args: argparse.Namespace) -> str:
             max_positions=args.max_positions, allow_missing_pieces=args.allow_missing_pieces))
         for note in notes:
             print(f"{PROG}: note: {note}", file=sys.stderr)
-        header, tensors, aliases = writer.pack(spec, args.dtype)
-        report = []
-        if calibration_lines is not None:
-            agreement = calibration.int8_greedy_agreement(args.checkpoint, args.config,
-                                                          args.spm, calibration_lines)
-            report.append(calibration.summary(agreement, args.calibrate))
+        plan = _int8_plan(args, spec, calibration_lines)
+        header, tensors, aliases = writer.pack(spec, args.dtype, plan)
         size = write_model(args.output, header, tensors, aliases,
                            inputs=_named_inputs(args) + files_read)
-    scheme = f" ({QUANTIZATION_INT8})" if args.dtype == "int8" else ""
+    scheme = ""
+    if args.dtype == "int8":
+        scheme = f" ({QUANTIZATION_INT8_SMOOTHED if plan is not None else QUANTIZATION_INT8})"
     summary = (f"wrote {args.output}: {size} bytes, {len(tensors)} tensors "
                f"(+{len(aliases)} aliases), weights {args.dtype}{scheme}")
-    return "\n".join([summary] + report)
+    return "\n".join(([plan.summary()] if plan is not None else []) + [summary])
 
 
 def main(argv=None) -> int:

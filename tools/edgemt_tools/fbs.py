@@ -42,8 +42,8 @@ FILE_IDENTIFIER = b"EMT1"
 # (schema/edgemt.fbs: version 1 holds the config in `config`, version 2 in
 # the `family_config` union; version 3 adds vocabularies, a target
 # tokenizer and decoding rules; version 4 ends in an integrity trailer,
-# model_file.py).
-FORMAT_VERSION = 4
+# model_file.py; version 5 adds smoothed int8 files).
+FORMAT_VERSION = 5
 OLDEST_FORMAT_VERSION = 1
 
 __all__ = [

@@ -23,10 +23,12 @@ tokenizer, tensors exactly as the config implies, every value finite) and
 writes nothing when anything is wrong; `write_unvalidated` skips that, for
 tests that need deliberately broken files (`testing.write_unchecked`).
 
-Int8 files (weight_dtype "int8", quantization Int8PerRowDynamic): matrices are
-I8 codes in [-127, 127] with F32 per-row `<name>_scale` tensors (see
+Int8 files (weight_dtype "int8", quantization Int8PerRowDynamic, or
+Int8SmoothedPerRowDynamic with a `<name>_smooth` vector per projection): matrices
+are I8 codes in [-127, 127] with F32 per-row `<name>_scale` tensors (see
 `quantize`); `check_against_config` also checks those values (no -128 code,
-scales finite and >= 0), since a reader cannot trust them otherwise.
+scales finite and >= 0, smoothing values > 0), since a reader cannot trust
+them otherwise.
 """
 
 import dataclasses
@@ -41,9 +43,10 @@ import numpy as np
 from . import fbs
 from .atomic_file import atomic_write
 from .errors import UserError
-from .model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, SEARCH_RULES, Decoding,
-                         ModelHeader, Provenance, RnnConfig, SideTokenizer, SpecialTokens,
-                         TransformerConfig, quantization_scheme)
+from .model_spec import (INT8_QUANTIZATIONS, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
+                         QUANTIZATION_NONE, SEARCH_RULES, Decoding, ModelHeader, Provenance,
+                         RnnConfig, SideTokenizer, SpecialTokens, TransformerConfig,
+                         quantization_scheme)
 from .validate import validate_model, validate_tensors
 
 ALIGNMENT = 64
@@ -55,7 +58,8 @@ _NAME_TO_DTYPE = {name: dtype for dtype, name in _DTYPE_NAMES.items()}
 _NAME_TO_NUMPY = {"f32": np.dtype("<f4"), "f16": np.dtype("<f2"), "i8": np.dtype("i1")}
 _WEIGHT_DTYPE = {"fp32": fbs.DType.F32, "fp16": fbs.DType.F16, "int8": fbs.DType.I8}
 _QUANTIZATION = {QUANTIZATION_NONE: fbs.QuantizationScheme.None_,
-                 QUANTIZATION_INT8: fbs.QuantizationScheme.Int8PerRowDynamic}
+                 QUANTIZATION_INT8: fbs.QuantizationScheme.Int8PerRowDynamic,
+                 QUANTIZATION_INT8_SMOOTHED: fbs.QuantizationScheme.Int8SmoothedPerRowDynamic}
 _ACTIVATION = {"relu": fbs.Activation.Relu, "gelu": fbs.Activation.Gelu,
                "swish": fbs.Activation.Swish}
 _NORM = {"post": fbs.NormPlacement.PostNorm, "pre": fbs.NormPlacement.PreNorm}
@@ -485,10 +489,13 @@ class ModelFile:
         quantization = inv_quant.get(model.Quantization())
         if quantization is None:
             raise ModelFileError(f"unknown quantization scheme {model.Quantization()}")
-        if quantization != quantization_scheme(weight_dtype):
+        if (quantization in INT8_QUANTIZATIONS) != (weight_dtype == "int8"):
             raise ModelFileError(
                 f"quantization {quantization} does not fit weight_dtype {weight_dtype}: "
-                f"{QUANTIZATION_INT8} is required for int8 weights and allowed only for them")
+                f"{' or '.join(INT8_QUANTIZATIONS)} is required for int8 weights and allowed "
+                "only for them")
+        if quantization == QUANTIZATION_INT8_SMOOTHED and model.FormatVersion() < 5:
+            raise ModelFileError(f"quantization {quantization} needs format version 5 or later")
         source = _read_tokenizer(t, "")
         target = (_read_tokenizer(model.TargetTokenizer(), "target ")
                   if model.TargetTokenizer() is not None else None)

@@ -6,7 +6,10 @@ lists every tensor the config implies, walked from the family's tensor table
 schema/rnn_tensors.def for an RnnConfig; the runtime compiles both), with its
 shape and whether it is a matrix (stored in the file's weight dtype) or a
 vector / table (always F32). In int8 files every matrix `X` is followed by its
-per-row scales `X_scale` (F32 [out]; QuantizationScheme.Int8PerRowDynamic).
+per-row scales `X_scale` (F32 [out]; QuantizationScheme.Int8PerRowDynamic),
+and in smoothed int8 files every projection matrix that owns its bytes then
+by its smoothing vector `X_smooth` (F32 [in]; Int8SmoothedPerRowDynamic,
+format version 5).
 The converter validates against this list and the reader uses it to check a
 file; the runtime's verifier and loader read the same table.
 
@@ -35,11 +38,14 @@ WEIGHT_DTYPES = ("fp32", "fp16", "int8")
 # Model.quantization (schema QuantizationScheme), by the names of its values.
 QUANTIZATION_NONE = "None"
 QUANTIZATION_INT8 = "Int8PerRowDynamic"
+QUANTIZATION_INT8_SMOOTHED = "Int8SmoothedPerRowDynamic"
+INT8_QUANTIZATIONS = (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED)
 
 MATRIX = "matrix"  # stored in the weight dtype (F32, F16 or I8)
 VECTOR = "f32"     # biases, LayerNorm parameters, the position table, int8 scales: always F32
 
 SCALE_SUFFIX = "_scale"  # int8 files: `X_scale` holds the per-row scales of matrix `X`
+SMOOTH_SUFFIX = "_smooth"  # smoothed int8 files: `X_smooth` multiplies projection X's inputs
 
 
 def quantization_scheme(weight_dtype: str) -> str:
@@ -53,6 +59,11 @@ def quantization_scheme(weight_dtype: str) -> str:
 def scale_name(matrix_name: str) -> str:
     """Name of the F32 per-row scale tensor of an int8 matrix."""
     return matrix_name + SCALE_SUFFIX
+
+
+def smooth_name(matrix_name: str) -> str:
+    """Name of the F32 smoothing vector of a projection in a smoothed int8 file."""
+    return matrix_name + SMOOTH_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -213,6 +224,9 @@ class TensorSpec:
     shape: Tuple[int, ...]
     kind: str                         # MATRIX or VECTOR
     alias_of: Optional[str] = None    # same bytes as this tensor
+    # A matrix used as a product's weight (a LINEAR's .weight, a PROJECTION),
+    # not an embedding table: smoothed int8 files give it `X_smooth`.
+    projection: bool = False
 
 
 # Each family's tensors come from its one table, schema/<family>_tensors.def,
@@ -249,7 +263,7 @@ class TableSyntax:
 _TRANSFORMER_SYNTAX = TableSyntax(
     macro="TRANSFORMER_TENSOR",
     groups=("MODEL", "ENCODER_LAYER", "ENCODER_END", "DECODER_LAYER", "DECODER_END"),
-    kinds=("MATRIX", "TABLE", "VECTOR", "LINEAR", "NORM"),
+    kinds=("MATRIX", "PROJECTION", "TABLE", "VECTOR", "LINEAR", "NORM"),
     dims=("D", "D2", "D3", "F", "V", "S", "P", "N"),
     conditions=("ALWAYS", "IF_OUTPUT_BIAS", "IF_ENCODER_FINAL_NORM", "IF_DECODER_FINAL_NORM",
                 "ALIAS_IF_SHARED_EMBEDDINGS", "ALIAS_IF_TIED_OUTPUT"))
@@ -300,7 +314,9 @@ class Family:
     dims (`size(dim, cfg, layer)`, layer None outside layer groups), decide
     its conditions (`present`) and aliases (`owner`: the id of the table
     entry that owns the bytes, or None), and repeat its layer groups
-    (`layers(group, cfg)`: count, or None for a group that is not per layer)."""
+    (`layers(group, cfg)`: count, or None for a group that is not per layer).
+    `smoothable`: its LINEARs are projections that smoothed int8 files give a
+    smoothing vector (the runtime's walk marks them alike)."""
     name: str
     config_type: type
     table: Tuple[TableEntry, ...]
@@ -309,6 +325,7 @@ class Family:
     present: Callable[[str, object], bool]
     owner: Callable[[str, object], Optional[str]]
     layers: Callable[[str, object], Optional[int]]
+    smoothable: bool = False
 
 
 def _transformer_size(dim: str, cfg: TransformerConfig, layer: Optional[int]) -> int:
@@ -382,7 +399,7 @@ FAMILIES = {
     "transformer": Family("transformer", TransformerConfig,
                           read_tensor_table(TENSOR_TABLE, _TRANSFORMER_SYNTAX),
                           _TRANSFORMER_SYNTAX, _transformer_size, _transformer_present,
-                          _transformer_owner, _transformer_layers),
+                          _transformer_owner, _transformer_layers, smoothable=True),
     "rnn": Family("rnn", RnnConfig, read_tensor_table(RNN_TENSOR_TABLE, _RNN_SYNTAX),
                   _RNN_SYNTAX, _rnn_size, _rnn_present, _no_alias, _rnn_layers),
 }
@@ -400,46 +417,56 @@ def _add_entry(family: Family, entry: TableEntry, scope: str, layer: Optional[in
                out: "OrderedDict[str, TensorSpec]") -> None:
     name = f"{scope}.{entry.name}" if scope else entry.name
     rows, cols = family.size(entry.rows, cfg, layer), family.size(entry.cols, cfg, layer)
-    if entry.kind == "MATRIX":
+    if entry.kind in ("MATRIX", "PROJECTION"):
         owner = family.owner(entry.condition, cfg)
         alias = None
         if owner is not None:
             alias = next(e.name for e in family.table if e.id == owner)
-        out[name] = TensorSpec((rows, cols), MATRIX, alias)
+        out[name] = TensorSpec((rows, cols), MATRIX, alias, entry.kind == "PROJECTION")
     elif entry.kind == "TABLE":
         out[name] = TensorSpec((rows, cols), VECTOR)
     elif entry.kind == "VECTOR":
         out[name] = TensorSpec((rows,), VECTOR)
     elif entry.kind == "LINEAR":
-        out[f"{name}.weight"] = TensorSpec((rows, cols), MATRIX)
+        out[f"{name}.weight"] = TensorSpec((rows, cols), MATRIX, projection=family.smoothable)
         out[f"{name}.bias"] = TensorSpec((rows,), VECTOR)
     else:  # NORM
         out[f"{name}.weight"] = TensorSpec((rows,), VECTOR)
         out[f"{name}.bias"] = TensorSpec((rows,), VECTOR)
 
 
-def expected_tensors(cfg: FamilyConfig,
-                     weight_dtype: str = "fp32") -> "OrderedDict[str, TensorSpec]":
-    """Every tensor a file with this config (either family) and weight dtype
-    must hold (schema/TENSORS.md), in the family table's order (its groups in
-    file order, layer groups once per layer). Aliases carry `alias_of` and
-    own no bytes.
-    With weight_dtype "int8" each matrix is directly followed by its scales."""
+def expected_tensors(cfg: FamilyConfig, weight_dtype: str = "fp32",
+                     quantization: Optional[str] = None) -> "OrderedDict[str, TensorSpec]":
+    """Every tensor a file with this config (either family), weight dtype
+    and quantization scheme (None: the one weight_dtype implies) must hold
+    (schema/TENSORS.md), in the family table's order (its groups in file
+    order, layer groups once per layer). Aliases carry `alias_of` and own no
+    bytes.
+    With weight_dtype "int8" each matrix is directly followed by its scales,
+    and with QUANTIZATION_INT8_SMOOTHED each projection that owns its bytes
+    then by its smoothing vector."""
     if weight_dtype not in WEIGHT_DTYPES:
         raise ValueError(f"unknown weight dtype {weight_dtype!r} (known: {WEIGHT_DTYPES})")
     specs = _float_tensors(cfg)
-    return _with_scales(specs) if weight_dtype == "int8" else specs
+    if weight_dtype != "int8":
+        return specs
+    return _with_scales(specs, quantization == QUANTIZATION_INT8_SMOOTHED)
 
 
-def _with_scales(specs: "OrderedDict[str, TensorSpec]") -> "OrderedDict[str, TensorSpec]":
+def _with_scales(specs: "OrderedDict[str, TensorSpec]",
+                 smoothed: bool) -> "OrderedDict[str, TensorSpec]":
     """Insert `X_scale` [out] (F32) after every matrix X; the scales of an alias
-    alias the scales of its target (output.weight_scale -> embedding.target_scale)."""
+    alias the scales of its target (output.weight_scale -> embedding.target_scale).
+    `smoothed`: also `X_smooth` [in] (F32) after the scales of a projection
+    that is not an alias."""
     out: "OrderedDict[str, TensorSpec]" = OrderedDict()
     for name, spec in specs.items():
         out[name] = spec
         if spec.kind == MATRIX:
             target = scale_name(spec.alias_of) if spec.alias_of is not None else None
             out[scale_name(name)] = TensorSpec((spec.shape[0],), VECTOR, target)
+            if smoothed and spec.projection and spec.alias_of is None:
+                out[smooth_name(name)] = TensorSpec((spec.shape[1],), VECTOR)
     return out
 
 

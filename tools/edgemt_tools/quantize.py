@@ -13,19 +13,26 @@ float64 from the float32 operands so that which side of a .5 boundary a
 weight falls on is well defined (and reproducible in C++ with doubles). An
 all-zero row gets scale 0 and codes 0 (no division by zero).
 
+Those are the nearest codes; a calibrated conversion (int8_calibration.py)
+may round some weights the other way (gptq.py), within the same codes and
+scales, and in smoothed files the matrix stored is w / m column by column
+for its smoothing vector m (`<matrix>_smooth`, which multiplies the inputs).
+
 Activations (done at run time, by the runtime's dynamic int8 GEMM; here for
-the PyTorch reference): each row x of a projection's input is quantized on
-its own, in float32 only, to codes in [-64, 64] (A = ACTIVATION_QMAX = 64:
-the runtime's AVX2 kernel multiplies q + 64 as unsigned bytes without
-saturating; runtime/kernels/int8_gemm.h),
+the references): each row x of a projection's input (times m in smoothed
+files, one float32 product per value) is quantized on its own, in float32
+only, to codes in [-127, 127] (A = ACTIVATION_QMAX = 127, the runtime's
+kFullCodes: runtime/kernels/int8_gemm.h),
 
     amax = max|x|;  if float32(A) / amax is inf (amax 0, or below
-                    A / FLT_MAX ~ 1.9e-37) the row is 0 with scale 0, else
+                    A / FLT_MAX ~ 3.7e-37) the row is 0 with scale 0, else
     q    = clip(rint(x * (float32(A) / amax)), -A, A)
     x   ~ q * (amax / float32(A))
 
 which mirrors the runtime operation for operation, so the reference rounds
-exactly where the runtime does.
+exactly where the runtime does. (Files converted before format version 5
+were translated with codes in [-64, 64]; the runtime now uses full codes
+for every int8 file.)
 """
 
 from typing import Tuple
@@ -35,7 +42,7 @@ import numpy as np
 from .errors import UserError
 
 QMAX = 127  # largest weight code; weight codes lie in [-QMAX, QMAX]
-ACTIVATION_QMAX = 64  # largest activation code (the runtime's kNarrowCodes)
+ACTIVATION_QMAX = 127  # largest activation code (the runtime's kFullCodes)
 
 
 def quantize_rows(w: np.ndarray, name: str = "matrix") -> Tuple[np.ndarray, np.ndarray]:
@@ -92,7 +99,7 @@ def quantize_activation_rows(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 def fake_quantize_activation_rows(x: np.ndarray) -> np.ndarray:
     """Activations [..., K] -> float32 [..., K] with each row replaced by the
-    values its int8 codes stand for (q * amax / 64): the input the runtime's
+    values its int8 codes stand for (q * amax / 127): the input the runtime's
     dynamic int8 GEMM effectively multiplies."""
     q, scale = quantize_activation_rows(x)
     return q.astype(np.float32) * scale

@@ -50,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "values and quantize every projection's input per row, as the "
                         "runtime does (reference for an --dtype int8 file); compute "
                         "stays float32 (default fp32)")
+    p.add_argument("--int8-model", metavar="FILE",
+                   help="with --weights-dtype int8: take the matrices and smoothing vectors "
+                        "from this int8 .emt file (a calibrated conversion of --checkpoint) "
+                        "instead of rounding the checkpoint's")
     p.add_argument("--limit", type=int, default=0, metavar="N",
                    help="first N lines only (default 0 = all)")
     p.add_argument("--threads", type=int, default=1, metavar="N",
@@ -68,6 +72,10 @@ def run(args) -> None:
     from .textio import read_lines
     from .torch_reference import TorchReference
     inputs = [args.checkpoint, args.config, args.spm, args.input]
+    if args.int8_model is not None:
+        if args.weights_dtype != "int8":
+            raise UserError("--int8-model needs --weights-dtype int8")
+        inputs.append(args.int8_model)
     for path in inputs:
         if not os.path.isfile(path):
             raise UserError(f"file not found: {path}")
@@ -78,7 +86,8 @@ def run(args) -> None:
     if args.beam < 1:
         raise UserError("--beam must be >= 1")
     torch.set_num_threads(max(1, args.threads))
-    ref = TorchReference(args.checkpoint, args.config, args.spm, args.weights_dtype)
+    ref = TorchReference(args.checkpoint, args.config, args.spm, args.weights_dtype,
+                         int8_file=args.int8_model)
     lines = read_lines(args.input)
     if args.limit > 0:
         lines = lines[: args.limit]

@@ -35,6 +35,12 @@ require grad, a condition under which PyTorch always declines the fast paths
 fake-quantization per projection matrix of schema/TENSORS.md: 4 per encoder
 layer (qkv, out, ffn.in, ffn.out), 7 per decoder layer (qkv, out, cross q,
 cross kv, cross out, ffn.in, ffn.out) and 1 for the generator.
+
+A calibrated int8 file (Int8SmoothedPerRowDynamic, int8_calibration.py) is
+not a function of the checkpoint alone: give it as `int8_file`. Its matrices
+are then read from the file (codes · scale), and a projection with a
+smoothing vector m multiplies its input by m (float32) before the
+fake-quantization, as the runtime does.
 """
 
 import contextlib
@@ -50,7 +56,8 @@ from . import search
 from .model_spec import WEIGHT_DTYPES
 from .positions import TABLES
 from .quantize import dequantize_rows, fake_quantize_activation_rows, quantize_rows
-from .sources.torch import is_matrix_key, read_config, transformer_config
+from .sources.torch import (is_matrix_key, read_config, torch_key_map,
+                            transformer_config)
 
 
 def fake_quantize_input(x: torch.Tensor) -> torch.Tensor:
@@ -107,6 +114,38 @@ def _stored_matrix(name: str, tensor: torch.Tensor, weights_dtype: str) -> torch
     return tensor
 
 
+def _file_matrices(path: str, cfg, fold: bool) -> "tuple":
+    """(torch key -> float32 tensor of the stored values, torch key -> [(first
+    row, multiplier)]) for every matrix of int8 file `path`. `fold`: the
+    smoothing vectors multiplied into the matrices' columns instead (the
+    weights they stand for, for a model without activation quantization),
+    and no multipliers."""
+    from .model_file import read_model
+    from .model_spec import smooth_name
+    model = read_model(path)
+    if model.header.weight_dtype != "int8":
+        raise ValueError(f"{path} is not an int8 model file")
+
+    def stored(name: str) -> np.ndarray:
+        values = dequantize_rows(model.array(name), model.array(name + "_scale"))
+        if fold and smooth_name(name) in model.entries:
+            values = (values * np.asarray(model.array(smooth_name(name)))[None, :]).astype(np.float32)
+        return values
+    matrices, multipliers = {}, {}
+    keymap = torch_key_map(cfg)
+    for key, parts in keymap.items():
+        if not is_matrix_key(cfg, key):
+            continue
+        matrices[key] = torch.from_numpy(np.concatenate([stored(name) for name, _, _ in parts]))
+        for name, first, _ in parts:
+            if smooth_name(name) in model.entries and not fold:
+                multipliers.setdefault(key, []).append((first, np.array(model.array(smooth_name(name)))))
+    matrices["generator.weight"] = torch.from_numpy(stored("output.weight"))
+    if smooth_name("output.weight") in model.entries and not fold:
+        multipliers["generator.weight"] = [(0, np.array(model.array(smooth_name("output.weight"))))]
+    return matrices, multipliers
+
+
 class Seq2SeqTransformer(nn.Module):
     """The README's wrapper: `embed`, `transformer`, `generator` (state_dict names)."""
 
@@ -157,27 +196,56 @@ class Seq2SeqTransformer(nn.Module):
         return self.generator(h[:, -1])
 
 
+def _smoothed_projection(model: nn.Module, multipliers) -> Projection:
+    """dynamic_int8_projection with each smoothed projection's input first
+    multiplied by its vector; projections are told apart by where their
+    weight starts in memory (a row slice of in_proj_weight for cross q/kv)."""
+    params = dict(model.named_parameters())
+    by_address = {}
+    for key, parts in multipliers.items():
+        weight = params[key]
+        for first, m in parts:
+            address = weight.data_ptr() + first * weight.shape[1] * weight.element_size()
+            by_address[address] = torch.from_numpy(m)
+
+    def projection(linear, input, weight, bias=None):  # pylint: disable=redefined-builtin
+        m = by_address.get(weight.data_ptr())
+        x = input if m is None else input.detach() * m
+        return linear(fake_quantize_input(x), weight, bias)
+    return projection
+
+
 class TorchReference:
     """Load checkpoint + config (+ SentencePiece) and translate one sentence at a time."""
 
     def __init__(self, checkpoint: str, config_path: str, spm_path: Optional[str] = None,
-                 weights_dtype: str = "fp32", quantize_activations: bool = True):
+                 weights_dtype: str = "fp32", quantize_activations: bool = True,
+                 int8_file: Optional[str] = None):
         """weights_dtype: "fp32", "fp16" or "int8" (see the module docstring).
         quantize_activations=False keeps only the int8 weight rounding (the
         dequantized-weights-only model, to tell the two error sources apart);
-        it has no effect for fp32/fp16."""
+        it has no effect for fp32/fp16. int8_file: the int8 .emt file whose
+        matrices and smoothing vectors to use (a calibrated conversion)."""
         if weights_dtype not in WEIGHT_DTYPES:
             raise ValueError(f"weights_dtype must be one of {', '.join(WEIGHT_DTYPES)}, "
                              f"got {weights_dtype}")
         self.weights_dtype = weights_dtype
         self.config = read_config(config_path)
         state = torch.load(checkpoint, map_location="cpu", weights_only=True)
-        if weights_dtype != "fp32":
-            cfg = transformer_config(self.config, tied_output=True)
+        cfg = transformer_config(self.config, tied_output=True)
+        multipliers = {}
+        if int8_file is not None:
+            if weights_dtype != "int8":
+                raise ValueError("int8_file needs weights_dtype int8")
+            matrices, multipliers = _file_matrices(int8_file, cfg, fold=not quantize_activations)
+            state = {k: (matrices[k] if k in matrices else v) for k, v in state.items()}
+        elif weights_dtype != "fp32":
             state = {k: (_stored_matrix(k, v, weights_dtype) if is_matrix_key(cfg, k) else v)
                      for k, v in state.items()}
         self.model = Seq2SeqTransformer(self.config)
         self.model.load_state_dict(state, strict=True)
+        if multipliers:
+            self.model.projection = _smoothed_projection(self.model, multipliers)
         self.model.eval()
         self.model.quantize_activations = weights_dtype == "int8" and quantize_activations
         if self.model.quantize_activations:

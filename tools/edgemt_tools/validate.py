@@ -30,10 +30,11 @@ import numpy as np
 
 from . import limits
 from .errors import UserError
-from .model_spec import (ACTIVATIONS, MATRIX, NORM_PLACEMENTS, RNN_CELLS, RNN_DECODER_INPUTS,
-                         RNN_OUTPUTS, RNN_QUERIES, RNN_SCORES, SCALE_SUFFIX, SEARCH_RULES,
+from .model_spec import (ACTIVATIONS, INT8_QUANTIZATIONS, MATRIX, NORM_PLACEMENTS,
+                         QUANTIZATION_INT8_SMOOTHED, RNN_CELLS, RNN_DECODER_INPUTS, RNN_OUTPUTS,
+                         RNN_QUERIES, RNN_SCORES, SCALE_SUFFIX, SEARCH_RULES, SMOOTH_SUFFIX,
                          WEIGHT_DTYPES, Decoding, ModelHeader, RnnConfig, TransformerConfig,
-                         expected_tensors, resolve_alias)
+                         expected_tensors, family_of, resolve_alias)
 
 _MATRIX_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16),
                   "int8": np.dtype(np.int8)}
@@ -227,6 +228,11 @@ def validate_values(name: str, array: np.ndarray) -> None:
             if negative.size:
                 raise UserError(f"tensor {name}: int8 row scale {array.reshape(-1)[negative[0]]} "
                                 f"at {_where(array, int(negative[0]))} is negative")
+        if name.endswith(SMOOTH_SUFFIX):
+            bad = np.flatnonzero(~(array > 0))
+            if bad.size:
+                raise UserError(f"tensor {name}: smoothing value {array.reshape(-1)[bad[0]]} "
+                                f"at {_where(array, int(bad[0]))} is not > 0")
     elif array.dtype == np.int8:
         low = np.flatnonzero(array == -128)
         if low.size:
@@ -238,7 +244,12 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
                      aliases: Optional[Mapping[str, str]] = None) -> None:
     """The tensor table against the config: names, shapes, dtypes, aliases, values."""
     aliases = dict(aliases or {})
-    specs = expected_tensors(header.config, header.weight_dtype)
+    if header.weight_dtype == "int8" and header.quantization not in (None,) + INT8_QUANTIZATIONS:
+        raise UserError(f"quantization {header.quantization!r} is not an int8 scheme "
+                        f"({', '.join(INT8_QUANTIZATIONS)})")
+    if header.quantization == QUANTIZATION_INT8_SMOOTHED and not family_of(header.config).smoothable:
+        raise UserError(f"{QUANTIZATION_INT8_SMOOTHED} is defined for the Transformer family only")
+    specs = expected_tensors(header.config, header.weight_dtype, header.quantization)
     present = set(tensors) | set(aliases)
     missing = [name for name in specs if name not in present]
     extra = sorted(present - set(specs))

@@ -4,43 +4,60 @@ edgemt model file, in the storage type asked for.
 It owns what no source should repeat: the tensor list a config of either
 family implies (model_spec.expected_tensors, dispatching on the config's
 type), aliases (tied and shared matrices are stored once), fp16 narrowing
-(refused beyond the fp16 range) and int8 per-row quantization (quantize.py); model_file.write_model then validates everything
-and writes the file atomically.
+(refused beyond the fp16 range) and int8 per-row quantization (quantize.py,
+or the codes and smoothing vectors of an int8 calibration plan:
+int8_calibration.py); model_file.write_model then validates everything and
+writes the file atomically.
 """
 
 from collections import OrderedDict
-from typing import Dict, Mapping, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
 from .errors import UserError
-from .model_spec import (MATRIX, WEIGHT_DTYPES, FamilyConfig, ModelHeader, ModelSpec,
-                         expected_tensors, scale_name)
+from .int8_calibration import Int8Plan
+from .model_spec import (MATRIX, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES, FamilyConfig,
+                         ModelHeader, ModelSpec, expected_tensors, scale_name,
+                         smooth_name)
 from .quantize import quantize_rows
 
 
-def _stored(name: str, array: np.ndarray, kind: str,
-            dtype: str) -> "OrderedDict[str, np.ndarray]":
+def _stored(name: str, array: np.ndarray, kind: str, dtype: str,
+            plan: Optional[Int8Plan]) -> "OrderedDict[str, np.ndarray]":
     """The arrays stored for tensor `name`, in file order: the tensor itself in
-    its storage type and, for an int8 matrix, its per-row scales after it."""
+    its storage type and, for an int8 matrix, its per-row scales after it
+    (then its smoothing vector, when the plan has one for it)."""
     if kind != MATRIX or dtype == "fp32":
         return OrderedDict([(name, np.ascontiguousarray(array, dtype=np.float32))])
     if dtype == "int8":
-        codes, scale = quantize_rows(array, name)
-        return OrderedDict([(name, np.ascontiguousarray(codes)), (scale_name(name), scale)])
+        if plan is not None and name in plan.codes:
+            codes, scale = plan.codes[name]
+        else:
+            codes, scale = quantize_rows(array, name)
+        out = OrderedDict([(name, np.ascontiguousarray(codes)), (scale_name(name), scale)])
+        if plan is not None and name in plan.multipliers:
+            out[smooth_name(name)] = np.ascontiguousarray(plan.multipliers[name], dtype=np.float32)
+        return out
     if np.abs(array).max(initial=0.0) > np.finfo(np.float16).max:
         raise UserError(f"tensor {name} has values beyond the fp16 range; use --dtype fp32")
     return OrderedDict([(name, np.ascontiguousarray(array.astype(np.float16)))])
 
 
-def pack_tensors(config: FamilyConfig, weights: Mapping[str, np.ndarray],
-                 dtype: str) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
+def pack_tensors(config: FamilyConfig, weights: Mapping[str, np.ndarray], dtype: str,
+                 plan: Optional[Int8Plan] = None
+                 ) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
     """(tensors in file order and storage type, aliases name -> owner) for
     float32 `weights` named as `expected_tensors(config, "fp32")` lists them
-    (aliases left out). Raises UserError for a missing or unexpected weight."""
+    (aliases left out); an int8 `plan` gives calibrated codes and the
+    smoothing vectors of a smoothed file. Raises UserError for a missing or
+    unexpected weight."""
     if dtype not in WEIGHT_DTYPES:
         raise UserError(f"unknown weight dtype {dtype!r} (known: {', '.join(WEIGHT_DTYPES)})")
-    specs = expected_tensors(config, dtype)
+    if plan is not None and dtype != "int8":
+        raise ValueError("an int8 calibration plan needs dtype int8")
+    specs = expected_tensors(config, dtype,
+                             QUANTIZATION_INT8_SMOOTHED if plan is not None else None)
     wanted = [name for name, spec in expected_tensors(config, "fp32").items()
               if spec.alias_of is None]
     missing = [name for name in wanted if name not in weights]
@@ -55,18 +72,23 @@ def pack_tensors(config: FamilyConfig, weights: Mapping[str, np.ndarray],
             aliases[name] = spec.alias_of if spec.alias_of in tensors else aliases[spec.alias_of]
             continue
         if name in tensors:
-            continue  # an int8 scale, stored together with its matrix
-        tensors.update(_stored(name, weights[name], spec.kind, dtype))
+            continue  # an int8 scale or smoothing vector, stored with its matrix
+        tensors.update(_stored(name, weights[name], spec.kind, dtype, plan))
+        if plan is not None and spec.projection and smooth_name(name) not in tensors:
+            # a projection the calibration did not reach: no smoothing
+            tensors[smooth_name(name)] = np.ones(spec.shape[1], np.float32)
     return tensors, aliases
 
 
-def pack(spec: ModelSpec, dtype: str):
-    """(ModelHeader, tensors, aliases) of `spec` stored as `dtype`."""
-    tensors, aliases = pack_tensors(spec.config, spec.weights, dtype)
+def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None):
+    """(ModelHeader, tensors, aliases) of `spec` stored as `dtype` (int8:
+    with a calibration `plan`, a smoothed file)."""
+    tensors, aliases = pack_tensors(spec.config, spec.weights, dtype, plan)
     header = ModelHeader(
         config=spec.config, special_tokens=spec.special_tokens,
         source_language=spec.source_language, target_language=spec.target_language,
         weight_dtype=dtype, tokenizer_model=spec.tokenizer_model,
+        quantization=QUANTIZATION_INT8_SMOOTHED if plan is not None else None,
         append_eos_to_source=spec.append_eos_to_source, provenance=spec.provenance,
         source_pieces=spec.source_pieces, source_unk_id=spec.source_unk_id,
         source_eos_id=spec.source_eos_id, target_tokenizer=spec.target_tokenizer,

@@ -28,18 +28,26 @@ struct FamilyConfig;  // runtime/models/families.h
 
 // The model file format version this runtime writes in its tests and reads,
 // and the oldest it still reads (schema/edgemt.fbs lists what changed).
-inline constexpr uint32_t kFormatVersion = 4;
+inline constexpr uint32_t kFormatVersion = 5;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 // How an I8 file's matrices are read (schema/edgemt.fbs): kInt8PerRowDynamic
 // is symmetric int8 per output row with `<matrix>_scale` tensors, activations
-// quantized per row at run time. kNone for F32 and F16 files.
-enum class QuantizationScheme : uint8_t { kNone = 0, kInt8PerRowDynamic = 1 };
+// quantized per row at run time; kInt8SmoothedPerRowDynamic (format version
+// 5) adds a smoothing vector `<matrix>_smooth` per projection matrix, which
+// multiplies each input row before it is quantized. kNone for F32 and F16
+// files.
+enum class QuantizationScheme : uint8_t {
+  kNone = 0,
+  kInt8PerRowDynamic = 1,
+  kInt8SmoothedPerRowDynamic = 2,
+};
 
 const char* dtype_name(DType dtype);            // "f32", "f16", "i8"
 size_t dtype_size(DType dtype);                 // bytes per element
-const char* quantization_scheme_name(QuantizationScheme scheme);  // "none", "int8-per-row-dynamic"
+// "none", "int8-per-row-dynamic", "int8-smoothed-per-row-dynamic"
+const char* quantization_scheme_name(QuantizationScheme scheme);
 
 struct SpecialTokens {
   int32_t pad = 0;
@@ -178,7 +186,7 @@ class Model {
   void describe_config(char* out, size_t size) const;
   const SpecialTokens& special_tokens() const;
   DType weight_dtype() const;  // storage type of matrices and embeddings
-  QuantizationScheme quantization() const;  // kInt8PerRowDynamic exactly for I8 files
+  QuantizationScheme quantization() const;  // an int8 scheme exactly for I8 files
   const char* source_language() const;
   const char* target_language() const;
   const Provenance& provenance() const;

@@ -77,8 +77,10 @@ constexpr size_t kMaxBlocks[4] = {4, 4, 4, 4};  // 16 accumulators at most
 
 }  // namespace
 
+// quantize_rows' bits, 16 values at a time; the value quantized is x, or
+// x · multiplier when there is one (one float32 product, as quantize_rows).
 void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride,
-                          int32_t limit, int8_t* xq, float* scale) {
+                          int32_t limit, const float* multiplier, int8_t* xq, float* scale) {
   const size_t stride = padded_depth(depth);
   const size_t full = depth / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (depth - full)) - 1u);
@@ -86,17 +88,24 @@ void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_st
   for (size_t m = 0; m < rows; ++m) {
     const float* row = x + m * x_stride;
     int8_t* q = xq + m * stride;
+    auto load = [&](size_t k) {
+      const __m512 v = _mm512_loadu_ps(row + k);
+      return multiplier != nullptr ? _mm512_mul_ps(v, _mm512_loadu_ps(multiplier + k)) : v;
+    };
+    auto load_tail = [&](size_t k) {
+      const __m512 v = _mm512_maskz_loadu_ps(tail, row + k);
+      return multiplier != nullptr ? _mm512_mul_ps(v, _mm512_maskz_loadu_ps(tail, multiplier + k)) : v;
+    };
     // max|x| on the bit patterns, as the portable loop (inf/NaN largest).
     __m512i max_bits = _mm512_setzero_si512();
     for (size_t k = 0; k < full; k += 16) {
-      max_bits = _mm512_max_epu32(max_bits, _mm512_and_si512(_mm512_loadu_si512(row + k), magnitude));
+      max_bits = _mm512_max_epu32(max_bits, _mm512_and_si512(_mm512_castps_si512(load(k)), magnitude));
     }
-    max_bits = _mm512_max_epu32(
-        max_bits, _mm512_and_si512(_mm512_maskz_loadu_epi32(tail, row + full), magnitude));
+    max_bits = _mm512_max_epu32(max_bits, _mm512_and_si512(_mm512_castps_si512(load_tail(full)), magnitude));
     const uint32_t bits = _mm512_reduce_max_epu32(max_bits);
     float inverse_value;
     if (!regular_row_scale(bits, limit, scale + m, &inverse_value)) {
-      quantize_rows(row, 1, depth, depth, limit, q, scale + m);
+      quantize_rows(row, 1, depth, depth, limit, multiplier, q, scale + m);
       continue;
     }
     const __m512 inverse = _mm512_set1_ps(inverse_value);
@@ -109,10 +118,10 @@ void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_st
     };
     size_t k = 0;
     for (; k < full; k += 16) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k), convert(_mm512_loadu_ps(row + k)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k), convert(load(k)));
     }
     if (k < depth) {
-      const __m128i last = convert(_mm512_maskz_loadu_ps(tail, row + k));
+      const __m128i last = convert(load_tail(k));
       _mm_mask_storeu_epi8(q + k, tail, last);
     }
     for (size_t p = depth; p < stride; ++p) q[p] = 0;

@@ -7,7 +7,7 @@ namespace {
 
 // The columns of schema/transformer_tensors.def (their meaning is there).
 enum class Group : uint8_t { MODEL, ENCODER_LAYER, ENCODER_END, DECODER_LAYER, DECODER_END };
-enum class Kind : uint8_t { MATRIX, TABLE, VECTOR, LINEAR, NORM };
+enum class Kind : uint8_t { MATRIX, PROJECTION, TABLE, VECTOR, LINEAR, NORM };
 enum class Dim : uint8_t { D, D2, D3, F, V, S, P, N };
 enum class Condition : uint8_t {
   ALWAYS,
@@ -94,9 +94,10 @@ class Emitter {
     char name[kMaxTensorNameLength];
     join(name, scope, e.name, "");
     switch (e.kind) {
-      case Kind::MATRIX: {
+      case Kind::MATRIX:
+      case Kind::PROJECTION: {
         const Entry* owner = owner_of(e.condition, c);
-        matrix(name, rows, cols, owner != nullptr ? owner->name : nullptr);
+        matrix(name, rows, cols, owner != nullptr ? owner->name : nullptr, e.kind == Kind::PROJECTION);
         return;
       }
       case Kind::TABLE: emit(name, TensorRole::kVector, DType::kF32, 2, rows, cols, nullptr); return;
@@ -104,7 +105,7 @@ class Emitter {
       case Kind::LINEAR: {
         char part[kMaxTensorNameLength];
         join(part, name, "weight", "");
-        matrix(part, rows, cols, nullptr);
+        matrix(part, rows, cols, nullptr, true);
         join(part, name, "bias", "");
         emit(part, TensorRole::kVector, DType::kF32, 1, rows, 0, nullptr);
         return;
@@ -132,8 +133,10 @@ class Emitter {
 
   // A matrix in the weight dtype; in an I8 file followed by `<name>_scale`
   // [rows] F32, which aliases the owner's scales when the matrix is an alias.
-  void matrix(const char* name, uint32_t rows, uint32_t cols, const char* owner) {
-    emit(name, TensorRole::kMatrix, weight_dtype_, 2, rows, cols, owner);
+  // (A projection's smoothing vector in smoothed files is the verifier's:
+  // ExpectedTensor::projection.)
+  void matrix(const char* name, uint32_t rows, uint32_t cols, const char* owner, bool projection) {
+    emit(name, TensorRole::kMatrix, weight_dtype_, 2, rows, cols, owner, projection);
     if (weight_dtype_ != DType::kI8) return;
     char scale[kMaxTensorNameLength];
     char owner_scale[kMaxTensorNameLength];
@@ -143,9 +146,10 @@ class Emitter {
   }
 
   void emit(const char* name, TensorRole role, DType dtype, uint32_t rank, uint32_t dim0,
-            uint32_t dim1, const char* alias_of) {
+            uint32_t dim1, const char* alias_of, bool projection = false) {
     if (stopped_) return;
     ExpectedTensor tensor;
+    tensor.projection = projection;
     format_tensor_name(tensor.name, sizeof(tensor.name), "%s", name);
     tensor.role = role;
     tensor.dtype = dtype;

@@ -105,14 +105,14 @@ TEST_CASE("format/model_verifier: wrong identifier") {
                "not an edgemt model file: identifier is 'garb'");
 }
 
-TEST_CASE("format/model_verifier: unsupported versions 0 and 5 and up") {
-  for (uint32_t version : {0u, 5u, 100u}) {
+TEST_CASE("format/model_verifier: unsupported versions 0 and 6 and up") {
+  for (uint32_t version : {0u, 6u, 100u}) {
     CAPTURE(version);
     ModelBuilder builder;
     builder.format_version = version;
     CHECK_STATUS(verify(builder), StatusCode::kUnsupportedVersion,
                  "model format version " + std::to_string(version) +
-                     " is not supported (this runtime reads versions 1 to 4)");
+                     " is not supported (this runtime reads versions 1 to 5)");
   }
 }
 
@@ -446,6 +446,70 @@ TEST_CASE("format/model_verifier: int8 files (Int8PerRowDynamic) and their row s
   alias->values = untied_scale.values("embedding.target_scale");
   CHECK_STATUS(verify(untied_scale), StatusCode::kInvalidModel,
                "tensor 'output.weight_scale' must share its bytes with 'embedding.target_scale'");
+}
+
+// A smoothed int8 builder file (Int8SmoothedPerRowDynamic, format version 5).
+ModelBuilder smoothed_builder(const TransformerConfig& config = testing::tiny_config()) {
+  ModelBuilder builder(config, DType::kI8);
+  builder.smoothed = true;
+  builder.regenerate_tensors();
+  return builder;
+}
+
+TEST_CASE("format/model_verifier: smoothed int8 files: a smoothing vector per projection, > 0") {
+  ModelBuilder good = smoothed_builder();
+  VerifiedModel model;
+  const std::vector<uint8_t> bytes = good.build();
+  REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
+  CHECK(model.quantization == QuantizationScheme::kInt8SmoothedPerRowDynamic);
+  // Every LINEAR's weight and an untied output projection have one; the
+  // embedding tables (and a tied output, an alias) none.
+  CHECK(good.find("encoder.layers.0.self_attn.qkv.weight_smooth") != nullptr);
+  CHECK(good.find("decoder.layers.0.cross_attn.kv.weight_smooth") != nullptr);
+  CHECK(good.find("embedding.source_smooth") == nullptr);
+  TransformerConfig untied = testing::tiny_config();
+  untied.tied_output = false;
+  CHECK(smoothed_builder(untied).find("output.weight_smooth") != nullptr);
+  TransformerConfig tied = testing::tiny_config();
+  tied.tied_output = true;
+  CHECK(smoothed_builder(tied).find("output.weight_smooth") == nullptr);
+
+  ModelBuilder missing = smoothed_builder();
+  REQUIRE(missing.remove_tensor("decoder.layers.0.ffn.out.weight_smooth"));
+  CHECK_STATUS(verify(missing), StatusCode::kInvalidModel,
+               "model has no tensor 'decoder.layers.0.ffn.out.weight_smooth'");
+  ModelBuilder wrong_shape = smoothed_builder();
+  REQUIRE(wrong_shape.reshape("decoder.layers.0.ffn.out.weight_smooth", {8}));
+  CHECK_STATUS(verify(wrong_shape), StatusCode::kInvalidModel,
+               "tensor 'decoder.layers.0.ffn.out.weight_smooth' has shape [8], config implies [16]");
+  ModelBuilder on_embedding = smoothed_builder();
+  on_embedding.add_tensor("embedding.source_smooth", {8}, DType::kF32);
+  CHECK_STATUS(verify(on_embedding), StatusCode::kInvalidModel,
+               "unexpected tensor 'embedding.source_smooth'");
+  for (float bad : {0.0f, -0.5f, NAN, INFINITY}) {
+    ModelBuilder value = smoothed_builder();
+    value.find("encoder.layers.0.ffn.in.weight_smooth")->values[2] = bad;
+    CAPTURE(bad);
+    CHECK_STATUS(verify(value), StatusCode::kInvalidModel,
+                 "tensor 'encoder.layers.0.ffn.in.weight_smooth' holds");
+    CHECK_STATUS(verify(value), StatusCode::kInvalidModel,
+                 std::isfinite(bad) ? "at [2]: int8 smoothing vectors must be > 0"
+                                    : "at [2]: weights must be finite");
+  }
+  // The vectors make no sense without the scheme, nor the scheme before
+  // version 5 or outside int8.
+  ModelBuilder unsmoothed_scheme = smoothed_builder();
+  unsmoothed_scheme.raw_quantization = 1;
+  CHECK_STATUS(verify(unsmoothed_scheme), StatusCode::kInvalidModel,
+               "unexpected tensor 'decoder.layers.0.cross_attn.kv.weight_smooth'");
+  ModelBuilder version4 = smoothed_builder();
+  version4.format_version = 4;
+  CHECK_STATUS(verify(version4), StatusCode::kInvalidModel,
+               "quantization scheme int8-smoothed-per-row-dynamic needs format version 5 or later");
+  ModelBuilder f32;
+  f32.raw_quantization = 2;
+  CHECK_STATUS(verify(f32), StatusCode::kInvalidModel,
+               "quantization scheme int8-smoothed-per-row-dynamic does not fit weight dtype f32");
 }
 
 TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {

@@ -152,7 +152,7 @@ TEST_CASE("kernels/int8: quantize_rows matches the reference on random rows of a
     const testing::QuantizedRows want = testing::reference_quantize_rows(x, rows, depth, limit);
     std::vector<int8_t> q(rows * padded_depth(depth), 99);
     std::vector<float> scale(rows, -1.0f);
-    quantize_rows(x.data(), rows, depth, depth, limit, q.data(), scale.data());
+    quantize_rows(x.data(), rows, depth, depth, limit, nullptr, q.data(), scale.data());
     CAPTURE(limit);
     CAPTURE(depth);
     int32_t largest = 0;
@@ -180,13 +180,13 @@ TEST_CASE("kernels/int8: quantize_rows maps max|x| to +-127, rounds ties to even
   const std::vector<float> x = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, -3.5f};
   std::vector<int8_t> q(8, 99);
   float scale = 0;
-  quantize_rows(x.data(), 1, x.size(), x.size(), kFullCodes, q.data(), &scale);
+  quantize_rows(x.data(), 1, x.size(), x.size(), kFullCodes, nullptr, q.data(), &scale);
   CHECK(scale == 1.0f);
   CHECK(q == std::vector<int8_t>{127, 0, 2, 2, 0, -2, -4, 0});
   // The negative extreme maps to -127, never -128.
   const std::vector<float> y = {-3.0f, 1.5f, 0.75f};
   std::vector<int8_t> r(4, 99);
-  quantize_rows(y.data(), 1, 3, 3, kFullCodes, r.data(), &scale);
+  quantize_rows(y.data(), 1, 3, 3, kFullCodes, nullptr, r.data(), &scale);
   CHECK(scale == 3.0f / 127.0f);
   CHECK(r[0] == -127);
   CHECK(r[1] == 64);   // 1.5 · 127/3 = 63.5: tie, to even
@@ -199,12 +199,12 @@ TEST_CASE("kernels/int8: quantize_rows with narrow codes maps max|x| to +-64, ro
   const std::vector<float> x = {-64.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 63.5f};
   std::vector<int8_t> q(8, 99);
   float scale = 0;
-  quantize_rows(x.data(), 1, x.size(), x.size(), kNarrowCodes, q.data(), &scale);
+  quantize_rows(x.data(), 1, x.size(), x.size(), kNarrowCodes, nullptr, q.data(), &scale);
   CHECK(scale == 1.0f);
   CHECK(q == std::vector<int8_t>{-64, 0, 2, 2, 0, -2, 64, 0});
   const std::vector<float> y = {3.0f, -1.5f, 0.75f, 0.1171875f};
   std::vector<int8_t> r(4, 99);
-  quantize_rows(y.data(), 1, 4, 4, kNarrowCodes, r.data(), &scale);
+  quantize_rows(y.data(), 1, 4, 4, kNarrowCodes, nullptr, r.data(), &scale);
   CHECK(scale == 3.0f / 64.0f);
   CHECK(r == std::vector<int8_t>{64, -32, 16, 2});  // 0.1171875 · 64/3 = 2.5: tie, to even
 }
@@ -213,7 +213,7 @@ TEST_CASE("kernels/int8: quantize_rows - all-zero row gets scale 0, a non-finite
   const std::vector<float> x = {0.0f, -0.0f, 0.0f,  1.0f, INFINITY, 2.0f,  NAN, 1.0f, 0.0f,  4.0f, 2.0f, -1.0f};
   std::vector<int8_t> q(16, 99);
   std::vector<float> scale(4, -1.0f);
-  quantize_rows(x.data(), 4, 3, 3, kFullCodes, q.data(), scale.data());
+  quantize_rows(x.data(), 4, 3, 3, kFullCodes, nullptr, q.data(), scale.data());
   CHECK(scale[0] == 0.0f);
   CHECK(std::isnan(scale[1]));
   CHECK(std::isnan(scale[2]));
@@ -231,7 +231,7 @@ TEST_CASE("kernels/int8: quantize_rows - a row too small for 127 / max|x| is a z
                                 0.0f, 4e-37f, -1e-37f};
   std::vector<int8_t> q(16, 99);
   std::vector<float> scale(4, -1.0f);
-  quantize_rows(x.data(), 4, 3, 3, kFullCodes, q.data(), scale.data());
+  quantize_rows(x.data(), 4, 3, 3, kFullCodes, nullptr, q.data(), scale.data());
   CHECK(scale[0] == 0.0f);  // subnormal
   CHECK(scale[1] == 0.0f);  // the smallest subnormal
   CHECK(scale[2] == 0.0f);  // normal, still below 127 / FLT_MAX
@@ -246,7 +246,7 @@ TEST_CASE("kernels/int8: quantize_rows reads rows with a stride wider than the d
   const std::vector<float> x = {1.0f, -2.0f, 555.0f,  4.0f, 2.0f, 555.0f};
   std::vector<int8_t> q(8, 99);
   std::vector<float> scale(2);
-  quantize_rows(x.data(), 2, 2, 3, kFullCodes, q.data(), scale.data());
+  quantize_rows(x.data(), 2, 2, 3, kFullCodes, nullptr, q.data(), scale.data());
   CHECK(scale[0] == 2.0f / 127.0f);
   CHECK(scale[1] == 4.0f / 127.0f);
   CHECK(q == std::vector<int8_t>{64, -127, 0, 0, 127, 64, 0, 0});
@@ -275,12 +275,12 @@ TEST_CASE("kernels/int8: every variant's activation quantizer gives quantize_row
       }
       std::vector<int8_t> want(rows * padded_depth(depth), 99);
       std::vector<float> want_scale(rows, -1.0f);
-      quantize_rows(x.data(), rows, depth, x_stride, limit, want.data(), want_scale.data());
+      quantize_rows(x.data(), rows, depth, x_stride, limit, nullptr, want.data(), want_scale.data());
       CHECK(want_scale[5] < 1.0f);  // normal(0, 3) values, not the gap's
       for (size_t i = 0; i < count; ++i) {
         std::vector<int8_t> q(want.size(), 99);
         std::vector<float> scale(rows, -1.0f);
-        kernels[i].quantize(x.data(), rows, depth, x_stride, limit, q.data(), scale.data());
+        kernels[i].quantize(x.data(), rows, depth, x_stride, limit, nullptr, q.data(), scale.data());
         CAPTURE(std::string(kernels[i].name));
         CAPTURE(limit);
         CAPTURE(depth);
@@ -290,6 +290,49 @@ TEST_CASE("kernels/int8: every variant's activation quantizer gives quantize_row
       }
     }
   }
+  }
+}
+
+TEST_CASE("kernels/int8: an input multiplier quantizes x·m, with the same bits in every variant") {
+  // The smoothing vector of a smoothed int8 file (schema/TENSORS.md): each
+  // variant must quantize the float32 products x[m, k]·multiplier[k], which
+  // the naive reference (written from the definition) gets from x·m made
+  // first; and the special rows (zero, NaN, inf, tiny) stay special.
+  Random rng(16);
+  GemmVariant kernels[8];
+  const size_t count = available_gemm_kernels(kernels, 8);
+  for (size_t depth : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{40}, size_t{257}, size_t{1024}}) {
+    const size_t rows = 6;
+    std::vector<float> x(rows * depth), multiplier(depth), product(rows * depth);
+    for (float& v : x) v = rng.normal(0.0f, 2.0f);
+    for (size_t k = 0; k < depth; ++k) multiplier[k] = std::exp(rng.normal(0.0f, 1.5f));  // 1/20..20
+    x[depth / 3] = 40.0f;                            // row 0: an outlier channel
+    for (size_t k = 0; k < depth; ++k) x[depth + k] = 0.0f;  // row 1: all zero
+    x[2 * depth + depth / 2] = NAN;                  // row 2: NaN
+    for (size_t k = 0; k < depth; ++k) x[3 * depth + k] *= 1e-39f;  // row 3: tiny
+    for (size_t m = 0; m < rows; ++m) {
+      for (size_t k = 0; k < depth; ++k) product[m * depth + k] = x[m * depth + k] * multiplier[k];
+    }
+    for (int32_t limit : {kFullCodes, kNarrowCodes}) {
+      const testing::QuantizedRows want = testing::reference_quantize_rows(product, rows, depth, limit);
+      for (size_t i = 0; i < count; ++i) {
+        std::vector<int8_t> q(want.q.size(), 99);
+        std::vector<float> scale(rows, -1.0f);
+        kernels[i].quantize(x.data(), rows, depth, depth, limit, multiplier.data(), q.data(), scale.data());
+        CAPTURE(std::string(kernels[i].name));
+        CAPTURE(depth);
+        CAPTURE(limit);
+        for (size_t m = 0; m < rows; ++m) {
+          if (m == 2) {
+            CHECK(std::isnan(scale[m]));
+            continue;
+          }
+          CHECK(scale[m] == want.scale[m]);
+          CHECK(std::equal(q.begin() + m * padded_depth(depth), q.begin() + (m + 1) * padded_depth(depth),
+                           want.q.begin() + m * padded_depth(depth)));
+        }
+      }
+    }
   }
 }
 
@@ -350,7 +393,7 @@ TEST_CASE("kernels/int8: the int8 product stays within the quantization error of
   for (int32_t limit : {kFullCodes, kNarrowCodes}) {
   std::vector<int8_t> xq(rows * padded_depth(depth));
   std::vector<float> x_scale(rows);
-  quantize_rows(x.data(), rows, depth, depth, limit, xq.data(), x_scale.data());
+  quantize_rows(x.data(), rows, depth, depth, limit, nullptr, xq.data(), x_scale.data());
   std::vector<float> y(rows * columns);
   GemmArgs args{xq.data(), padded_depth(depth), x_scale.data(), rows, &p, y.data(), columns, false,
                 limit};

@@ -133,6 +133,52 @@ TEST_CASE("layers/int8_linear: bad matrices and missing scratch are errors, not 
   CHECK(wrapped.run(nullptr, 0, y.data(), nullptr).is_ok());
 }
 
+TEST_CASE("layers/int8_linear: an input multiplier quantizes x·m (smoothed int8 files)") {
+  // The reference: the naive GEMM on the rows x·m made first, in float32.
+  Random rng(23);
+  for (size_t in : {size_t{5}, size_t{64}, size_t{257}}) {
+    const size_t out = 40;
+    const testing::QuantizedWeights w = testing::random_int8_weights(rng, out, in);
+    const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
+    std::vector<float> m(in);
+    for (float& v : m) v = std::exp(rng.normal(0.0f, 1.0f));
+    Linear linear;
+    REQUIRE(linear.create_int8(w.q.data(), w.scale.data(), b.data(), in, out, false, m.data()).is_ok());
+    Scratch scratch(9, in);
+    for (size_t rows : {size_t{1}, size_t{9}}) {
+      std::vector<float> x = rng.normal_vector(rows * in, 0.0f, 1.0f);
+      x[in / 2] = 30.0f;  // an outlier
+      std::vector<float> product(x.size());
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t k = 0; k < in; ++k) product[r * in + k] = x[r * in + k] * m[k];
+      }
+      std::vector<float> y(rows * out, NAN);
+      REQUIRE(linear.run(x.data(), rows, y.data(), nullptr, &scratch.view).is_ok());
+      const auto want = testing::reference_int8_gemm(
+          testing::reference_quantize_rows(product, rows, in, kernels::int8::kFullCodes), rows, in,
+          w.q, w.scale, b.data(), out, false);
+      CAPTURE(in);
+      CAPTURE(rows);
+      CHECK(testing::same_bits(y.data(), want.data(), y.size()));
+    }
+  }
+  // All ones is no multiplier; zero, negative and non-finite values are refused.
+  const std::vector<int8_t> q = {1, -2, 3, 4, -5, 6};
+  const std::vector<float> scale = {0.5f, 0.25f};
+  Int8Linear linear;
+  REQUIRE(linear.create(q.data(), scale.data(), nullptr, 3, 2, false, kernels::int8::kFullCodes).is_ok());
+  const std::vector<float> ones = {1.0f, 1.0f, 1.0f};
+  REQUIRE(linear.set_input_multiplier(ones.data()).is_ok());
+  CHECK(linear.input_multiplier() == nullptr);
+  for (float bad : {0.0f, -1.0f, NAN, INFINITY}) {
+    const std::vector<float> m = {1.0f, bad, 2.0f};
+    const Status s = linear.set_input_multiplier(m.data());
+    CAPTURE(bad);
+    CHECK(s.code() == StatusCode::kInvalidModel);
+    CHECK(std::string(s.message()).find("multiplier 1") != std::string::npos);
+  }
+}
+
 TEST_CASE("layers/int8_linear: an all-zero weight row and an all-zero input row give the bias") {
   const std::vector<int8_t> w = {0, 0, 0, 5, -7, 9};  // row 0 all zero (scale 0)
   const std::vector<float> scale = {0.0f, 0.125f};

@@ -30,6 +30,7 @@ struct Variant {
   bool tied;
   bool bias;
   edgemt::DType dtype;
+  bool smoothed = false;  // I8: an Int8SmoothedPerRowDynamic file
 };
 
 constexpr Variant kVariants[] = {
@@ -45,6 +46,10 @@ constexpr Variant kVariants[] = {
      edgemt::Activation::kRelu, true, true, true, true, edgemt::DType::kI8},
     {"pre-norm gelu untied int8", edgemt::NormPlacement::kPreNorm, edgemt::Activation::kGelu,
      false, false, false, true, edgemt::DType::kI8},
+    {"post-norm swish untied smoothed int8 (calibrated Marian-like)", edgemt::NormPlacement::kPostNorm,
+     edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, true},
+    {"pre-norm relu tied smoothed int8", edgemt::NormPlacement::kPreNorm, edgemt::Activation::kRelu,
+     true, true, true, true, edgemt::DType::kI8, true},
 };
 
 edgemt::TransformerConfig config_for(const Variant& v) {
@@ -75,6 +80,10 @@ struct Fixture {
 Fixture make(const Variant& v, size_t threads) {
   Fixture f;
   ModelBuilder builder(config_for(v), v.dtype, 7);
+  if (v.smoothed) {
+    builder.smoothed = true;
+    builder.regenerate_tensors();
+  }
   f.file = std::make_unique<TempFile>(builder.build());
   REQUIRE(f.file->ok());
   const edgemt::Status loaded = edgemt::Model::load(f.file->path().c_str(), &f.model);

@@ -5,3 +5,4 @@
 class QuantizationScheme(object):
     None_ = 0
     Int8PerRowDynamic = 1
+    Int8SmoothedPerRowDynamic = 2

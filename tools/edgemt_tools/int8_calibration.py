@@ -1,0 +1,227 @@
+"""int8 calibration of a Transformer-family model at conversion:
+smoothing vectors and error-compensating rounding (docs/int8-quality.md).
+
+The runtime quantizes each projection's input row by row (codes in
+[-127, 127], one scale per row). A channel that is large in every row (the
+outlier channels trained Transformers grow, often after a LayerNorm) sets
+every row's scale, and the other channels keep only a few codes. With
+calibration inputs X of a projection y = x · Wᵀ:
+
+1. Smoothing (SmoothQuant: Xiao et al., 2022). For each alpha in ALPHAS,
+   s_j = max|X[:, j]|^alpha / max|W[:, j]|^(1 - alpha); the file stores the
+   codes of W·diag(s) and the multiplier m = 1/s (`<matrix>_smooth`), and
+   the runtime quantizes x ⊙ m: the product is unchanged, the outliers'
+   range moves into the weights.
+2. Rounding (gptq.py) of the (smoothed) weights against (X ⊙ m)ᵀ(X ⊙ m).
+The alphas are ranked by the int8 product's error (the runtime's activation
+codes included) against the float one on the calibration rows, with nearest
+rounding; the best one and no smoothing at all are then rounded as in 2 and
+measured again. Smoothing is stored only when it lowers that error by
+MIN_GAIN or more, else m is all ones.
+
+Tied output projections (the matrix is also the target embedding table)
+keep plain per-row rounding and no smoothing: the table's rows are looked
+up as stored.
+
+Calibration inputs come from the first lines of a text in the source
+language (`edgemt-convert --calibrate FILE`) or, without one, from
+DEFAULT_SENTENCES sentences sampled from the source SentencePiece model's
+piece probabilities (seeded: the same file every time). The decoder's
+inputs are the model's own greedy translations of them, from a float32
+numpy forward pass (numpy_transformer.py). Nothing from the text is stored.
+"""
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .errors import UserError
+from .gptq import gptq_rows, hessian
+from .model_spec import ModelSpec, TransformerConfig, expected_tensors
+from .numpy_transformer import NumpyTransformer, recorded_inputs, resolved_weights
+from .quantize import dequantize_rows, fake_quantize_activation_rows, quantize_rows
+
+DEFAULT_SENTENCES = 128
+SEED = 20261128
+ALPHAS = (0.25, 0.5, 0.75)
+MIN_GAIN = 0.03              # relative error drop needed to keep a smoothing vector
+ROWS_PER_PROJECTION = 4096   # calibration rows kept per projection
+ERROR_ROWS = 512             # rows the smoothing choice is measured on
+MAX_OUTPUT_TOKENS = 64       # per calibration sentence
+SYNTHETIC_PIECES = (4, 40)   # sampled sentence lengths, in pieces
+
+
+@dataclass
+class Int8Plan:
+    """What calibration decided, per projection matrix name ("...weight", or
+    "output.weight"): its codes and scales, and its input multiplier (ones
+    where smoothing did not help)."""
+    codes: Dict[str, Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    multipliers: Dict[str, np.ndarray] = field(default_factory=dict)
+    sentences: int = 0
+    synthetic: bool = True
+    error_before: float = 0.0   # mean relative product error, nearest rounding, no smoothing
+    error_after: float = 0.0    # the same with the plan
+
+    def summary(self) -> str:
+        smoothed = sum(1 for m in self.multipliers.values() if not np.all(m == 1))
+        text = ("synthetic sentences sampled from the source SentencePiece model" if self.synthetic
+                else "lines of the calibration text")
+        return (f"int8 calibration on {self.sentences} {text}: {smoothed} of "
+                f"{len(self.multipliers)} projections smoothed, rounding error-compensated; "
+                f"mean relative product error {self.error_before:.4f} -> {self.error_after:.4f}")
+
+
+# ---- calibration sentences ------------------------------------------------
+
+def _processor(model_proto: bytes):
+    import sentencepiece
+    return sentencepiece.SentencePieceProcessor(model_proto=model_proto)
+
+
+def synthetic_sentences(model_proto: bytes, count: int, seed: int = SEED) -> List[str]:
+    """`count` sentences of random length, pieces drawn independently with
+    the model's piece probabilities (exp(score) for unigram models; a Zipf
+    law over the piece order for BPE ones, whose scores are ranks)."""
+    sp = _processor(model_proto)
+    ids = [i for i in range(sp.get_piece_size())
+           if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i))]
+    if not ids:
+        raise UserError("the source SentencePiece model has no ordinary piece to calibrate with")
+    scores = np.array([sp.get_score(i) for i in ids], dtype=np.float64)
+    if np.all(scores == np.round(scores)):
+        weights = 1.0 / (np.arange(len(ids)) + 10.0)
+    else:
+        weights = np.exp(scores - scores.max())
+    weights /= weights.sum()
+    rng = np.random.default_rng(seed)
+    low, high = SYNTHETIC_PIECES
+    sentences = []
+    for _ in range(count):
+        length = int(rng.integers(low, high + 1))
+        sentences.append(sp.decode([int(i) for i in rng.choice(ids, size=length, p=weights)]))
+    return sentences
+
+
+def source_ids(spec: ModelSpec, sp, text: str) -> List[int]:
+    """The runtime's source ids of `text` (runtime/text/tokenizer.cc)."""
+    if spec.source_pieces:
+        by_piece = {piece: i for i, piece in enumerate(spec.source_pieces)}
+        unk = spec.source_unk_id if spec.source_unk_id >= 0 else spec.special_tokens.unk
+        ids = [by_piece.get(piece, unk) for piece in sp.encode(text, out_type=str)]
+        eos = spec.source_eos_id if spec.source_eos_id >= 0 else spec.special_tokens.eos
+    else:
+        ids = sp.encode(text)
+        eos = spec.special_tokens.eos
+    return ids + [eos] if spec.append_eos_to_source else ids
+
+
+# ---- the plan -------------------------------------------------------------
+
+def _sample(x: np.ndarray) -> np.ndarray:
+    """At most ERROR_ROWS rows of x, evenly spread."""
+    return x[np.linspace(0, len(x) - 1, min(len(x), ERROR_ROWS)).astype(int)]
+
+
+def product_error(x: np.ndarray, weight: np.ndarray, multiplier: np.ndarray,
+                  codes: np.ndarray, scale: np.ndarray) -> float:
+    """||int8 product - float product|| / ||float product|| over rows x: the
+    runtime's full activation codes on x ⊙ multiplier, times the stored
+    codes · scale (which stand for weight / multiplier)."""
+    exact = x @ weight.T
+    approx = (fake_quantize_activation_rows((x * multiplier[None, :]).astype(np.float32))
+              @ dequantize_rows(codes, scale).T)
+    norm = float(np.linalg.norm(exact))
+    return float(np.linalg.norm(approx - exact)) / norm if norm > 0 else 0.0
+
+
+def smoothing_multiplier(x: np.ndarray, weight: np.ndarray, alpha: float) -> np.ndarray:
+    """m = 1 / s, s_j = max|x_j|^alpha / max|w_j|^(1 - alpha) (float32; 1 where
+    a channel or column is all zero)."""
+    act = np.abs(x).max(axis=0).astype(np.float64)
+    wmax = np.abs(weight).max(axis=0).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s = act ** alpha / wmax ** (1.0 - alpha)
+    s = np.where(np.isfinite(s) & (s > 0), s, 1.0)
+    return (1.0 / s).astype(np.float32)
+
+
+@dataclass
+class _Choice:
+    multiplier: np.ndarray   # [K]
+    codes: np.ndarray        # [out, K] int8
+    scale: np.ndarray        # [out]
+    error: float             # product_error on the sample rows
+
+
+def _nearest_error(sample: np.ndarray, weight: np.ndarray, multiplier: np.ndarray) -> float:
+    """product_error of nearest rounding of weight / multiplier."""
+    q, scale = quantize_rows((weight / multiplier[None, :]).astype(np.float32))
+    return product_error(sample, weight, multiplier, q, scale)
+
+
+def choose(x: np.ndarray, weight: np.ndarray) -> Tuple[_Choice, float]:
+    """The stored form of one projection with calibration inputs x [rows, K]
+    and weight [out, K], and the error nearest rounding without smoothing
+    would have (for the summary). The alphas of ALPHAS are ranked by their
+    error with nearest rounding; the best and no smoothing at all are then
+    rounded against the inputs (gptq.py) and measured, and smoothing is kept
+    only when it lowers the error by MIN_GAIN."""
+    sample = _sample(x)
+    h = hessian(x)                                    # XᵀX; (X ⊙ m)ᵀ(X ⊙ m) = H ⊙ m mᵀ
+    ones = np.ones(weight.shape[1], np.float32)
+    plain_nearest = _nearest_error(sample, weight, ones)
+    candidates = [smoothing_multiplier(x, weight, alpha) for alpha in ALPHAS]
+    best_alpha = min(candidates, key=lambda m: _nearest_error(sample, weight, m))
+
+    def rounded(m: np.ndarray) -> _Choice:
+        stored = (weight / m[None, :]).astype(np.float32)
+        m64 = m.astype(np.float64)
+        codes, scale = gptq_rows(stored, h * np.outer(m64, m64))
+        return _Choice(m, codes, scale, product_error(sample, weight, m, codes, scale))
+    plain, smoothed = rounded(ones), rounded(best_alpha)
+    best = smoothed if smoothed.error <= plain.error * (1.0 - MIN_GAIN) else plain
+    return best, plain_nearest
+
+
+def calibrate(spec: ModelSpec, lines: Optional[Sequence[str]] = None,
+              sentences: int = DEFAULT_SENTENCES) -> Int8Plan:
+    """The int8 plan of a Transformer-family spec from calibration `lines`
+    (source text) or, when None, `sentences` synthetic ones."""
+    cfg = spec.config
+    if not isinstance(cfg, TransformerConfig):
+        raise UserError("int8 calibration is for the Transformer family")
+    synthetic = lines is None
+    texts = synthetic_sentences(spec.tokenizer_model, sentences) if synthetic else list(lines)
+    sp = _processor(spec.tokenizer_model)
+    model = NumpyTransformer(cfg, resolved_weights(cfg, spec.weights))
+    tokens = spec.special_tokens
+    banned = sorted(set(spec.decoding.banned_tokens if spec.decoding is not None
+                        else (tokens.pad, tokens.bos)) - {tokens.eos})
+    sources = [ids[:cfg.max_positions] for ids in (source_ids(spec, sp, text) for text in texts)]
+    sources = [ids for ids in sources if ids]
+    if not sources:
+        raise UserError("no calibration sentence could be encoded")
+    limits = [min(MAX_OUTPUT_TOKENS, 2 * len(ids) + 10, cfg.max_positions - 1) for ids in sources]
+    outputs = model.greedy(sources, tokens.decoder_start, tokens.eos, limits, banned)
+    pairs = [(src, [tokens.decoder_start] + out) for src, out in zip(sources, outputs)]
+    inputs = recorded_inputs(model, pairs, ROWS_PER_PROJECTION, SEED)
+
+    specs = expected_tensors(cfg, "fp32")
+    plan = Int8Plan(sentences=len(pairs), synthetic=synthetic)
+    before = after = 0.0
+    for prefix, x in inputs.items():
+        name = prefix + ".weight"
+        if specs[name].alias_of is not None:
+            continue  # a tied output projection: looked up as an embedding too
+        weight = np.asarray(spec.weights[name], dtype=np.float32)
+        chosen, nearest_error = choose(x, weight)
+        plan.codes[name] = (chosen.codes, chosen.scale)
+        plan.multipliers[name] = chosen.multiplier
+        before += nearest_error
+        after += chosen.error
+    count = max(len(plan.multipliers), 1)
+    plan.error_before, plan.error_after = before / count, after / count
+    return plan
+

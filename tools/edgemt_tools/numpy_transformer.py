@@ -1,0 +1,239 @@
+"""A float32 numpy forward pass of the Transformer family, for int8
+calibration (int8_calibration.py) and the research studies.
+
+It computes what the runtime computes (schema/TENSORS.md: post- or
+pre-norm, sinusoidal or learned position table, embedding scale, a zero
+first decoder input, final norms, ReLU / GELU / swish), closely enough that
+the activations every projection sees are the runtime's: float32, but
+without the runtime's exact operation order, and Marian's pre-norm decoding
+detail (`raw_decoder_self_memory`) is not modelled. It is a reference for
+statistics, not for bits.
+
+`project(name, x)` computes every product `x · Wᵀ + b` (`name` is the
+projection's prefix, "encoder.layers.0.ffn.in", or "output"); callers swap
+it to record inputs or to quantize them.
+"""
+
+import math
+from typing import Callable, Dict, List, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .model_spec import TransformerConfig, expected_tensors
+
+Project = Callable[[str, np.ndarray], np.ndarray]
+
+
+def resolved_weights(config: TransformerConfig,
+                     weights: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """Every fp32 tensor name of `config` -> float32 array, aliases included
+    (output.weight is embedding.target's array when tied), from a spec's
+    weights (which hold no aliases)."""
+    specs = expected_tensors(config, "fp32")
+    out: Dict[str, np.ndarray] = {}
+    for name, spec in specs.items():
+        owner = name
+        while specs[owner].alias_of is not None:
+            owner = specs[owner].alias_of
+        out[name] = np.asarray(weights[owner], dtype=np.float32)
+    return out
+
+
+class NumpyTransformer:
+    """Teacher-forced logits and greedy decoding of one Transformer-family
+    model; `weights` as resolved_weights returns them."""
+
+    def __init__(self, config: TransformerConfig, weights: Mapping[str, np.ndarray]):
+        self.cfg = config
+        self.w = weights
+        self.project: Project = self.exact
+
+    def exact(self, name: str, x: np.ndarray) -> np.ndarray:
+        return x @ self.w[name + ".weight"].T + self.bias(name)
+
+    def bias(self, name: str):
+        """A projection's bias; the output projection may have none (0)."""
+        return self.w.get(name + ".bias", np.float32(0))
+
+    # ---- pieces ----------------------------------------------------------
+
+    def _norm(self, x: np.ndarray, name: str) -> np.ndarray:
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        y = (x - mu) / np.sqrt(var + np.float32(self.cfg.layer_norm_eps))
+        return (y * self.w[name + ".weight"] + self.w[name + ".bias"]).astype(np.float32)
+
+    def _activation(self, x: np.ndarray) -> np.ndarray:
+        if self.cfg.activation == "relu":
+            return np.maximum(x, 0)
+        if self.cfg.activation == "swish":
+            with np.errstate(over="ignore"):
+                return (x / (1 + np.exp(-x))).astype(np.float32)
+        erf = np.vectorize(math.erf, otypes=[np.float64])
+        return (0.5 * x * (1 + erf(x / math.sqrt(2)))).astype(np.float32)
+
+    def _attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.ndarray:
+        """Multi-head attention of q [Tq, d] over k, v [Tk, d]."""
+        heads = self.cfg.heads
+        dh = self.cfg.d_model // heads
+        out = np.empty_like(q)
+        for h in range(heads):
+            s = slice(h * dh, (h + 1) * dh)
+            scores = q[:, s] @ k[:, s].T / np.float32(math.sqrt(dh))    # [Tq, Tk]
+            if causal:
+                offset = k.shape[0] - q.shape[0]
+                scores = scores + np.triu(np.full(scores.shape, -np.inf, np.float32), 1 + offset)
+            p = np.exp(scores - scores.max(-1, keepdims=True))
+            out[:, s] = (p / p.sum(-1, keepdims=True)) @ v[:, s]
+        return out
+
+    def _sublayer(self, x: np.ndarray, norm: str, fn) -> np.ndarray:
+        if self.cfg.norm_placement == "post":
+            return self._norm(x + fn(x), norm)
+        return x + fn(self._norm(x, norm))
+
+    def _self_attention(self, y: np.ndarray, p: str, causal: bool) -> np.ndarray:
+        """Layer prefix p's self-attention over all rows of y [T, d]."""
+        d = self.cfg.d_model
+        qkv = self.project(p + "self_attn.qkv", y)
+        return self.project(p + "self_attn.out", self._attention(
+            qkv[:, :d], qkv[:, d:2 * d], qkv[:, 2 * d:], causal))
+
+    def _ffn(self, y: np.ndarray, p: str) -> np.ndarray:
+        return self.project(p + "ffn.out", self._activation(self.project(p + "ffn.in", y)))
+
+    # ---- the model -------------------------------------------------------
+
+    def encode(self, src: Sequence[int]) -> np.ndarray:
+        """The encoder's output (the decoder's memory), [len(src), d]."""
+        cfg, w = self.cfg, self.w
+        x = (w["embedding.source"][list(src)] * np.float32(cfg.embedding_scale)
+             + w["position.table"][:len(src)]).astype(np.float32)
+        for i in range(cfg.encoder_layers):
+            p = f"encoder.layers.{i}."
+            x = self._sublayer(x, p + "self_attn_norm",
+                               lambda y, p=p: self._self_attention(y, p, False))
+            x = self._sublayer(x, p + "ffn_norm", lambda y, p=p: self._ffn(y, p))
+        return self._norm(x, "encoder.final_norm") if cfg.encoder_final_norm else x
+
+    def decode(self, memory: np.ndarray, tgt_in: Sequence[int]) -> np.ndarray:
+        """Logits [len(tgt_in), V]: position t predicts the token after
+        tgt_in[:t+1]."""
+        cfg, d, w = self.cfg, self.cfg.d_model, self.w
+        embedded = w["embedding.target"][list(tgt_in)] * np.float32(cfg.embedding_scale)
+        if cfg.zero_decoder_start:
+            embedded[0] = 0
+        x = (embedded + w["position.table"][:len(tgt_in)]).astype(np.float32)
+        for i in range(cfg.decoder_layers):
+            p = f"decoder.layers.{i}."
+
+            def self_attention(y, p=p):
+                qkv = self.project(p + "self_attn.qkv", y)
+                return self.project(p + "self_attn.out", self._attention(
+                    qkv[:, :d], qkv[:, d:2 * d], qkv[:, 2 * d:], True))
+
+            def cross_attention(y, p=p):
+                q = self.project(p + "cross_attn.q", y)
+                kv = self.project(p + "cross_attn.kv", memory)
+                return self.project(p + "cross_attn.out", self._attention(
+                    q, kv[:, :d], kv[:, d:], False))
+            x = self._sublayer(x, p + "self_attn_norm", self_attention)
+            x = self._sublayer(x, p + "cross_attn_norm", cross_attention)
+            x = self._sublayer(x, p + "ffn_norm", lambda y, p=p: self._ffn(y, p))
+        if cfg.decoder_final_norm:
+            x = self._norm(x, "decoder.final_norm")
+        return self.project("output", x)
+
+    def logits(self, src: Sequence[int], tgt_in: Sequence[int]) -> np.ndarray:
+        return self.decode(self.encode(src), tgt_in)
+
+    def greedy(self, sources: Sequence[Sequence[int]], start: int, eos: int,
+               max_lens: Sequence[int], banned: Sequence[int] = ()) -> List[List[int]]:
+        """Greedy output ids (without start and eos) of each source, at most
+        max_lens[i] tokens: the sentences decode together, one position at a
+        time (projections over every unfinished sentence at once, attention
+        per sentence over the keys and values of its earlier positions)."""
+        cfg, d, w = self.cfg, self.cfg.d_model, self.w
+        count, layers = len(sources), cfg.decoder_layers
+        cross = []  # [sentence][layer] -> (keys, values) of the memory
+        for src in sources:
+            memory = self.encode(src)
+            kv = [self.project(f"decoder.layers.{i}.cross_attn.kv", memory) for i in range(layers)]
+            cross.append([(k[:, :d], k[:, d:]) for k in kv])
+        keys = [[[] for _ in range(layers)] for _ in range(count)]
+        values = [[[] for _ in range(layers)] for _ in range(count)]
+        banned = [t for t in banned if t != eos]
+        outputs: List[List[int]] = [[] for _ in range(count)]
+        active = [n for n in range(count) if max_lens[n] > 0]
+        tokens = {n: start for n in active}
+        step = 0
+        while active:
+            x = w["embedding.target"][[tokens[n] for n in active]] * np.float32(cfg.embedding_scale)
+            if cfg.zero_decoder_start and step == 0:
+                x = np.zeros_like(x)
+            x = (x + w["position.table"][step]).astype(np.float32)          # [active, d]
+            for i in range(layers):
+                p = f"decoder.layers.{i}."
+
+                def self_attention(y, p=p, i=i):
+                    qkv = self.project(p + "self_attn.qkv", y)
+                    rows = []
+                    for r, n in enumerate(active):
+                        keys[n][i].append(qkv[r:r + 1, d:2 * d])
+                        values[n][i].append(qkv[r:r + 1, 2 * d:])
+                        rows.append(self._attention(qkv[r:r + 1, :d], np.concatenate(keys[n][i]),
+                                                    np.concatenate(values[n][i]), False))
+                    return self.project(p + "self_attn.out", np.concatenate(rows))
+
+                def cross_attention(y, p=p, i=i):
+                    q = self.project(p + "cross_attn.q", y)
+                    rows = [self._attention(q[r:r + 1], *cross[n][i], False)
+                            for r, n in enumerate(active)]
+                    return self.project(p + "cross_attn.out", np.concatenate(rows))
+                x = self._sublayer(x, p + "self_attn_norm", self_attention)
+                x = self._sublayer(x, p + "cross_attn_norm", cross_attention)
+                x = self._sublayer(x, p + "ffn_norm", lambda y, p=p: self._ffn(y, p))
+            if cfg.decoder_final_norm:
+                x = self._norm(x, "decoder.final_norm")
+            logits = self.project("output", x)
+            if banned:
+                logits[:, banned] = -np.inf
+            still = []
+            for r, n in enumerate(active):
+                tokens[n] = int(logits[r].argmax())
+                if tokens[n] != eos:
+                    outputs[n].append(tokens[n])
+                    if len(outputs[n]) < max_lens[n]:
+                        still.append(n)
+            active = still
+            step += 1
+        return outputs
+
+
+def recorded_inputs(model: NumpyTransformer, pairs: Sequence,
+                    rows_per_projection: Optional[int] = None,
+                    seed: int = 0) -> Dict[str, np.ndarray]:
+    """Every projection's input rows over teacher-forced `pairs` ((src,
+    tgt_in) each): name -> [rows, K] float32, at most rows_per_projection
+    rows (an evenly spread, seeded sample) when given."""
+    recorded: Dict[str, List[np.ndarray]] = {}
+
+    def record(name: str, x: np.ndarray) -> np.ndarray:
+        recorded.setdefault(name, []).append(np.array(x, dtype=np.float32))
+        if name == "output":  # the logits are not used: skip the largest product
+            return np.zeros((len(x), 0), np.float32)
+        return model.exact(name, x)
+    model.project = record
+    try:
+        for src, tgt_in in pairs:
+            model.logits(src, tgt_in)
+    finally:
+        model.project = model.exact
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, parts in recorded.items():
+        rows = np.concatenate(parts)
+        if rows_per_projection is not None and len(rows) > rows_per_projection:
+            rows = rows[np.sort(rng.choice(len(rows), rows_per_projection, replace=False))]
+        out[name] = rows
+    return out
