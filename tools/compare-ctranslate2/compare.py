@@ -308,6 +308,12 @@ def ct2_vocabulary(ct2_dir, side):
 
 # ---- running children ----------------------------------------------------------------
 
+# --avx2-only: what each engine's children see (an AVX2-only CPU's kernels).
+AVX2_ONLY_ENV = {"EDGEMT_CPU_FEATURES": "avx2", "CT2_FORCE_CPU_ISA": "AVX2",
+                 "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
+avx2_only = False
+
+
 def run_job(job, env_extra, job_dir):
     fd, path = tempfile.mkstemp(prefix="job-", suffix=".json", dir=job_dir)
     with os.fdopen(fd, "w") as f:
@@ -315,6 +321,8 @@ def run_job(job, env_extra, job_dir):
     env = dict(os.environ)
     env.pop("CT2_FORCE_CPU_ISA", None)
     env.pop("CT2_VERBOSE", None)
+    if avx2_only:
+        env.update(AVX2_ONLY_ENV)
     env.update(env_extra)
     try:
         result = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", path],
@@ -390,6 +398,11 @@ def parse_args(argv):
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--dtypes", default="fp32,int8")
     parser.add_argument("--workloads", default="latency,throughput")
+    parser.add_argument("--avx2-only", action="store_true",
+                        help="run both engines as on a CPU with AVX2 but no AVX-512 (AMD family "
+                             "25 before Zen 4, say): edgemt with EDGEMT_CPU_FEATURES=avx2, "
+                             "CTranslate2 with CT2_FORCE_CPU_ISA=AVX2 and its libraries capped "
+                             "(ONEDNN_MAX_CPU_ISA, MKL_ENABLE_INSTRUCTIONS); no avx512 variants")
     parser.add_argument("--ct2-variants", default=None,
                         help="subset of default,avx512,default+thread,avx512+thread (default: all "
                              "that apply)")
@@ -417,6 +430,8 @@ def main(argv=None):
     args = parse_args(argv if argv is not None else sys.argv[1:])
     if args.child:
         return run_child(args.child)
+    global avx2_only
+    avx2_only = args.avx2_only
 
     started = time.time()
     load_at_start = os.getloadavg()
@@ -520,6 +535,8 @@ def main(argv=None):
     # CT2's chosen CPU/ISA/backend, per ISA variant (CT2_VERBOSE=1, once each).
     job_dir = tempfile.mkdtemp(prefix="jobs-", dir=work)
     ct2_lines = {}
+    if args.avx2_only:
+        cpu["avx512f"] = False  # no avx512 variants, and the header says so
     isa_variants = [("default", {})] + ([("avx512", {"CT2_FORCE_CPU_ISA": "AVX512"})]
                                         if cpu["avx512f"] else [])
     for name, env in isa_variants:
@@ -535,7 +552,8 @@ def main(argv=None):
     # Header.
     header = []
     header.append(f"machine: {cpu['model name']}, cpu family {cpu['cpu family']}, nproc {cpu['nproc']}"
-                  f"{', avx512f' if cpu['avx512f'] else ''}")
+                  f"{', avx512f' if cpu['avx512f'] else ''}"
+                  f"{' (run as AVX2-only: --avx2-only)' if args.avx2_only else ''}")
     git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
     header.append(f"edgemt {edgemt_version} ({library}, repo {git or '?'}); ctranslate2 "

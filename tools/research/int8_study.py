@@ -8,11 +8,19 @@ input of every projection (every Linear of schema/transformer_tensors.def,
 and the output projection).
 Then, for each projection and each activation scheme:
 
-  narrow      per-row dynamic codes in [-64, 64] (kernels' kNarrowCodes)
-  full        per-row dynamic codes in [-127, 127] (kFullCodes)
+  narrow      per-row dynamic codes in [-64, 64] (kernels' kNarrowCodes),
+              weights rounded to nearest
+  full        per-row dynamic codes in [-127, 127] (kFullCodes), likewise
   smooth      full codes after per-input-channel smoothing (SmoothQuant,
               alpha 0.5): x_j / s_j quantized, weight column j times s_j,
               s_j = sqrt(max|x_j| / max|w_j|) from the calibration rows
+  calibrated  what edgemt-convert --dtype int8 stores (int8_calibration.py:
+              smoothing where it helps, error-compensating rounding),
+              calibrated on the same rows
+  weights     only the weights rounded (nearest), activations float: the
+              weights' share of the `full` error
+  inputs      only the activations quantized (full codes), weights float:
+              the activations' share
 
 with the weights int8 per output row as the converter stores them, it
 prints the relative error of the projection's output against float32
@@ -31,22 +39,23 @@ measured on the second half, so the figures are out of sample.
 """
 
 import argparse
-import math
 import os
 import sys
 from collections import defaultdict
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 
 from research.study_cli import REPO_ROOT, StudyParser
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+from edgemt_tools.int8_calibration import choose  # noqa: E402
 from edgemt_tools.model_file import read_model  # noqa: E402
-from edgemt_tools.quantize import QMAX, dequantize_rows, quantize_rows  # noqa: E402
+from edgemt_tools.numpy_transformer import NumpyTransformer, recorded_inputs  # noqa: E402
+from edgemt_tools.quantize import dequantize_rows, quantize_rows  # noqa: E402
 
-SCHEMES = ("narrow", "full", "smooth")
-CODE_LIMITS = {"narrow": 64, "full": 127, "smooth": 127}
+SCHEMES = ("narrow", "full", "smooth", "calibrated", "weights", "inputs")
+CODE_LIMITS = {"narrow": 64, "full": 127, "smooth": 127, "calibrated": 127, "inputs": 127}
 SMOOTH_ALPHA = 0.5
 
 
@@ -70,103 +79,20 @@ def int8_weight(w: np.ndarray) -> np.ndarray:
     return dequantize_rows(q, scale)
 
 
-# ---- the model: tokens, and a float32 numpy forward pass ---------------------
+# ---- the model: a float32 numpy forward pass ----------------------------------
 
-class Forward:
-    """Teacher-forced float32 forward pass of an fp32 Transformer-family file.
-    `project` computes every projection: the study swaps it to quantize."""
-
-    def __init__(self, model):
-        self.cfg = model.header.config
-        if self.cfg.raw_decoder_self_memory:
-            print("note: raw_decoder_self_memory (Marian pre-norm) is not modelled; the "
-                  "teacher-forced pass differs from the runtime's decoding there", file=sys.stderr)
-        self.w = {name: np.asarray(model.array(name), dtype=np.float32) for name in model.entries}
-        for name, array in self.w.items():
-            if array.dtype != np.float32:
-                raise SystemExit(f"edgemt-int8-study: {name} is not float32: give an fp32 file")
-        self.project = self.exact
-
-    def exact(self, name: str, x: np.ndarray) -> np.ndarray:
-        return x @ self.w[name + ".weight"].T + self.bias(name)
-
-    def bias(self, name: str):
-        """A projection's bias; the output projection may have none (0)."""
-        return self.w.get(name + ".bias", np.float32(0))
-
-    def _ln(self, x, name):
-        mu = x.mean(-1, keepdims=True)
-        var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return ((x - mu) / np.sqrt(var + np.float32(self.cfg.layer_norm_eps)) *
-                self.w[name + ".weight"] + self.w[name + ".bias"]).astype(np.float32)
-
-    def _act(self, x):
-        if self.cfg.activation == "relu":
-            return np.maximum(x, 0)
-        if self.cfg.activation == "swish":
-            return (x / (1 + np.exp(-x))).astype(np.float32)
-        erf = np.vectorize(math.erf)
-        return (0.5 * x * (1 + erf(x / math.sqrt(2)))).astype(np.float32)
-
-    def _attention(self, q, k, v, causal):
-        heads, d = self.cfg.heads, self.cfg.d_model
-        hd = d // heads
-        out = np.zeros_like(q)
-        for h in range(heads):
-            s = slice(h * hd, (h + 1) * hd)
-            scores = q[:, s] @ k[:, s].T / np.float32(math.sqrt(hd))
-            if causal:
-                scores = scores + np.triu(np.full(scores.shape, -np.inf, np.float32), 1)
-            p = np.exp(scores - scores.max(-1, keepdims=True))
-            out[:, s] = (p / p.sum(-1, keepdims=True)) @ v[:, s]
-        return out
-
-    def _sublayer(self, x, norm, fn):
-        if self.cfg.norm_placement == "post":
-            return self._ln(x + fn(x), norm)
-        return x + fn(self._ln(x, norm))
-
-    def _ffn(self, y, p):
-        return self.project(p + "ffn.out", self._act(self.project(p + "ffn.in", y)))
-
-    def logits(self, src: Sequence[int], tgt_in: Sequence[int]) -> np.ndarray:
-        """Logits [len(tgt_in), V]: position t predicts the token after tgt_in[:t+1]."""
-        cfg, d, w = self.cfg, self.cfg.d_model, self.w
-        x = w["embedding.source"][src] * np.float32(cfg.embedding_scale) + \
-            w["position.table"][:len(src)]
-        for i in range(cfg.encoder_layers):
-            p = f"encoder.layers.{i}."
-
-            def self_attn(y, p=p):
-                qkv = self.project(p + "self_attn.qkv", y)
-                return self.project(p + "self_attn.out",
-                                    self._attention(qkv[:, :d], qkv[:, d:2 * d], qkv[:, 2 * d:], False))
-            x = self._sublayer(x, p + "self_attn_norm", self_attn)
-            x = self._sublayer(x, p + "ffn_norm", lambda y, p=p: self._ffn(y, p))
-        memory = self._ln(x, "encoder.final_norm") if cfg.encoder_final_norm else x
-        embedded = w["embedding.target"][list(tgt_in)] * np.float32(cfg.embedding_scale)
-        if cfg.zero_decoder_start:
-            embedded[0] = 0
-        x = embedded + w["position.table"][:len(tgt_in)]
-        for i in range(cfg.decoder_layers):
-            p = f"decoder.layers.{i}."
-
-            def self_attn(y, p=p):
-                qkv = self.project(p + "self_attn.qkv", y)
-                return self.project(p + "self_attn.out",
-                                    self._attention(qkv[:, :d], qkv[:, d:2 * d], qkv[:, 2 * d:], True))
-
-            def cross_attn(y, p=p):
-                q = self.project(p + "cross_attn.q", y)
-                kv = self.project(p + "cross_attn.kv", memory)
-                return self.project(p + "cross_attn.out",
-                                    self._attention(q, kv[:, :d], kv[:, d:], False))
-            x = self._sublayer(x, p + "self_attn_norm", self_attn)
-            x = self._sublayer(x, p + "cross_attn_norm", cross_attn)
-            x = self._sublayer(x, p + "ffn_norm", lambda y, p=p: self._ffn(y, p))
-        if cfg.decoder_final_norm:
-            x = self._ln(x, "decoder.final_norm")
-        return self.project("output", x)
+def forward_of(model) -> NumpyTransformer:
+    """The numpy pass over an fp32 Transformer-family file's tensors."""
+    if model.header.config.raw_decoder_self_memory:
+        print("note: raw_decoder_self_memory (Marian pre-norm) is not modelled; the "
+              "teacher-forced pass differs from the runtime's decoding there", file=sys.stderr)
+    weights = {}
+    for name in model.entries:
+        array = np.asarray(model.array(name), dtype=np.float32)
+        if model.array(name).dtype != np.float32:
+            raise SystemExit(f"edgemt-int8-study: {name} is not float32: give an fp32 file")
+        weights[name] = array
+    return NumpyTransformer(model.header.config, weights)
 
 
 def source_ids(model, spm, text: str) -> List[int]:
@@ -198,20 +124,6 @@ def runtime_module():
 
 # ---- the study ---------------------------------------------------------------
 
-def collect(forward: Forward, pairs) -> Dict[str, List[np.ndarray]]:
-    """Every projection's inputs over all pairs: name -> list of [rows, K]."""
-    inputs = defaultdict(list)
-
-    def record(name, x):
-        inputs[name].append(x)
-        return forward.exact(name, x)
-    forward.project = record
-    for src, tgt_in, _ in pairs:
-        forward.logits(src, tgt_in)
-    forward.project = forward.exact
-    return inputs
-
-
 def smoothing(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """SmoothQuant factors s [K]: sqrt(max|x_j| / max|w_j|), 1 where undefined."""
     act = np.abs(rows).max(axis=0)
@@ -222,30 +134,44 @@ def smoothing(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
 
 
 class Quantizer:
-    """`project` functions for each scheme, with the weights prepared once."""
+    """`project` functions for each scheme, with the weights prepared once
+    (`calibration`: each projection's calibration inputs)."""
 
-    def __init__(self, forward: Forward, factors: Dict[str, np.ndarray]):
+    def __init__(self, forward: NumpyTransformer, calibration: Dict[str, np.ndarray]):
         self.forward = forward
-        self.factors = factors
+        self.calibration = calibration
+        self.factors = {n: smoothing(x, forward.w[n + ".weight"]) for n, x in calibration.items()}
         self.weights = {}
+        self.multipliers = {}
 
     def weight(self, name: str, scheme: str) -> np.ndarray:
-        key = (name, scheme == "smooth")
+        key = (name, scheme if scheme in ("smooth", "calibrated", "inputs") else "nearest")
         if key not in self.weights:
             w = self.forward.w[name + ".weight"]
             if scheme == "smooth":
-                w = w * self.factors[name][None, :]
-            self.weights[key] = int8_weight(w)
+                self.weights[key] = int8_weight(w * self.factors[name][None, :])
+            elif scheme == "calibrated":
+                chosen, _ = choose(self.calibration[name], w)
+                self.multipliers[name] = chosen.multiplier
+                self.weights[key] = dequantize_rows(chosen.codes, chosen.scale)
+            elif scheme == "inputs":
+                self.weights[key] = w
+            else:
+                self.weights[key] = int8_weight(w)
         return self.weights[key]
 
     def project(self, name: str, x: np.ndarray, scheme: str) -> np.ndarray:
+        weight = self.weight(name, scheme)
         if scheme == "smooth":
             x = x / self.factors[name]
-        xq = fake_quantize_rows(x.astype(np.float32), CODE_LIMITS[scheme])
-        return xq @ self.weight(name, scheme).T + self.forward.bias(name)
+        elif scheme == "calibrated":
+            x = x * self.multipliers[name]
+        if scheme in CODE_LIMITS:
+            x = fake_quantize_rows(x.astype(np.float32), CODE_LIMITS[scheme])
+        return x @ weight.T + self.forward.bias(name)
 
 
-def argmax_agreement(forward: Forward, pairs, project) -> float:
+def argmax_agreement(forward: NumpyTransformer, pairs, project) -> float:
     """Share of teacher-forced positions whose arg-max is fp32's."""
     forward.project = project
     same = total = 0
@@ -289,7 +215,7 @@ def main(argv=None) -> int:
     with open(args.input, encoding="utf-8") as handle:
         lines = [line.strip() for line in handle if line.strip()][:args.sentences]
     runtime = edgemt.Translator(edgemt.Model(args.model), max_batch=1)
-    forward = Forward(model)
+    forward = forward_of(model)
     start = model.header.special_tokens.decoder_start
     eos = model.header.special_tokens.eos
     pairs = []
@@ -307,19 +233,18 @@ def main(argv=None) -> int:
           f"{len(calibration)} for calibration; numpy fp32 arg-max = runtime's at "
           f"{100 * exact:.2f}% of positions")
 
-    calib_inputs = collect(forward, calibration)
-    test_inputs = collect(forward, test)
+    calib_inputs = recorded_inputs(forward, [(s, t) for s, t, _ in calibration])
+    test_inputs = recorded_inputs(forward, [(s, t) for s, t, _ in test])
     names = list(test_inputs)
-    factors = {n: smoothing(np.concatenate(calib_inputs[n]), forward.w[n + ".weight"]) for n in names}
-    quantizer = Quantizer(forward, factors)
+    quantizer = Quantizer(forward, calib_inputs)
 
     print(f"\nper projection: relative output error (||y_int8 - y|| / ||y||) on the test rows; "
           f"inputs: median max|x|/rms per row, channels holding the row max")
     print(f"{'projection':34s} {'K':>5s} {'max/rms':>8s} " +
-          " ".join(f"{s:>8s}" for s in SCHEMES) + "  top channels")
+          " ".join(f"{s:>10s}" for s in SCHEMES) + "  top channels")
     totals = defaultdict(float)
     for name in names:
-        rows = np.concatenate(test_inputs[name])
+        rows = test_inputs[name]
         y = forward.exact(name, rows)
         errors = []
         for scheme in SCHEMES:
@@ -328,23 +253,23 @@ def main(argv=None) -> int:
             totals[scheme] += e
         ratio, share = outliers(rows)
         print(f"{name:34s} {rows.shape[1]:5d} {ratio:8.1f} " +
-              " ".join(f"{e:8.4f}" for e in errors) + f"  {share}")
+              " ".join(f"{e:10.4f}" for e in errors) + f"  {share}")
     print(f"{'mean':34s} {'':5s} {'':8s} " +
-          " ".join(f"{totals[s] / len(names):8.4f}" for s in SCHEMES))
+          " ".join(f"{totals[s] / len(names):10.4f}" for s in SCHEMES))
 
     print("\nend to end (every projection quantized): arg-max = fp32's at")
     for scheme in SCHEMES:
         share = argmax_agreement(forward, test, lambda n, x, s=scheme: quantizer.project(n, x, s))
-        print(f"  {scheme:8s} {100 * share:6.2f}% of positions")
+        print(f"  {scheme:10s} {100 * share:6.2f}% of positions")
 
     if args.sensitivity:
         print("\none projection quantized at a time: arg-max = fp32's at (% of positions)")
-        print(f"{'projection':34s} " + " ".join(f"{s:>8s}" for s in SCHEMES))
+        print(f"{'projection':34s} " + " ".join(f"{s:>10s}" for s in SCHEMES))
         for name in names:
             shares = []
             for scheme in SCHEMES:
                 def one(n, x, s=scheme, only=name):
                     return quantizer.project(n, x, s) if n == only else forward.exact(n, x)
                 shares.append(100 * argmax_agreement(forward, test, one))
-            print(f"{name:34s} " + " ".join(f"{v:8.2f}" for v in shares))
+            print(f"{name:34s} " + " ".join(f"{v:10.2f}" for v in shares))
     return 0
