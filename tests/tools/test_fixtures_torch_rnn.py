@@ -6,7 +6,8 @@ trainer's own outputs on test_2016; its README says how they were made):
 - fp32 greedy equals the trainer's own greedy() on >= 99.5% of the 1000
   lines, and beam 4 equals the PyTorch beam search under edgemt's rules
   (make_references.py) likewise;
-- int8 within 0.5 BLEU of fp32; fp16 within 0.5 BLEU of fp32.
+- int8: the quality guard (framework_fixtures.assert_int8_quality: lines
+  identical to fp32, BLEU within 0.3); fp16 within 0.5 BLEU of fp32.
 
 Needs only the repository (the converter reads model.pt with Debian's torch).
 """
@@ -57,14 +58,16 @@ class TorchRnnFixturesTest(unittest.TestCase):
                                     ff.read_lines(os.path.join(FIXTURE, name, "beam4.de")),
                                     f"torch-rnn {name} fp32 beam 4 vs PyTorch beam 4")
 
-    def test_int8_and_fp16_within_half_a_bleu_point(self):
+    def test_int8_quality_guard_and_fp16_within_half_a_bleu_point(self):
         for name in VARIANTS:
-            fp32 = ff.bleu(CONVERTED.translate(self, name, "fp32", 1))
-            for dtype in ("int8", "fp16"):
-                with self.subTest(f"{name} {dtype}"):
-                    score = ff.bleu(CONVERTED.translate(self, name, dtype, 1))
-                    print(f"torch-rnn {name}: BLEU fp32 {fp32:.2f}, {dtype} {score:.2f}")
-                    self.assertGreaterEqual(score, fp32 - ff.MAX_INT8_BLEU_LOSS)
+            fp32 = CONVERTED.translate(self, name, "fp32", 1)
+            with self.subTest(f"{name} int8"):
+                ff.assert_int8_quality(self, ("torch-rnn", name, 1), fp32,
+                                       CONVERTED.translate(self, name, "int8", 1))
+            with self.subTest(f"{name} fp16"):
+                score = ff.bleu(CONVERTED.translate(self, name, "fp16", 1))
+                print(f"torch-rnn {name}: BLEU fp32 {ff.bleu(fp32):.2f}, fp16 {score:.2f}")
+                self.assertGreaterEqual(score, ff.bleu(fp32) - 0.5)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ onmt_translate's own output on test_2016; its README says how):
 - fp32 greedy (OpenNMT-py's -beam_size 1) and beam 4 equal OpenNMT-py's
   output on >= 99.5% of the lines, with its length rules (max_length 250,
   length penalty avg);
-- int8 within 0.5 BLEU of fp32;
+- int8: the quality guard (framework_fixtures.assert_int8_quality: lines
+  identical to fp32, BLEU within 0.3);
 - broken or unsupported checkpoints are refused with one line, no file.
 """
 
@@ -55,13 +56,13 @@ class OpenNmtTest(unittest.TestCase):
     def test_b_beam4(self):
         self.check("B", 4, "B.beam4.de")
 
-    def test_int8_within_half_bleu_of_fp32(self):
+    def test_int8_quality_guard(self):
         for name in ("A", "B"):
             for beam in (1, 4):
-                fp32 = ff.bleu(CONVERTED.translate(self, name, "fp32", beam))
-                int8 = ff.bleu(CONVERTED.translate(self, name, "int8", beam))
-                print(f"opennmt {name} beam {beam}: BLEU fp32 {fp32:.2f}, int8 {int8:.2f}")
-                self.assertGreaterEqual(int8, fp32 - ff.MAX_INT8_BLEU_LOSS)
+                with self.subTest(f"{name} beam {beam}"):
+                    ff.assert_int8_quality(self, ("opennmt", name, beam),
+                                           CONVERTED.translate(self, name, "fp32", beam),
+                                           CONVERTED.translate(self, name, "int8", beam))
 
     def test_records_what_the_checkpoint_says(self):
         a = read_model(CONVERTED.model(self, "A", "fp32")).header

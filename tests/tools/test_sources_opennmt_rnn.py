@@ -12,7 +12,8 @@ output on test_2016; its README says how, FACTS.md what they compute):
 - fp32 greedy (OpenNMT-py's -beam_size 1) and beam 4 equal OpenNMT-py's
   output on >= 99.5% of the lines, with its length rules (max_length 250,
   length penalty avg);
-- int8 within 0.5 BLEU of fp32;
+- int8: the quality guard (framework_fixtures.assert_int8_quality: lines
+  identical to fp32, BLEU within 0.3);
 - the file records the RnnConfig each variant implies, OpenNMT's search
   rules, and the weights as mapped (general: linear_in transposed);
 - unsupported or broken checkpoints are refused with one line, no file.
@@ -116,13 +117,13 @@ class OpenNmtRnnTest(unittest.TestCase):
     def test_g3_beam4(self):
         self.check("G3", 4)
 
-    def test_int8_within_half_bleu_of_fp32(self):
+    def test_int8_quality_guard(self):
         for name in VARIANTS:
             for beam in (1, 4):
-                fp32 = ff.bleu(CONVERTED.translate(self, name, "fp32", beam))
-                int8 = ff.bleu(CONVERTED.translate(self, name, "int8", beam))
-                print(f"opennmt-rnn {name} beam {beam}: BLEU fp32 {fp32:.2f}, int8 {int8:.2f}")
-                self.assertGreaterEqual(int8, fp32 - ff.MAX_INT8_BLEU_LOSS, f"{name} beam {beam}")
+                with self.subTest(f"{name} beam {beam}"):
+                    ff.assert_int8_quality(self, ("opennmt-rnn", name, beam),
+                                           CONVERTED.translate(self, name, "fp32", beam),
+                                           CONVERTED.translate(self, name, "int8", beam))
 
     def test_embedded_tokenizer_gives_onmt_translates_pieces(self):
         import sentencepiece as spm
