@@ -272,8 +272,11 @@ def edgemt_source_ids(emt_path, texts):
     model = edgemt.Model(emt_path)
     tokenizer = ctypes.c_void_p()
     error = edgemt._Error()
-    edgemt._check(lib.edgemt_tokenizer_create(model._handle, ctypes.byref(tokenizer),
-                                              ctypes.byref(error)), error)
+    # The model's handle is a SharedHandle (runtime/python/edgemt/_handles.py):
+    # the C pointer while it is in use.
+    with model._handle.use() as pointer:
+        edgemt._check(lib.edgemt_tokenizer_create(pointer, ctypes.byref(tokenizer),
+                                                  ctypes.byref(error)), error)
     out = []
     try:
         for text in texts:
