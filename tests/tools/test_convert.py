@@ -232,6 +232,9 @@ class ConvertTest(unittest.TestCase):
                        "--tgt-lang", "--dtype", "--output", "--calibrate", "--calibrate-lines",
                        "--no-calibration", "int8", "Int8PerRowDynamic", "Int8SmoothedPerRowDynamic"):
             self.assertIn(option, result.stdout)
+        from edgemt_tools.int8_calibration import DEFAULT_SENTENCES
+        self.assertIn(f"{DEFAULT_SENTENCES} sentences sampled",
+                      " ".join(result.stdout.split()))  # the help says what the code does
 
     # -- user errors: one line on stderr, non-zero exit, nothing written
     def test_unknown_option(self):
