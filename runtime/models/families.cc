@@ -70,10 +70,4 @@ Status create_encoder_decoder(const Model& model, size_t threads,
   return family->create(model, threads, out);
 }
 
-const TransformerConfig& transformer_config(const Model& model) {
-  return family_config(model).transformer;
-}
-
-const RnnConfig& rnn_config(const Model& model) { return family_config(model).rnn; }
-
 }  // namespace edgemt

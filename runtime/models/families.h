@@ -9,13 +9,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <type_traits>
 
 #include "edgemt/model.h"
 #include "edgemt/status.h"
 #include "models/encoder_decoder.h"
 #include "models/expected_tensor.h"
-#include "models/rnn/config.h"
-#include "models/transformer/config.h"
 
 namespace edgemt {
 
@@ -24,11 +24,34 @@ enum class FamilyId : uint8_t {
   kRnn = 1,
 };
 
-// A verified model's family and its config. Exactly the member of `id` is set.
+// Bytes a family's config may take (checked when it is stored).
+inline constexpr size_t kMaxFamilyConfigBytes = 128;
+
+// A verified model's family and its config. Family-neutral: the config is
+// held as bytes that only the family's own code reads as its type
+// (emplace<Config>() while reading the file, as<Config>() after), so that
+// this header, the verifier (runtime/format/) and every caller outside a
+// family include no family's header (tests/tools/test_layering.py).
+// Trivially copyable.
 struct FamilyConfig {
   FamilyId id = FamilyId::kTransformer;
-  TransformerConfig transformer;
-  RnnConfig rnn;
+
+  // A value-initialized Config in the bytes, to be filled in.
+  template <typename Config>
+  Config& emplace() {
+    static_assert(sizeof(Config) <= kMaxFamilyConfigBytes && alignof(Config) <= alignof(double),
+                  "raise kMaxFamilyConfigBytes");
+    static_assert(std::is_trivially_copyable_v<Config>, "a family config is plain data");
+    return *new (storage_) Config();
+  }
+  // The config emplace<Config>() stored (the caller knows `id`'s type).
+  template <typename Config>
+  const Config& as() const {
+    return *std::launder(reinterpret_cast<const Config*>(storage_));
+  }
+
+ private:
+  alignas(double) unsigned char storage_[kMaxFamilyConfigBytes] = {};
 };
 
 namespace format {

@@ -51,7 +51,7 @@
 
 #include "core/arena.h"
 #include "edgemt/model.h"
-#include "edgemt/translator.h"
+#include "edgemt/decoding.h"
 #include "kernels/vocab_row.h"
 #include "models/encoder_decoder.h"
 

@@ -4,6 +4,7 @@
 
 #include "edgemt/limits.h"
 #include "models/config_check.h"
+#include "models/families.h"
 
 namespace edgemt {
 namespace {
@@ -42,6 +43,8 @@ const char* rnn_score_name(RnnScore score) {
   }
   return "unknown";
 }
+
+const RnnConfig& rnn_config(const Model& model) { return family_config(model).as<RnnConfig>(); }
 
 Status verify_rnn_config(const RnnConfig& c) {
   EDGEMT_RETURN_IF_ERROR(check_config_range("layers", c.layers, kMaxRnnLayers));

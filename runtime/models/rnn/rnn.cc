@@ -93,18 +93,19 @@ Status read_config(const format::Model& root, FamilyConfig* out) {
   const format::RnnConfig* config = root.family_config_as_RnnConfig();
   if (config == nullptr) return Status::error(StatusCode::kInvalidModel, "model has no family_config");
   out->id = FamilyId::kRnn;
-  return read_rnn_config(*config, &out->rnn);
+  return read_rnn_config(*config, &out->emplace<RnnConfig>());
 }
 
-uint32_t vocab_size(const FamilyConfig& c) { return c.rnn.vocab_size; }
-uint32_t source_vocab_size(const FamilyConfig& c) { return rnn_source_vocab_size(c.rnn); }
-uint32_t max_sequence_length(const FamilyConfig& c) { return c.rnn.max_positions; }
+const RnnConfig& of(const FamilyConfig& c) { return c.as<RnnConfig>(); }
+uint32_t vocab_size(const FamilyConfig& c) { return of(c).vocab_size; }
+uint32_t source_vocab_size(const FamilyConfig& c) { return rnn_source_vocab_size(of(c)); }
+uint32_t max_sequence_length(const FamilyConfig& c) { return of(c).max_positions; }
 
 bool walk_tensors(const FamilyConfig& c, DType weight_dtype, ExpectedTensorVisitor visit, void* context) {
-  return for_each_expected_tensor(c.rnn, weight_dtype, visit, context);
+  return for_each_expected_tensor(of(c), weight_dtype, visit, context);
 }
 
-void describe(const FamilyConfig& c, char* out, size_t size) { describe_rnn_config(c.rnn, out, size); }
+void describe(const FamilyConfig& c, char* out, size_t size) { describe_rnn_config(of(c), out, size); }
 
 }  // namespace
 

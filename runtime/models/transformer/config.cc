@@ -5,6 +5,7 @@
 
 #include "edgemt/limits.h"
 #include "models/config_check.h"
+#include "models/families.h"
 
 namespace edgemt {
 
@@ -14,6 +15,10 @@ const char* norm_placement_name(NormPlacement placement) {
     case NormPlacement::kPreNorm: return "pre-norm";
   }
   return "unknown";
+}
+
+const TransformerConfig& transformer_config(const Model& model) {
+  return family_config(model).as<TransformerConfig>();
 }
 
 Status verify_transformer_config(const TransformerConfig& c) {

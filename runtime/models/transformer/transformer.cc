@@ -164,20 +164,21 @@ Status read_config(const format::Model& root, FamilyConfig* out) {
   const format::TransformerConfig* config = root.family_config_as_TransformerConfig();
   if (config == nullptr) return Status::error(StatusCode::kInvalidModel, "model has no family_config");
   out->id = FamilyId::kTransformer;
-  return read_transformer_config(*config, &out->transformer);
+  return read_transformer_config(*config, &out->emplace<TransformerConfig>());
 }
 
-uint32_t vocab_size(const FamilyConfig& c) { return c.transformer.vocab_size; }
-uint32_t source_vocab_size(const FamilyConfig& c) { return edgemt::source_vocab_size(c.transformer); }
-uint32_t max_sequence_length(const FamilyConfig& c) { return c.transformer.max_positions; }
+const TransformerConfig& of(const FamilyConfig& c) { return c.as<TransformerConfig>(); }
+uint32_t vocab_size(const FamilyConfig& c) { return of(c).vocab_size; }
+uint32_t source_vocab_size(const FamilyConfig& c) { return edgemt::source_vocab_size(of(c)); }
+uint32_t max_sequence_length(const FamilyConfig& c) { return of(c).max_positions; }
 
 bool walk_tensors(const FamilyConfig& c, DType weight_dtype, ExpectedTensorVisitor visit,
                   void* context) {
-  return for_each_expected_tensor(c.transformer, weight_dtype, visit, context);
+  return for_each_expected_tensor(of(c), weight_dtype, visit, context);
 }
 
 void describe(const FamilyConfig& c, char* out, size_t size) {
-  describe_transformer_config(c.transformer, out, size);
+  describe_transformer_config(of(c), out, size);
 }
 
 }  // namespace

@@ -126,8 +126,8 @@ TEST_CASE("format/model_verifier: version 1 (config in `config`) and 2 (the fami
     REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
     CHECK(model.format_version == version);
     CHECK(model.family.id == FamilyId::kTransformer);
-    CHECK(model.family.transformer.d_model == builder.config.d_model);
-    CHECK(model.family.transformer.max_positions == builder.config.max_positions);
+    CHECK(model.family.as<TransformerConfig>().d_model == builder.config.d_model);
+    CHECK(model.family.as<TransformerConfig>().max_positions == builder.config.max_positions);
   }
   ModelBuilder both;  // version 2 that also fills version 1's fields
   both.legacy_fields = true;

@@ -45,7 +45,7 @@ TEST_CASE("models/families: a Transformer file is the Transformer family") {
   CHECK(model->max_sequence_length() == 24);
   CHECK(family_vocab_size(family) == builder.config.vocab_size);
   CHECK(transformer_config(*model).d_model == builder.config.d_model);
-  CHECK(verify_transformer_config(family.transformer).is_ok());
+  CHECK(verify_transformer_config(family.as<TransformerConfig>()).is_ok());
 }
 
 TEST_CASE("models/families: the registry finds each family by id and by union member") {

@@ -31,9 +31,9 @@ TEST_CASE("models/family_schema: version 1 and 2 give the same config") {
     FamilyConfig family;
     REQUIRE(read(builder, &family).is_ok());
     CHECK(family.id == FamilyId::kTransformer);
-    CHECK(family.transformer.heads == 4);
-    CHECK(family.transformer.activation == Activation::kGelu);
-    CHECK(family.transformer.vocab_size == builder.config.vocab_size);
+    CHECK(family.as<TransformerConfig>().heads == 4);
+    CHECK(family.as<TransformerConfig>().activation == Activation::kGelu);
+    CHECK(family.as<TransformerConfig>().vocab_size == builder.config.vocab_size);
   }
 }
 
