@@ -1,8 +1,8 @@
-"""OpenNMT-py v3 RNN encoder-decoders for `--from opennmt` (opennmt.py
-loads the checkpoint, checks the options every model shares, and makes the
-vocabularies, tokenizers, special ids and search rules exactly as for its
-Transformers; this module maps the RNN options and tensors onto an
-`RnnConfig`, schema/rnn_tensors.def).
+"""OpenNMT-py v3 RNN encoder-decoders for `--from opennmt` (the package's
+__init__.py loads the checkpoint, checks the options every model shares,
+and makes the vocabularies, tokenizers, special ids and search rules
+exactly as for its Transformers; this module maps the RNN options and
+tensors onto an `RnnConfig`, schema/rnn_tensors.def).
 
 What `onmt_translate` (v3.2) computes, and so what is mapped
 (tests/fixtures/opennmt_rnn/FACTS.md gives the equations):
@@ -46,10 +46,10 @@ from typing import Callable, Mapping, Tuple
 
 import numpy as np
 
-from ..errors import UserError
-from ..model_spec import RnnConfig
-from .common import TensorSource, WeightAssembler
-from .opennmt import _opt, _refuse, _refuse_set, check_shared_embeddings
+from ...errors import UserError
+from ...model_spec import RnnConfig
+from ..common import TensorSource, WeightAssembler
+from .checkpoint import check_shared_embeddings, option, refuse, refuse_set
 
 CELLS = {"LSTM": "Lstm", "GRU": "Gru"}
 
@@ -72,13 +72,13 @@ _EMBEDDING = "{}.embeddings.make_embedding.emb_luts.0.weight"
 
 
 def _option(opt, key: str):
-    return _opt(opt, key, _DEFAULTS.get(key))
+    return option(opt, key, _DEFAULTS.get(key))
 
 
 def _count(opt, where: str, key: str) -> int:
     value = _option(opt, key)
     if not isinstance(value, int) or isinstance(value, bool):
-        _refuse(where, key, value, "not a whole number")
+        refuse(where, key, value, "not a whole number")
     return value
 
 
@@ -94,16 +94,16 @@ def _effective(opt, where: str, shared: str, encoder: str, decoder: str) -> Tupl
 def layers_and_hidden(opt, where: str) -> Tuple[int, int]:
     enc_layers, dec_layers = _effective(opt, where, "layers", "enc_layers", "dec_layers")
     if enc_layers != dec_layers:
-        _refuse(where, "enc_layers", enc_layers,
+        refuse(where, "enc_layers", enc_layers,
                 f"dec_layers is {dec_layers}; without a bridge the decoder starts from the "
                 "encoder's final state per layer, so the two must be equal")
     if enc_layers < 1:
-        _refuse(where, "enc_layers", enc_layers, "at least one layer")
+        refuse(where, "enc_layers", enc_layers, "at least one layer")
     enc_hid, dec_hid = _effective(opt, where, "hidden_size", "enc_hid_size", "dec_hid_size")
     if enc_hid != dec_hid:
-        _refuse(where, "enc_hid_size", enc_hid, f"dec_hid_size is {dec_hid}; they must be equal")
+        refuse(where, "enc_hid_size", enc_hid, f"dec_hid_size is {dec_hid}; they must be equal")
     if enc_hid < 1:
-        _refuse(where, "hidden_size", enc_hid, "at least one unit")
+        refuse(where, "hidden_size", enc_hid, "at least one unit")
     return enc_layers, enc_hid
 
 
@@ -111,24 +111,24 @@ def check_options(opt, where: str) -> None:
     """The RNN options edgemt runs (opennmt.check_options has checked the
     shared ones and that encoder_type is rnn / brnn, decoder_type rnn)."""
     if _option(opt, "rnn_type") not in CELLS:
-        _refuse(where, "rnn_type", _option(opt, "rnn_type"), "only LSTM or GRU")
+        refuse(where, "rnn_type", _option(opt, "rnn_type"), "only LSTM or GRU")
     if _option(opt, "global_attention") not in ATTENTIONS:
-        _refuse(where, "global_attention", _option(opt, "global_attention"),
+        refuse(where, "global_attention", _option(opt, "global_attention"),
                 "only dot, general or mlp")
     if _option(opt, "global_attention_function") != "softmax":
-        _refuse(where, "global_attention_function", _option(opt, "global_attention_function"),
+        refuse(where, "global_attention_function", _option(opt, "global_attention_function"),
                 "only softmax")
-    _refuse_set(opt, where, (
+    refuse_set(opt, where, (
         ("bridge", False, "a ReLU layer between the encoder's final state and the decoder's "
                           "initial state"),
         ("context_gate", None, "context gates"),
         ("coverage_attn", False, "coverage attention"),
         ("position_encoding", False, "position encoding of RNN embeddings")))
     if _option(opt, "input_feed") not in (0, 1, False, True):
-        _refuse(where, "input_feed", _option(opt, "input_feed"), "only 0 or 1")
+        refuse(where, "input_feed", _option(opt, "input_feed"), "only 0 or 1")
     _, hidden = layers_and_hidden(opt, where)
-    if _opt(opt, "encoder_type") == "brnn" and hidden % 2:
-        _refuse(where, "hidden_size", hidden, "a brnn encoder needs an even size (half per "
+    if option(opt, "encoder_type") == "brnn" and hidden % 2:
+        refuse(where, "hidden_size", hidden, "a brnn encoder needs an even size (half per "
                                               "direction)")
 
 
@@ -157,11 +157,11 @@ def convert(opt, state: Mapping[str, np.ndarray], generator: Mapping[str, np.nda
             raise UserError(f"shape mismatch: {key} is {list(table.shape)}, expected [{rows}, "
                             f"embedding size] (the vocabulary has {rows} pieces)")
         tables.append(table)
-    if _opt(opt, "share_embeddings", False):
+    if option(opt, "share_embeddings", False):
         check_shared_embeddings(tables[0], tables[1], where)
     cfg = RnnConfig(
         cell=CELLS[_option(opt, "rnn_type")], layers=layers,
-        bidirectional_encoder=_opt(opt, "encoder_type") == "brnn",
+        bidirectional_encoder=option(opt, "encoder_type") == "brnn",
         source_embedding_dim=tables[0].shape[1], target_embedding_dim=tables[1].shape[1],
         hidden=hidden, vocab_size=vocab_sizes[1],
         source_vocab_size=0 if vocab_sizes[0] == vocab_sizes[1] else vocab_sizes[0],
