@@ -34,11 +34,13 @@ int main(int argc, char** argv) {
     DType dtype;
     bool pre_norm;
     bool tied;
+    bool smoothed;  // format 5: Int8SmoothedPerRowDynamic, a smoothing vector per projection
   };
-  const Seed seeds[] = {{"tiny-f32", DType::kF32, false, false},
-                        {"tiny-f16-prenorm", DType::kF16, true, false},
-                        {"tiny-i8-tied", DType::kI8, false, true},
-                        {"tiny-i8-prenorm", DType::kI8, true, false}};
+  const Seed seeds[] = {{"tiny-f32", DType::kF32, false, false, false},
+                        {"tiny-f16-prenorm", DType::kF16, true, false, false},
+                        {"tiny-i8-tied", DType::kI8, false, true, false},
+                        {"tiny-i8-prenorm", DType::kI8, true, false, false},
+                        {"tiny-i8-smoothed-format-v5", DType::kI8, true, false, true}};
   for (const Seed& seed : seeds) {
     edgemt::TransformerConfig config = edgemt::testing::tiny_config();
     config.d_model = 4;
@@ -52,7 +54,11 @@ int main(int argc, char** argv) {
       config.activation = edgemt::Activation::kGelu;
     }
     if (seed.tied) config.shared_embeddings = config.tied_output = true;
-    const edgemt::testing::ModelBuilder builder(config, seed.dtype, 3);
+    edgemt::testing::ModelBuilder builder(config, seed.dtype, 3);
+    if (seed.smoothed) {
+      builder.smoothed = true;
+      builder.regenerate_tensors();
+    }
     const std::vector<uint8_t> bytes = builder.build();
     if (!write_file(std::string(argv[1]) + "/" + seed.name + ".emt", bytes.data(), bytes.size())) {
       return 1;
