@@ -107,6 +107,16 @@ Status MatrixLoader::f32_matrix(Linear* out, const float* weight, const float* b
   return out->create(weight, bias, in, rows, fused_relu, threads_);
 }
 
+Status MatrixLoader::linear(Linear* out, const char* prefix, bool fused_relu) {
+  char weight[kMaxTensorNameLength];
+  char bias[kMaxTensorNameLength];
+  if (!format_tensor_name(weight, sizeof(weight), "%s.weight", prefix) ||
+      !format_tensor_name(bias, sizeof(bias), "%s.bias", prefix)) {
+    return Status::error(StatusCode::kInvalidModel, "tensor name too long: %s", prefix);
+  }
+  return matrix(out, weight, bias, fused_relu);
+}
+
 Status MatrixLoader::matrix(Linear* out, const char* weight_name, const char* bias_name,
                             bool fused_relu, bool serves_embedding) {
   const TensorView* weight = nullptr;

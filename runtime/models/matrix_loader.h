@@ -53,6 +53,10 @@ class MatrixLoader {
   [[nodiscard]] Status matrix(Linear* out, const char* weight_name, const char* bias_name,
                               bool fused_relu, bool serves_embedding = false);
 
+  // A table's LINEAR entry: matrix `<prefix>.weight` and vector
+  // `<prefix>.bias`, as matrix() loads them.
+  [[nodiscard]] Status linear(Linear* out, const char* prefix, bool fused_relu);
+
   // Frees the widening buffer (end of the load).
   void finish() { widen_.reset(); }
 

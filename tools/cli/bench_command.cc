@@ -32,6 +32,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cli/arguments.h"
@@ -566,6 +567,9 @@ int run_bench(int argc, char** argv) {
   }
 
   std::map<size_t, std::vector<std::vector<int32_t>>> reference;  // beam -> outputs
+  // Greedy sentences/s by (threads, batch, greedy scores), for the arg-max
+  // shortcut's speedup line at the end.
+  std::map<std::tuple<size_t, size_t, bool>, double> greedy_speed;
   bool all_same = true;
   bool header_printed = false;
   for (size_t t = 0; t < settings.threads.size(); ++t) {
@@ -672,6 +676,7 @@ int run_bench(int argc, char** argv) {
                         "-", row.sentences / seconds, row.target_tokens / seconds, arena_mib);
           }
           if (settings.profile) print_profile(profile);
+          if (beam == 1) greedy_speed[{threads, batch, scores}] = row.sentences / seconds;
           auto found = reference.find(beam);
           if (found == reference.end()) {
             reference.emplace(beam, std::move(row.outputs));
@@ -701,6 +706,15 @@ int run_bench(int argc, char** argv) {
   busy.stop();
   std::printf("\noutputs %s across configurations of the same beam size\n",
               all_same ? "identical" : "NOT identical");
+  // Greedy with scores off (the arg-max shortcut where the model has one)
+  // against on, the same threads and batch, one line each.
+  for (const auto& [key, off_speed] : greedy_speed) {
+    const auto& [threads, batch, scores] = key;
+    const auto on = greedy_speed.find({threads, batch, true});
+    if (scores || on == greedy_speed.end() || on->second <= 0.0) continue;
+    std::printf("greedy scores off / on (arg-max shortcut), threads %zu batch %zu: %.2fx sent/s\n",
+                threads, batch, off_speed / on->second);
+  }
   std::printf("peak RSS (VmHWM) %.1f MiB\n", peak_rss_mib());
   return kExitOk;
 }

@@ -81,7 +81,7 @@ Status verify_rnn_config(const RnnConfig& c) {
   return Status::ok();
 }
 
-void describe_rnn_config(const RnnConfig& c, char* out, size_t size) {
+void describe_config(const RnnConfig& c, char* out, size_t size) {
   std::snprintf(out, size,
                 "  cell             %s, %u layer%s, hidden %u\n"
                 "  encoder          %s\n"
@@ -95,7 +95,7 @@ void describe_rnn_config(const RnnConfig& c, char* out, size_t size) {
                 c.source_embedding_dim, c.target_embedding_dim, rnn_score_name(c.score),
                 c.query_bias ? " (query bias)" : "", query_name(c.query),
                 decoder_input_name(c.decoder_input), output_name(c.output),
-                c.combine_bias ? ", W_c with bias" : "", rnn_source_vocab_size(c), c.vocab_size);
+                c.combine_bias ? ", W_c with bias" : "", source_vocab_size(c), c.vocab_size);
 }
 
 }  // namespace edgemt

@@ -55,9 +55,11 @@ inline size_t rnn_decoder_input_dim(const RnnConfig& c) {
 inline size_t rnn_output_input_dim(const RnnConfig& c) {
   return c.output == RnnOutput::kStateContext ? 2 * size_t{c.hidden} : c.hidden;
 }
-inline uint32_t rnn_source_vocab_size(const RnnConfig& c) {
+inline uint32_t source_vocab_size(const RnnConfig& c) {
   return c.source_vocab_size != 0 ? c.source_vocab_size : c.vocab_size;
 }
+inline uint32_t vocab_size(const RnnConfig& c) { return c.vocab_size; }
+inline uint32_t max_sequence_length(const RnnConfig& c) { return c.max_positions; }
 
 const char* rnn_cell_name(RnnCell cell);     // "LSTM", "GRU"
 const char* rnn_score_name(RnnScore score);  // "dot", "general", "additive"
@@ -70,6 +72,6 @@ const char* rnn_score_name(RnnScore score);  // "dot", "general", "additive"
 const RnnConfig& rnn_config(const Model& model);
 
 // The config as the indented lines `edgemt inspect` prints.
-void describe_rnn_config(const RnnConfig& config, char* out, size_t size);
+void describe_config(const RnnConfig& config, char* out, size_t size);
 
 }  // namespace edgemt

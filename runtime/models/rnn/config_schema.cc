@@ -12,7 +12,7 @@ bool known(Enum value) {
 
 }  // namespace
 
-Status read_rnn_config(const format::RnnConfig& in, RnnConfig* out) {
+Status read_config(const format::RnnConfig& in, RnnConfig* out) {
   if (!known(in.cell()) || !known(in.score()) || !known(in.query()) || !known(in.decoder_input()) ||
       !known(in.output())) {
     return Status::error(StatusCode::kUnsupported,

@@ -10,6 +10,6 @@ namespace edgemt {
 
 // Errors: kUnsupported (an enum value this runtime does not know),
 // kInvalidModel (verify_rnn_config).
-[[nodiscard]] Status read_rnn_config(const format::RnnConfig& in, RnnConfig* out);
+[[nodiscard]] Status read_config(const format::RnnConfig& in, RnnConfig* out);
 
 }  // namespace edgemt

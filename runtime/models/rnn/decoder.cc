@@ -68,9 +68,8 @@ Status attend_from(const RnnRunContext& c, const PackedSequences& sources, const
 
 }  // namespace
 
-Status run_rnn_decoder_step(const RnnRunContext& c, const PackedSequences& sources,
-                            const DecoderStep& step) {
-  ProfileScope timed(c.profile, ProfilePart::kDecoderStep);
+Status run_decoder_layers(const RnnRunContext& c, const PackedSequences& sources,
+                          const DecoderStep& step) {
   const RnnConfig& config = *c.config;
   const RnnWeights& weights = *c.weights;
   RnnWorkspace& w = *c.workspace;
@@ -155,13 +154,15 @@ Status run_rnn_decoder_step(const RnnRunContext& c, const PackedSequences& sourc
       scatter(w.dec_attn, step.row_slot, rows, h, w.state_feed);
     }
   }
-  ProfileScope part(c.profile, ProfilePart::kOutputProjection);
-  const float* projected = config.output == RnnOutput::kStateContext ? w.dec_cat : w.dec_attn;
-  return weights.output.run(projected, rows, w.logits, c.parallel, &w.dec_linear_scratch);
+  return Status::ok();
 }
 
-void reorder_rnn_state(const RnnRunContext& c, size_t first_slot, size_t old_count, const size_t* parent,
-                       size_t new_count) {
+const float* head_input(const RnnRunContext& c) {
+  return c.config->output == RnnOutput::kStateContext ? c.workspace->dec_cat : c.workspace->dec_attn;
+}
+
+void reorder_state(const RnnRunContext& c, size_t first_slot, size_t old_count, const size_t* parent,
+                   size_t new_count, size_t /*positions*/) {
   ProfileScope timed(c.profile, ProfilePart::kSearch);
   const RnnConfig& config = *c.config;
   RnnWorkspace& w = *c.workspace;

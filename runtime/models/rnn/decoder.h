@@ -19,14 +19,18 @@
 
 namespace edgemt {
 
-// On success workspace->logits holds [step.rows, V] and workspace->weights
-// the attention weights of the step [step.rows, max_source_len] (row r's
-// first n entries, n its source's length).
-[[nodiscard]] Status run_rnn_decoder_step(const RnnRunContext& context,
-                                          const PackedSequences& sources, const DecoderStep& step);
+// Everything up to the output projection, which the family kit runs
+// (models/output_head.h) on head_input(): on success workspace->weights
+// holds the attention weights of the step [step.rows, max_source_len] (row
+// r's first n entries, n its source's length).
+[[nodiscard]] Status run_decoder_layers(const RnnRunContext& context,
+                                        const PackedSequences& sources, const DecoderStep& step);
+// The output projection's input [step.rows, K]: a_t, or [s_t; c_t].
+const float* head_input(const RnnRunContext& context);
 
-// Beam reordering (EncoderDecoder::reorder_state): the slots' state rows.
-void reorder_rnn_state(const RnnRunContext& context, size_t first_slot, size_t old_count,
-                       const size_t* parent, size_t new_count);
+// Beam reordering (EncoderDecoder::reorder_state): the slots' state rows
+// (`positions` is the Transformer's: an RNN keeps one state per slot).
+void reorder_state(const RnnRunContext& context, size_t first_slot, size_t old_count,
+                   const size_t* parent, size_t new_count, size_t positions);
 
 }  // namespace edgemt

@@ -59,7 +59,7 @@ Status run_direction(const RnnRunContext& c, const PackedSequences& seqs, const 
 
 }  // namespace
 
-Status run_rnn_encoder(const RnnRunContext& c, const int32_t* ids, const PackedSequences& seqs) {
+Status run_encoder(const RnnRunContext& c, const int32_t* ids, const PackedSequences& seqs) {
   ProfileScope timed(c.profile, ProfilePart::kEncoder);
   const RnnConfig& config = *c.config;
   const RnnWeights& weights = *c.weights;

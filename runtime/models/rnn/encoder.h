@@ -15,7 +15,7 @@ namespace edgemt {
 // ids: packed source ids [Ns]. On return workspace->memory holds the last
 // layer's outputs [Ns, H], ->keys the keys (General, Additive) and
 // ->init_h / init_c the decoder's first state per sentence and layer.
-[[nodiscard]] Status run_rnn_encoder(const RnnRunContext& context, const int32_t* ids,
+[[nodiscard]] Status run_encoder(const RnnRunContext& context, const int32_t* ids,
                                      const PackedSequences& sequences);
 
 }  // namespace edgemt

@@ -19,10 +19,6 @@
 
 namespace edgemt {
 
-// Load phase: resolves `model`'s weights (which must be of this family).
-// Errors: kUnsupported, kInvalidModel, kOutOfMemory, kBackendError.
-[[nodiscard]] Status create_rnn(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder>* out);
-
 extern const Family kRnnFamily;
 
 }  // namespace edgemt

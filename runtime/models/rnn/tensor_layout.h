@@ -20,14 +20,11 @@ enum class RnnTensor : uint8_t {
 #undef RNN_TENSOR
 };
 
-// The name `tensor` has in a file ("encoder.layers.{layer}.<name>" for layer
-// parts); for a LINEAR entry the prefix of its ".weight" and ".bias".
-bool rnn_tensor_name(RnnTensor tensor, uint32_t layer, char* out, size_t size);
+// Named as tensor_table.h's table_tensor_name() says.
+bool tensor_name(RnnTensor tensor, uint32_t layer, char* out, size_t size);
 
-// Calls `visit` for every tensor `config` implies, in the table's order
-// (model-wide tensors, every encoder layer, every decoder layer); in I8
-// files every matrix `X` is followed by `X_scale` [rows] F32. False if the
-// visitor stopped early.
+// walk_tensor_table() over the family's table. False if the visitor
+// stopped early.
 bool for_each_expected_tensor(const RnnConfig& config, DType weight_dtype,
                               ExpectedTensorVisitor visit, void* context);
 

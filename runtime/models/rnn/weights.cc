@@ -11,31 +11,27 @@ using T = RnnTensor;
 // A LINEAR entry: `<prefix>.weight` (+ `_scale`) and `<prefix>.bias`.
 Status linear(MatrixLoader* load, Linear* out, T entry, uint32_t layer) {
   char prefix[kMaxTensorNameLength];
-  char weight[kMaxTensorNameLength];
-  char bias[kMaxTensorNameLength];
-  (void)rnn_tensor_name(entry, layer, prefix, sizeof(prefix));
-  (void)format_tensor_name(weight, sizeof(weight), "%s.weight", prefix);
-  (void)format_tensor_name(bias, sizeof(bias), "%s.bias", prefix);
-  return load->matrix(out, weight, bias, false);
+  (void)tensor_name(entry, layer, prefix, sizeof(prefix));
+  return load->linear(out, prefix, false);
 }
 
 // A MATRIX entry with an optional VECTOR bias entry.
 Status matrix(MatrixLoader* load, Linear* out, T entry, const T* bias_entry) {
   char weight[kMaxTensorNameLength];
   char bias[kMaxTensorNameLength];
-  (void)rnn_tensor_name(entry, 0, weight, sizeof(weight));
-  if (bias_entry != nullptr) (void)rnn_tensor_name(*bias_entry, 0, bias, sizeof(bias));
+  (void)tensor_name(entry, 0, weight, sizeof(weight));
+  if (bias_entry != nullptr) (void)tensor_name(*bias_entry, 0, bias, sizeof(bias));
   return load->matrix(out, weight, bias_entry != nullptr ? bias : nullptr, false);
 }
 
 const char* named(T entry, char* out) {
-  (void)rnn_tensor_name(entry, 0, out, kMaxTensorNameLength);
+  (void)tensor_name(entry, 0, out, kMaxTensorNameLength);
   return out;
 }
 
 }  // namespace
 
-Status load_rnn_weights(const Model& model, size_t threads, RnnWeights* w) {
+Status load_weights(const Model& model, size_t threads, RnnWeights* w) {
   const RnnConfig& c = rnn_config(model);
   MatrixLoader load(model, threads, &w->matrix_bytes);
   char name[kMaxTensorNameLength];
@@ -43,7 +39,13 @@ Status load_rnn_weights(const Model& model, size_t threads, RnnWeights* w) {
   EDGEMT_RETURN_IF_ERROR(find_embedding_table(model, named(T::kTargetEmbedding, name), &w->target_embedding));
   EDGEMT_RETURN_IF_ERROR(load.prepare());
   w->f16_native = load.f16_native();
-  EDGEMT_RETURN_IF_ERROR(linear(&load, &w->output, T::kOutput, 0));
+  {
+    char weight[kMaxTensorNameLength];
+    char bias[kMaxTensorNameLength];
+    (void)format_tensor_name(weight, sizeof(weight), "%s.weight", named(T::kOutput, name));
+    (void)format_tensor_name(bias, sizeof(bias), "%s.bias", name);
+    EDGEMT_RETURN_IF_ERROR(w->head.load(model, &load, weight, bias, nullptr, 0, &w->matrix_bytes));
+  }
   if (c.score != RnnScore::kDot) EDGEMT_RETURN_IF_ERROR(matrix(&load, &w->attention_key, T::kAttentionKey, nullptr));
   if (c.score == RnnScore::kAdditive) {
     const T bias = T::kAttentionQueryBias;

@@ -10,6 +10,7 @@
 #include "edgemt/status.h"
 #include "kernels/embedding.h"
 #include "layers/linear.h"
+#include "models/output_head.h"
 #include "models/rnn/config.h"
 
 namespace edgemt {
@@ -30,7 +31,7 @@ struct RnnWeights {
   Linear attention_query;     // H -> H, + query bias (Additive)
   const float* attention_v = nullptr;  // [H] (Additive)
   Linear attention_combine;   // 2H -> H, + combine bias (TanhCombine, LinearCombine)
-  Linear output;              // H or 2H -> V
+  OutputHead head;            // H or 2H -> V: models/output_head.h
   bool f16_native = false;
   size_t matrix_bytes = 0;
 };
@@ -38,6 +39,6 @@ struct RnnWeights {
 // `threads`: the run phase's threads (XNNPACK column blocks). Errors:
 // kInvalidModel (a missing tensor, an int8 weight of -128), kOutOfMemory,
 // kBackendError.
-[[nodiscard]] Status load_rnn_weights(const Model& model, size_t threads, RnnWeights* weights);
+[[nodiscard]] Status load_weights(const Model& model, size_t threads, RnnWeights* weights);
 
 }  // namespace edgemt

@@ -4,7 +4,7 @@
 
 namespace edgemt {
 
-void plan_rnn_workspace(const RnnConfig& c, const RnnWorkspaceShape& s, size_t max_beam,
+void plan_workspace(const RnnConfig& c, const RnnWorkspaceShape& s, size_t max_beam,
                         Arena* arena, RnnWorkspace* w) {
   using namespace rnn_step;
   using run_step::kDecodeLayers;

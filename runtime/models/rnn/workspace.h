@@ -17,6 +17,7 @@
 #include "layers/linear_scratch.h"
 #include "models/encoder_decoder.h"
 #include "models/rnn/config.h"
+#include "models/output_head.h"
 #include "models/rnn/weights.h"
 
 namespace edgemt {
@@ -73,10 +74,11 @@ struct RnnWorkspace {
 
   LinearScratch enc_linear_scratch;  // Ns rows
   LinearScratch dec_linear_scratch;  // R rows
+  OutputHead::Scratch head_scratch;  // the output head's own (its plan())
   size_t max_source_len = 0;
 };
 
-void plan_rnn_workspace(const RnnConfig& config, const RnnWorkspaceShape& shape, size_t max_beam,
+void plan_workspace(const RnnConfig& config, const RnnWorkspaceShape& shape, size_t max_beam,
                         Arena* arena, RnnWorkspace* workspace);
 
 struct RnnRunContext {

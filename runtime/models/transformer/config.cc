@@ -58,7 +58,7 @@ Status verify_transformer_config(const TransformerConfig& c) {
   return Status::ok();
 }
 
-void describe_transformer_config(const TransformerConfig& c, char* out, size_t size) {
+void describe_config(const TransformerConfig& c, char* out, size_t size) {
   std::snprintf(
       out, size,
       "  layers           %u encoder, %u decoder\n"

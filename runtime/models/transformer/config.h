@@ -54,6 +54,8 @@ struct TransformerConfig {
 inline uint32_t source_vocab_size(const TransformerConfig& config) {
   return config.source_vocab_size != 0 ? config.source_vocab_size : config.vocab_size;
 }
+inline uint32_t vocab_size(const TransformerConfig& config) { return config.vocab_size; }
+inline uint32_t max_sequence_length(const TransformerConfig& config) { return config.max_positions; }
 
 // Every value in range (kInvalidModel naming the field otherwise).
 [[nodiscard]] Status verify_transformer_config(const TransformerConfig& config);
@@ -63,6 +65,6 @@ inline uint32_t source_vocab_size(const TransformerConfig& config) {
 const TransformerConfig& transformer_config(const Model& model);
 
 // The config as the indented lines `edgemt inspect` prints.
-void describe_transformer_config(const TransformerConfig& config, char* out, size_t size);
+void describe_config(const TransformerConfig& config, char* out, size_t size);
 
 }  // namespace edgemt

@@ -2,7 +2,7 @@
 
 namespace edgemt {
 
-Status read_transformer_config(const format::TransformerConfig& in, TransformerConfig* out) {
+Status read_config(const format::TransformerConfig& in, TransformerConfig* out) {
   const auto activation = static_cast<int>(in.activation());
   if (activation < static_cast<int>(format::Activation::MIN) ||
       activation > static_cast<int>(format::Activation::MAX)) {

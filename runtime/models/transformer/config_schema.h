@@ -10,7 +10,7 @@ namespace edgemt {
 
 // Errors: kUnsupported (activation, norm placement), kInvalidModel (a value
 // out of range: verify_transformer_config).
-[[nodiscard]] Status read_transformer_config(const format::TransformerConfig& in,
+[[nodiscard]] Status read_config(const format::TransformerConfig& in,
                                              TransformerConfig* out);
 
 }  // namespace edgemt

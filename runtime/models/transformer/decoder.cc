@@ -137,6 +137,8 @@ void timed_residual_step(const RunContext& c, const NormWeights& norm, const flo
                 c.config->d_model, x);
 }
 
+}  // namespace
+
 // The step up to the decoder's last hidden state: workspace->dec_x [R, d]
 // (callers time the whole step as kDecoderStep).
 Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
@@ -237,54 +239,8 @@ Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
   return Status::ok();
 }
 
-// logits [rows, V] = x [rows, d] · Wᵀ + b, from the pack or, when the
-// projection was left unpacked (TransformerWeights::output_rows), from the
-// file's rows with the same bits.
-Status run_output_projection(const RunContext& c, const float* x, size_t rows, float* logits) {
-  const TransformerWeights& weights = *c.weights;
-  if (weights.output.out_features() != 0 || weights.output_rows.empty()) {
-    return weights.output.run(x, rows, logits, c.parallel, &c.workspace->dec_linear_scratch);
-  }
-  weights.output_rows.run(x, rows, logits, c.workspace->output_block_scratch, c.parallel);
-  return Status::ok();
-}
 
-}  // namespace
-
-Status run_decoder_step(const RunContext& c, const PackedSequences& sources,
-                        const DecoderStep& step) {
-  ProfileScope timed_step(c.profile, ProfilePart::kDecoderStep);
-  EDGEMT_RETURN_IF_ERROR(run_decoder_layers(c, sources, step));
-  ProfileScope timed(c.profile, ProfilePart::kOutputProjection);
-  return run_output_projection(c, c.workspace->dec_x, step.rows, c.workspace->logits);  // [R, V]
-}
-
-Status run_decoder_step_argmax(const RunContext& c, const PackedSequences& sources,
-                               const DecoderStep& step, const int32_t* banned,
-                               size_t banned_count, size_t* best) {
-  if (c.argmax_shortcut == nullptr || c.argmax_shortcut->empty()) {
-    for (size_t r = 0; r < step.rows; ++r) best[r] = EncoderDecoder::kFullLogits;
-    return run_decoder_step(c, sources, step);
-  }
-  ProfileScope timed_step(c.profile, ProfilePart::kDecoderStep);
-  EDGEMT_RETURN_IF_ERROR(run_decoder_layers(c, sources, step));
-  ProfileScope timed(c.profile, ProfilePart::kOutputProjection);
-  Workspace& w = *c.workspace;
-  const size_t d = c.config->d_model;
-  const size_t vocab = c.config->vocab_size;
-  // The shortcut's approximations go where the logits would.
-  EDGEMT_RETURN_IF_ERROR(c.argmax_shortcut->pick(w.dec_x, step.rows, banned, banned_count,
-                                                 w.logits, w.argmax_scratch, w.output_block_scratch,
-                                                 c.parallel, best));
-  for (size_t r = 0; r < step.rows; ++r) {
-    if (best[r] != ArgmaxShortcut::kNoPick) continue;
-    best[r] = EncoderDecoder::kFullLogits;  // the row as decode_step leaves it
-    EDGEMT_RETURN_IF_ERROR(run_output_projection(c, w.dec_x + r * d, 1, w.logits + r * vocab));
-  }
-  return Status::ok();
-}
-
-void reorder_cache(const RunContext& c, size_t first_slot, size_t old_count,
+void reorder_state(const RunContext& c, size_t first_slot, size_t old_count,
                    const size_t* parent, size_t new_count, size_t positions) {
   // Hypothesis j of the sentence takes over its parent's row offsets for
   // positions [0, positions); the cached k, v stay where they were written.

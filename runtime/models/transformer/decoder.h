@@ -14,22 +14,17 @@
 
 namespace edgemt {
 
-// On return workspace->logits holds [R, V].
-[[nodiscard]] Status run_decoder_step(const RunContext& context, const PackedSequences& sources,
-                                      const DecoderStep& step);
-
-// Greedy without scores (EncoderDecoder::decode_step_argmax): best[r] is
-// row r's arg-max over the ids not banned, found by context.argmax_shortcut,
-// or EncoderDecoder::kFullLogits with row r's logits in workspace->logits.
-[[nodiscard]] Status run_decoder_step_argmax(const RunContext& context,
-                                             const PackedSequences& sources,
-                                             const DecoderStep& step, const int32_t* banned,
-                                             size_t banned_count, size_t* best);
+// The step up to the decoder's last hidden state, workspace->dec_x [R, d]
+// (head_input()), which the family kit's output head projects to the
+// logits (models/family_kit.h, models/output_head.h).
+[[nodiscard]] Status run_decoder_layers(const RunContext& context, const PackedSequences& sources,
+                                        const DecoderStep& step);
+const float* head_input(const RunContext& context);
 
 // Beam reordering inside one sentence's slots [first_slot, first_slot + K):
 // new slot first_slot + j gets old slot first_slot + parent[j], positions
 // 0..positions-1, for every layer (j < new_count, parent[j] < old_count).
-void reorder_cache(const RunContext& context, size_t first_slot, size_t old_count,
+void reorder_state(const RunContext& context, size_t first_slot, size_t old_count,
                    const size_t* parent, size_t new_count, size_t positions);
 
 }  // namespace edgemt

@@ -13,7 +13,6 @@
 #include "edgemt/model.h"
 #include "edgemt/profile.h"
 #include "edgemt/status.h"
-#include "layers/argmax_shortcut.h"
 #include "models/transformer/weights.h"
 #include "models/encoder_decoder.h"
 #include "models/transformer/workspace.h"
@@ -26,7 +25,6 @@ struct RunContext {
   Workspace* workspace = nullptr;
   Parallel parallel;  // threads, scratch slots, smallest work worth splitting
   Profile* profile = nullptr;  // nullptr: not profiling (see core/profile.h)
-  const ArgmaxShortcut* argmax_shortcut = nullptr;  // built (Translator::set_greedy_scores) or null
 };
 
 // ids: packed source ids [rows]. On return workspace->enc_x holds the encoder

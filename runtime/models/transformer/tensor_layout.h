@@ -1,13 +1,8 @@
 // Tensor layout: the tensors a TransformerConfig implies, walked from the
-// family's one table, schema/transformer_tensors.def (names, shapes,
-// storage, conditions; schema/TENSORS.md explains them).
-//
-// The walk is what the verifier requires (every expected tensor in the file
-// with exactly this shape and dtype, and nothing else) and what the test
-// model builder writes; the weight loader (weights.cc) names what it reads
-// through the same table's ids. The converter parses the same .def file
-// (tools/edgemt_tools/model_spec.py), so both sides list the same tensors in
-// the same order.
+// family's one table, schema/transformer_tensors.def (schema/TENSORS.md
+// explains it; models/tensor_table.h walks it). The verifier requires
+// exactly these, the test builder writes them, the weight loader names them
+// by id, and the converter parses the same .def (model_spec.py).
 #pragma once
 
 #include <cstddef>
@@ -26,18 +21,11 @@ enum class TransformerTensor : uint8_t {
 #undef TRANSFORMER_TENSOR
 };
 
-// The name `tensor` has in a file: "<name>" for the model-wide ones,
-// "encoder.layers.{layer}.<name>" / "decoder.layers.{layer}.<name>" for layer
-// parts (`layer` ignored otherwise). For a LINEAR or NORM entry this is the
-// prefix of its ".weight" and ".bias". False if it does not fit `size`.
-bool transformer_tensor_name(TransformerTensor tensor, uint32_t layer, char* out, size_t size);
+// Named as tensor_table.h's table_tensor_name() says.
+bool tensor_name(TransformerTensor tensor, uint32_t layer, char* out, size_t size);
 
-// Calls `visit` for every tensor `config` implies, in the table's order
-// (model-wide tensors, then every encoder layer, encoder end, every decoder
-// layer, decoder end). With weight_dtype I8 every matrix `X` is followed by
-// `X_scale` [rows] F32. Returns false if the visitor stopped early, true
-// otherwise. The config is not validated here (the verifier does that
-// first); a zero-layer config simply yields no layer tensors.
+// walk_tensor_table() over the family's table; not validated here (the
+// verifier does that first). False if the visitor stopped early.
 bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtype,
                               ExpectedTensorVisitor visit, void* context);
 

@@ -18,12 +18,6 @@
 
 namespace edgemt {
 
-// Load phase: resolves `model`'s weights (which must be of this family),
-// its operators laid out for `threads` run-phase threads.
-// Errors: kUnsupported, kInvalidModel, kOutOfMemory, kBackendError.
-[[nodiscard]] Status create_transformer(const Model& model, size_t threads,
-                                        std::unique_ptr<EncoderDecoder>* out);
-
 // The family's record for the registry (models/families.cc).
 extern const Family kTransformerFamily;
 

@@ -15,7 +15,7 @@
 #include "edgemt/status.h"
 #include "kernels/embedding.h"
 #include "layers/linear.h"
-#include "layers/unpacked_f32_linear.h"
+#include "models/output_head.h"
 
 namespace edgemt {
 
@@ -52,14 +52,7 @@ struct TransformerWeights {
   kernels::EmbeddingTable source_embedding;  // [V, d], in the file
   kernels::EmbeddingTable target_embedding;  // [V, d] (the same bytes when the model shares them)
   const float* positions = nullptr;  // [max_positions, d]
-  // d -> V (+ output bias). An f32 one for the own f32 GEMM starts as
-  // output_rows, read in place from the file, and is packed only when a
-  // translator needs every logit (pack_output_projection): a greedy one
-  // without scores never does (layers/argmax_shortcut.h).
-  Linear output;
-  UnpackedF32Linear output_rows;            // empty unless the projection is such
-  const TensorView* output_tensor = nullptr;  // its weight and model, for releasing pages
-  const Model* output_model = nullptr;
+  OutputHead head;  // d -> V (+ output bias): models/output_head.h
   NormWeights encoder_final_norm;    // weight == nullptr when absent
   NormWeights decoder_final_norm;
   EncoderLayerWeights encoder[kMaxLayers];
@@ -71,18 +64,8 @@ struct TransformerWeights {
 // `threads`: the run phase's threads, for the XNNPACK Linears' column
 // blocks (layers/column_blocks.h). Errors: kUnsupported (too many layers),
 // kInvalidModel (an int8 weight of -128), kOutOfMemory, kBackendError.
-[[nodiscard]] Status load_transformer_weights(const Model& model, size_t threads,
+[[nodiscard]] Status load_weights(const Model& model, size_t threads,
                                               TransformerWeights* weights);
 
-// output_rows, releasing the file pages of each part of the rows a
-// load-phase reader is done with (UnpackedF32Linear::set_release); `weights`
-// must outlive the copy.
-UnpackedF32Linear releasing_output_rows(const TransformerWeights& weights);
-
-// Packs output_rows into output (once; ok when there is nothing to pack),
-// a part at a time, each part's file pages released once packed: the
-// embedding tables that share its rows then read them from the pack.
-// kOutOfMemory.
-[[nodiscard]] Status pack_output_projection(TransformerWeights* weights);
 
 }  // namespace edgemt

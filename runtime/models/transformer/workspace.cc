@@ -47,14 +47,6 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
                       {kAttnQkv, kCrossKv}, arena, &w->enc_linear_scratch);
   plan_linear_scratch(s.rows, depth, std::max(std::max(3 * d, s.ffn_dim), s.vocab),
                       s.int8, s.f16, {kDecodeLayers, kDecodeOutput}, arena, &w->dec_linear_scratch);
-  if (s.argmax_shortcut) {
-    plan_linear_scratch(s.rows, d, s.vocab, /*int8=*/true, /*f16=*/false,
-                        {kDecodeOutput, kDecodeOutput}, arena, &w->argmax_scratch);
-  }
-  if (s.unpacked_output) {
-    w->output_block_scratch = arena->allocate<float>(
-        s.workers * UnpackedF32Linear::scratch_floats(d), {kDecodeOutput, kDecodeOutput});
-  }
   // Encoder self-attention needs a [len, len] score block; decoder steps need
   // one row of at most max(len_source, len_target) keys.
   w->enc_scratch_stride = s.max_source_len * s.max_source_len;

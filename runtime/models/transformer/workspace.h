@@ -33,31 +33,18 @@ inline constexpr uint16_t kCrossKv = 8;      // cross-attention K | V of every d
 static_assert(kEmbed == kEncodeFirst && kCrossKv == kEncodeLast, "the encoder fills its frame");
 }  // namespace run_step
 
-struct WorkspaceShape {
-  size_t source_rows = 0;     // Ns
-  size_t max_source_len = 0;  // longest single source
-  size_t rows = 0;            // R
-  size_t max_beam = 1;
-  size_t max_target_len = 0;  // T
+// The run's shape (RunShape: Ns, R, T, beams, workers, attention choice)
+// and what the model adds to it.
+struct WorkspaceShape : RunShape {
   size_t d_model = 0;
   size_t ffn_dim = 0;
   size_t vocab = 0;
   size_t encoder_layers = 0;
   size_t decoder_layers = 0;
-  size_t workers = 1;
-  bool int8 = false;          // int8 Linears: plan their quantized-input scratch
-  bool f16 = false;           // f16 Linears: plan their half input/output scratch
-  bool raw_self_memory = false;  // TransformerConfig::raw_decoder_self_memory
   size_t heads = 0;
-  bool attention = false;     // plan the attention weights the caller asked for
-  int attention_layer = -1;   // RunShape's choice: -1 the last decoder layer
-  int attention_head = -1;    // -1 the mean over heads
-  // The output projection can serve the arg-max shortcut (it is on the own
-  // f32 GEMM): plan the shortcut's quantized-input scratch (R x d bytes).
-  bool argmax_shortcut = false;
-  // The output projection may run from the file's rows
-  // (layers/unpacked_f32_linear.h): plan a packing slot per worker.
-  bool unpacked_output = false;
+  bool int8 = false;             // int8 Linears: plan their quantized-input scratch
+  bool f16 = false;              // f16 Linears: plan their half input/output scratch
+  bool raw_self_memory = false;  // TransformerConfig::raw_decoder_self_memory
 };
 
 struct Workspace {
@@ -103,13 +90,8 @@ struct Workspace {
   // max(3d, f, V) [kDecodeLayers, kDecodeOutput].
   LinearScratch enc_linear_scratch;
   LinearScratch dec_linear_scratch;
-  // The arg-max shortcut's quantized hidden states (argmax_shortcut only):
-  // R rows of d [kDecodeOutput].
-  LinearScratch argmax_scratch;
-  // Groups of the output projection's rows packed on the fly
-  // (unpacked_output only): [workers, UnpackedF32Linear::scratch_floats(d)]
-  // [kDecodeOutput].
-  float* output_block_scratch = nullptr;
+  // The output head's own scratch (its weights' OutputHead::plan).
+  OutputHead::Scratch head_scratch;
 
   // Attention probabilities, one slice per worker (parallel_for slot): the
   // encoder's hold a [len, len] score block [kAttnContext], the decoder's one

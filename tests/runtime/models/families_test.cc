@@ -69,7 +69,7 @@ TEST_CASE("models/families: describe_config is the family's own description") {
   char text[1024];
   model->describe_config(text, sizeof(text));
   char expected[1024];
-  describe_transformer_config(transformer_config(*model), expected, sizeof(expected));
+  describe_config(transformer_config(*model), expected, sizeof(expected));
   CHECK(std::string(text) == expected);
   CHECK(std::strstr(text, "  layers ") != nullptr);
   char small[8];

@@ -93,7 +93,7 @@ TEST_CASE("models/rnn/config: derived sizes and description") {
   CHECK(rnn_encoder_units(l) == 10);
   CHECK(rnn_decoder_input_dim(l) == 6);
   CHECK(rnn_output_input_dim(l) == 10);
-  CHECK(rnn_source_vocab_size(l) == 40);
+  CHECK(source_vocab_size(l) == 40);
   RnnConfig b = bahdanau();
   b.cell = RnnCell::kGru;
   CHECK(rnn_gates(b) == 3);
@@ -101,7 +101,7 @@ TEST_CASE("models/rnn/config: derived sizes and description") {
   CHECK(rnn_decoder_input_dim(b) == 16);
   CHECK(rnn_output_input_dim(b) == 20);
   char text[1024];
-  describe_rnn_config(b, text, sizeof(text));
+  describe_config(b, text, sizeof(text));
   const std::string described = text;
   CHECK(described.find("GRU, 2 layers, hidden 10") != std::string::npos);
   CHECK(described.find("bidirectional") != std::string::npos);

@@ -10,6 +10,7 @@
 //   - compute path and config description name the family's parts.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "edgemt/model.h"
+#include "kernels/f32_gemm.h"
 #include "edgemt/tokenizer.h"
 #include "edgemt/translator.h"
 
@@ -122,6 +124,57 @@ TEST_CASE("models/rnn: fp32 GRU greedy and beam 4 equal PyTorch's on the first r
     CAPTURE(threads);
     CHECK(translate(*model, 1, threads).tokens == read_ids(kFixture + "luong-general-gru/greedy.ids", kLines));
     CHECK(translate(*model, 4, threads).tokens == read_ids(kFixture + "luong-general-gru/beam4.ids", kLines));
+  }
+}
+
+TEST_CASE("models/rnn: greedy without scores takes the shared arg-max shortcut, the same tokens") {
+  // The output head (models/output_head.h) is every family's: an f32 RNN's
+  // projection on the own f32 GEMM gets the shortcut the Transformer has.
+  const std::unique_ptr<Model> model = load("luong-general-gru.fp32.emt");
+  std::unique_ptr<Tokenizer> tokenizer;
+  REQUIRE(Tokenizer::create(*model, &tokenizer).is_ok());
+  const std::vector<std::string> lines =
+      read_lines(EDGEMT_SOURCE_DIR "/models/reference/test_2016_flickr.en", 200);
+  for (size_t threads : {size_t{1}, size_t{2}}) {
+    CAPTURE(threads);
+    std::vector<std::vector<int32_t>> outputs[2];
+    size_t shortcut_bytes = 0;
+    for (bool scores : {true, false}) {
+      TranslatorOptions options;
+      options.threads = threads;
+      std::unique_ptr<Translator> translator;
+      REQUIRE(Translator::create(*model, options, &translator).is_ok());
+      REQUIRE(translator->set_greedy_scores(scores).is_ok());
+      Limits limits;
+      limits.max_batch = 4;
+      limits.max_beam = 1;
+      limits.max_source_len = 128;
+      limits.max_target_len = 64;
+      REQUIRE(translator->prepare(limits).is_ok());
+      if (!scores) shortcut_bytes = translator->greedy_shortcut_bytes();
+      for (size_t first = 0; first < lines.size(); first += 4) {
+        std::vector<int32_t> ids[4];
+        TokenSpan spans[4];
+        std::vector<int32_t> tokens[4];
+        Translation results[4];
+        for (size_t i = 0; i < 4; ++i) {
+          REQUIRE(tokenizer->encode(lines[first + i], &ids[i]).is_ok());
+          spans[i] = {ids[i].data(), std::min<size_t>(ids[i].size(), 128)};
+          tokens[i].resize(64);
+          results[i].tokens = tokens[i].data();
+          results[i].capacity = 64;
+        }
+        DecodeOptions decode = decode_options(*model);
+        decode.beam_size = 1;
+        REQUIRE(translator->translate(spans, 4, decode, results).is_ok());
+        for (size_t i = 0; i < 4; ++i) {
+          tokens[i].resize(results[i].length);
+          outputs[scores ? 0 : 1].push_back(tokens[i]);
+        }
+      }
+    }
+    CHECK(outputs[0] == outputs[1]);
+    if (kernels::f32::fast_gemm_kernel() != nullptr) CHECK(shortcut_bytes > 0);
   }
 }
 

@@ -111,7 +111,7 @@ TEST_CASE("models/rnn/tensor_layout: Luong dot LSTM, input feed, combine bias, f
                                 {"decoder.layers.0.hh.bias", {40}, f},
                             });
   char name[kMaxTensorNameLength];
-  CHECK(rnn_tensor_name(RnnTensor::kDecoderHh, 3, name, sizeof(name)));
+  CHECK(tensor_name(RnnTensor::kDecoderHh, 3, name, sizeof(name)));
   CHECK(std::string(name) == "decoder.layers.3.hh");
   // A visitor that stops early stops the walk.
   size_t seen = 0;

@@ -53,7 +53,7 @@ TEST_CASE("models/transformer/config: describe names every hyper-parameter") {
   config.activation = Activation::kGelu;
   config.norm_placement = NormPlacement::kPreNorm;
   char text[1024];
-  describe_transformer_config(config, text, sizeof(text));
+  describe_config(config, text, sizeof(text));
   const std::string s(text);
   CHECK(s.find("  layers           3 encoder, 2 decoder\n") != std::string::npos);
   CHECK(s.find("gelu") != std::string::npos);

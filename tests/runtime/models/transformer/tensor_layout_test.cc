@@ -161,16 +161,16 @@ TEST_CASE("models/transformer/tensor_layout: format_tensor_name writes into the 
 
 TEST_CASE("models/transformer/tensor_layout: table ids name the file's tensors (what the loader reads)") {
   char name[kMaxTensorNameLength];
-  CHECK(transformer_tensor_name(TransformerTensor::kSourceEmbedding, 7, name, sizeof(name)));
+  CHECK(tensor_name(TransformerTensor::kSourceEmbedding, 7, name, sizeof(name)));
   CHECK(std::string(name) == "embedding.source");
-  CHECK(transformer_tensor_name(TransformerTensor::kEncoderFfnIn, 2, name, sizeof(name)));
+  CHECK(tensor_name(TransformerTensor::kEncoderFfnIn, 2, name, sizeof(name)));
   CHECK(std::string(name) == "encoder.layers.2.ffn.in");
-  CHECK(transformer_tensor_name(TransformerTensor::kDecoderCrossKv, 11, name, sizeof(name)));
+  CHECK(tensor_name(TransformerTensor::kDecoderCrossKv, 11, name, sizeof(name)));
   CHECK(std::string(name) == "decoder.layers.11.cross_attn.kv");
-  CHECK(transformer_tensor_name(TransformerTensor::kDecoderFinalNorm, 0, name, sizeof(name)));
+  CHECK(tensor_name(TransformerTensor::kDecoderFinalNorm, 0, name, sizeof(name)));
   CHECK(std::string(name) == "decoder.final_norm");
   char small[8];
-  CHECK_FALSE(transformer_tensor_name(TransformerTensor::kEncoderFfnIn, 0, small, sizeof(small)));
+  CHECK_FALSE(tensor_name(TransformerTensor::kEncoderFfnIn, 0, small, sizeof(small)));
 
   // Every id's name is in the walk of a config that has everything (as the
   // prefix of a LINEAR's or NORM's .weight where it is one).
@@ -183,7 +183,7 @@ TEST_CASE("models/transformer/tensor_layout: table ids name the file's tensors (
     return true;
   });
   for (size_t id = 0; id <= static_cast<size_t>(TransformerTensor::kDecoderFinalNorm); ++id) {
-    REQUIRE(transformer_tensor_name(static_cast<TransformerTensor>(id), 1, name, sizeof(name)));
+    REQUIRE(tensor_name(static_cast<TransformerTensor>(id), 1, name, sizeof(name)));
     const std::string base(name);
     CAPTURE(base);
     bool found = false;

@@ -1,0 +1,132 @@
+#include "models/output_head.h"
+
+#include "kernels/f32_gemm.h"
+#include "models/encoder_decoder.h"
+
+namespace edgemt {
+
+Status OutputHead::load(const Model& model, MatrixLoader* loader, const char* weight_name,
+                        const char* bias_name, kernels::EmbeddingTable* const* tables,
+                        size_t table_count, size_t* matrix_bytes) {
+  const TensorView* weight = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find_tensor(model, weight_name, &weight));
+  in_ = weight->shape[1];
+  vocab_ = weight->shape[0];
+  model_ = &model;
+  tensor_ = weight;
+  matrix_bytes_ = matrix_bytes;
+  bool tied_f32 = false;
+  for (size_t i = 0; i < table_count && i < 2; ++i) {
+    if (tables[i]->data != weight->data) continue;
+    tables_[i] = tables[i];
+    tied_f32 = tied_f32 || weight->dtype == DType::kF32;
+  }
+  if (weight->dtype == DType::kF32 && f32_matrix_on_own_gemm(tied_f32)) {
+    // Where MatrixLoader would pack it for the own f32 GEMM: packed later
+    // (finish_load), or never when the arg-max shortcut serves every step.
+    const float* bias = nullptr;
+    if (bias_name != nullptr) EDGEMT_RETURN_IF_ERROR(find_vector(model, bias_name, &bias));
+    return rows_.create(static_cast<const float*>(weight->data), bias, in_, vocab_);
+  }
+  EDGEMT_RETURN_IF_ERROR(loader->matrix(&output_, weight_name, bias_name, false, tied_f32));
+  // A tied int8 projection holds the embedding's rows and row scales,
+  // packed: the tables read their rows from it (the same values), so the
+  // matrix is resident once.
+  if (output_.is_int8()) {
+    for (kernels::EmbeddingTable* table : tables_) {
+      if (table != nullptr && table->dtype == DType::kI8) table->packed_rows = output_.int8_packed();
+    }
+  }
+  return Status::ok();
+}
+
+UnpackedF32Linear OutputHead::releasing_rows() const {
+  UnpackedF32Linear rows = rows_;
+  rows.set_release(
+      [](const void* context, const float* part, size_t floats) {
+        const OutputHead& head = *static_cast<const OutputHead*>(context);
+        TensorView view = *head.tensor_;
+        view.data = part;
+        view.size_bytes = floats * sizeof(float);
+        head.model_->release_tensor_pages(view);
+      },
+      this);
+  return rows;
+}
+
+Status OutputHead::set_argmax_shortcut(bool on) {
+  if (!on) {  // packed first: on failure the head is as it was
+    EDGEMT_RETURN_IF_ERROR(pack());
+    shortcut_ = ArgmaxShortcut();
+    return Status::ok();
+  }
+  if (!shortcut_.empty()) return Status::ok();
+  if (output_.is_packed_f32()) {
+    return shortcut_.create(output_.f32_packed(), kernels::f32::fast_gemm_kernel());
+  }
+  if (rows_.empty()) return Status::ok();  // int8 or f16: it reads no more than a shortcut would
+  // create() reads every row twice, a chunk of rows at a time: each chunk's
+  // file pages go once read, so the matrix is never resident whole beside
+  // the copy being built (its peak, not only its end).
+  EDGEMT_RETURN_IF_ERROR(shortcut_.create(releasing_rows()));
+  model_->release_tensor_pages(*tensor_);  // the pages chunks shared
+  return Status::ok();
+}
+
+Status OutputHead::finish_load() { return shortcut_.empty() ? pack() : Status::ok(); }
+
+Status OutputHead::pack() {
+  if (rows_.empty() || output_.out_features() != 0) return Status::ok();
+  // Packed a part at a time, each part's file pages released once packed:
+  // the matrix is never resident twice, not even while packing.
+  const Status packed = output_.create_packed_f32(releasing_rows());
+  if (!packed.is_ok()) {
+    return Status::error(packed.code(), "tensor '%s': %s", tensor_->name, packed.message());
+  }
+  *matrix_bytes_ += output_.packed_bytes();
+  // A tied one: the tables read their rows from the pack (the same values).
+  for (kernels::EmbeddingTable* table : tables_) {
+    if (table != nullptr && table->dtype == DType::kF32) table->packed_f32_rows = output_.f32_packed();
+  }
+  model_->release_tensor_pages(*tensor_);  // the pages parts shared
+  return Status::ok();
+}
+
+void OutputHead::plan(size_t rows, size_t workers, Lifetime lifetime, Arena* arena,
+                      Scratch* out) const {
+  *out = Scratch();
+  if (!argmax_possible()) return;
+  plan_linear_scratch(rows, in_, vocab_, /*int8=*/true, /*f16=*/false, lifetime, arena, &out->argmax);
+  if (!rows_.empty()) {
+    out->blocks = arena->allocate<float>(workers * UnpackedF32Linear::scratch_floats(in_), lifetime);
+  }
+}
+
+Status OutputHead::run(const float* x, size_t rows, float* logits, const Parallel& parallel,
+                       const LinearScratch& linear, const Scratch& scratch) const {
+  if (output_.out_features() != 0 || rows_.empty()) return output_.run(x, rows, logits, parallel, &linear);
+  // Unpacked (the shortcut's rows): the file's rows, the same bits as the pack.
+  rows_.run(x, rows, logits, scratch.blocks, parallel);
+  return Status::ok();
+}
+
+Status OutputHead::run_argmax(const float* x, size_t rows, const int32_t* banned,
+                              size_t banned_count, float* logits, size_t* best,
+                              const Parallel& parallel, const LinearScratch& linear,
+                              const Scratch& scratch) const {
+  if (shortcut_.empty()) {
+    for (size_t r = 0; r < rows; ++r) best[r] = EncoderDecoder::kFullLogits;
+    return run(x, rows, logits, parallel, linear, scratch);
+  }
+  // The shortcut's approximations go where the logits would.
+  EDGEMT_RETURN_IF_ERROR(shortcut_.pick(x, rows, banned, banned_count, logits, scratch.argmax,
+                                        scratch.blocks, parallel, best));
+  for (size_t r = 0; r < rows; ++r) {
+    if (best[r] != ArgmaxShortcut::kNoPick) continue;
+    best[r] = EncoderDecoder::kFullLogits;  // the row as run() leaves it
+    EDGEMT_RETURN_IF_ERROR(run(x + r * in_, 1, logits + r * vocab_, parallel, linear, scratch));
+  }
+  return Status::ok();
+}
+
+}  // namespace edgemt

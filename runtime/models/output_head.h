@@ -1,0 +1,100 @@
+// OutputHead: the output projection every family ends in, logits [R, V] =
+// h [R, K] · Wᵀ + b, with what makes it cheap, the same for every family:
+//   - an f32 matrix for the own f32 GEMM is read in place from the file
+//     and packed only when a translator needs every logit (finish_load);
+//   - greedy decoding that reports no score takes the arg-max shortcut over
+//     it (layers/argmax_shortcut.h: an int8 copy and a proven bound; run()
+//     with `best`), so that most steps never read the f32 matrix;
+//   - a matrix that is also an embedding table (a tied output) serves the
+//     table's rows from its pack, so that it is resident once.
+// Load phase: load(), set_argmax_shortcut(), finish_load() (allocate).
+// Plan: plan() requests its run-phase scratch. Run phase: run() (no
+// allocation). Not thread-safe per instance: one Translator owns it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/arena.h"
+#include "core/parallel.h"
+#include "edgemt/model.h"
+#include "edgemt/status.h"
+#include "kernels/embedding.h"
+#include "layers/argmax_shortcut.h"
+#include "layers/linear.h"
+#include "layers/linear_scratch.h"
+#include "layers/unpacked_f32_linear.h"
+#include "models/matrix_loader.h"
+
+namespace edgemt {
+
+class OutputHead {
+ public:
+  // The run-phase memory the head borrows besides the decoder's
+  // LinearScratch (plan()).
+  struct Scratch {
+    LinearScratch argmax;     // the shortcut's quantized rows [R, K] (argmax_possible())
+    float* blocks = nullptr;  // [workers, UnpackedF32Linear::scratch_floats(K)] (unpacked rows)
+  };
+
+  // `weight_name` [V, K] and `bias_name` [V] (nullptr: none) of `model`;
+  // `tables` [table_count]: embedding tables that may share the matrix's
+  // bytes (they then read their rows from its pack). Matrix bytes are
+  // added to `loader`'s count (now, or when packed later).
+  // Errors: as MatrixLoader::matrix.
+  [[nodiscard]] Status load(const Model& model, MatrixLoader* loader, const char* weight_name,
+                            const char* bias_name, kernels::EmbeddingTable* const* tables,
+                            size_t table_count, size_t* matrix_bytes);
+
+  // Builds (on) or frees (off) the arg-max shortcut where the projection is
+  // on the own f32 GEMM; ok and nothing built otherwise. Load phase.
+  [[nodiscard]] Status set_argmax_shortcut(bool on);
+  // Packs the projection when it waits unpacked and no shortcut is built
+  // (every logit is then needed). Load phase, at every prepare().
+  [[nodiscard]] Status finish_load();
+  size_t shortcut_bytes() const { return shortcut_.bytes(); }
+
+  // The shortcut can be built (the projection is, or will be, on the own
+  // f32 GEMM): plan() then reserves its scratch.
+  bool argmax_possible() const { return output_.is_packed_f32() || !rows_.empty(); }
+  size_t in_features() const { return in_; }
+  size_t vocab() const { return vocab_; }
+  // The projection as built (a Linear of the model's kind; empty while it
+  // waits unpacked), for compute-path descriptions.
+  const Linear& linear() const { return output_; }
+
+  // Requests Scratch for up to `rows` rows on `workers` workers, live in
+  // `lifetime` (the output step), from `arena`.
+  void plan(size_t rows, size_t workers, Lifetime lifetime, Arena* arena, Scratch* out) const;
+
+  // logits [rows, V] of x [rows, K]; `linear`: the decoder's LinearScratch
+  // (it serves the projection: K inputs, V outputs).
+  [[nodiscard]] Status run(const float* x, size_t rows, float* logits, const Parallel& parallel,
+                           const LinearScratch& linear, const Scratch& scratch) const;
+  // The same for greedy decoding without scores: best[r] is row r's
+  // arg-max over the ids not in banned[0..banned_count) (the lowest id
+  // among equals) and logits row r holds approximations; or
+  // EncoderDecoder::kFullLogits when row r's exact logits were computed
+  // instead (no shortcut, or one that could not prove its answer).
+  [[nodiscard]] Status run_argmax(const float* x, size_t rows, const int32_t* banned,
+                                  size_t banned_count, float* logits, size_t* best,
+                                  const Parallel& parallel, const LinearScratch& linear,
+                                  const Scratch& scratch) const;
+
+ private:
+  UnpackedF32Linear releasing_rows() const;
+  // Packs an f32 projection that waits unpacked (nothing otherwise).
+  Status pack();
+
+  Linear output_;
+  UnpackedF32Linear rows_;                 // an f32 projection not yet packed
+  const TensorView* tensor_ = nullptr;     // its weight, for releasing file pages
+  const Model* model_ = nullptr;
+  kernels::EmbeddingTable* tables_[2] = {nullptr, nullptr};  // tied tables
+  size_t* matrix_bytes_ = nullptr;
+  ArgmaxShortcut shortcut_;                // empty unless set_argmax_shortcut(true)
+  size_t in_ = 0;
+  size_t vocab_ = 0;
+};
+
+}  // namespace edgemt
