@@ -77,7 +77,7 @@ struct Translator::Impl {
     search_shape.attention = l.attention;
     plan_search(search_shape, arena, &out->search);
     out->packed_ids =
-        arena->allocate<int32_t>(l.max_batch * l.max_source_len, {run_step::kPack, run_step::kEncodeFirst});
+        arena->allocate<int32_t>(l.max_batch * l.max_source_len, {run_step::kPack, encoder_step(0)});
     out->offsets = arena->allocate<size_t>(l.max_batch + 1, {run_step::kPack, run_step::kDecodeSearch});
     out->max_len = arena->allocate<size_t>(l.max_batch, {run_step::kPack, run_step::kDecodeSearch});
   }

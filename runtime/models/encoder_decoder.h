@@ -33,16 +33,22 @@ struct PackedSequences {
 };
 
 // The steps of one translate() call, in order, which buffer lifetimes are
-// made of. A family numbers its encoder's own steps inside
-// [kEncodeFirst, kEncodeLast]; the decode steps repeat once per output token.
+// made of: packing (translator), the encoder's steps, then the decode
+// steps, which repeat once per output token. The encoder's steps are the
+// family's own list (its workspace.h: encoder_step(0), encoder_step(1),
+// ...; step 0 reads the packed ids), as many as it needs: a step is its
+// phase in the high byte and its index in the phase in the low byte, so
+// every encoder step sorts after kPack and before the decode steps.
 namespace run_step {
-inline constexpr uint16_t kPack = 0;           // sources checked and packed (translator)
-inline constexpr uint16_t kEncodeFirst = 1;    // the encoder's first step (reads the packed ids)
-inline constexpr uint16_t kEncodeLast = 8;     // the encoder's last step
-inline constexpr uint16_t kDecodeLayers = 9;   // the decoder up to its last hidden state
-inline constexpr uint16_t kDecodeOutput = 10;  // output projection to logits
-inline constexpr uint16_t kDecodeSearch = 11;  // the search reads the logits, picks tokens
+inline constexpr uint16_t kPack = 0x000;          // sources checked and packed (translator)
+inline constexpr uint16_t kEncodePhase = 0x100;   // + the family's encoder step index
+inline constexpr uint16_t kDecodeLayers = 0x200;  // the decoder up to its last hidden state
+inline constexpr uint16_t kDecodeOutput = 0x201;  // output projection to logits
+inline constexpr uint16_t kDecodeSearch = 0x202;  // the search reads the logits, picks tokens
 }  // namespace run_step
+
+// Step `index` of a family's encoder (0..255).
+constexpr uint16_t encoder_step(uint8_t index) { return run_step::kEncodePhase + index; }
 
 // Live from the first decoder step to the end of the search.
 inline constexpr Lifetime kWholeDecode{run_step::kDecodeLayers, run_step::kDecodeSearch};

@@ -62,6 +62,17 @@ bool for_each_expected_tensor(const Config& config, DType weight_dtype, Visitor&
       const_cast<void*>(static_cast<const void*>(&visit)));
 }
 
+// Number of tensors `config` implies in a file of `weight_dtype`.
+template <typename Config>
+size_t expected_tensor_count(const Config& config, DType weight_dtype = DType::kF32) {
+  size_t count = 0;
+  for_each_expected_tensor(config, weight_dtype, [&count](const ExpectedTensor&) {
+    ++count;
+    return true;
+  });
+  return count;
+}
+
 // printf into `buffer` (e.g. format_tensor_name(name, sizeof(name),
 // "encoder.layers.%u.ffn.in.weight", i)). Returns false (and leaves a
 // truncated, NUL-terminated string) when the name does not fit.

@@ -8,8 +8,8 @@ namespace {
 
 // Every family this runtime runs: one line each.
 constexpr const Family* kFamilies[] = {
-    &kTransformerFamily,
-    &kRnnFamily,
+    &transformer::kFamily,
+    &rnn::kFamily,
 };
 
 }  // namespace

@@ -15,7 +15,7 @@ Status read_family_v1(const format::Model& root, FamilyConfig* out) {
     return Status::error(StatusCode::kInvalidModel, "model has no config");
   }
   out->id = FamilyId::kTransformer;
-  return read_config(*root.config(), &out->emplace<TransformerConfig>());
+  return transformer::read_config(*root.config(), &out->emplace<transformer::TransformerConfig>());
 }
 
 // Version 2: the family_config union, whose type names the family (its

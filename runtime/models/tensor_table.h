@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 #include "edgemt/model.h"
 #include "models/expected_tensor.h"
@@ -40,6 +41,25 @@ struct TableEntry {
   Dim cols;
   Condition condition;
 };
+
+// One line of a family's .def as a TableEntry of its Tensor ids (the
+// family's own Dim and Condition enums in scope): its X-macro expands to
+// EDGEMT_TABLE_ROW(Tensor, <the line's columns>) inside its table array.
+#define EDGEMT_TABLE_ROW(Tensor, id, group, name, kind, rows, cols, condition) \
+  {Tensor::id, TableGroup::group, name, TableKind::kind, Dim::rows, Dim::cols, Condition::condition},
+
+// Declares, in a family's namespace, what its tensor_layout.cc defines over
+// its table (models/family_kit.h asks for both):
+//   tensor_name(id, layer, out, size)   the name of one entry in a file, as
+//                                       table_tensor_name() below gives it
+//   for_each_expected_tensor(config, weight_dtype, visit, context)
+//                                       every tensor `config` implies, as
+//                                       walk_tensor_table() below gives them;
+//                                       false if the visitor stopped early
+#define EDGEMT_TENSOR_TABLE_FUNCTIONS(Tensor, Config)                           \
+  bool tensor_name(Tensor tensor, uint32_t layer, char* out, size_t size);      \
+  bool for_each_expected_tensor(const Config& config, DType weight_dtype,       \
+                                ExpectedTensorVisitor visit, void* context)
 
 // What a family's config decides about its table's entries.
 template <typename Entry, typename Config>
@@ -96,10 +116,9 @@ class Emitter {
 // Calls `visit` for every tensor `config` implies: each group in file
 // order, the layer groups once per layer, each entry as its kind says.
 // False if the visitor stopped early.
-template <typename Entry, size_t N, typename Config>
-bool walk_tensor_table(const Entry (&table)[N], const TableRules<Entry, Config>& rules,
-                       const Config& config, DType weight_dtype, ExpectedTensorVisitor visit,
-                       void* context) {
+template <const auto& table, typename Entry, typename Config>
+bool walk_tensor_table(const TableRules<Entry, Config>& rules, const Config& config,
+                       DType weight_dtype, ExpectedTensorVisitor visit, void* context) {
   tensor_table::Emitter out(weight_dtype, visit, context);
   const TableGroup order[] = {TableGroup::MODEL, TableGroup::ENCODER_LAYER, TableGroup::ENCODER_END,
                               TableGroup::DECODER_LAYER, TableGroup::DECODER_END};
@@ -121,14 +140,15 @@ bool walk_tensor_table(const Entry (&table)[N], const TableRules<Entry, Config>&
   return !out.stopped();
 }
 
-// The name entry `index` of `table` has in a file ("encoder.layers.{layer}.
+// The name entry `id` of `table` has in a file ("encoder.layers.{layer}.
 // <name>" for layer parts); for a LINEAR or NORM entry the prefix of its
 // ".weight" and ".bias". False when it does not fit or there is no such entry.
-template <typename Entry, size_t N>
-bool table_tensor_name(const Entry (&table)[N], size_t index, uint32_t layer, char* out,
-                       size_t size) {
-  if (index >= N) return false;
-  const Entry& e = table[index];
+template <const auto& table, typename Id>
+bool table_tensor_name(Id id, uint32_t layer, char* out, size_t size) {
+  static_assert(ids_follow(table), "a table's ids are its indices: table[id] is id's entry");
+  const size_t index = static_cast<size_t>(id);
+  if (index >= std::size(table)) return false;
+  const auto& e = table[index];
   char scope[kMaxTensorNameLength];
   tensor_table::group_scope(e.group, layer, scope, sizeof(scope));
   if (scope[0] == '\0') return format_tensor_name(out, size, "%s", e.name);

@@ -42,13 +42,13 @@ int main(int argc, char** argv) {
                         {"tiny-i8-prenorm", DType::kI8, true, false, false},
                         {"tiny-i8-smoothed-format-v5", DType::kI8, true, false, true}};
   for (const Seed& seed : seeds) {
-    edgemt::TransformerConfig config = edgemt::testing::tiny_config();
+    edgemt::transformer::TransformerConfig config = edgemt::testing::tiny_config();
     config.d_model = 4;
     config.heads = 2;
     config.ffn_dim = 6;
     config.max_positions = 8;
     if (seed.pre_norm) {
-      config.norm_placement = edgemt::NormPlacement::kPreNorm;
+      config.norm_placement = edgemt::transformer::NormPlacement::kPreNorm;
       config.encoder_final_norm = config.decoder_final_norm = true;
       config.output_bias = true;
       config.activation = edgemt::Activation::kGelu;
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     // Format 3 as a converted framework model has it: piece vocabularies, a
     // target tokenizer, a source vocabulary of its own size, a zero first
     // decoder input, Marian's search rules with a banned list.
-    edgemt::TransformerConfig config = edgemt::testing::tiny_config();
+    edgemt::transformer::TransformerConfig config = edgemt::testing::tiny_config();
     config.d_model = 4;
     config.heads = 2;
     config.ffn_dim = 6;

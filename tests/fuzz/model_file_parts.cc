@@ -224,7 +224,7 @@ void regenerate_consistent_tensors(ModelFileParts* p, std::mt19937* rng) {
   p->tied_output = pick(rng, 2);
   p->activation = static_cast<int8_t>(pick(rng, 3));
   p->norm_placement = static_cast<int8_t>(pick(rng, 2));
-  TransformerConfig config;
+  transformer::TransformerConfig config;
   config.encoder_layers = p->encoder_layers;
   config.decoder_layers = p->decoder_layers;
   config.d_model = p->d_model;

@@ -30,7 +30,7 @@
 #include "edgemt/tokenizer.h"
 #include "edgemt/translator.h"
 #include "fuzz_check.h"
-#include "models/transformer/config.h"
+#include "models/families.h"
 
 namespace {
 
@@ -103,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   edgemt::cli::LineReader reader(fd, kMaxLineBytes);
   const edgemt::Model& model = *g_engine->model;
-  const uint32_t vocab = transformer_config(model).vocab_size;
+  const uint32_t vocab = edgemt::family_vocab_size(edgemt::family_config(model));
   std::string line;
   size_t bytes = 0;
   size_t consumed = 0;  // input bytes accounted for

@@ -45,12 +45,12 @@ struct Engine {
 std::vector<Engine>* g_engines = nullptr;
 
 ModelBuilder variant(int index) {
-  edgemt::TransformerConfig c = edgemt::testing::tiny_config();
+  edgemt::transformer::TransformerConfig c = edgemt::testing::tiny_config();
   switch (index) {
     case 0:
       return ModelBuilder(c, DType::kF32, 11);
     case 1:
-      c.norm_placement = edgemt::NormPlacement::kPreNorm;
+      c.norm_placement = edgemt::transformer::NormPlacement::kPreNorm;
       c.activation = edgemt::Activation::kGelu;
       c.encoder_final_norm = c.decoder_final_norm = true;
       c.output_bias = true;
@@ -67,7 +67,7 @@ ModelBuilder variant(int index) {
       return builder;
     }
     default: {  // every allowed logit is -inf, pad and bos are finite
-      c.norm_placement = edgemt::NormPlacement::kPreNorm;
+      c.norm_placement = edgemt::transformer::NormPlacement::kPreNorm;
       c.encoder_final_norm = c.decoder_final_norm = true;
       ModelBuilder builder(c, DType::kF32, 15);
       for (float& v : builder.find("decoder.final_norm.weight")->values) v = 0.0f;
@@ -150,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   FuzzedDataProvider data(input, size);
   Engine& engine = (*g_engines)[data.ConsumeIntegralInRange<int>(0, kVariants - 1)];
   edgemt::Translator& translator = *engine.translators[data.ConsumeBool() ? 1 : 0];
-  const edgemt::TransformerConfig& config = edgemt::transformer_config(*engine.model);
+  const edgemt::transformer::TransformerConfig& config = edgemt::transformer_config(*engine.model);
   const size_t positions = config.max_positions;
 
   // Limits: mostly valid and small, sometimes past the model or the bounds.

@@ -26,6 +26,8 @@
 #include "edgemt/translator.h"
 #include "support/model_builder.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 extern "C" {
 void* __libc_malloc(size_t size);
 void* __libc_calloc(size_t count, size_t size);
@@ -252,7 +254,7 @@ TEST_CASE("translate() with a Profile attached makes no heap or XNNPACK allocati
 // at a time into the arena); the arg-max shortcut's candidates, and beam
 // search's full rows, come from there without allocating.
 TEST_CASE("translate() makes no heap or XNNPACK allocation (f32 output projection left unpacked)") {
-  edgemt::TransformerConfig config = edgemt::testing::tiny_config();
+  edgemt::transformer::TransformerConfig config = edgemt::testing::tiny_config();
   config.vocab_size = 200;
   config.d_model = 32;
   config.heads = 4;

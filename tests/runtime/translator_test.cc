@@ -16,6 +16,8 @@
 #include "support/reference_data.h"
 #include "models/transformer/config.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace {
 
 using edgemt::testing::read_id_lines;
@@ -347,7 +349,7 @@ TEST_CASE("the arena shares memory between buffers never live together") {
   REQUIRE(edgemt::Model::load(EDGEMT_BUNDLED_MODEL, &model).is_ok());
   std::unique_ptr<edgemt::Translator> translator;
   REQUIRE(edgemt::Translator::create(*model, edgemt::TranslatorOptions(), &translator).is_ok());
-  const edgemt::TransformerConfig& c = transformer_config(*model);
+  const edgemt::transformer::TransformerConfig& c = transformer_config(*model);
   struct Case {
     size_t batch, beam;
     double at_most;  // of the unshared size

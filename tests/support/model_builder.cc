@@ -16,6 +16,8 @@
 #include "kernels/fp16.h"
 #include "schema/edgemt_generated.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt::testing {
 namespace {
 

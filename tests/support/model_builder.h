@@ -33,6 +33,8 @@
 
 namespace edgemt::testing {
 
+using transformer::TransformerConfig;  // the family the builder writes
+
 // d_model 8, heads 2, ffn 16, 1 encoder + 1 decoder layer, vocab 32,
 // max_positions 16, ReLU, post-norm, no final norms, untied, no output bias.
 TransformerConfig tiny_config();

@@ -9,6 +9,8 @@
 #include "kernels/int8_gemm.h"
 #include "models/transformer/config.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt::testing {
 namespace {
 

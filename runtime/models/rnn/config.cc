@@ -6,7 +6,7 @@
 #include "models/config_check.h"
 #include "models/families.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 namespace {
 
 const char* query_name(RnnQuery query) {
@@ -98,4 +98,4 @@ void describe_config(const RnnConfig& c, char* out, size_t size) {
                 c.combine_bias ? ", W_c with bias" : "", source_vocab_size(c), c.vocab_size);
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

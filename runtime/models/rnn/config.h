@@ -9,7 +9,7 @@
 #include "edgemt/model.h"
 #include "edgemt/status.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 
 // Limits of this family's config, checked by the verifier at load (with the
 // family-neutral ones of edgemt/limits.h).
@@ -74,4 +74,4 @@ const RnnConfig& rnn_config(const Model& model);
 // The config as the indented lines `edgemt inspect` prints.
 void describe_config(const RnnConfig& config, char* out, size_t size);
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

@@ -4,12 +4,13 @@
 
 #include "edgemt/status.h"
 #include "models/rnn/config.h"
+#include "models/family_schema.h"
 #include "schema/edgemt_generated.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 
 // Errors: kUnsupported (an enum value this runtime does not know),
 // kInvalidModel (verify_rnn_config).
 [[nodiscard]] Status read_config(const format::RnnConfig& in, RnnConfig* out);
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

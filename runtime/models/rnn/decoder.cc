@@ -9,7 +9,7 @@
 #include "kernels/rnn_attention.h"
 #include "kernels/rnn_cell.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 namespace {
 
 // Rows r of `out` [R, width] (row stride `stride`, from column `column`)
@@ -66,94 +66,131 @@ Status attend_from(const RnnRunContext& c, const PackedSequences& sources, const
   return Status::ok();
 }
 
-}  // namespace
-
-Status run_decoder_layers(const RnnRunContext& c, const PackedSequences& sources,
-                          const DecoderStep& step) {
+// Each row's recurrent state for this step into row_h/row_c [R, H] (the
+// first step: its sentence's encoder-final state; later ones: its slot's),
+// and the input feed (the previous attentional output) into dec_x.
+void load_states(const RnnRunContext& c, const DecoderStep& step) {
+  ProfileScope part(c.profile, ProfilePart::kDecoderState);
   const RnnConfig& config = *c.config;
-  const RnnWeights& weights = *c.weights;
   RnnWorkspace& w = *c.workspace;
-  const size_t rows = step.rows;
   const size_t h = config.hidden;
-  const size_t gh = rnn_gates(config) * h;
+  const bool first = step.step == 0;
+  const size_t* index = first ? step.row_source : step.row_slot;
+  for (size_t l = 0; l < config.layers; ++l) {
+    gather(first ? w.init_h[l] : w.state_h[l], index, step.rows, h, w.row_h[l], h, 0);
+    if (config.cell == RnnCell::kLstm) {
+      gather(first ? w.init_c[l] : w.state_c[l], index, step.rows, h, w.row_c[l], h, 0);
+    }
+  }
+  if (config.decoder_input != RnnDecoderInput::kEmbeddingInputFeed) return;
   const size_t di = rnn_decoder_input_dim(config);
   const size_t et = config.target_embedding_dim;
-  const bool lstm = config.cell == RnnCell::kLstm;
-  const size_t top = config.layers - 1;
-
-  {
-    ProfileScope part(c.profile, ProfilePart::kDecoderState);
-    // The first step starts from each sentence's encoder-final state, later
-    // ones from the hypothesis' slot.
-    const bool first = step.step == 0;
-    const size_t* index = first ? step.row_source : step.row_slot;
-    for (size_t l = 0; l < config.layers; ++l) {
-      gather(first ? w.init_h[l] : w.state_h[l], index, rows, h, w.row_h[l], h, 0);
-      if (lstm) gather(first ? w.init_c[l] : w.state_c[l], index, rows, h, w.row_c[l], h, 0);
-    }
-    if (config.decoder_input == RnnDecoderInput::kEmbeddingInputFeed) {
-      if (first) {
-        for (size_t r = 0; r < rows; ++r) std::memset(w.dec_x + r * di + et, 0, h * sizeof(float));
-      } else {
-        gather(w.state_feed, step.row_slot, rows, h, w.dec_x, di, et);
-      }
-    }
+  if (first) {
+    for (size_t r = 0; r < step.rows; ++r) std::memset(w.dec_x + r * di + et, 0, h * sizeof(float));
+  } else {
+    gather(w.state_feed, step.row_slot, step.rows, h, w.dec_x, di, et);
   }
+}
+
+// The first layer's input dec_x [R, DI]: the token's embedding, then (input
+// feed, loaded above) or (Bahdanau: c_t from the previous top state).
+Status embed_input(const RnnRunContext& c, const PackedSequences& sources, const DecoderStep& step) {
+  const RnnConfig& config = *c.config;
+  RnnWorkspace& w = *c.workspace;
+  const size_t di = rnn_decoder_input_dim(config);
   {
     ProfileScope part(c.profile, ProfilePart::kEmbedding);
-    kernels::gather_rows(weights.target_embedding, step.tokens, rows, w.dec_x, di);
+    kernels::gather_rows(c.weights->target_embedding, step.tokens, step.rows, w.dec_x, di);
   }
-  if (config.decoder_input == RnnDecoderInput::kEmbeddingContext) {
-    // Bahdanau: c_t from the previous top state, fed into the step.
-    EDGEMT_RETURN_IF_ERROR(attend_from(c, sources, step, w.row_h[top], w.context));
-    for (size_t r = 0; r < rows; ++r) std::memcpy(w.dec_x + r * di + et, w.context + r * h, h * sizeof(float));
+  if (config.decoder_input != RnnDecoderInput::kEmbeddingContext) return Status::ok();
+  const size_t h = config.hidden;
+  const size_t et = config.target_embedding_dim;
+  EDGEMT_RETURN_IF_ERROR(attend_from(c, sources, step, w.row_h[config.layers - 1], w.context));
+  for (size_t r = 0; r < step.rows; ++r) {
+    std::memcpy(w.dec_x + r * di + et, w.context + r * h, h * sizeof(float));
   }
-  {
-    ProfileScope part(c.profile, ProfilePart::kDecoderState);
-    const float* x = w.dec_x;
-    for (size_t l = 0; l < config.layers; ++l) {
-      const RnnLayerWeights& layer = weights.decoder[l];
-      EDGEMT_RETURN_IF_ERROR(layer.ih.run(x, rows, w.dec_gx, c.parallel, &w.dec_linear_scratch));
-      EDGEMT_RETURN_IF_ERROR(layer.hh.run(w.row_h[l], rows, w.dec_gh, c.parallel, &w.dec_linear_scratch));
-      for (size_t r = 0; r < rows; ++r) {
-        if (lstm) {
-          kernels::lstm_cell(w.dec_gx + r * gh, w.dec_gh + r * gh, h, w.row_c[l] + r * h, w.row_h[l] + r * h);
-        } else {
-          kernels::gru_cell(w.dec_gx + r * gh, w.dec_gh + r * gh, h, w.row_h[l] + r * h);
-        }
+  return Status::ok();
+}
+
+// One step of every layer's cell, bottom up: row_h (and row_c) [R, H].
+Status run_cells(const RnnRunContext& c, const DecoderStep& step) {
+  ProfileScope part(c.profile, ProfilePart::kDecoderState);
+  const RnnConfig& config = *c.config;
+  RnnWorkspace& w = *c.workspace;
+  const size_t h = config.hidden;
+  const size_t gh = rnn_gates(config) * h;
+  const float* x = w.dec_x;
+  for (size_t l = 0; l < config.layers; ++l) {
+    const RnnLayerWeights& layer = c.weights->decoder[l];
+    EDGEMT_RETURN_IF_ERROR(layer.ih.run(x, step.rows, w.dec_gx, c.parallel, &w.dec_linear_scratch));
+    EDGEMT_RETURN_IF_ERROR(layer.hh.run(w.row_h[l], step.rows, w.dec_gh, c.parallel, &w.dec_linear_scratch));
+    for (size_t r = 0; r < step.rows; ++r) {
+      if (config.cell == RnnCell::kLstm) {
+        kernels::lstm_cell(w.dec_gx + r * gh, w.dec_gh + r * gh, h, w.row_c[l] + r * h, w.row_h[l] + r * h);
+      } else {
+        kernels::gru_cell(w.dec_gx + r * gh, w.dec_gh + r * gh, h, w.row_h[l] + r * h);
       }
-      x = w.row_h[l];
     }
+    x = w.row_h[l];
   }
-  const float* state = w.row_h[top];  // s_t [R, H]
+  return Status::ok();
+}
+
+// The output head's input from the top state s_t and the context c_t:
+// [s_t; c_t] (StateContext, whose c_t was computed before the step) into
+// dec_cat [R, 2H], else (tanh) W [c_t; s_t] + b into dec_attn [R, H].
+Status attend_and_combine(const RnnRunContext& c, const PackedSequences& sources,
+                          const DecoderStep& step) {
+  const RnnConfig& config = *c.config;
+  RnnWorkspace& w = *c.workspace;
+  const size_t h = config.hidden;
+  const size_t rows = step.rows;
+  const float* state = w.row_h[config.layers - 1];  // s_t [R, H]
   if (config.output == RnnOutput::kStateContext) {
     for (size_t r = 0; r < rows; ++r) {
       std::memcpy(w.dec_cat + r * 2 * h, state + r * h, h * sizeof(float));
       std::memcpy(w.dec_cat + r * 2 * h + h, w.context + r * h, h * sizeof(float));
     }
-  } else {
-    EDGEMT_RETURN_IF_ERROR(attend_from(c, sources, step, state, w.context));
-    ProfileScope part(c.profile, ProfilePart::kAttentionGemm);
-    for (size_t r = 0; r < rows; ++r) {
-      std::memcpy(w.dec_cat + r * 2 * h, w.context + r * h, h * sizeof(float));
-      std::memcpy(w.dec_cat + r * 2 * h + h, state + r * h, h * sizeof(float));
-    }
-    EDGEMT_RETURN_IF_ERROR(
-        weights.attention_combine.run(w.dec_cat, rows, w.dec_attn, c.parallel, &w.dec_linear_scratch));
-    if (config.output == RnnOutput::kTanhCombine) {
-      for (size_t i = 0; i < rows * h; ++i) w.dec_attn[i] = kernels::math::tanh_f32(w.dec_attn[i]);
-    }
+    return Status::ok();
   }
-  {
-    ProfileScope part(c.profile, ProfilePart::kDecoderState);
-    for (size_t l = 0; l < config.layers; ++l) {
-      scatter(w.row_h[l], step.row_slot, rows, h, w.state_h[l]);
-      if (lstm) scatter(w.row_c[l], step.row_slot, rows, h, w.state_c[l]);
-    }
-    if (config.decoder_input == RnnDecoderInput::kEmbeddingInputFeed) {
-      scatter(w.dec_attn, step.row_slot, rows, h, w.state_feed);
-    }
+  EDGEMT_RETURN_IF_ERROR(attend_from(c, sources, step, state, w.context));
+  ProfileScope part(c.profile, ProfilePart::kAttentionGemm);
+  for (size_t r = 0; r < rows; ++r) {
+    std::memcpy(w.dec_cat + r * 2 * h, w.context + r * h, h * sizeof(float));
+    std::memcpy(w.dec_cat + r * 2 * h + h, state + r * h, h * sizeof(float));
   }
+  EDGEMT_RETURN_IF_ERROR(
+      c.weights->attention_combine.run(w.dec_cat, rows, w.dec_attn, c.parallel, &w.dec_linear_scratch));
+  if (config.output == RnnOutput::kTanhCombine) {
+    for (size_t i = 0; i < rows * h; ++i) w.dec_attn[i] = kernels::math::tanh_f32(w.dec_attn[i]);
+  }
+  return Status::ok();
+}
+
+// The step's states (and input feed) back into the hypotheses' slots.
+void store_states(const RnnRunContext& c, const DecoderStep& step) {
+  ProfileScope part(c.profile, ProfilePart::kDecoderState);
+  const RnnConfig& config = *c.config;
+  RnnWorkspace& w = *c.workspace;
+  const size_t h = config.hidden;
+  for (size_t l = 0; l < config.layers; ++l) {
+    scatter(w.row_h[l], step.row_slot, step.rows, h, w.state_h[l]);
+    if (config.cell == RnnCell::kLstm) scatter(w.row_c[l], step.row_slot, step.rows, h, w.state_c[l]);
+  }
+  if (config.decoder_input == RnnDecoderInput::kEmbeddingInputFeed) {
+    scatter(w.dec_attn, step.row_slot, step.rows, h, w.state_feed);
+  }
+}
+
+}  // namespace
+
+Status run_decoder_layers(const RnnRunContext& c, const PackedSequences& sources,
+                          const DecoderStep& step) {
+  load_states(c, step);
+  EDGEMT_RETURN_IF_ERROR(embed_input(c, sources, step));
+  EDGEMT_RETURN_IF_ERROR(run_cells(c, step));
+  EDGEMT_RETURN_IF_ERROR(attend_and_combine(c, sources, step));
+  store_states(c, step);
   return Status::ok();
 }
 
@@ -180,4 +217,4 @@ void reorder_state(const RnnRunContext& c, size_t first_slot, size_t old_count, 
   if (config.decoder_input == RnnDecoderInput::kEmbeddingInputFeed) reorder(w.state_feed);
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

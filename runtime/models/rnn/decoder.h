@@ -17,7 +17,7 @@
 #include "models/encoder_decoder.h"
 #include "models/rnn/workspace.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 
 // Everything up to the output projection, which the family kit runs
 // (models/output_head.h) on head_input(): on success workspace->weights
@@ -33,4 +33,4 @@ const float* head_input(const RnnRunContext& context);
 void reorder_state(const RnnRunContext& context, size_t first_slot, size_t old_count,
                    const size_t* parent, size_t new_count, size_t positions);
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

@@ -6,7 +6,7 @@
 #include "kernels/embedding.h"
 #include "kernels/rnn_cell.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 namespace {
 
 // One layer in one direction. x: [Ns, in] the layer's input; out: [Ns, H],
@@ -85,4 +85,4 @@ Status run_encoder(const RnnRunContext& c, const int32_t* ids, const PackedSeque
   return Status::ok();
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

@@ -10,7 +10,7 @@
 #include "models/encoder_decoder.h"
 #include "models/rnn/workspace.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 
 // ids: packed source ids [Ns]. On return workspace->memory holds the last
 // layer's outputs [Ns, H], ->keys the keys (General, Additive) and
@@ -18,4 +18,4 @@ namespace edgemt {
 [[nodiscard]] Status run_encoder(const RnnRunContext& context, const int32_t* ids,
                                      const PackedSequences& sequences);
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

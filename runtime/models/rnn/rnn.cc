@@ -8,7 +8,7 @@
 #include "models/rnn/weights.h"
 #include "models/rnn/workspace.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 
 // What the family kit (models/family_kit.h) asks of the RNN family besides
 // its encoder and decoder.
@@ -44,8 +44,8 @@ const char* own_kernels(const RnnConfig& /*config*/) { return "own RNN cell and 
 
 using RnnModel = FamilyModel<RnnConfig, RnnWeights, RnnWorkspace, RnnRunContext>;
 
-const Family kRnnFamily =
+const Family kFamily =
     family_record<RnnConfig, format::RnnConfig, &format::Model::family_config_as_RnnConfig,
                   FamilyId::kRnn, RnnModel>("rnn", static_cast<uint8_t>(format::FamilyConfig::RnnConfig));
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

@@ -7,7 +7,7 @@
 //   weights.*        those tensors resolved into Linears at load
 //   workspace.*      run-phase buffers and their lifetimes
 //   encoder.*, decoder.*   the computation
-//   rnn.cc           the EncoderDecoder and the family's record (kRnnFamily)
+//   rnn.cc           the EncoderDecoder and the family's record (kFamily)
 #pragma once
 
 #include <memory>
@@ -17,8 +17,8 @@
 #include "models/encoder_decoder.h"
 #include "models/families.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 
-extern const Family kRnnFamily;
+extern const Family kFamily;
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

@@ -2,7 +2,7 @@
 
 #include "models/tensor_table.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 namespace {
 
 // The columns of schema/rnn_tensors.def that are the RNN family's own
@@ -17,16 +17,6 @@ enum class Condition : uint8_t {
   IF_COMBINE_BIAS,
   IF_BIDIRECTIONAL,
 };
-using Entry = TableEntry<RnnTensor, Dim, Condition>;
-
-constexpr Entry kTable[] = {
-#define RNN_TENSOR(id, group, name, kind, rows, cols, condition) \
-  {RnnTensor::id, TableGroup::group, name, TableKind::kind, Dim::rows, Dim::cols, Condition::condition},
-#include "rnn_tensors.def"
-#undef RNN_TENSOR
-};
-static_assert(ids_follow(kTable), "kTable[id] is the entry of id");
-
 uint32_t size_of(Dim dim, const RnnConfig& c, uint32_t layer) {
   const auto u32 = [](size_t v) { return static_cast<uint32_t>(v); };
   switch (dim) {
@@ -60,19 +50,27 @@ bool present(Condition condition, const RnnConfig& c) {
   return false;
 }
 
+// The table, one entry per line of the .def.
+using Entry = TableEntry<RnnTensor, Dim, Condition>;
+constexpr Entry kTable[] = {
+#define RNN_TENSOR(...) EDGEMT_TABLE_ROW(RnnTensor, __VA_ARGS__)
+#include "rnn_tensors.def"
+#undef RNN_TENSOR
+};
+
 // The RNN family has no aliases: every tensor owns its bytes.
 const Entry* no_owner(Condition /*condition*/, const RnnConfig& /*config*/) { return nullptr; }
 
 }  // namespace
 
 bool tensor_name(RnnTensor tensor, uint32_t layer, char* out, size_t size) {
-  return table_tensor_name(kTable, static_cast<size_t>(tensor), layer, out, size);
+  return table_tensor_name<kTable>(tensor, layer, out, size);
 }
 
 bool for_each_expected_tensor(const RnnConfig& config, DType weight_dtype,
                               ExpectedTensorVisitor visit, void* context) {
   const TableRules<Entry, RnnConfig> rules{size_of, present, no_owner, config.layers, config.layers};
-  return walk_tensor_table(kTable, rules, config, weight_dtype, visit, context);
+  return walk_tensor_table<kTable>(rules, config, weight_dtype, visit, context);
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

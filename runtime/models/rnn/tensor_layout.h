@@ -9,23 +9,17 @@
 
 #include "edgemt/model.h"
 #include "models/expected_tensor.h"
+#include "models/tensor_table.h"
 #include "models/rnn/config.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 
 // One id per line of schema/rnn_tensors.def.
 enum class RnnTensor : uint8_t {
-#define RNN_TENSOR(id, group, name, kind, rows, cols, condition) id,
+#define RNN_TENSOR(id, ...) id,
 #include "rnn_tensors.def"
 #undef RNN_TENSOR
 };
+EDGEMT_TENSOR_TABLE_FUNCTIONS(RnnTensor, RnnConfig);
 
-// Named as tensor_table.h's table_tensor_name() says.
-bool tensor_name(RnnTensor tensor, uint32_t layer, char* out, size_t size);
-
-// walk_tensor_table() over the family's table. False if the visitor
-// stopped early.
-bool for_each_expected_tensor(const RnnConfig& config, DType weight_dtype,
-                              ExpectedTensorVisitor visit, void* context);
-
-}  // namespace edgemt
+}  // namespace edgemt::rnn

@@ -3,7 +3,7 @@
 #include "models/matrix_loader.h"
 #include "models/rnn/tensor_layout.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 namespace {
 
 using T = RnnTensor;
@@ -73,4 +73,4 @@ Status load_weights(const Model& model, size_t threads, RnnWeights* w) {
   return Status::ok();
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

@@ -13,7 +13,7 @@
 #include "models/output_head.h"
 #include "models/rnn/config.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 
 // One direction of one recurrent layer: gx = ih(x), gh = hh(h).
 struct RnnLayerWeights {
@@ -41,4 +41,4 @@ struct RnnWeights {
 // kBackendError.
 [[nodiscard]] Status load_weights(const Model& model, size_t threads, RnnWeights* weights);
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-namespace edgemt {
+namespace edgemt::rnn {
 
 void plan_workspace(const RnnConfig& c, const RnnWorkspaceShape& s, size_t max_beam,
                         Arena* arena, RnnWorkspace* w) {
-  using namespace rnn_step;
+  using namespace encoder_steps;
   using run_step::kDecodeLayers;
   using run_step::kDecodeOutput;
   using run_step::kDecodeSearch;
@@ -63,4 +63,4 @@ void plan_workspace(const RnnConfig& c, const RnnWorkspaceShape& s, size_t max_b
                       s.int8, s.f16, {kDecodeLayers, kDecodeOutput}, arena, &w->dec_linear_scratch);
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

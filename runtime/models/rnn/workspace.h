@@ -20,14 +20,15 @@
 #include "models/output_head.h"
 #include "models/rnn/weights.h"
 
-namespace edgemt {
+namespace edgemt::rnn {
 
-// The encoder's run steps inside the frame of models/encoder_decoder.h.
-namespace rnn_step {
-inline constexpr uint16_t kEmbed = run_step::kEncodeFirst;  // source embeddings
-inline constexpr uint16_t kLayers = 2;                      // every encoder layer, both directions
-inline constexpr uint16_t kKeys = run_step::kEncodeLast;    // attention keys K h_i
-}  // namespace rnn_step
+// The encoder's run steps, its own list inside the frame of
+// models/encoder_decoder.h.
+namespace encoder_steps {
+inline constexpr uint16_t kEmbed = encoder_step(0);   // source embeddings
+inline constexpr uint16_t kLayers = encoder_step(1);  // every encoder layer, both directions
+inline constexpr uint16_t kKeys = encoder_step(2);    // attention keys K h_i
+}  // namespace encoder_steps
 
 struct RnnWorkspaceShape {
   size_t source_rows = 0;     // Ns
@@ -89,4 +90,4 @@ struct RnnRunContext {
   Profile* profile = nullptr;
 };
 
-}  // namespace edgemt
+}  // namespace edgemt::rnn

@@ -1,6 +1,6 @@
 #include "models/transformer/activation_step.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 namespace {
 
@@ -17,4 +17,4 @@ void activation_step(const Parallel& parallel, Activation activation, float* x, 
   parallel_for(parallel, rows, nanoseconds_per_row(activation, dim), row);
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

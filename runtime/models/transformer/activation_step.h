@@ -8,9 +8,9 @@
 #include "core/parallel.h"
 #include "kernels/activation.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 // x: [rows, dim], in place.
 void activation_step(const Parallel& parallel, Activation activation, float* x, size_t rows, size_t dim);
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -7,7 +7,7 @@
 #include "models/config_check.h"
 #include "models/families.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 const char* norm_placement_name(NormPlacement placement) {
   switch (placement) {
@@ -79,4 +79,4 @@ void describe_config(const TransformerConfig& c, char* out, size_t size) {
       c.raw_decoder_self_memory ? "; self-attention memory from raw inputs (Marian)" : "");
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

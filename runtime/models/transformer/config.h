@@ -10,7 +10,7 @@
 #include "edgemt/status.h"
 #include "kernels/activation.h"  // Activation
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 // Limits of this family's config, checked by the verifier at load (with the
 // family-neutral ones of edgemt/limits.h); the converter reads them from
@@ -67,4 +67,4 @@ const TransformerConfig& transformer_config(const Model& model);
 // The config as the indented lines `edgemt inspect` prints.
 void describe_config(const TransformerConfig& config, char* out, size_t size);
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

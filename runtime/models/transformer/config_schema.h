@@ -4,13 +4,14 @@
 
 #include "edgemt/status.h"
 #include "models/transformer/config.h"
+#include "models/family_schema.h"
 #include "schema/edgemt_generated.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 // Errors: kUnsupported (activation, norm placement), kInvalidModel (a value
 // out of range: verify_transformer_config).
 [[nodiscard]] Status read_config(const format::TransformerConfig& in,
                                              TransformerConfig* out);
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -12,7 +12,7 @@
 #include "models/transformer/activation_step.h"
 #include "models/transformer/residual.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 namespace {
 
 struct Heads {
@@ -253,4 +253,4 @@ void reorder_state(const RunContext& c, size_t first_slot, size_t old_count,
   for (size_t j = 0; j < new_count; ++j) std::memcpy(slots + j * T, scratch + parent[j] * T, bytes);
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -12,7 +12,7 @@
 
 #include "models/transformer/encoder.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 // The step up to the decoder's last hidden state, workspace->dec_x [R, d]
 // (head_input()), which the family kit's output head projects to the
@@ -27,4 +27,4 @@ const float* head_input(const RunContext& context);
 void reorder_state(const RunContext& context, size_t first_slot, size_t old_count,
                    const size_t* parent, size_t new_count, size_t positions);
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -10,7 +10,7 @@
 #include "models/transformer/activation_step.h"
 #include "models/transformer/residual.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 namespace {
 
 // Multi-head self-attention of every sequence over its own rows.
@@ -96,4 +96,4 @@ Status run_encoder(const RunContext& c, const int32_t* ids, const PackedSequence
   return Status::ok();
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

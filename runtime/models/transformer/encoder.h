@@ -17,7 +17,7 @@
 #include "models/encoder_decoder.h"
 #include "models/transformer/workspace.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 struct RunContext {
   const TransformerConfig* config = nullptr;
@@ -33,4 +33,4 @@ struct RunContext {
 [[nodiscard]] Status run_encoder(const RunContext& context, const int32_t* ids,
                                  const PackedSequences& sequences);
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -2,7 +2,7 @@
 
 #include "kernels/layer_norm.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 namespace {
 
@@ -36,4 +36,4 @@ const float* sublayer_input(const Parallel& parallel, NormPlacement placement,
   return scratch;
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -10,7 +10,7 @@
 #include "edgemt/model.h"
 #include "models/transformer/weights.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 // x, sublayer_out: [rows, dim]; x is updated in place. Rows are
 // independent: split over `parallel` when worth it (the same bits).
@@ -22,4 +22,4 @@ void residual_step(const Parallel& parallel, NormPlacement placement, const Norm
 const float* sublayer_input(const Parallel& parallel, NormPlacement placement, const NormWeights& norm, float eps,
                             const float* x, size_t rows, size_t dim, float* scratch);
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

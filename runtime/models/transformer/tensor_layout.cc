@@ -2,7 +2,7 @@
 
 #include "models/tensor_table.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 namespace {
 
 // The columns of schema/transformer_tensors.def that are the Transformer's
@@ -16,16 +16,6 @@ enum class Condition : uint8_t {
   ALIAS_IF_SHARED_EMBEDDINGS,
   ALIAS_IF_TIED_OUTPUT,
 };
-using Entry = TableEntry<TransformerTensor, Dim, Condition>;
-
-constexpr Entry kTable[] = {
-#define TRANSFORMER_TENSOR(id, group, name, kind, rows, cols, condition) \
-  {TransformerTensor::id, TableGroup::group, name, TableKind::kind, Dim::rows, Dim::cols, Condition::condition},
-#include "transformer_tensors.def"
-#undef TRANSFORMER_TENSOR
-};
-static_assert(ids_follow(kTable), "kTable[id] is the entry of id");
-
 uint32_t size_of(Dim dim, const TransformerConfig& c, uint32_t /*layer*/) {
   switch (dim) {
     case Dim::D: return c.d_model;
@@ -50,6 +40,14 @@ bool present(Condition condition, const TransformerConfig& c) {
   }
 }
 
+// The table, one entry per line of the .def.
+using Entry = TableEntry<TransformerTensor, Dim, Condition>;
+constexpr Entry kTable[] = {
+#define TRANSFORMER_TENSOR(...) EDGEMT_TABLE_ROW(TransformerTensor, __VA_ARGS__)
+#include "transformer_tensors.def"
+#undef TRANSFORMER_TENSOR
+};
+
 const Entry* owner_of(Condition condition, const TransformerConfig& c) {
   if (condition == Condition::ALIAS_IF_SHARED_EMBEDDINGS && c.shared_embeddings) {
     return &kTable[static_cast<size_t>(TransformerTensor::kSourceEmbedding)];
@@ -63,23 +61,14 @@ const Entry* owner_of(Condition condition, const TransformerConfig& c) {
 }  // namespace
 
 bool tensor_name(TransformerTensor tensor, uint32_t layer, char* out, size_t size) {
-  return table_tensor_name(kTable, static_cast<size_t>(tensor), layer, out, size);
+  return table_tensor_name<kTable>(tensor, layer, out, size);
 }
 
 bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtype,
                               ExpectedTensorVisitor visit, void* context) {
   const TableRules<Entry, TransformerConfig> rules{size_of, present, owner_of,
                                                    config.encoder_layers, config.decoder_layers};
-  return walk_tensor_table(kTable, rules, config, weight_dtype, visit, context);
+  return walk_tensor_table<kTable>(rules, config, weight_dtype, visit, context);
 }
 
-size_t expected_tensor_count(const TransformerConfig& config, DType weight_dtype) {
-  size_t count = 0;
-  for_each_expected_tensor(config, weight_dtype, [&count](const ExpectedTensor&) {
-    ++count;
-    return true;
-  });
-  return count;
-}
-
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -9,7 +9,7 @@
 #include "models/transformer/weights.h"
 #include "models/transformer/workspace.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 // What the family kit (models/family_kit.h) asks of the Transformer family
 // besides its encoder and decoder.
@@ -52,10 +52,10 @@ const char* own_kernels(const TransformerConfig& /*config*/) { return nullptr; }
 
 using TransformerModel = FamilyModel<TransformerConfig, TransformerWeights, Workspace, RunContext>;
 
-const Family kTransformerFamily =
+const Family kFamily =
     family_record<TransformerConfig, format::TransformerConfig,
                   &format::Model::family_config_as_TransformerConfig, FamilyId::kTransformer,
                   TransformerModel>("transformer",
                                     static_cast<uint8_t>(format::FamilyConfig::TransformerConfig));
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -6,7 +6,7 @@
 //   weights.*        those tensors resolved into Linears at load
 //   workspace.*      its run-phase buffers and their lifetimes
 //   encoder.*, decoder.*, residual.*   the computation
-//   transformer.cc   the EncoderDecoder and the family's record (kTransformerFamily)
+//   transformer.cc   the EncoderDecoder and the family's record (kFamily)
 #pragma once
 
 #include <memory>
@@ -16,9 +16,9 @@
 #include "models/encoder_decoder.h"
 #include "models/families.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 // The family's record for the registry (models/families.cc).
-extern const Family kTransformerFamily;
+extern const Family kFamily;
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -8,7 +8,7 @@
 #include "models/matrix_loader.h"
 #include "models/transformer/tensor_layout.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 namespace {
 
 Status norm(const Model& model, NormWeights* out, TransformerTensor entry, uint32_t layer = 0) {
@@ -88,4 +88,4 @@ Status load_weights(const Model& model, size_t threads, TransformerWeights* w) {
   return Status::ok();
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

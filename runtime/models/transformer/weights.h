@@ -17,7 +17,7 @@
 #include "layers/linear.h"
 #include "models/output_head.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 inline constexpr size_t kMaxLayers = kMaxLayersPerStack;  // models/transformer/config.h
 
@@ -68,4 +68,4 @@ struct TransformerWeights {
                                               TransformerWeights* weights);
 
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -4,10 +4,11 @@
 
 #include "layers/unpacked_f32_linear.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
 void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
   using namespace run_step;
+  using namespace encoder_steps;
   const size_t d = s.d_model;
   const size_t ns = s.source_rows;
   w->enc_x = arena->allocate<float>(ns * d, {kEmbed, kCrossKv});
@@ -66,4 +67,4 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
   }
 }
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

@@ -15,23 +15,22 @@
 #include "models/encoder_decoder.h"
 #include "models/transformer/weights.h"
 
-namespace edgemt {
+namespace edgemt::transformer {
 
-// The encoder's run steps, inside the frame of models/encoder_decoder.h
-// (kPack before them, the decode steps after). The layers repeat
-// kAttnNorm..kFfnOut: a buffer live only inside that span holds nothing from
-// one layer to the next.
-namespace run_step {
-inline constexpr uint16_t kEmbed = 1;        // encoder x = embedding + positions
-inline constexpr uint16_t kAttnNorm = 2;     // sub-layer input (pre-norm)
-inline constexpr uint16_t kAttnQkv = 3;      // qkv projection
-inline constexpr uint16_t kAttnContext = 4;  // self-attention
-inline constexpr uint16_t kAttnOut = 5;      // output projection, residual
-inline constexpr uint16_t kFfnIn = 6;        // sub-layer input, first FFN matrix
-inline constexpr uint16_t kFfnOut = 7;       // second FFN matrix, residual
-inline constexpr uint16_t kCrossKv = 8;      // cross-attention K | V of every decoder layer
-static_assert(kEmbed == kEncodeFirst && kCrossKv == kEncodeLast, "the encoder fills its frame");
-}  // namespace run_step
+// The encoder's run steps, its own list inside the frame of
+// models/encoder_decoder.h (kPack before them, the decode steps after). The
+// layers repeat kAttnNorm..kFfnOut: a buffer live only inside that span
+// holds nothing from one layer to the next.
+namespace encoder_steps {
+inline constexpr uint16_t kEmbed = encoder_step(0);        // encoder x = embedding + positions
+inline constexpr uint16_t kAttnNorm = encoder_step(1);     // sub-layer input (pre-norm)
+inline constexpr uint16_t kAttnQkv = encoder_step(2);      // qkv projection
+inline constexpr uint16_t kAttnContext = encoder_step(3);  // self-attention
+inline constexpr uint16_t kAttnOut = encoder_step(4);      // output projection, residual
+inline constexpr uint16_t kFfnIn = encoder_step(5);        // sub-layer input, first FFN matrix
+inline constexpr uint16_t kFfnOut = encoder_step(6);       // second FFN matrix, residual
+inline constexpr uint16_t kCrossKv = encoder_step(7);      // cross-attention K | V of every decoder layer
+}  // namespace encoder_steps
 
 // The run's shape (RunShape: Ns, R, T, beams, workers, attention choice)
 // and what the model adds to it.
@@ -119,4 +118,4 @@ struct Workspace {
 // Lays the workspace out in `arena` (measuring or real).
 void plan_workspace(const WorkspaceShape& shape, Arena* arena, Workspace* workspace);
 
-}  // namespace edgemt
+}  // namespace edgemt::transformer

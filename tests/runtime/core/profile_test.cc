@@ -17,6 +17,8 @@
 #include "support/reference_data.h"
 #include "models/transformer/config.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt {
 namespace {
 

@@ -17,6 +17,8 @@
 #include "kernels/crc32c.h"
 #include "support/model_builder.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt {
 namespace {
 

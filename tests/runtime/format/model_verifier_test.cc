@@ -19,6 +19,8 @@
 
 #include "support/model_builder.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt {
 namespace {
 

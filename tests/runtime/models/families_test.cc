@@ -18,6 +18,8 @@
 #include "models/transformer/transformer.h"
 #include "support/model_builder.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt {
 namespace {
 
@@ -51,7 +53,7 @@ TEST_CASE("models/families: a Transformer file is the Transformer family") {
 TEST_CASE("models/families: the registry finds each family by id and by union member") {
   const Family* transformer = find_family(FamilyId::kTransformer);
   REQUIRE(transformer != nullptr);
-  CHECK(transformer == &kTransformerFamily);
+  CHECK(transformer == &transformer::kFamily);
   CHECK(std::string(transformer->name) == "transformer");
   CHECK(find_family_by_union_type(transformer->union_type) == transformer);
   CHECK(find_family_by_union_type(0) == nullptr);    // NONE

@@ -11,6 +11,9 @@
 
 #include "support/model_builder.h"
 
+using namespace edgemt::transformer;  // the family under test
+
+
 namespace edgemt {
 namespace {
 

@@ -46,6 +46,8 @@
 #include "support/reference_transformer.h"
 #include "models/transformer/config.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt {
 namespace {
 

@@ -21,6 +21,8 @@
 #include "support/sentencepiece_builder.h"
 #include "models/transformer/config.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt {
 namespace {
 
@@ -227,7 +229,7 @@ TEST_CASE("text/tokenizer: no EOS is appended when the model does not want it") 
   Bundled bundled = load_bundled();
   size_t size = 0;
   const uint8_t* bytes = bundled.model->tokenizer_model(&size);
-  edgemt::TransformerConfig config = testing::tiny_config();
+  edgemt::transformer::TransformerConfig config = testing::tiny_config();
   config.vocab_size = 8000;
   ModelBuilder builder(config);
   builder.tokenizer_model.assign(reinterpret_cast<const char*>(bytes), size);
@@ -251,7 +253,7 @@ TEST_CASE("text/tokenizer: special token ids come from the model file not Senten
   Bundled bundled = load_bundled();
   size_t size = 0;
   const uint8_t* bytes = bundled.model->tokenizer_model(&size);
-  edgemt::TransformerConfig config = testing::tiny_config();
+  edgemt::transformer::TransformerConfig config = testing::tiny_config();
   config.vocab_size = 8000;
   ModelBuilder builder(config);
   builder.tokenizer_model.assign(reinterpret_cast<const char*>(bytes), size);

@@ -9,6 +9,8 @@
 
 #include "edgemt/limits.h"
 
+using namespace edgemt::rnn;  // the family under test
+
 namespace edgemt {
 namespace {
 

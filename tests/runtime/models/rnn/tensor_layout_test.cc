@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+using namespace edgemt::rnn;  // the family under test
+
 namespace edgemt {
 namespace {
 

@@ -10,6 +10,8 @@
 #include "edgemt/limits.h"
 #include "support/model_builder.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt {
 namespace {
 

@@ -15,6 +15,8 @@
 #include "support/reference_transformer.h"
 #include "models/transformer/config.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace {
 
 using edgemt::testing::ModelBuilder;
@@ -23,7 +25,7 @@ using edgemt::testing::TempFile;
 
 struct Variant {
   const char* name;
-  edgemt::NormPlacement norm;
+  edgemt::transformer::NormPlacement norm;
   edgemt::Activation activation;
   bool final_norms;
   bool shared;
@@ -34,26 +36,26 @@ struct Variant {
 };
 
 constexpr Variant kVariants[] = {
-    {"post-norm relu (torch.nn.Transformer)", edgemt::NormPlacement::kPostNorm,
+    {"post-norm relu (torch.nn.Transformer)", edgemt::transformer::NormPlacement::kPostNorm,
      edgemt::Activation::kRelu, true, true, true, true, edgemt::DType::kF32},
-    {"pre-norm gelu", edgemt::NormPlacement::kPreNorm, edgemt::Activation::kGelu, true, true,
+    {"pre-norm gelu", edgemt::transformer::NormPlacement::kPreNorm, edgemt::Activation::kGelu, true, true,
      true, false, edgemt::DType::kF32},
-    {"post-norm swish no final norms untied (Marian-like)", edgemt::NormPlacement::kPostNorm,
+    {"post-norm swish no final norms untied (Marian-like)", edgemt::transformer::NormPlacement::kPostNorm,
      edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kF32},
-    {"pre-norm relu separate embeddings f16", edgemt::NormPlacement::kPreNorm,
+    {"pre-norm relu separate embeddings f16", edgemt::transformer::NormPlacement::kPreNorm,
      edgemt::Activation::kRelu, true, false, true, true, edgemt::DType::kF16},
-    {"post-norm relu int8 (Int8PerRowDynamic)", edgemt::NormPlacement::kPostNorm,
+    {"post-norm relu int8 (Int8PerRowDynamic)", edgemt::transformer::NormPlacement::kPostNorm,
      edgemt::Activation::kRelu, true, true, true, true, edgemt::DType::kI8},
-    {"pre-norm gelu untied int8", edgemt::NormPlacement::kPreNorm, edgemt::Activation::kGelu,
+    {"pre-norm gelu untied int8", edgemt::transformer::NormPlacement::kPreNorm, edgemt::Activation::kGelu,
      false, false, false, true, edgemt::DType::kI8},
-    {"post-norm swish untied smoothed int8 (calibrated Marian-like)", edgemt::NormPlacement::kPostNorm,
+    {"post-norm swish untied smoothed int8 (calibrated Marian-like)", edgemt::transformer::NormPlacement::kPostNorm,
      edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, true},
-    {"pre-norm relu tied smoothed int8", edgemt::NormPlacement::kPreNorm, edgemt::Activation::kRelu,
+    {"pre-norm relu tied smoothed int8", edgemt::transformer::NormPlacement::kPreNorm, edgemt::Activation::kRelu,
      true, true, true, true, edgemt::DType::kI8, true},
 };
 
-edgemt::TransformerConfig config_for(const Variant& v) {
-  edgemt::TransformerConfig c = edgemt::testing::tiny_config();
+edgemt::transformer::TransformerConfig config_for(const Variant& v) {
+  edgemt::transformer::TransformerConfig c = edgemt::testing::tiny_config();
   c.encoder_layers = 2;
   c.decoder_layers = 2;
   c.d_model = 16;

@@ -12,6 +12,8 @@
 #include "support/kernel_testing.h"
 #include "support/thread_pool.h"
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt {
 namespace {
 

@@ -16,10 +16,13 @@
 #include <string>
 #include <vector>
 
+using namespace edgemt::transformer;  // the family under test
+
 namespace edgemt {
 namespace {
 
 using namespace run_step;
+using namespace encoder_steps;
 
 struct Buffer {
   std::string name;
