@@ -26,6 +26,7 @@
 #include "edgemt/limits.h"
 #include "edgemt/model.h"
 #include "edgemt/translator.h"
+#include "models/families.h"
 #include "support/model_builder.h"
 #include "fuzz_check.h"
 #include "models/transformer/config.h"
@@ -119,7 +120,7 @@ bool is_documented_error(StatusCode code) {
 
 void check_results(const edgemt::Model& model, const std::vector<edgemt::Translation>& results) {
   const edgemt::SpecialTokens& special = model.special_tokens();
-  const int32_t vocab = static_cast<int32_t>(transformer_config(model).vocab_size);
+  const int32_t vocab = static_cast<int32_t>(edgemt::family_vocab_size(edgemt::family_config(model)));
   for (const edgemt::Translation& r : results) {
     FUZZ_CHECK(r.error != nullptr);
     if (r.status == StatusCode::kOk) {
@@ -150,7 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   FuzzedDataProvider data(input, size);
   Engine& engine = (*g_engines)[data.ConsumeIntegralInRange<int>(0, kVariants - 1)];
   edgemt::Translator& translator = *engine.translators[data.ConsumeBool() ? 1 : 0];
-  const edgemt::transformer::TransformerConfig& config = edgemt::transformer_config(*engine.model);
+  const edgemt::transformer::TransformerConfig& config = edgemt::transformer::transformer_config(*engine.model);
   const size_t positions = config.max_positions;
 
   // Limits: mostly valid and small, sometimes past the model or the bounds.
