@@ -2,68 +2,22 @@
 // translate_text over edgemt::Tokenizer. In the text library: it allocates
 // (SentencePiece, std::string), and catches whatever the standard library
 // throws so that no exception crosses into C.
-#include <cstdio>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
 #include <vector>
 
-#include "capi/handles.h"
-#include "edgemt/edgemt.h"
-#include "edgemt/tokenizer.h"
-
-struct edgemt_tokenizer {
-  std::unique_ptr<edgemt::Tokenizer> tokenizer;
-};
+#include "text/capi_text.h"
 
 namespace {
 
 using edgemt::Status;
 using edgemt::StatusCode;
+using edgemt::capi::copy_text;
 using edgemt::capi::fail;
+using edgemt::capi::guarded;
+using edgemt::capi::is_blank;
+using edgemt::capi::keep_on_one_line;
 using edgemt::capi::report;
-
-// Runs `body` (returns edgemt_code); an exception becomes OUT_OF_MEMORY
-// (std::bad_alloc) or BACKEND_ERROR with its message.
-template <typename Body>
-edgemt_code guarded(edgemt_error* error, const char* call, Body body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return report(error, Status::error(StatusCode::kOutOfMemory, "%s: out of memory", call));
-  } catch (const std::exception& e) {
-    return report(error, Status::error(StatusCode::kBackendError, "%s: %s", call, e.what()));
-  } catch (...) {
-    return report(error, Status::error(StatusCode::kBackendError, "%s: unknown exception", call));
-  }
-}
-
-// Copies `text` and a NUL into out[0..capacity); false if it does not fit.
-bool copy_text(const std::string& text, char* out, size_t capacity) {
-  if (text.size() + 1 > capacity) return false;
-  std::memcpy(out, text.data(), text.size());
-  out[text.size()] = '\0';
-  return true;
-}
-
-// Whitespace only: translated as "" without running the model, as edgemt
-// translate does with blank lines.
-bool is_blank(const edgemt_text& text) {
-  for (size_t i = 0; i < text.length; ++i) {
-    const char c = text.data[i];
-    if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\v' && c != '\f') return false;
-  }
-  return true;
-}
-
-// A line break inside a translation would split one output line in two
-// for line-oriented callers (edgemt translate does the same).
-void keep_on_one_line(std::string* text) {
-  for (char& c : *text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-}
 
 }  // namespace
 
@@ -147,16 +101,9 @@ edgemt_code edgemt_translate_text(edgemt_translator* translator,
     const edgemt::Tokenizer& tok = *tokenizer->tokenizer;
     int32_t prefix_id = 0;
     if (target_prefix != nullptr && target_prefix[0] != '\0') {
-      const std::string language = target_prefix;
-      const std::string piece = language.size() > 4 && language.rfind(">>", 0) == 0
-                                    ? language
-                                    : ">>" + language + "<<";
-      const Status status = tok.piece_id(piece, &prefix_id);
-      if (!status.is_ok()) {
-        return report(error, Status::error(StatusCode::kInvalidArgument,
-                                           "edgemt_translate_text: target prefix %s: %s",
-                                           target_prefix, status.message()));
-      }
+      const Status status =
+          edgemt::capi::target_prefix_id(tok, target_prefix, "edgemt_translate_text", &prefix_id);
+      if (!status.is_ok()) return report(error, status);
     }
     std::vector<std::vector<int32_t>> sources(count);
     std::vector<edgemt_tokens> spans;

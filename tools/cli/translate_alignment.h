@@ -1,12 +1,11 @@
 // The attention of a translated sentence as the views and the aligner take
 // it (SentenceAttention: pieces and weights), and a line's word alignment.
 //
-// A split line's alignment refers to the line's own words: sentence k's
-// source word i is the line's whitespace word that holds its first
-// character, and its target word j the word of the line's translation (the
-// sentences' translations joined) that holds j's first character. So
-// `--align` numbers words as `line.split()` and `translation.split()` do,
-// whether the line was split or not.
+// The library does the aligning (edgemt/alignment.h: align_translation,
+// line_alignment); this feeds it a LineWork. A split line's alignment
+// refers to the line's own words, so `--align` numbers words as
+// `line.split()` and `translation.split()` do, whether the line was split
+// or not.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +16,7 @@
 #include "cli/attention_views.h"
 #include "cli/translate_pieces.h"
 #include "cli/translate_work.h"
-#include "cli/word_alignment.h"
+#include "edgemt/alignment.h"
 
 namespace edgemt::cli {
 

@@ -22,6 +22,8 @@ class PieceSpeller {
   // The piece of `id` on `side`; "<id N>" for an id that has none.
   std::string piece(TextSide side, int32_t id) const;
 
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+
  private:
   const Tokenizer& tokenizer_;
 };

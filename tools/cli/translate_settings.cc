@@ -6,7 +6,7 @@
 
 #include "cli/arguments.h"
 #include "cli/language_codes.h"
-#include "cli/sentence_splitter.h"
+#include "edgemt/sentences.h"
 #include "edgemt/limits.h"
 
 namespace edgemt::cli {

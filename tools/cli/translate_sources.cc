@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/sentence_splitter.h"
+#include "edgemt/sentences.h"
 #include "edgemt/utf8.h"
 
 namespace edgemt::cli {
@@ -16,18 +16,6 @@ bool is_blank(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
   });
-}
-
-// The sentences of `text` as byte ranges; one range, the whole line, when
-// it has one sentence or splitting is off.
-std::vector<SentenceSpan> sentence_ranges(std::string_view text, const SourceOptions& options) {
-  std::vector<SentenceSpan> ranges;
-  if (options.split_sentences) ranges = split_sentences(text, options.language);
-  // One sentence: the whole line, as without splitting, so that its source
-  // ids (spaces around it included, which SentencePiece may keep) and its
-  // translation stay exactly what they were.
-  if (ranges.size() <= 1) ranges.assign(1, SentenceSpan{0, text.size()});
-  return ranges;
 }
 
 }  // namespace
@@ -51,7 +39,7 @@ void SourceMaker::make(LineWork* line, bool too_long, size_t bytes) const {
     line->error = status.is_ok() ? "input is not valid UTF-8" : status.message();
     return;
   }
-  const auto ranges = sentence_ranges(line->text, options_);
+  const auto ranges = sentence_spans(line->text, options_.split_sentences, options_.language);
   line->split = ranges.size() > 1;
   line->sentences.resize(ranges.size());
   for (size_t k = 0; k < ranges.size(); ++k) {

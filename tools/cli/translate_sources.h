@@ -2,7 +2,7 @@
 // line cannot be translated (too long, not UTF-8, a sentence longer than
 // the model's position table).
 //
-// With splitting on, a line of several sentences (cli/sentence_splitter.h)
+// With splitting on, a line of several sentences (edgemt/sentences.h)
 // gives one source per sentence; a line of one sentence, and every line
 // with splitting off, gives one source of the whole line, exactly as the
 // tokenizer encodes it.

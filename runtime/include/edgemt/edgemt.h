@@ -375,6 +375,88 @@ EDGEMT_API edgemt_code edgemt_translate_text(edgemt_translator* translator,
                                              const edgemt_decode_options* options,
                                              edgemt_text_result* results, edgemt_error* error);
 
+/* ---- Documents: sentences and word alignments (edgemt_text) -------------- */
+
+/* Bytes [begin, end) of a text. */
+typedef struct edgemt_span {
+  size_t begin;
+  size_t end;
+} edgemt_span;
+
+/* The sentences of one line of UTF-8 text (`length` bytes), as `edgemt
+ * translate` splits it (edgemt/sentences.h: conservative rules; a wrong
+ * split ruins a translation, a missed one does not). language: an ISO 639-1
+ * code ("en", "de" and "fr" have rules of their own; NULL, "" or any other:
+ * the union of theirs). Writes the first `capacity` spans (no whitespace
+ * around them) into spans; *count is how many there are: 0 for a blank
+ * line, 1 for a line of one sentence. Bytes that are not UTF-8 are read as
+ * non-letters, never an error. Errors: INVALID_ARGUMENT (NULL pointer),
+ * OUT_OF_RANGE (more than `capacity`: *count says how many). */
+EDGEMT_API edgemt_code edgemt_split_sentences(const char* text, size_t length,
+                                              const char* language, edgemt_span* spans,
+                                              size_t capacity, size_t* count,
+                                              edgemt_error* error);
+
+/* One word alignment link: source word i, target word j, counted as the
+ * whitespace words of the line and of its translation (line.split()). */
+typedef struct edgemt_word_pair {
+  size_t source_word;
+  size_t target_word;
+} edgemt_word_pair;
+
+typedef struct edgemt_document_options {
+  /* Nonzero (default): a line of several sentences is translated sentence by
+   * sentence and the translations joined, keeping the line's own spaces
+   * between them; 0: each line is one source. */
+  int split_sentences;
+  /* The splitting rules' language (ISO 639-1); NULL (default): the model's
+   * source language; "": the generic rules. */
+  const char* language;
+  /* As edgemt_translate_text's target_prefix; NULL (default): none. */
+  const char* target_prefix;
+  /* Nonzero: write each line's word alignment (needs a translator prepared
+   * with limits.attention); default 0. */
+  int align;
+} edgemt_document_options;
+
+EDGEMT_API edgemt_document_options edgemt_document_options_default(void);
+
+/* One line's translation. In `translation`, as for edgemt_translate_text,
+ * the caller sets text/text_capacity (and tokens/token_capacity to get
+ * them); the call writes the rest: the sentences' translations joined, all
+ * their tokens in order, their scores summed (log-probabilities add), and
+ * per line the code: OK; INVALID_ARGUMENT (not UTF-8); OUT_OF_RANGE (a
+ * sentence over the translator's max_source_len or the tokenizer's 64 KiB,
+ * or an output that does not fit: the *_length fields say how much it
+ * needs); NUMERIC_ERROR. The caller sets alignment/alignment_capacity to
+ * get the word alignment (options.align). */
+typedef struct edgemt_document_result {
+  edgemt_text_result translation;
+  size_t sentence_count;        /* the sources the line was translated as; 0: blank */
+  edgemt_word_pair* alignment;  /* sorted by target word */
+  size_t alignment_capacity;
+  size_t alignment_length;
+} edgemt_document_result;
+
+/* Translates `count` lines (any number; sent in batches of the prepared
+ * max_batch sentences) as `edgemt translate` does: each line split into
+ * sentences (document->split_sentences), every sentence tokenized (with the
+ * target prefix) and translated, the translations detokenized and joined;
+ * with document->align, each line's word alignment as `edgemt translate
+ * --align` prints it. A blank line gives "" and no sentence. document NULL:
+ * edgemt_document_options_default(); options NULL: the model's defaults.
+ * Errors (whole call): INVALID_ARGUMENT (NULL pointer, result without text
+ * memory, unknown target prefix), FAILED_PRECONDITION (not prepared; align
+ * without limits.attention), and edgemt_translate()'s; a line that cannot
+ * be translated fails alone (its result's code). */
+EDGEMT_API edgemt_code edgemt_translate_document(edgemt_translator* translator,
+                                                 const edgemt_tokenizer* tokenizer,
+                                                 const edgemt_text* lines, size_t count,
+                                                 const edgemt_document_options* document,
+                                                 const edgemt_decode_options* options,
+                                                 edgemt_document_result* results,
+                                                 edgemt_error* error);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -30,13 +30,14 @@ import ctypes
 import ctypes.util
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 from . import _arguments as check
 from ._errors import OUT_OF_RANGE, UNSUPPORTED, ArgumentTypeError, Error
 from ._handles import ExclusiveHandle, SharedHandle
 
-__all__ = ["Error", "Model", "Translator", "Translation", "version", "library_path"]
+__all__ = ["Error", "Model", "Translator", "Translation", "version", "library_path",
+           "split_sentences"]
 Error.__module__ = __name__  # tracebacks say edgemt.Error, where callers find it
 
 # ---- The C API's types (edgemt/edgemt.h) ------------------------------------
@@ -92,6 +93,25 @@ class _TextResult(ctypes.Structure):
                 ("text_length", ctypes.c_size_t), ("tokens", ctypes.POINTER(ctypes.c_int32)),
                 ("token_capacity", ctypes.c_size_t), ("token_length", ctypes.c_size_t),
                 ("score", ctypes.c_float), ("code", ctypes.c_int), ("error", ctypes.c_char_p)]
+
+
+class _Span(ctypes.Structure):
+    _fields_ = [("begin", ctypes.c_size_t), ("end", ctypes.c_size_t)]
+
+
+class _WordPair(ctypes.Structure):
+    _fields_ = [("source_word", ctypes.c_size_t), ("target_word", ctypes.c_size_t)]
+
+
+class _DocumentOptions(ctypes.Structure):
+    _fields_ = [("split_sentences", ctypes.c_int), ("language", ctypes.c_char_p),
+                ("target_prefix", ctypes.c_char_p), ("align", ctypes.c_int)]
+
+
+class _DocumentResult(ctypes.Structure):
+    _fields_ = [("translation", _TextResult), ("sentence_count", ctypes.c_size_t),
+                ("alignment", ctypes.POINTER(_WordPair)), ("alignment_capacity", ctypes.c_size_t),
+                ("alignment_length", ctypes.c_size_t)]
 
 
 # ---- Loading the library ------------------------------------------------------
@@ -165,8 +185,12 @@ _declare("edgemt_translate", ctypes.c_int, ctypes.c_void_p, _P(_Tokens), ctypes.
          _P(_DecodeOptions), _P(_Result), _P(_Error))
 _declare("edgemt_tokenizer_create", ctypes.c_int, ctypes.c_void_p, _c_void_pp, _P(_Error))
 _declare("edgemt_tokenizer_free", None, ctypes.c_void_p)
-_declare("edgemt_translate_text", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, _P(_Text),
-         ctypes.c_size_t, ctypes.c_char_p, _P(_DecodeOptions), _P(_TextResult), _P(_Error))
+_declare("edgemt_split_sentences", ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
+         ctypes.c_char_p, _P(_Span), ctypes.c_size_t, _P(ctypes.c_size_t), _P(_Error))
+_declare("edgemt_document_options_default", _DocumentOptions)
+_declare("edgemt_translate_document", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, _P(_Text),
+         ctypes.c_size_t, _P(_DocumentOptions), _P(_DecodeOptions), _P(_DocumentResult),
+         _P(_Error))
 
 
 def _check(code: int, error: _Error) -> None:
@@ -182,6 +206,32 @@ def version() -> str:
 def library_path() -> str:
     """The libedgemt.so this module loaded."""
     return _library_path
+
+
+def _sentence_spans(text: bytes, language: Optional[bytes]) -> List[tuple]:
+    """[(begin, end)] byte ranges of edgemt_split_sentences."""
+    count = ctypes.c_size_t()
+    error = _Error()
+    spans = (_Span * 8)()
+    code = _lib.edgemt_split_sentences(text, len(text), language, spans, len(spans),
+                                       ctypes.byref(count), ctypes.byref(error))
+    if code == OUT_OF_RANGE:
+        spans = (_Span * count.value)()
+        code = _lib.edgemt_split_sentences(text, len(text), language, spans, len(spans),
+                                           ctypes.byref(count), ctypes.byref(error))
+    _check(code, error)
+    return [(spans[i].begin, spans[i].end) for i in range(count.value)]
+
+
+def split_sentences(text: str, language: str = "") -> List[str]:
+    """The sentences of one line of text, as `edgemt translate` and
+    Translator.translate split it (conservative rules: runtime/include/
+    edgemt/sentences.h). language: an ISO 639-1 code ("en", "de" and "fr"
+    have rules of their own; "" or any other: the union of theirs). A blank
+    text gives []."""
+    encoded = check.text("text", text)
+    spans = _sentence_spans(encoded, check.c_string("language", language))
+    return [encoded[begin:end].decode("utf-8") for begin, end in spans]
 
 
 def _detokenize(model_pointer: int, ids: List[int], longest_text: int) -> str:
@@ -321,6 +371,10 @@ class Translation:
     # (its tokens, then its EOS if it ended with one), one weight per source
     # token; None when not asked.
     attention: Optional[List[List[float]]] = None
+    # translate(align=True): (source word, target word) links over the
+    # text's and the translation's whitespace words, as `edgemt translate
+    # --align` prints them ("0-0 1-2"); None when not asked.
+    alignment: Optional[List[Tuple[int, int]]] = None
 
 
 class Translator:
@@ -435,74 +489,108 @@ class Translator:
     def translate(self, texts: Iterable[str], beam_size: Optional[int] = None,
                   length_penalty: Optional[float] = None, max_len_a: Optional[float] = None,
                   max_len_b: Optional[float] = None, word_penalty: Optional[float] = None,
-                  target_prefix: Optional[str] = None) -> List[Translation]:
-        """Translations of `texts` (any number: sent in batches of max_batch).
-        Options left None take the model's defaults, as `edgemt translate`."""
+                  target_prefix: Optional[str] = None, split_sentences: bool = True,
+                  source_language: Optional[str] = None,
+                  align: bool = False) -> List[Translation]:
+        """Translations of `texts` (any number), as `edgemt translate` gives
+        them for the same lines. Options left None take the model's
+        defaults. split_sentences: a text of several sentences is translated
+        sentence by sentence and the translations joined (the text's own
+        spaces between them kept; score: their sum; tokens: all of theirs);
+        source_language: the splitting rules' language (None: the model's
+        source language; "": the generic rules). align: each translation's
+        word alignment (a Translator made with attention=True)."""
         encoded = check.texts(texts)
         options = self._decode_options(beam_size, length_penalty, max_len_a, max_len_b,
                                        word_penalty)
-        prefix = None if target_prefix is None else check.c_string("target_prefix",
-                                                                    target_prefix)
+        document = _lib.edgemt_document_options_default()
+        document.split_sentences = 1 if check.flag("split_sentences", split_sentences) else 0
+        if source_language is not None:
+            document.language = check.c_string("source_language", source_language)
+        if target_prefix is not None:
+            document.target_prefix = check.c_string("target_prefix", target_prefix)
+        document.align = 1 if check.flag("align", align) else 0
+        language = document.language if source_language is not None else \
+            self._model.source_language.encode()
+        # Sentences per text: what the buffers are sized for.
+        counts = [max(1, len(_sentence_spans(t, language))) if document.split_sentences else 1
+                  for t in encoded]
         out: List[Translation] = []
-        batch = self._limits.max_batch
         with self._handle.use() as translator:
             tokenizer = self._text_tokenizer()
-            for first in range(0, len(encoded), batch):
-                chunk = encoded[first:first + batch]
-                out.extend(self._translate_texts(translator, tokenizer, chunk, first, prefix,
-                                                 options))
+            first = 0
+            while first < len(encoded):
+                # About max_batch sentences a call (at least one text).
+                last = first + 1
+                while last < len(encoded) and sum(counts[first:last + 1]) <= self._limits.max_batch:
+                    last += 1
+                out.extend(self._translate_document(translator, tokenizer, encoded[first:last],
+                                                    counts[first:last], first, document, options))
+                first = last
         return out
 
-    def _translate_texts(self, translator, tokenizer, texts, first, prefix, options):
-        """One batch through edgemt_translate_text. A translation whose text
-        does not fit its buffer (long pieces) is translated again with the
-        size the C call reported it needs, once."""
-        default_capacity = 16 * self._limits.max_target_len + 64
-        results = self._call_translate_text(translator, tokenizer, texts,
-                                            [default_capacity] * len(texts), prefix, options)
-        too_long = [k for k, (code, needed, _, _, _) in enumerate(results)
-                    if code == OUT_OF_RANGE and needed + 1 > default_capacity]
+    def _translate_document(self, translator, tokenizer, texts, counts, first, document,
+                            options):
+        """One edgemt_translate_document call. A translation whose text does
+        not fit its buffer (long pieces) is translated again with the size
+        the C call reported it needs, once."""
+        per_sentence = 16 * self._limits.max_target_len + 64
+        capacities = [per_sentence * n for n in counts]
+        results = self._call_translate_document(translator, tokenizer, texts, counts, capacities,
+                                                document, options)
+        too_long = [k for k, r in enumerate(results)
+                    if r[0] == OUT_OF_RANGE and r[1] + 1 > capacities[k]]
         if too_long:
-            again = self._call_translate_text(translator, tokenizer,
-                                              [texts[k] for k in too_long],
-                                              [results[k][1] + 1 for k in too_long], prefix,
-                                              options)
+            again = self._call_translate_document(
+                translator, tokenizer, [texts[k] for k in too_long], [counts[k] for k in too_long],
+                [results[k][1] + 1 for k in too_long], document, options)
             for k, result in zip(too_long, again):
                 results[k] = result
         out = []
-        for k, (code, _, text, score, tokens) in enumerate(results):
+        for k, (code, _, text, score, tokens, alignment) in enumerate(results):
             if code != 0:
                 raise Error(code, f"text {first + k}: {text}")
-            out.append(Translation(text, score, tokens))
+            out.append(Translation(text, score, tokens, None,
+                                   alignment if document.align else None))
         return out
 
-    def _call_translate_text(self, translator, tokenizer, texts, capacities, prefix, options):
-        """[(code, text_length, text or error message, score, tokens)] of one
-        edgemt_translate_text call, each text with its own text capacity."""
+    def _call_translate_document(self, translator, tokenizer, texts, counts, capacities,
+                                 document, options):
+        """[(code, text_length, text or error message, score, tokens,
+        alignment)] of one edgemt_translate_document call."""
         n = len(texts)
         inputs = (_Text * n)(*[_Text(t, len(t)) for t in texts])
-        results = (_TextResult * n)()
+        results = (_DocumentResult * n)()
         buffers = []
-        for r, capacity in zip(results, capacities):
+        for document_result, capacity, count in zip(results, capacities, counts):
+            r = document_result.translation
             text = ctypes.create_string_buffer(capacity)
-            tokens = (ctypes.c_int32 * self._limits.max_target_len)()
-            buffers.append((text, tokens))
+            tokens = (ctypes.c_int32 * (count * self._limits.max_target_len))()
+            # One link per target word at most: no more than the tokens.
+            pairs = (_WordPair * len(tokens))() if document.align else None
+            buffers.append((text, tokens, pairs))
             r.text = ctypes.cast(text, _P(ctypes.c_char))
             r.text_capacity = len(text)
             r.tokens = tokens
             r.token_capacity = len(tokens)
+            if pairs is not None:
+                document_result.alignment = pairs
+                document_result.alignment_capacity = len(pairs)
         error = _Error()
-        _check(_lib.edgemt_translate_text(translator, tokenizer, inputs, n, prefix,
-                                          ctypes.byref(options), results, ctypes.byref(error)),
-               error)
+        _check(_lib.edgemt_translate_document(translator, tokenizer, inputs, n,
+                                              ctypes.byref(document), ctypes.byref(options),
+                                              results, ctypes.byref(error)), error)
         out = []
-        for r, (_, tokens) in zip(results, buffers):
+        for document_result, (_, tokens, pairs) in zip(results, buffers):
+            r = document_result.translation
             if r.code != 0:
                 out.append((r.code, r.text_length, r.error.decode("utf-8", "replace"), r.score,
-                            []))
+                            [], None))
                 continue
             text = ctypes.string_at(r.text, r.text_length).decode("utf-8", "replace")
-            out.append((0, r.text_length, text, r.score, list(tokens[:r.token_length])))
+            links = [(pairs[i].source_word, pairs[i].target_word)
+                     for i in range(document_result.alignment_length)] if pairs is not None else None
+            out.append((0, r.text_length, text, r.score, list(tokens[:r.token_length]), links))
         return out
 
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: Optional[int] = None,

@@ -126,6 +126,13 @@ def texts(values) -> List[bytes]:
     return encoded
 
 
+def text(name: str, value) -> bytes:
+    """One str as UTF-8 (NULs allowed: the C call takes a length)."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be a str, not {type(value).__name__}")
+    return _utf8(name, value)
+
+
 def _utf8(name: str, value: str) -> bytes:
     try:
         return value.encode("utf-8")

@@ -1,4 +1,4 @@
-// The rules are described in sentence_splitter.h. The line is read once as
+// The rules are described in edgemt/sentences.h. The line is read once as
 // whitespace-separated tokens, each classified once as it is read (how it
 // ends, whether it is only quotes/brackets) and walked once for the quotes
 // and brackets it opens and closes. Each gap is decided from the token
@@ -10,13 +10,13 @@
 // Marks are compared as UTF-8 byte strings, and code points are only decoded
 // where a letter's case matters (two-byte sequences hold every cased letter
 // the rules know), so malformed input simply matches nothing.
-#include "cli/sentence_splitter.h"
+#include "edgemt/sentences.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 
-namespace edgemt::cli {
+namespace edgemt {
 namespace {
 
 using std::string_view;
@@ -150,7 +150,7 @@ bool is_letter(char32_t c) {
 // always follows. The brief's `Inc.` `Ltd.` `Jr.` and `a.m.`/`U.S.` (the
 // latter as letter groups) are here too: "Apple Inc. CEO ..." is as common
 // as "Apple Inc. The ...", and a missed split costs less than a wrong one.
-// `etc.`/`usw.`/`usf.` are deliberately absent (sentence_splitter.h).
+// `etc.`/`usw.`/`usf.` are deliberately absent (edgemt/sentences.h).
 constexpr string_view kEnglishAbbreviations[] = {
     "Mr",   "Mrs",  "Ms",   "Messrs", "Dr",   "Prof", "Rev",    "Hon",  "St",  "Mt",  "Ft",
     "Jr",   "Sr",   "Gen",  "Col",    "Lt",   "Sgt",  "Capt",   "Cmdr", "Gov", "Sen", "Rep",
@@ -606,6 +606,14 @@ std::vector<SentenceSpan> split_sentences(std::string_view line, std::string_vie
   return LineSplitter(line, language_of(language)).split();
 }
 
+std::vector<SentenceSpan> sentence_spans(std::string_view line, bool split,
+                                         std::string_view language) {
+  std::vector<SentenceSpan> spans;
+  if (split) spans = split_sentences(line, language);
+  if (spans.size() <= 1) spans.assign(1, SentenceSpan{0, line.size()});
+  return spans;
+}
+
 std::string join_sentences(std::string_view line, const std::vector<SentenceSpan>& spans,
                            const std::vector<std::string>& translations) {
   std::string joined;
@@ -624,4 +632,4 @@ std::string join_sentences(std::string_view line, const std::vector<SentenceSpan
   return joined;
 }
 
-}  // namespace edgemt::cli
+}  // namespace edgemt

@@ -1,6 +1,8 @@
-// Word alignments from attention weights, for `edgemt translate --align`:
-// each target word is paired with the source word its pieces attended to
-// most, written as fast_align and Marian write alignments ("0-0 1-2 2-1").
+// Word alignments from attention weights (the edgemt_text library), for
+// `edgemt translate --align`, edgemt_translate_document() and the Python
+// module: each target word is paired with the source word its pieces
+// attended to most, written as fast_align and Marian write alignments
+// ("0-0 1-2 2-1").
 //
 // Words are the whitespace-separated words of the text, numbered from 0, as
 // `text.split()` numbers them: the source words of the input (after
@@ -35,13 +37,15 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "cli/attention_views.h"  // SentenceAttention
-#include "edgemt/model.h"         // TextSide
+#include "edgemt/model.h"  // TextSide
+#include "edgemt/tokenizer.h"
 
-namespace edgemt::cli {
+namespace edgemt {
 
 inline constexpr size_t kNoWord = static_cast<size_t>(-1);
 
@@ -60,22 +64,32 @@ struct WordPair {
   size_t target_word;
 };
 
+// What the decoder attended to for one translation (Translation::attention):
+// [rows, columns] row-major, one row per target piece (the generated
+// pieces, then the step that chose EOS), one column per source piece.
+// Borrows `weights`.
+struct AttentionMatrix {
+  const float* weights = nullptr;
+  size_t rows = 0;
+  size_t columns = 0;
+};
+
 // Every target word is paired with the source word of the largest attention
 // mass: the sum, over the target word's rows (its pieces), of the weights of
 // the source word's columns (its pieces). Ties go to the lowest source index.
 // Rows and columns whose word is kNoWord (special pieces) are left out, so
 // the EOS row and column count for nothing.
 //
-// source_words / target_words: piece_words() of sentence.source_pieces /
-// target_pieces (one entry per column / row). The words are 0 .. the
+// source_words / target_words: piece_words() of the source pieces / target
+// pieces (one entry per column / row). The words are 0 .. the
 // largest index; a word with no piece of its own (inside a piece that spans
 // several words) uses the piece that spans it, the next one.
 //
 // Returns one pair per target word, sorted by target word (then source
 // word): exactly (number of target words) pairs, or none when there is no
-// source word to align to, when sentence.weights is null, or when the word
+// source word to align to, when attention.weights is null, or when the word
 // lists do not have one entry per column and per row (a caller bug).
-std::vector<WordPair> align_words(const SentenceAttention& sentence,
+std::vector<WordPair> align_words(const AttentionMatrix& attention,
                                   const std::vector<size_t>& source_words,
                                   const std::vector<size_t>& target_words);
 
@@ -83,4 +97,53 @@ std::vector<WordPair> align_words(const SentenceAttention& sentence,
 // space, no trailing space or newline; "" for no pairs.
 std::string format_alignment(const std::vector<WordPair>& pairs);
 
-}  // namespace edgemt::cli
+// The ids of one translation, as the translator took and gave them.
+struct TranslationIds {
+  const int32_t* source = nullptr;  // [target prefix] pieces [EOS]: the attention's columns
+  size_t source_count = 0;
+  bool has_target_prefix = false;   // source[0] is a target-language token
+  int32_t source_eos = -1;          // the model's source EOS (Model::eos_id(kSource))
+  const int32_t* tokens = nullptr;  // generated target ids, without EOS
+  size_t token_count = 0;
+};
+
+// The pieces of a translation as the attention's columns and rows read
+// them: one per source id, one per row (the generated pieces, then "</s>"
+// for rows past them: the step that chose EOS); an id the vocabulary does
+// not have reads "<id N>". *source_special / *target_special mark those
+// that are no word (the prefix, EOS, the EOS row).
+void translation_pieces(const Tokenizer& tokenizer, const TranslationIds& ids, size_t rows,
+                        std::vector<std::string>* source_pieces,
+                        std::vector<std::string>* target_pieces,
+                        std::vector<bool>* source_special, std::vector<bool>* target_special);
+
+// align_words() of one translation, over its own words (the source
+// sentence's and its translation's whitespace words).
+std::vector<WordPair> align_translation(const Tokenizer& tokenizer, const TranslationIds& ids,
+                                        const AttentionMatrix& attention);
+
+// For each whitespace word of `part`, which starts at byte `offset` of
+// `whole`: the index of the word of `whole` that holds its first character
+// (0 when none does: `part` not inside `whole`). Whitespace: ASCII space,
+// \t, \n, \v, \f, \r. Example: whole "A b. C d.", part "C d." at 5 -> {2, 3}.
+std::vector<size_t> words_in_whole(std::string_view whole, std::string_view part, size_t offset);
+
+// One translated sentence of a split line, for line_alignment().
+struct AlignedSentence {
+  size_t begin = 0;  // its bytes in the line: [begin, end)
+  size_t end = 0;
+  std::string_view translation;         // its translation
+  const std::vector<WordPair>* pairs;   // align_translation() of it
+};
+
+// A split line's alignment over the line's own words: sentence k's source
+// word i is the line's whitespace word that holds its first character, its
+// target word j the word of `translation` (the sentences' translations
+// joined: join_sentences()) that holds j's first character. So the words
+// are numbered as line.split() and translation.split() number them, split
+// or not. Sorted by target word, then source word; sentences joined without
+// a space (after CJK 。) share a word, which gets one link per source word.
+std::vector<WordPair> line_alignment(std::string_view line, std::string_view translation,
+                                     const std::vector<AlignedSentence>& sentences);
+
+}  // namespace edgemt

@@ -1,9 +1,11 @@
-// Sentence splitting for `edgemt translate --split-sentences`.
+// Sentence splitting (the edgemt_text library): what `edgemt translate`,
+// edgemt_translate_document() and the Python module's translate() do to a
+// line before translating it.
 //
 // Models such as the bundled Multi30k one are trained on single sentences; a
-// paragraph on one line comes back truncated or garbled. The CLI splits each
-// line into sentences, translates them as one batch and joins the
-// translations back into one line.
+// paragraph on one line comes back truncated or garbled. A line is split
+// into sentences, they are translated as one batch, and the translations are
+// joined back into one line.
 //
 // The rules are deliberately conservative: a wrong split (mid-sentence)
 // ruins a translation, a missed one only leaves the line as it was. A line
@@ -65,7 +67,7 @@
 #include <string_view>
 #include <vector>
 
-namespace edgemt::cli {
+namespace edgemt {
 
 // One sentence of a line: bytes [begin, end) of it, without the whitespace around it.
 struct SentenceSpan {
@@ -79,6 +81,13 @@ struct SentenceSpan {
 // line none. Spans are non-empty, in order, and do not overlap; what lies
 // between two of them is whitespace only (possibly none, after CJK 。！？).
 std::vector<SentenceSpan> split_sentences(std::string_view line, std::string_view language);
+
+// The sentences a line is translated as: split_sentences(line, language)
+// when `split` is on and it finds two or more, else one span, the whole
+// line (spaces around it included, which SentencePiece may keep), so that
+// a line of one sentence translates exactly as without splitting.
+std::vector<SentenceSpan> sentence_spans(std::string_view line, bool split,
+                                         std::string_view language);
 
 // True for the languages with rules of their own ("en", "de", "fr"); every
 // other value gets the generic rules (the union of theirs).
@@ -97,4 +106,4 @@ bool has_own_splitting_rules(std::string_view language);
 std::string join_sentences(std::string_view line, const std::vector<SentenceSpan>& spans,
                            const std::vector<std::string>& translations);
 
-}  // namespace edgemt::cli
+}  // namespace edgemt

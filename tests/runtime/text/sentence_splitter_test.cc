@@ -1,12 +1,12 @@
 // cli::split_sentences and cli::join_sentences (`edgemt translate
-// --split-sentences`): every rule of tools/cli/sentence_splitter.h in
+// --split-sentences`): every rule of edgemt/sentences.h in
 // English, German and French on caption-like sentences, the cases where a
 // dot does not end a sentence, joining translations back, and robustness
 // (malformed UTF-8, punctuation only, 100 KB and 1 MB lines in linear time).
 //
 // Built with tools/cli/sentence_splitter.cc into edgemt_cli_tests
 // (tests/CMakeLists.txt).
-#include "cli/sentence_splitter.h"
+#include "edgemt/sentences.h"
 
 #include <doctest/doctest.h>
 
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace edgemt::cli {
+namespace edgemt {
 namespace {
 
 // The sentences of `line` as they appear in it, joined by " | ", so that a
@@ -91,7 +91,7 @@ std::vector<std::string> texts(std::string_view line, const std::vector<Sentence
 
 // --- Where sentences end ----------------------------------------------------
 
-TEST_CASE("cli/sentence_splitter: captions split at . followed by a capital") {
+TEST_CASE("text/sentence_splitter: captions split at . followed by a capital") {
   CHECK(split("A man is riding a bike. Two dogs play in the snow.", "en") ==
         "A man is riding a bike. | Two dogs play in the snow.");
   CHECK(split("Ein Mann fährt Fahrrad. Zwei Hunde spielen im Schnee.", "de") ==
@@ -102,7 +102,7 @@ TEST_CASE("cli/sentence_splitter: captions split at . followed by a capital") {
         "A girl jumps. | A boy runs. | An old man sits on a bench.");
 }
 
-TEST_CASE("cli/sentence_splitter: a single sentence is one span, a blank line none") {
+TEST_CASE("text/sentence_splitter: a single sentence is one span, a blank line none") {
   CHECK(split("A man in an orange hat starring at something.", "en") ==
         "A man in an orange hat starring at something.");
   CHECK(split("Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.", "de") ==
@@ -115,7 +115,7 @@ TEST_CASE("cli/sentence_splitter: a single sentence is one span, a blank line no
   CHECK(split_sentences("Two dogs play.", "en").size() == 1);
 }
 
-TEST_CASE("cli/sentence_splitter: ! ? ?! and ellipses end sentences") {
+TEST_CASE("text/sentence_splitter: ! ? ?! and ellipses end sentences") {
   CHECK(split("Look at the dog! It is jumping over the fence.", "en") ==
         "Look at the dog! | It is jumping over the fence.");
   CHECK(split("Is the man climbing? He is holding a rope.", "en") ==
@@ -133,7 +133,7 @@ TEST_CASE("cli/sentence_splitter: ! ? ?! and ellipses end sentences") {
         "Le garçon attend… | Puis il saute dans le lac.");
 }
 
-TEST_CASE("cli/sentence_splitter: no split before a lowercase word") {
+TEST_CASE("text/sentence_splitter: no split before a lowercase word") {
   CHECK(split("The boy waits... and then he jumps.", "en") ==
         "The boy waits... and then he jumps.");
   CHECK(split("Der Junge wartet … und springt dann.", "de") ==
@@ -145,7 +145,7 @@ TEST_CASE("cli/sentence_splitter: no split before a lowercase word") {
         "Apples, pears, etc. are on the table.");
 }
 
-TEST_CASE("cli/sentence_splitter: closing quotes and brackets stay with their sentence") {
+TEST_CASE("text/sentence_splitter: closing quotes and brackets stay with their sentence") {
   CHECK(split("The sign says \"Stop.\" Two men walk past it.", "en") ==
         "The sign says \"Stop.\" | Two men walk past it.");
   CHECK(split("A man smiles (he has won.) The crowd cheers.", "en") ==
@@ -160,7 +160,7 @@ TEST_CASE("cli/sentence_splitter: closing quotes and brackets stay with their se
   CHECK(split("She said “Hello.” He waved.", "en") == "She said “Hello.” | He waved.");
 }
 
-TEST_CASE("cli/sentence_splitter: opening quotes, brackets, ¿ ¡ and digits start sentences") {
+TEST_CASE("text/sentence_splitter: opening quotes, brackets, ¿ ¡ and digits start sentences") {
   CHECK(split("A man waves. \"Hello!\" he shouts.", "en") ==
         "A man waves. | \"Hello!\" he shouts.");
   CHECK(split("Ein Mann winkt. „Hallo!“, ruft er.", "de") ==
@@ -176,7 +176,7 @@ TEST_CASE("cli/sentence_splitter: opening quotes, brackets, ¿ ¡ and digits sta
         "Ein Mann rennt. | 3 Hunde folgen ihm.");
 }
 
-TEST_CASE("cli/sentence_splitter: uppercase letters beyond ASCII start sentences") {
+TEST_CASE("text/sentence_splitter: uppercase letters beyond ASCII start sentences") {
   CHECK(split("Ein Mann läuft. Über ihm fliegt ein Vogel.", "de") ==
         "Ein Mann läuft. | Über ihm fliegt ein Vogel.");
   CHECK(split("Ein Kind lacht. Ältere Leute sehen zu. Öffentliche Plätze sind voll.", "de") ==
@@ -197,7 +197,7 @@ TEST_CASE("cli/sentence_splitter: uppercase letters beyond ASCII start sentences
   CHECK(split("Мужчина бежит. Собака спит.", "ru") == "Мужчина бежит. | Собака спит.");
 }
 
-TEST_CASE("cli/sentence_splitter: French spacing before ! ? and inside « »") {
+TEST_CASE("text/sentence_splitter: French spacing before ! ? and inside « »") {
   CHECK(split("Vraiment ? Oui.", "fr") == "Vraiment ? | Oui.");
   CHECK(split("Quelle belle journée ! Les enfants jouent dehors.", "fr") ==
         "Quelle belle journée ! | Les enfants jouent dehors.");
@@ -220,7 +220,7 @@ TEST_CASE("cli/sentence_splitter: French spacing before ! ? and inside « »") {
   CHECK(split("Il part.\u00A0Elle reste.", "fr") == "Il part.\u00A0Elle reste.");
 }
 
-TEST_CASE("cli/sentence_splitter: nothing splits inside quotes or brackets") {
+TEST_CASE("text/sentence_splitter: nothing splits inside quotes or brackets") {
   CHECK(split("He said \"Stop. Go away.\" Then he left.", "en") ==
         "He said \"Stop. Go away.\" | Then he left.");
   CHECK(split("A man holds a microphone with a \"Pop! Tech\" sign in the background.", "en") ==
@@ -243,7 +243,7 @@ TEST_CASE("cli/sentence_splitter: nothing splits inside quotes or brackets") {
         "A sign says \"Welcome. Come in. Two dogs play.");
 }
 
-TEST_CASE("cli/sentence_splitter: CJK 。！？ end sentences without whitespace") {
+TEST_CASE("text/sentence_splitter: CJK 。！？ end sentences without whitespace") {
   CHECK(split("我很好。你呢？", "zh") == "我很好。 | 你呢？");
   CHECK(split("他说：「好。」然后走了。", "zh") == "他说：「好。」 | 然后走了。");
   CHECK(split("犬が走る！猫は寝る。", "ja") == "犬が走る！ | 猫は寝る。");
@@ -256,7 +256,7 @@ TEST_CASE("cli/sentence_splitter: CJK 。！？ end sentences without whitespace
 
 // --- Where a dot does not end a sentence --------------------------------------
 
-TEST_CASE("cli/sentence_splitter: English abbreviations") {
+TEST_CASE("text/sentence_splitter: English abbreviations") {
   CHECK(split("Mr. Smith is riding a bike.", "en") == "Mr. Smith is riding a bike.");
   CHECK(split("Dr. Brown and Prof. Green meet Mrs. Jones and Ms. Lee at St. Paul's.", "en") ==
         "Dr. Brown and Prof. Green meet Mrs. Jones and Ms. Lee at St. Paul's.");
@@ -278,7 +278,7 @@ TEST_CASE("cli/sentence_splitter: English abbreviations") {
   CHECK(split("Smith et al. Found the dogs.", "en") == "Smith et al. Found the dogs.");
 }
 
-TEST_CASE("cli/sentence_splitter: abbreviations before numbers, and the same words as words") {
+TEST_CASE("text/sentence_splitter: abbreviations before numbers, and the same words as words") {
   CHECK(split("No. 5 is the red car.", "en") == "No. 5 is the red car.");
   CHECK(split("The runner wears No. 12 on his shirt.", "en") ==
         "The runner wears No. 12 on his shirt.");
@@ -293,8 +293,8 @@ TEST_CASE("cli/sentence_splitter: abbreviations before numbers, and the same wor
         "Voir fig. 3 et chap. 2. | Le chien dort.");
 }
 
-TEST_CASE("cli/sentence_splitter: etc. and usw. end a sentence before a sentence start") {
-  // Decision (sentence_splitter.h): they close an enumeration, which nearly
+TEST_CASE("text/sentence_splitter: etc. and usw. end a sentence before a sentence start") {
+  // Decision (edgemt/sentences.h): they close an enumeration, which nearly
   // always closes its sentence.
   CHECK(split("We bought apples, pears, etc. Then we went home.", "en") ==
         "We bought apples, pears, etc. | Then we went home.");
@@ -308,7 +308,7 @@ TEST_CASE("cli/sentence_splitter: etc. and usw. end a sentence before a sentence
         "Ils achètent des pommes, des poires, etc. et rentrent.");
 }
 
-TEST_CASE("cli/sentence_splitter: German abbreviations") {
+TEST_CASE("text/sentence_splitter: German abbreviations") {
   CHECK(split("Er kauft z.B. Äpfel und Birnen.", "de") == "Er kauft z.B. Äpfel und Birnen.");
   CHECK(split("Er kauft z. B. Äpfel und Birnen.", "de") == "Er kauft z. B. Äpfel und Birnen.");
   CHECK(split("Der Hund ist müde, d.h. Er schläft.", "de") ==
@@ -332,7 +332,7 @@ TEST_CASE("cli/sentence_splitter: German abbreviations") {
         "Ein Junge mit der Brille von Mr. Potato Head.");
 }
 
-TEST_CASE("cli/sentence_splitter: French abbreviations") {
+TEST_CASE("text/sentence_splitter: French abbreviations") {
   CHECK(split("M. Dupont et Mme. Martin promènent le chien.", "fr") ==
         "M. Dupont et Mme. Martin promènent le chien.");
   CHECK(split("MM. Durand et Petit discutent avec Mlle. Roux.", "fr") ==
@@ -348,7 +348,7 @@ TEST_CASE("cli/sentence_splitter: French abbreviations") {
         "Le village compte env. 300 habitants.");
 }
 
-TEST_CASE("cli/sentence_splitter: lists follow the language") {
+TEST_CASE("text/sentence_splitter: lists follow the language") {
   // Hrn. is German only, Mme. French only; "" and other codes use all lists.
   CHECK(split("Sie spricht mit Hrn. Weber.", "de") == "Sie spricht mit Hrn. Weber.");
   CHECK(split("Sie spricht mit Hrn. Weber.", "") == "Sie spricht mit Hrn. Weber.");
@@ -358,7 +358,7 @@ TEST_CASE("cli/sentence_splitter: lists follow the language") {
   CHECK(split("Elle parle à Mme. Roux.", "") == "Elle parle à Mme. Roux.");
 }
 
-TEST_CASE("cli/sentence_splitter: initials") {
+TEST_CASE("text/sentence_splitter: initials") {
   CHECK(split("J. R. R. Tolkien wrote books. Two dogs play.", "en") ==
         "J. R. R. Tolkien wrote books. | Two dogs play.");
   CHECK(split("J.R.R. Tolkien wrote books.", "en") == "J.R.R. Tolkien wrote books.");
@@ -371,7 +371,7 @@ TEST_CASE("cli/sentence_splitter: initials") {
         "Ein Porträt von Ö. Yılmaz hängt dort.");
 }
 
-TEST_CASE("cli/sentence_splitter: numbers") {
+TEST_CASE("text/sentence_splitter: numbers") {
   // Dots and commas inside numbers are never a place to split.
   CHECK(split("The dog weighs 3.5 kg. It is small.", "en") ==
         "The dog weighs 3.5 kg. | It is small.");
@@ -390,7 +390,7 @@ TEST_CASE("cli/sentence_splitter: numbers") {
         "Le joueur porte le numéro 10. | Il court.");
 }
 
-TEST_CASE("cli/sentence_splitter: German ordinals and dates") {
+TEST_CASE("text/sentence_splitter: German ordinals and dates") {
   CHECK(split("Am 3. Mai belegte er den 2. Platz.", "de") == "Am 3. Mai belegte er den 2. Platz.");
   CHECK(split("Er feiert seinen 100. Geburtstag im 19. Jahrhundert.", "de") ==
         "Er feiert seinen 100. Geburtstag im 19. Jahrhundert.");
@@ -413,7 +413,7 @@ TEST_CASE("cli/sentence_splitter: German ordinals and dates") {
   CHECK(split("He finished 3. Nobody cared.", "en") == "He finished 3. | Nobody cared.");
 }
 
-TEST_CASE("cli/sentence_splitter: list numbers at the start of a sentence") {
+TEST_CASE("text/sentence_splitter: list numbers at the start of a sentence") {
   CHECK(split("1. Introduction", "en") == "1. Introduction");
   CHECK(split("1. Einleitung", "de") == "1. Einleitung");
   CHECK(split("2. Méthodes", "fr") == "2. Méthodes");
@@ -423,12 +423,12 @@ TEST_CASE("cli/sentence_splitter: list numbers at the start of a sentence") {
         "Do this. | 1. Open the box. | 2. Take the camera.");
 }
 
-TEST_CASE("cli/sentence_splitter: ellipses in brackets are omissions") {
+TEST_CASE("text/sentence_splitter: ellipses in brackets are omissions") {
   CHECK(split("The man said [...] That was all.", "en") == "The man said [...] That was all.");
   CHECK(split("Der Mann sagte (…) Das war alles.", "de") == "Der Mann sagte (…) Das war alles.");
 }
 
-TEST_CASE("cli/sentence_splitter: URLs, e-mail addresses and dotted words") {
+TEST_CASE("text/sentence_splitter: URLs, e-mail addresses and dotted words") {
   CHECK(split("Visit www.example.com for details.", "en") == "Visit www.example.com for details.");
   CHECK(split("Visit www.example.com. Then call us.", "en") ==
         "Visit www.example.com. | Then call us.");
@@ -441,7 +441,7 @@ TEST_CASE("cli/sentence_splitter: URLs, e-mail addresses and dotted words") {
   CHECK(split("I use Node.js daily. It is fast.", "en") == "I use Node.js daily. | It is fast.");
 }
 
-TEST_CASE("cli/sentence_splitter: the line's leading and trailing whitespace is not in a span") {
+TEST_CASE("text/sentence_splitter: the line's leading and trailing whitespace is not in a span") {
   const std::string_view line = "  \tA man runs.   Two dogs play.\t \u00A0";
   const std::vector<SentenceSpan> spans = split_sentences(line, "en");
   CHECK(split(line, "en") == "A man runs. | Two dogs play.");
@@ -452,7 +452,7 @@ TEST_CASE("cli/sentence_splitter: the line's leading and trailing whitespace is 
 
 // --- Joining --------------------------------------------------------------------
 
-TEST_CASE("cli/sentence_splitter: join_sentences keeps the whitespace between spans") {
+TEST_CASE("text/sentence_splitter: join_sentences keeps the whitespace between spans") {
   const std::string_view line = "A. \tB.";
   const std::vector<SentenceSpan> spans = {{0, 2}, {4, 6}};
   CHECK(join_sentences(line, spans, {"X", "Y"}) == "X \tY");
@@ -468,7 +468,7 @@ TEST_CASE("cli/sentence_splitter: join_sentences keeps the whitespace between sp
         "I am fine.And you?");
 }
 
-TEST_CASE("cli/sentence_splitter: join_sentences of one, none, and mismatched counts") {
+TEST_CASE("text/sentence_splitter: join_sentences of one, none, and mismatched counts") {
   const std::string_view line = "A man runs. Two dogs play.";
   const std::vector<SentenceSpan> spans = split_sentences(line, "en");
   CHECK(spans.size() == 2);
@@ -482,7 +482,7 @@ TEST_CASE("cli/sentence_splitter: join_sentences of one, none, and mismatched co
   CHECK(join_sentences(line, {{0, 3}, {500, 600}}, {"X", "Y"}) == "X Y");
 }
 
-TEST_CASE("cli/sentence_splitter: split then join with the sentences themselves gives the line") {
+TEST_CASE("text/sentence_splitter: split then join with the sentences themselves gives the line") {
   for (const char* line : {"A man runs. Two dogs play.", "  Vraiment ? Oui !  ",
                            "Er ruft: „Halt!“\t\tDann bleibt er stehen.", "我很好。你呢？"}) {
     const std::vector<SentenceSpan> spans = split_sentences(line, "");
@@ -492,7 +492,7 @@ TEST_CASE("cli/sentence_splitter: split then join with the sentences themselves 
 
 // --- Robustness ---------------------------------------------------------------
 
-TEST_CASE("cli/sentence_splitter: malformed UTF-8 is split around, never into") {
+TEST_CASE("text/sentence_splitter: malformed UTF-8 is split around, never into") {
   // A lone continuation byte, an overlong sequence, a truncated sequence at
   // the end, and 0xFF: ordinary non-letters.
   CHECK(split("A man runs. \x80 Two dogs play.", "en") == "A man runs. \x80 Two dogs play.");
@@ -511,7 +511,7 @@ TEST_CASE("cli/sentence_splitter: malformed UTF-8 is split around, never into") 
   CHECK(split(with_nul, "en") == std::string("A man runs.\0 Two dogs. | Three cats.", 36));
 }
 
-TEST_CASE("cli/sentence_splitter: punctuation only") {
+TEST_CASE("text/sentence_splitter: punctuation only") {
   CHECK(split(".", "en") == ".");
   CHECK(split("...", "en") == "...");
   CHECK(split("?!?! !!! ... .", "en") == "?!?! !!! ... .");
@@ -527,7 +527,7 @@ TEST_CASE("cli/sentence_splitter: punctuation only") {
 
 // Random lines from pieces that exercise every rule, in every language: the
 // result is always well formed and joins back to the line.
-TEST_CASE("cli/sentence_splitter: random lines are always split into well-formed spans") {
+TEST_CASE("text/sentence_splitter: random lines are always split into well-formed spans") {
   const std::vector<std::string_view> pieces = {
       "A",      "a",      "Mr",   "z",    "3",    "2010",     "etc", "No", "Ein", "É",  "ł",
       ".",      "!",      "?",    "…",    "...",  "。",       "\"",  "'",  "«",   "»",  "„",
@@ -553,7 +553,7 @@ TEST_CASE("cli/sentence_splitter: random lines are always split into well-formed
   }
 }
 
-TEST_CASE("cli/sentence_splitter: 100 KB lines") {
+TEST_CASE("text/sentence_splitter: 100 KB lines") {
   std::string captions;
   while (captions.size() < 100 * 1024) captions += "A man is riding a bike. Two dogs play. ";
   const std::vector<SentenceSpan> spans = split_sentences(captions, "en");
@@ -594,7 +594,7 @@ double best_seconds(std::string_view piece, size_t bytes) {
 // 64, leaves a factor of 4 both ways for caches and a loaded machine). A
 // ratio, not a time, so that the check means the same in Release and under
 // sanitizers (CI runs the suite under ASan and TSan).
-TEST_CASE("cli/sentence_splitter: time is linear in the line's length") {
+TEST_CASE("text/sentence_splitter: time is linear in the line's length") {
   constexpr size_t kSmall = 16 * 1024;
   constexpr size_t kLarge = 16 * kSmall;
   for (std::string_view piece : {"A. ", "Dogs run. ", "\"Hi. ", "« ", "» ", "。", "."}) {
@@ -608,4 +608,4 @@ TEST_CASE("cli/sentence_splitter: time is linear in the line's length") {
 }
 
 }  // namespace
-}  // namespace edgemt::cli
+}  // namespace edgemt

@@ -6,7 +6,7 @@
 // them into text the way SentencePiece decodes them ("▁" is a space, an
 // unknown piece " ⁇ " when decoded, special pieces nothing) and split the
 // text on whitespace; piece_words must count as many words.
-#include "cli/word_alignment.h"
+#include "edgemt/alignment.h"
 
 #include <doctest/doctest.h>
 
@@ -14,11 +14,25 @@
 #include <string>
 #include <vector>
 
-namespace edgemt::cli {
+namespace edgemt {
 namespace {
 
 using Pieces = std::vector<std::string>;
 using Words = std::vector<size_t>;
+
+// One sentence's pieces and weights [target pieces, source pieces], as these
+// cases write them, aligned through the library's AttentionMatrix.
+struct SentenceAttention {
+  Pieces source_pieces;
+  Pieces target_pieces;
+  const float* weights = nullptr;
+};
+
+std::vector<WordPair> align_words(const SentenceAttention& s, const Words& source_words,
+                                  const Words& target_words) {
+  const AttentionMatrix attention{s.weights, s.target_pieces.size(), s.source_pieces.size()};
+  return edgemt::align_words(attention, source_words, target_words);
+}
 constexpr size_t X = kNoWord;
 
 // The words of the pieces' text as `text.split()` finds them: the naive
@@ -57,7 +71,7 @@ size_t counted_words(const Words& words) {
   return count;
 }
 
-TEST_CASE("cli/word_alignment: piece_words numbers the whitespace words of the text") {
+TEST_CASE("text/word_alignment: piece_words numbers the whitespace words of the text") {
   struct Case {
     const char* what;
     Pieces pieces;
@@ -102,7 +116,7 @@ TEST_CASE("cli/word_alignment: piece_words numbers the whitespace words of the t
   }
 }
 
-TEST_CASE("cli/word_alignment: the caller's special pieces are no word") {
+TEST_CASE("text/word_alignment: the caller's special pieces are no word") {
   const Pieces pieces = {"<2de>", "▁Ein", "▁Mann", "<sep>"};
   CHECK(piece_words(pieces, {true, false, false, true}) == Words{X, 0, 1, X});
   // Shorter than the pieces: the rest is not special by the caller, and
@@ -110,7 +124,7 @@ TEST_CASE("cli/word_alignment: the caller's special pieces are no word") {
   CHECK(piece_words(pieces, {true}) == Words{X, 0, 1, 1});
 }
 
-TEST_CASE("cli/word_alignment: unk depends on the side; nothing else does") {
+TEST_CASE("text/word_alignment: unk depends on the side; nothing else does") {
   const Pieces plain = {"▁Zwei", "▁Hund", "e", "▁", ".", "</s>"};
   CHECK(piece_words(plain, {}, TextSide::kSource) == piece_words(plain, {}, TextSide::kTarget));
   const Pieces unknown = {"▁na", "<unk>", "ve"};
@@ -121,7 +135,7 @@ TEST_CASE("cli/word_alignment: unk depends on the side; nothing else does") {
 
 // A 3 x 4 matrix, by hand. Target pieces "▁Ein" "▁Mann" "</s>", source
 // pieces "▁A" "▁m" "an" "</s>": source words A (column 0), man (columns 1-2).
-TEST_CASE("cli/word_alignment: align_words takes the word of most attention mass") {
+TEST_CASE("text/word_alignment: align_words takes the word of most attention mass") {
   const float weights[3 * 4] = {
       0.6f, 0.3f, 0.0f, 0.1f,  // Ein:  A 0.6, man 0.3 + 0.0 = 0.3  -> A
       0.4f, 0.3f, 0.3f, 0.0f,  // Mann: A 0.4, man 0.3 + 0.3 = 0.6  -> man (no piece beats A alone)
@@ -144,7 +158,7 @@ TEST_CASE("cli/word_alignment: align_words takes the word of most attention mass
   CHECK(format_alignment(pairs) == "0-0 1-1");
 }
 
-TEST_CASE("cli/word_alignment: a target word sums the rows of its pieces") {
+TEST_CASE("text/word_alignment: a target word sums the rows of its pieces") {
   // Target "▁Fahr" "rad" is one word: rows summed, A 0.7 + 0.0 = 0.7 against
   // bike 0.3 + 0.9 = 1.2 -> bike, though "▁Fahr" alone looks at A.
   const float weights[2 * 3] = {
@@ -161,7 +175,7 @@ TEST_CASE("cli/word_alignment: a target word sums the rows of its pieces") {
   CHECK(format_alignment(pairs) == "1-0");
 }
 
-TEST_CASE("cli/word_alignment: ties go to the lowest source word; EOS mass counts for nothing") {
+TEST_CASE("text/word_alignment: ties go to the lowest source word; EOS mass counts for nothing") {
   const float weights[3 * 4] = {
       0.4f, 0.4f, 0.0f, 0.2f,  // tie between words 0 and 1 -> 0
       0.1f, 0.1f, 0.1f, 0.7f,  // mostly the EOS column (left out); a three-way tie -> 0
@@ -177,7 +191,7 @@ TEST_CASE("cli/word_alignment: ties go to the lowest source word; EOS mass count
   CHECK(format_alignment(pairs) == "0-0 0-1 2-2");
 }
 
-TEST_CASE("cli/word_alignment: every target word gets one pair, sorted by target word") {
+TEST_CASE("text/word_alignment: every target word gets one pair, sorted by target word") {
   // Five target words, each looking mostly at a different source word.
   const size_t rows = 6;  // "▁a" "▁b" "c" "▁d" "▁e" "▁f"  (words 0 1 1 2 3 4)
   const size_t columns = 5;  // "▁p" "▁q" "▁r" "▁s" "</s>"
@@ -202,7 +216,7 @@ TEST_CASE("cli/word_alignment: every target word gets one pair, sorted by target
   CHECK(format_alignment(pairs) == "2-0 3-1 0-2 1-3 0-4");
 }
 
-TEST_CASE("cli/word_alignment: words inside a multi-word piece use the piece") {
+TEST_CASE("text/word_alignment: words inside a multi-word piece use the piece") {
   // "▁in" "▁New▁York" on both sides: words in(0) New(1) York(2); the piece
   // carries word 2 and lends its row and column to word 1.
   const float weights[2 * 2] = {
@@ -219,7 +233,7 @@ TEST_CASE("cli/word_alignment: words inside a multi-word piece use the piece") {
   CHECK(format_alignment(align_words(sentence, words, words)) == "0-0 1-1 1-2");
 }
 
-TEST_CASE("cli/word_alignment: nothing to align gives no pairs") {
+TEST_CASE("text/word_alignment: nothing to align gives no pairs") {
   const float weights[2] = {0.5f, 0.5f};
   SentenceAttention sentence;
   sentence.source_pieces = {"</s>", "<pad>"};
@@ -235,7 +249,7 @@ TEST_CASE("cli/word_alignment: nothing to align gives no pairs") {
   CHECK(align_words(sentence, {0, X}, {0}).empty());
 }
 
-TEST_CASE("cli/word_alignment: format_alignment writes source-target pairs as given") {
+TEST_CASE("text/word_alignment: format_alignment writes source-target pairs as given") {
   CHECK(format_alignment({}).empty());
   CHECK(format_alignment({{0, 0}}) == "0-0");
   CHECK(format_alignment({{0, 0}, {2, 1}, {1, 2}}) == "0-0 2-1 1-2");
@@ -243,4 +257,4 @@ TEST_CASE("cli/word_alignment: format_alignment writes source-target pairs as gi
 }
 
 }  // namespace
-}  // namespace edgemt::cli
+}  // namespace edgemt

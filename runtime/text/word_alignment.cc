@@ -1,9 +1,9 @@
-#include "cli/word_alignment.h"
+#include "edgemt/alignment.h"
 
 #include <algorithm>
 #include <string_view>
 
-namespace edgemt::cli {
+namespace edgemt {
 namespace {
 
 constexpr std::string_view kWordStart = "\xe2\x96\x81";  // U+2581, SentencePiece's space
@@ -110,12 +110,12 @@ std::vector<size_t> piece_words(const std::vector<std::string>& pieces,
   return words;  // pieces still waiting (trailing spaces) stay kNoWord
 }
 
-std::vector<WordPair> align_words(const SentenceAttention& sentence,
+std::vector<WordPair> align_words(const AttentionMatrix& attention,
                                   const std::vector<size_t>& source_words,
                                   const std::vector<size_t>& target_words) {
-  const size_t rows = sentence.target_pieces.size();
-  const size_t columns = sentence.source_pieces.size();
-  if (sentence.weights == nullptr || source_words.size() != columns ||
+  const size_t rows = attention.rows;
+  const size_t columns = attention.columns;
+  if (attention.weights == nullptr || source_words.size() != columns ||
       target_words.size() != rows) {
     return {};
   }
@@ -132,7 +132,7 @@ std::vector<WordPair> align_words(const SentenceAttention& sentence,
   for (size_t target = 0; target < target_count; ++target) {
     std::fill(column_mass.begin(), column_mass.end(), 0.0);
     for (size_t row : target_rows[target]) {
-      const float* weights = sentence.weights + row * columns;
+      const float* weights = attention.weights + row * columns;
       for (size_t column = 0; column < columns; ++column) {
         column_mass[column] += static_cast<double>(weights[column]);
       }
@@ -162,4 +162,4 @@ std::string format_alignment(const std::vector<WordPair>& pairs) {
   return text;
 }
 
-}  // namespace edgemt::cli
+}  // namespace edgemt
