@@ -15,7 +15,11 @@
 //     kOutOfRange (too long); its ids are inside the vocabulary;
 //   - translate succeeds for the lines that fit, every result ok or a
 //     per-sentence kNumericError; decode of its ids succeeds;
-//   - arbitrary id sequences (from the input) decode or fail cleanly.
+//   - arbitrary id sequences (from the input) decode or fail cleanly;
+//   - split_sentences (each language's rules) gives non-empty spans in
+//     order inside the line with only whitespace between them, and joining
+//     the sentences' own texts gives the line back without the whitespace
+//     around it.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -27,6 +31,7 @@
 
 #include "cli/line_reader.h"
 #include "edgemt/model.h"
+#include "edgemt/sentences.h"
 #include "edgemt/tokenizer.h"
 #include "edgemt/translator.h"
 #include "fuzz_check.h"
@@ -66,6 +71,27 @@ void translate_lines(const std::vector<std::vector<int32_t>>& sources, size_t be
     FUZZ_CHECK(r.status == edgemt::StatusCode::kOk || r.status == edgemt::StatusCode::kNumericError);
     std::string text;
     FUZZ_CHECK(e.tokenizer->decode(r.tokens, r.length, &text).is_ok());
+  }
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+void check_sentences(const std::string& line) {
+  for (const char* language : {"en", "de", "fr", ""}) {
+    const std::vector<edgemt::SentenceSpan> spans = edgemt::split_sentences(line, language);
+    std::vector<std::string> texts;
+    size_t after = 0;  // the previous span's end
+    for (const edgemt::SentenceSpan& span : spans) {
+      FUZZ_CHECK(span.begin < span.end && span.end <= line.size() && span.begin >= after);
+      for (size_t i = after; i < span.begin && !texts.empty(); ++i) FUZZ_CHECK(is_space(line[i]));
+      texts.push_back(line.substr(span.begin, span.end - span.begin));
+      after = span.end;
+    }
+    if (spans.empty()) continue;
+    const std::string joined = edgemt::join_sentences(line, spans, texts);
+    FUZZ_CHECK(joined == line.substr(spans.front().begin, spans.back().end - spans.front().begin));
   }
 }
 
@@ -126,6 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       continue;
     }
 
+    check_sentences(line);
     std::vector<int32_t> ids;
     const edgemt::Status encoded = g_engine->tokenizer->encode(line, &ids);
     if (!encoded.is_ok()) {
