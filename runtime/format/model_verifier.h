@@ -37,7 +37,7 @@
 //                  (overflow-safe), size == element count × dtype size; the
 //                  table sorted by name with no duplicates (find_tensor binary
 //                  searches it)
-//   7. layout      every tensor the config implies (models/transformer/tensor_layout.h)
+//   7. layout      every tensor the config implies (the family's table: models/tensor_table.h)
 //                  is present with exactly that shape and dtype, aliases share
 //                  bytes, and no other tensor is present
 //

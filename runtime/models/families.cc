@@ -21,13 +21,6 @@ const Family* find_family(FamilyId id) {
   return nullptr;
 }
 
-const Family* find_family_by_union_type(uint8_t union_type) {
-  for (const Family* family : kFamilies) {
-    if (family->union_type == union_type) return family;
-  }
-  return nullptr;
-}
-
 const char* family_name(FamilyId id) {
   const Family* family = find_family(id);
   return family != nullptr ? family->name : "unknown";

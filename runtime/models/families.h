@@ -16,13 +16,14 @@
 #include "edgemt/status.h"
 #include "models/encoder_decoder.h"
 #include "models/expected_tensor.h"
+#include "schema/edgemt_generated.h"
 
 namespace edgemt {
 
-enum class FamilyId : uint8_t {
-  kTransformer = 0,
-  kRnn = 1,
-};
+// A family is named by the member of the file's FamilyConfig union that
+// holds its config (schema/edgemt.fbs; version-1 files: TransformerConfig),
+// so that adding one adds no id here.
+using FamilyId = format::FamilyConfig;
 
 // Bytes a family's config may take (checked when it is stored).
 inline constexpr size_t kMaxFamilyConfigBytes = 128;
@@ -34,7 +35,7 @@ inline constexpr size_t kMaxFamilyConfigBytes = 128;
 // family include no family's header (tests/tools/test_layering.py).
 // Trivially copyable.
 struct FamilyConfig {
-  FamilyId id = FamilyId::kTransformer;
+  FamilyId id = FamilyId::NONE;
 
   // A value-initialized Config in the bytes, to be filled in.
   template <typename Config>
@@ -54,18 +55,13 @@ struct FamilyConfig {
   alignas(double) unsigned char storage_[kMaxFamilyConfigBytes] = {};
 };
 
-namespace format {
-struct Model;  // the FlatBuffers root table (schema/edgemt.fbs)
-}  // namespace format
 
 // What the runtime needs of one family.
 struct Family {
   FamilyId id;
   const char* name;  // "transformer": its folder under runtime/models/
-  // The member of the file's FamilyConfig union that holds its config
-  // (schema/edgemt.fbs, format version 2).
-  uint8_t union_type;
-  // Reads and checks that member (root.family_config() is of union_type).
+  // Reads and checks its member of the file's family_config union (root.
+  // family_config_type() is `id`).
   Status (*read_config)(const format::Model& root, FamilyConfig* out);
   uint32_t (*vocab_size)(const FamilyConfig& config);         // target ids
   uint32_t (*source_vocab_size)(const FamilyConfig& config);  // source ids
@@ -76,10 +72,8 @@ struct Family {
   Status (*create)(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder>* out);
 };
 
-// The registered family of `id` / of union member `union_type`; nullptr
-// when there is none.
+// The registered family of `id`; nullptr when there is none.
 const Family* find_family(FamilyId id);
-const Family* find_family_by_union_type(uint8_t union_type);
 
 const char* family_name(FamilyId id);  // "transformer"
 

@@ -194,10 +194,9 @@ Status create(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder
 // (a FamilyModel).
 template <typename Config, typename Table, const Table* (format::Model::*Member)() const,
           FamilyId Id, typename Runtime>
-constexpr Family family_record(const char* name, uint8_t union_type) {
+constexpr Family family_record(const char* name) {
   return Family{Id,
                 name,
-                union_type,
                 family_kit::read_family_config<Config, Table, Member, Id>,
                 family_kit::vocab<Config>,
                 family_kit::source_vocab<Config>,

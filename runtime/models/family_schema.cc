@@ -14,7 +14,7 @@ Status read_family_v1(const format::Model& root, FamilyConfig* out) {
   if (root.config() == nullptr) {
     return Status::error(StatusCode::kInvalidModel, "model has no config");
   }
-  out->id = FamilyId::kTransformer;
+  out->id = FamilyId::TransformerConfig;
   return transformer::read_config(*root.config(), &out->emplace<transformer::TransformerConfig>());
 }
 
@@ -27,11 +27,11 @@ Status read_family_v2(const format::Model& root, FamilyConfig* out) {
     return Status::error(StatusCode::kInvalidModel,
                          "a version-2 model holds its config in family_config, not in config/family");
   }
-  const auto type = static_cast<uint8_t>(root.family_config_type());
-  if (type == static_cast<uint8_t>(format::FamilyConfig::NONE) || root.family_config() == nullptr) {
+  const FamilyId type = root.family_config_type();
+  if (type == FamilyId::NONE || root.family_config() == nullptr) {
     return Status::error(StatusCode::kInvalidModel, "model has no family_config");
   }
-  const Family* family = find_family_by_union_type(type);
+  const Family* family = find_family(type);
   if (family == nullptr) {
     return Status::error(StatusCode::kUnsupported, "model family_config type %d is not supported",
                          static_cast<int>(type));

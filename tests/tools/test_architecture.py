@@ -47,13 +47,17 @@ class ArchitectureDocTest(unittest.TestCase):
             self.assertIn(phase, self.text)
 
     def test_no_family_internals_outside_runtime_models(self):
-        """The translator, the search, the CLI and the public headers name no
-        family's internals (issue 14, acceptance 2: the same pattern as
-        `grep -rniE "transformer|d_model|ffn|heads|qkv|self_attn|cross_attn|k/v|layer_norm|norm_placement"
-        runtime/translator.cc runtime/search runtime/include tools/cli`)."""
+        """The translator, the search, the file layer, the CLI and the public
+        headers name no family's internals (issue 14, acceptance 2; the RNN
+        family's words and runtime/format since issue 40: the same pattern as
+        `grep -rniE "transformer|d_model|ffn|heads|qkv|self_attn|cross_attn|k/v|layer_norm|
+        norm_placement|rnn|lstm|gru|bahdanau|luong|input.feed" runtime/translator.cc
+        runtime/search runtime/format runtime/include tools/cli`)."""
         pattern = re.compile(r"transformer|\bd_model|ffn|heads|qkv|self_attn|cross_attn|k/v|"
-                             r"layer_norm|norm_placement", re.IGNORECASE)
-        roots = ["runtime/translator.cc", "runtime/search", "runtime/include", "tools/cli"]
+                             r"layer_norm|norm_placement|\brnn|lstm|\bgru\b|bahdanau|luong|"
+                             r"input.feed", re.IGNORECASE)
+        roots = ["runtime/translator.cc", "runtime/search", "runtime/format", "runtime/include",
+                 "tools/cli"]
         found = []
         for root in roots:
             path = os.path.join(helpers.REPO_ROOT, root)

@@ -78,7 +78,7 @@ constexpr const char* kHelp =
     "                          the decoder layer whose attention over the\n"
     "                          source is used, 0-based           [the last]\n"
     "      --attention-head H  its head, 0-based     [the mean over every head]\n"
-    "                          (RNN models have one attention: 0 or neither)\n"
+    "                          (a model with a single attention: 0 or neither)\n"
     "      --progress          show progress on stderr (lines, sentences/s and,\n"
     "                          when the input is a regular file, an ETA)\n"
     "      --no-progress       never show it\n"

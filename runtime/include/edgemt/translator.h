@@ -67,8 +67,8 @@ struct Limits {
   bool attention = false;
   // Which attention the weights are: the decoder layer's attention over the
   // source (0-based; -1 = the last layer) and its head (0-based; -1 = the
-  // mean over every head, as PyTorch's average_attn_weights). A family with
-  // one attention (RNN models) takes -1 / -1 (or 0 / 0).
+  // mean over every head, as PyTorch's average_attn_weights). A model with a
+  // single attention takes -1 / -1 (or 0 / 0).
   // Checked by prepare() (kInvalidArgument names the model's range).
   int attention_layer = -1;
   int attention_head = -1;

@@ -46,6 +46,6 @@ using RnnModel = FamilyModel<RnnConfig, RnnWeights, RnnWorkspace, RnnRunContext>
 
 const Family kFamily =
     family_record<RnnConfig, format::RnnConfig, &format::Model::family_config_as_RnnConfig,
-                  FamilyId::kRnn, RnnModel>("rnn", static_cast<uint8_t>(format::FamilyConfig::RnnConfig));
+                  FamilyId::RnnConfig, RnnModel>("rnn");
 
 }  // namespace edgemt::rnn

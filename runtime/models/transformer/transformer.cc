@@ -54,8 +54,7 @@ using TransformerModel = FamilyModel<TransformerConfig, TransformerWeights, Work
 
 const Family kFamily =
     family_record<TransformerConfig, format::TransformerConfig,
-                  &format::Model::family_config_as_TransformerConfig, FamilyId::kTransformer,
-                  TransformerModel>("transformer",
-                                    static_cast<uint8_t>(format::FamilyConfig::TransformerConfig));
+                  &format::Model::family_config_as_TransformerConfig, FamilyId::TransformerConfig,
+                  TransformerModel>("transformer");
 
 }  // namespace edgemt::transformer

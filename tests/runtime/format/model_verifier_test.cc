@@ -127,7 +127,7 @@ TEST_CASE("format/model_verifier: version 1 (config in `config`) and 2 (the fami
     const std::vector<uint8_t> bytes = builder.build();
     REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
     CHECK(model.format_version == version);
-    CHECK(model.family.id == FamilyId::kTransformer);
+    CHECK(model.family.id == FamilyId::TransformerConfig);
     CHECK(model.family.as<TransformerConfig>().d_model == builder.config.d_model);
     CHECK(model.family.as<TransformerConfig>().max_positions == builder.config.max_positions);
   }

@@ -33,7 +33,7 @@ TEST_CASE("models/family_schema: version 1 and 2 give the same config") {
     builder.config.activation = Activation::kGelu;
     FamilyConfig family;
     REQUIRE(read(builder, &family).is_ok());
-    CHECK(family.id == FamilyId::kTransformer);
+    CHECK(family.id == FamilyId::TransformerConfig);
     CHECK(family.as<TransformerConfig>().heads == 4);
     CHECK(family.as<TransformerConfig>().activation == Activation::kGelu);
     CHECK(family.as<TransformerConfig>().vocab_size == builder.config.vocab_size);
