@@ -42,7 +42,7 @@ import numpy as np
 
 from . import fbs
 from .atomic_file import atomic_write
-from .errors import UserError
+from .errors import ModelFileError, UserError
 from .model_spec import (INT8_QUANTIZATIONS, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
                          QUANTIZATION_NONE, SEARCH_RULES, Decoding, ModelHeader, Provenance,
                          RnnConfig, SideTokenizer, SpecialTokens, TransformerConfig,
@@ -70,10 +70,6 @@ assert tuple(_RULES) == SEARCH_RULES
 # holds the schema's value names, which are the class's attribute names.
 _RNN_ENUMS = {"cell": fbs.RnnCell, "score": fbs.RnnScore, "query": fbs.RnnQuery,
               "decoder_input": fbs.RnnDecoderInput, "output": fbs.RnnOutput}
-
-
-class ModelFileError(Exception):
-    """The file is not a valid edgemt model file (reader side)."""
 
 
 def align(value: int, alignment: int = ALIGNMENT) -> int:
