@@ -15,11 +15,12 @@ import helpers
 import google_crc32c
 
 from edgemt_tools import fbs
+from edgemt_tools.families.rnn import RnnConfig
+from edgemt_tools.families.transformer import TransformerConfig
 from edgemt_tools.model_file import TRAILER_BYTES, ModelFileError, integrity_trailer, read_model
 from edgemt_tools.model_file import write_unvalidated
 from edgemt_tools.model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, Decoding, ModelHeader,
-                                     Provenance, RnnConfig, SideTokenizer, SpecialTokens,
-                                     expected_tensors, TransformerConfig)
+                                     Provenance, SideTokenizer, SpecialTokens, expected_tensors)
 from edgemt_tools.quantize import dequantize_rows, quantize_rows
 from edgemt_tools.testing import write_unchecked
 

@@ -1,19 +1,18 @@
-"""model_spec.py: the tensor list a config implies (schema/TENSORS.md), read
-from the family's one table (schema/transformer_tensors.def,
-schema/rnn_tensors.def); the RNN config's checks (validate.py)."""
+"""model_spec.py: the tensor list a config implies (schema/TENSORS.md),
+walked from its family's one table (shown with Transformer configs; each
+family's own rules: test_families_<family>.py), and the int8 scales and
+smoothing vectors every family's int8 files add."""
 
 import glob
 import os
-import tempfile
 import unittest
 
 import helpers  # noqa: F401
-from edgemt_tools.errors import UserError
-from edgemt_tools.model_spec import (FAMILIES, MATRIX, VECTOR, QUANTIZATION_INT8,
-                                     QUANTIZATION_NONE, RNN_TENSOR_TABLE, TENSOR_TABLE,
-                                     RnnConfig, TransformerConfig, expected_tensors, family_of,
-                                     quantization_scheme, read_tensor_table, resolve_alias)
-from edgemt_tools.validate import validate_config
+from edgemt_tools import families
+from edgemt_tools.families.rnn import RnnConfig
+from edgemt_tools.families.transformer import TransformerConfig
+from edgemt_tools.model_spec import (MATRIX, VECTOR, QUANTIZATION_INT8, QUANTIZATION_NONE,
+                                     expected_tensors, quantization_scheme, resolve_alias)
 
 
 def config(**kw):
@@ -102,156 +101,34 @@ class Int8ScalesTest(unittest.TestCase):
             quantization_scheme("int4")
 
 
-class TensorTableTest(unittest.TestCase):
-    def test_the_table_has_every_entry_once(self):
-        table = read_tensor_table()
-        self.assertEqual(len(table), 23)
-        self.assertEqual(len({e.id for e in table}), len(table))
-        self.assertEqual(table[0].name, "embedding.source")
-        self.assertEqual([e.group for e in table].count("DECODER_LAYER"), 10)
-
-    def test_a_malformed_line_is_refused(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".def", delete=False) as handle:
-            handle.write('// fine\nTRANSFORMER_TENSOR(kX, MODEL, "x", MATRIX, V, D, SOMETIMES)\n')
-        self.addCleanup(os.remove, handle.name)
-        with self.assertRaisesRegex(ValueError, "unknown value SOMETIMES"):
-            read_tensor_table(handle.name)
-        with open(handle.name, "w", encoding="utf-8") as again:
-            again.write("TENSOR(kX)\n")
-        with self.assertRaisesRegex(ValueError, "not a TRANSFORMER_TENSOR line"):
-            read_tensor_table(handle.name)
-
+class NamesTest(unittest.TestCase):
     def test_names_are_spelled_only_in_the_table(self):
-        """No runtime file and no family-neutral converter module spells a
-        table name (checkpoint sources map their own names onto them); nor
-        does a family-neutral converter module spell an RNN tensor's."""
-        rnn_names = [n for n in expected_tensors(rnn_config(
-            score="Additive", query_bias=True, combine_bias=True, bidirectional_encoder=True))
-            if not n.startswith(("encoder.layers.", "decoder.layers."))]
+        """No family-neutral converter module spells a table name of either
+        family (checkpoint sources map their own names onto them), and no
+        runtime file spells a Transformer table name."""
+        rnn = RnnConfig(layers=2, source_embedding_dim=8, target_embedding_dim=6, hidden=16,
+                        vocab_size=96, max_positions=256, score="Additive", query_bias=True,
+                        combine_bias=True, bidirectional_encoder=True)
+        transformer = [e.name for e in families.find("transformer").tensors.entries]
+        every_family = transformer + [n for n in expected_tensors(rnn) if not n.startswith(
+            ("encoder.layers.", "decoder.layers."))]
         modules = [os.path.join(helpers.TOOLS_DIR, "edgemt_tools", module) for module in
                    ("model_spec.py", "writer.py", "model_file.py", "validate.py", "quantize.py")]
-        spelled = []
-        for path in modules:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-            spelled += [f"{os.path.basename(path)}: {name}" for name in rnn_names
-                        if f'"{name}' in text]
-        self.assertEqual(spelled, [])
-        names = [e.name for e in read_tensor_table()]
-        files = glob.glob(os.path.join(helpers.REPO_ROOT, "runtime", "**", "*.[ch]*"),
-                          recursive=True)
-        files += [os.path.join(helpers.TOOLS_DIR, "edgemt_tools", module) for module in
-                  ("model_spec.py", "writer.py", "model_file.py", "validate.py", "quantize.py")]
-        self.assertTrue(os.path.isfile(TENSOR_TABLE))
-        spelled = []
-        for path in files:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-            spelled += [f"{os.path.relpath(path, helpers.REPO_ROOT)}: {name}" for name in names
-                        if f'"{name}' in text]
-        self.assertEqual(spelled, [])
+        self.assertEqual(spelled_in(modules, every_family), [])
+        runtime = glob.glob(os.path.join(helpers.REPO_ROOT, "runtime", "**", "*.[ch]*"),
+                            recursive=True)
+        self.assertEqual(spelled_in(runtime, transformer), [])
 
 
-
-def rnn_config(**kw):
-    base = dict(layers=2, source_embedding_dim=8, target_embedding_dim=6, hidden=16,
-                vocab_size=96, max_positions=256)
-    base.update(kw)
-    return RnnConfig(**base)
-
-
-class RnnTensorsTest(unittest.TestCase):
-    """schema/rnn_tensors.def through expected_tensors (an RnnConfig picks it)."""
-
-    def test_the_table(self):
-        table = read_tensor_table(RNN_TENSOR_TABLE)
-        self.assertEqual(len(table), 15)
-        self.assertEqual(table, FAMILIES["rnn"].table)
-        self.assertEqual([e.group for e in table].count("ENCODER_LAYER"), 4)
-        with tempfile.NamedTemporaryFile("w", suffix=".def", delete=False) as handle:
-            handle.write('RNN_TENSOR(kX, MODEL, "x", MATRIX, D, N, ALWAYS)\n')
-        self.addCleanup(os.remove, handle.name)
-        with self.assertRaisesRegex(ValueError, "unknown value D"):
-            read_tensor_table(handle.name)
-
-    def test_family_dispatch(self):
-        self.assertIs(family_of(rnn_config()), FAMILIES["rnn"])
-        self.assertIs(family_of(config()), FAMILIES["transformer"])
-        with self.assertRaises(TypeError):
-            expected_tensors(object())
-
-    def test_luong_dot_lstm(self):
-        specs = expected_tensors(rnn_config())
-        layer = ["ih.weight", "ih.bias", "hh.weight", "hh.bias"]
-        self.assertEqual(list(specs), [
-            "embedding.source", "embedding.target", "attention.combine", "output.weight",
-            "output.bias"] + [f"{stack}.layers.{k}.{n}" for stack in ("encoder", "decoder")
-                              for k in range(2) for n in layer])
-        self.assertEqual(specs["embedding.source"].shape, (96, 8))
-        self.assertEqual(specs["embedding.target"].shape, (96, 6))
-        self.assertEqual(specs["attention.combine"].shape, (16, 32))
-        self.assertEqual(specs["output.weight"].shape, (96, 16))
-        self.assertEqual(specs["encoder.layers.0.ih.weight"].shape, (64, 8))
-        self.assertEqual(specs["encoder.layers.1.ih.weight"].shape, (64, 16))
-        self.assertEqual(specs["decoder.layers.0.ih.weight"].shape, (64, 6))
-        self.assertEqual(specs["decoder.layers.1.hh.weight"].shape, (64, 16))
-        self.assertEqual(specs["decoder.layers.1.hh.bias"].kind, VECTOR)
-
-    def test_conditions_and_dims(self):
-        specs = expected_tensors(rnn_config(
-            cell="Gru", bidirectional_encoder=True, score="Additive", query_bias=True,
-            query="Current", decoder_input="EmbeddingInputFeed", output="LinearCombine",
-            combine_bias=True, source_vocab_size=50))
-        self.assertEqual(specs["embedding.source"].shape, (50, 8))
-        for name, shape in (("attention.key", (16, 16)), ("attention.query", (16, 16)),
-                            ("attention.query_bias", (16,)), ("attention.v", (16,)),
-                            ("attention.combine", (16, 32)), ("attention.combine_bias", (16,)),
-                            ("encoder.layers.0.ih_reverse.weight", (24, 8)),
-                            ("encoder.layers.0.hh_reverse.weight", (24, 8)),
-                            ("encoder.layers.1.ih.weight", (24, 16)),
-                            ("decoder.layers.0.ih.weight", (48, 22)),
-                            ("decoder.layers.1.ih.weight", (48, 16))):
-            self.assertEqual(specs[name].shape, shape, name)
-        self.assertEqual(specs["attention.v"].kind, VECTOR)
-        general = expected_tensors(rnn_config(score="General"))
-        self.assertIn("attention.key", general)
-        self.assertNotIn("attention.query", general)
-        self.assertNotIn("attention.v", general)
-        bahdanau = expected_tensors(rnn_config(
-            bidirectional_encoder=True, score="Additive", query="Previous",
-            decoder_input="EmbeddingContext", output="StateContext"))
-        self.assertNotIn("attention.combine", bahdanau)
-        self.assertEqual(bahdanau["output.weight"].shape, (96, 32))
-        self.assertEqual(bahdanau["decoder.layers.0.ih.weight"].shape, (64, 22))
-
-    def test_int8_scales(self):
-        specs = expected_tensors(rnn_config(score="Additive"), "int8")
-        names = list(specs)
-        for name, spec in specs.items():
-            if spec.kind == MATRIX:
-                self.assertEqual(names[names.index(name) + 1], name + "_scale")
-                self.assertEqual(specs[name + "_scale"].shape, (spec.shape[0],))
-        self.assertNotIn("attention.v_scale", specs)
-        self.assertEqual(specs["attention.query_scale"].shape, (16,))
-
-    def test_config_checks(self):
-        validate_config(rnn_config())
-        validate_config(rnn_config(cell="Gru", bidirectional_encoder=True, score="Additive",
-                                   query="Previous", decoder_input="EmbeddingContext",
-                                   output="StateContext"))
-        for bad, pattern in ((dict(cell="Rnn"), "cell 'Rnn'"),
-                             (dict(layers=0), "layers = 0 is out of range"),
-                             (dict(hidden=15, bidirectional_encoder=True), "must be even"),
-                             (dict(query_bias=True), "query_bias needs the Additive"),
-                             (dict(combine_bias=True, output="StateContext"), "combine_bias"),
-                             (dict(max_positions=0), "max_positions = 0"),
-                             (dict(layers=10 ** 6), "layers = 1000000 is out of range"),
-                             (dict(query="Previous"), "query Previous goes with"),
-                             (dict(decoder_input="EmbeddingContext"), "query Previous goes"),
-                             (dict(decoder_input="EmbeddingInputFeed", output="StateContext"),
-                              "EmbeddingInputFeed needs")):
-            with self.assertRaisesRegex(UserError, pattern):
-                validate_config(rnn_config(**bad))
+def spelled_in(paths, names):
+    """"path: name" for every name a file spells as a string ("name...)."""
+    spelled = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        spelled += [f"{os.path.relpath(path, helpers.REPO_ROOT)}: {name}" for name in names
+                    if f'"{name}' in text]
+    return spelled
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ import numpy as np
 import framework_fixtures as ff
 import helpers  # noqa: F401 - puts tools/ on sys.path
 from edgemt_tools.model_file import read_model
-from edgemt_tools.model_spec import RnnConfig
+from edgemt_tools.families.rnn import RnnConfig
 
 FIXTURE = os.path.join(ff.FIXTURES_DIR, "opennmt_rnn")
 SOURCE = os.path.join(helpers.REFERENCE_DIR, "test_2016_flickr.en")

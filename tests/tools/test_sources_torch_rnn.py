@@ -22,7 +22,8 @@ import helpers
 from edgemt_tools import convert, fbs
 from edgemt_tools.errors import UserError
 from edgemt_tools.model_file import read_model
-from edgemt_tools.model_spec import MATRIX, RnnConfig, expected_tensors
+from edgemt_tools.families.rnn import RnnConfig
+from edgemt_tools.model_spec import MATRIX, expected_tensors
 from edgemt_tools.quantize import quantize_rows
 from edgemt_tools.sources import torch_rnn
 from edgemt_tools.testing import tiny_spm_model

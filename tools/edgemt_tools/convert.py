@@ -24,8 +24,8 @@ from . import int8_calibration
 from . import writer
 from .errors import UserError
 from .model_file import write_model
-from .model_spec import (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES,
-                         TransformerConfig)
+from .families.transformer import TransformerConfig
+from .model_spec import QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES
 from .output_target import check_output
 from .sources import SOURCES, SourceInputs
 

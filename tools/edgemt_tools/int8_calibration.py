@@ -38,7 +38,8 @@ import numpy as np
 
 from .errors import UserError
 from .gptq import gptq_rows, hessian
-from .model_spec import ModelSpec, TransformerConfig, expected_tensors
+from .families.transformer import TransformerConfig
+from .model_spec import ModelSpec, expected_tensors
 from .numpy_transformer import NumpyTransformer, recorded_inputs, resolved_weights
 from .quantize import dequantize_rows, fake_quantize_activation_rows, quantize_rows
 

@@ -43,10 +43,11 @@ import numpy as np
 from . import fbs
 from .atomic_file import atomic_write
 from .errors import ModelFileError, UserError
+from .families.rnn import RnnConfig
+from .families.transformer import TransformerConfig
 from .model_spec import (INT8_QUANTIZATIONS, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
                          QUANTIZATION_NONE, SEARCH_RULES, Decoding, ModelHeader, Provenance,
-                         RnnConfig, SideTokenizer, SpecialTokens, TransformerConfig,
-                         quantization_scheme)
+                         SideTokenizer, SpecialTokens, quantization_scheme)
 from .validate import validate_model, validate_tensors
 
 ALIGNMENT = 64

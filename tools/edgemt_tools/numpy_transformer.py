@@ -19,7 +19,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .model_spec import TransformerConfig, expected_tensors
+from .families.transformer import TransformerConfig
+from .model_spec import expected_tensors
 
 Project = Callable[[str, np.ndarray], np.ndarray]
 

@@ -21,7 +21,8 @@ from typing import Dict, Mapping, Optional
 import numpy as np
 
 from .model_file import TRAILER_BYTES, TRAILER_MAGIC, integrity_trailer, write_unvalidated
-from .model_spec import ModelHeader, Provenance, SpecialTokens, TransformerConfig
+from .families.transformer import TransformerConfig
+from .model_spec import ModelHeader, Provenance, SpecialTokens
 
 # Text for training the tiny SentencePiece model (no files needed).
 _TINY_CORPUS = """A man in an orange hat is looking at something.

@@ -30,11 +30,13 @@ import numpy as np
 
 from . import limits
 from .errors import UserError
-from .model_spec import (ACTIVATIONS, INT8_QUANTIZATIONS, MATRIX, NORM_PLACEMENTS,
-                         QUANTIZATION_INT8_SMOOTHED, RNN_CELLS, RNN_DECODER_INPUTS, RNN_OUTPUTS,
-                         RNN_QUERIES, RNN_SCORES, SCALE_SUFFIX, SEARCH_RULES, SMOOTH_SUFFIX,
-                         WEIGHT_DTYPES, Decoding, ModelHeader, RnnConfig, TransformerConfig,
-                         expected_tensors, family_of, resolve_alias)
+from . import families
+from .families.rnn import (RNN_CELLS, RNN_DECODER_INPUTS, RNN_OUTPUTS, RNN_QUERIES, RNN_SCORES,
+                           RnnConfig)
+from .families.transformer import ACTIVATIONS, NORM_PLACEMENTS, TransformerConfig
+from .model_spec import (INT8_QUANTIZATIONS, MATRIX, QUANTIZATION_INT8_SMOOTHED, SCALE_SUFFIX,
+                         SEARCH_RULES, SMOOTH_SUFFIX, WEIGHT_DTYPES, Decoding, ModelHeader,
+                         expected_tensors, resolve_alias)
 
 _MATRIX_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16),
                   "int8": np.dtype(np.int8)}
@@ -247,7 +249,7 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
     if header.weight_dtype == "int8" and header.quantization not in (None,) + INT8_QUANTIZATIONS:
         raise UserError(f"quantization {header.quantization!r} is not an int8 scheme "
                         f"({', '.join(INT8_QUANTIZATIONS)})")
-    if header.quantization == QUANTIZATION_INT8_SMOOTHED and not family_of(header.config).smoothable:
+    if header.quantization == QUANTIZATION_INT8_SMOOTHED and not families.of(header.config).tensors.smoothable:
         raise UserError(f"{QUANTIZATION_INT8_SMOOTHED} is defined for the Transformer family only")
     specs = expected_tensors(header.config, header.weight_dtype, header.quantization)
     present = set(tensors) | set(aliases)

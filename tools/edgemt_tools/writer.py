@@ -17,9 +17,8 @@ import numpy as np
 
 from .errors import UserError
 from .int8_calibration import Int8Plan
-from .model_spec import (MATRIX, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES, FamilyConfig,
-                         ModelHeader, ModelSpec, expected_tensors, scale_name,
-                         smooth_name)
+from .model_spec import (MATRIX, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES, ModelHeader,
+                         ModelSpec, expected_tensors, scale_name, smooth_name)
 from .quantize import quantize_rows
 
 
@@ -44,7 +43,7 @@ def _stored(name: str, array: np.ndarray, kind: str, dtype: str,
     return OrderedDict([(name, np.ascontiguousarray(array.astype(np.float16)))])
 
 
-def pack_tensors(config: FamilyConfig, weights: Mapping[str, np.ndarray], dtype: str,
+def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
                  plan: Optional[Int8Plan] = None
                  ) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
     """(tensors in file order and storage type, aliases name -> owner) for

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import input_files
 from ..errors import UserError
-from ..model_spec import TransformerConfig, expected_tensors
+from ..model_spec import expected_tensors
 from ..validate import first_line, validate_config
 from .duplicate_keys import json_object
 
@@ -147,7 +147,7 @@ class WeightAssembler:
     """Collects float32 weights under edgemt names, each with the source key
     it came from, and checks shapes against what the config implies."""
 
-    def __init__(self, cfg: TransformerConfig):
+    def __init__(self, cfg):
         # The config first, against the runtime's limits: a checkpoint's
         # claim of a billion layers is refused, not enumerated.
         validate_config(cfg)

@@ -42,8 +42,8 @@ import numpy as np
 from .. import input_files
 from .. import limits
 from ..errors import UserError
+from ..families.transformer import TransformerConfig
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
-from ..model_spec import TransformerConfig
 from ..positions import hugging_face_marian
 from ..validate import first_line, validate_config
 from . import safetensors_file, torch_zip

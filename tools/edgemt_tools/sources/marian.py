@@ -51,8 +51,8 @@ import numpy as np
 from .. import input_files
 from .. import limits
 from ..errors import UserError
+from ..families.transformer import TransformerConfig
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
-from ..model_spec import TransformerConfig
 from ..positions import marian as marian_positions
 from ..validate import first_line, validate_config
 from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,

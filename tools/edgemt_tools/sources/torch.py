@@ -38,8 +38,8 @@ import numpy as np
 
 from .. import limits
 from ..errors import UserError
-from ..model_spec import (MATRIX, ModelSpec, Provenance, SpecialTokens, TransformerConfig,
-                          expected_tensors)
+from ..families.transformer import TransformerConfig
+from ..model_spec import MATRIX, ModelSpec, Provenance, SpecialTokens, expected_tensors
 from ..positions import TABLES
 from ..validate import check_int, check_positive_float, first_line
 from .common import check_key_types, read_json_object

@@ -40,7 +40,8 @@ import numpy as np
 
 from .. import limits
 from ..errors import UserError
-from ..model_spec import Decoding, ModelSpec, Provenance, RnnConfig, SpecialTokens
+from ..families.rnn import RnnConfig
+from ..model_spec import Decoding, ModelSpec, Provenance, SpecialTokens
 from ..validate import check_int, first_line
 from .common import TensorSource, WeightAssembler, check_key_types, read_json_object, sha256_file
 from .detect import KINDS, detect, wrong_source

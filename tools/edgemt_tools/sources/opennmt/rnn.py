@@ -47,7 +47,7 @@ from typing import Callable, Mapping, Tuple
 import numpy as np
 
 from ...errors import UserError
-from ...model_spec import RnnConfig
+from ...families.rnn import RnnConfig
 from ..common import TensorSource, WeightAssembler
 from .checkpoint import check_shared_embeddings, option, refuse, refuse_set
 

@@ -42,7 +42,7 @@ from typing import Mapping, Tuple
 import numpy as np
 
 from ...errors import UserError
-from ...model_spec import TransformerConfig
+from ...families.transformer import TransformerConfig
 from ..common import TensorSource, WeightAssembler
 from .checkpoint import check_shared_embeddings, option, refuse, refuse_set
 
