@@ -1,34 +1,37 @@
 """edgemt_tools.limits: the converter's limits are the runtime's, read from
-the C++ headers that define them (runtime/include/edgemt/limits.h and
-runtime/models/transformer/config.h)."""
+the C++ headers that define them (runtime/include/edgemt/limits.h, and each
+family's runtime/models/<family>/config.h, read by its module in families/)."""
 
 import os
 import tempfile
 import unittest
 
 import helpers  # noqa: F401
-from edgemt_tools import limits
+from edgemt_tools import families, limits
+from edgemt_tools.families import rnn, transformer
 
 
 class LimitsTest(unittest.TestCase):
     def test_the_limits_are_the_headers_values(self):
         # The documented values (README "Limits"): a change in a header shows here.
-        self.assertEqual(limits.MAX_LAYERS_PER_STACK, 64)
-        self.assertEqual(limits.MAX_D_MODEL, 16384)
-        self.assertEqual(limits.MAX_FFN_DIM, 262144)
+        self.assertEqual(transformer.MAX_LAYERS_PER_STACK, 64)
+        self.assertEqual(transformer.MAX_D_MODEL, 16384)
+        self.assertEqual(transformer.MAX_FFN_DIM, 262144)
         self.assertEqual(limits.MAX_VOCAB_SIZE, 1 << 24)
         self.assertEqual(limits.MAX_POSITIONS, 65536)
         self.assertEqual(limits.MAX_MODEL_BYTES, 64 << 30)
         self.assertEqual(limits.MAX_TENSORS, 8192)
         self.assertEqual(limits.MAX_TOKENIZER_BYTES, 64 << 20)
         # The RNN family's: runtime/models/rnn/config.h.
-        self.assertLessEqual(limits.MAX_RNN_LAYERS, limits.MAX_LAYERS_PER_STACK)
-        self.assertGreaterEqual(limits.MAX_RNN_HIDDEN, 1)
-        self.assertGreaterEqual(limits.MAX_RNN_EMBEDDING_DIM, 1)
+        self.assertLessEqual(rnn.MAX_LAYERS, transformer.MAX_LAYERS_PER_STACK)
+        self.assertGreaterEqual(rnn.MAX_HIDDEN, 1)
+        self.assertGreaterEqual(rnn.MAX_EMBEDDING_DIM, 1)
 
     def test_the_headers_are_where_the_runtime_reads_them(self):
         for header in limits.HEADERS:
             self.assertTrue(os.path.isfile(header), header)
+        for name in families.FAMILIES:
+            self.assertTrue(os.path.isfile(limits.family_header(name)), name)
 
     def test_a_limit_defined_twice_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:

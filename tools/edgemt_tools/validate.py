@@ -6,10 +6,9 @@ runtime's verifier (runtime/format/model_verifier.h) would refuse, and never
 a file whose weights cannot be computed with. Each problem is a UserError of
 one line naming the key or tensor and the bad value:
 
-  header   config values inside the runtime's limits (limits.py), LayerNorm
-           epsilon finite and > 0, embedding scale finite and > 0, known
-           activation and norm placement, special token ids inside the
-           vocabulary, languages without NUL, the tokenizer a SentencePiece
+  header   the config by its family's check (families/<family>.py: its
+           values inside the runtime's limits, limits.py and the family's
+           own), special token ids inside the vocabulary, languages without NUL, the tokenizer a SentencePiece
            model SentencePiece loads, with at most vocab_size pieces, each
            non-empty, NUL-free, with a finite score, exactly one <unk>;
   tensors  exactly the names `model_spec.expected_tensors` implies, with its
@@ -28,12 +27,9 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from . import limits
+from . import families, limits
 from .errors import UserError
-from . import families
-from .families.rnn import (RNN_CELLS, RNN_DECODER_INPUTS, RNN_OUTPUTS, RNN_QUERIES, RNN_SCORES,
-                           RnnConfig)
-from .families.transformer import ACTIVATIONS, NORM_PLACEMENTS, TransformerConfig
+from .families.checks import check_int, check_positive_float
 from .model_spec import (INT8_QUANTIZATIONS, MATRIX, QUANTIZATION_INT8_SMOOTHED, SCALE_SUFFIX,
                          SEARCH_RULES, SMOOTH_SUFFIX, WEIGHT_DTYPES, Decoding, ModelHeader,
                          expected_tensors, resolve_alias)
@@ -42,91 +38,18 @@ _MATRIX_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16),
                   "int8": np.dtype(np.int8)}
 
 
-def check_int(key: str, value, low: int, high: int) -> None:
-    """UserError "key = value ..." unless value is a whole number in [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise UserError(f"{key} = {value!r} is not a whole number")
-    if not low <= value <= high:
-        raise UserError(f"{key} = {value} is out of range ({low} to {high})")
-
-
-def check_positive_float(key: str, value) -> None:
-    """UserError "key = value ..." unless value is a finite number > 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise UserError(f"{key} = {value!r} is not a number")
-    if not math.isfinite(value) or value <= 0:
-        raise UserError(f"{key} = {value} must be finite and greater than 0")
-
-
 def validate_config(cfg) -> None:
-    """The architecture's values (a TransformerConfig or an RnnConfig),
-    against the runtime's limits."""
-    if isinstance(cfg, RnnConfig):
-        validate_rnn_config(cfg)
-        return
-    if not isinstance(cfg, TransformerConfig):
-        raise UserError(f"internal: {type(cfg).__name__} is not a family config")
+    """The architecture's values, by its family's check (families/<family>.py)
+    against the runtime's limits; its UserError names the key, after
+    "config "."""
     try:
-        check_int("encoder_layers", cfg.encoder_layers, 1, limits.MAX_LAYERS_PER_STACK)
-        check_int("decoder_layers", cfg.decoder_layers, 1, limits.MAX_LAYERS_PER_STACK)
-        check_int("d_model", cfg.d_model, 1, limits.MAX_D_MODEL)
-        check_int("heads", cfg.heads, 1, cfg.d_model)
-        if cfg.d_model % cfg.heads:
-            raise UserError(f"heads = {cfg.heads} does not divide d_model = {cfg.d_model}")
-        check_int("ffn_dim", cfg.ffn_dim, 1, limits.MAX_FFN_DIM)
-        check_int("vocab_size", cfg.vocab_size, 1, limits.MAX_VOCAB_SIZE)
-        check_int("max_positions", cfg.max_positions, 1, limits.MAX_POSITIONS)
-        check_int("source_vocab_size", cfg.source_vocab_size, 0, limits.MAX_VOCAB_SIZE)
-        if cfg.shared_embeddings and cfg.source_vocab_size not in (0, cfg.vocab_size):
-            raise UserError(f"shared_embeddings needs source_vocab_size = vocab_size "
-                            f"({cfg.source_vocab_size} and {cfg.vocab_size})")
-        check_positive_float("layer_norm_eps", cfg.layer_norm_eps)
-        check_positive_float("embedding_scale", cfg.embedding_scale)
+        family = families.of(cfg)
+    except TypeError:
+        raise UserError(f"internal: {type(cfg).__name__} is not a family config") from None
+    try:
+        family.check(cfg)
     except UserError as err:
         raise UserError(f"config {err}") from None
-    if cfg.activation not in ACTIVATIONS:
-        raise UserError(f"config activation {cfg.activation!r} is not one of {ACTIVATIONS}")
-    if cfg.raw_decoder_self_memory and cfg.norm_placement != "pre":
-        raise UserError("config raw_decoder_self_memory needs a pre-norm decoder")
-    if cfg.norm_placement not in NORM_PLACEMENTS:
-        raise UserError(f"config norm_placement {cfg.norm_placement!r} is not one of "
-                        f"{NORM_PLACEMENTS}")
-
-
-def validate_rnn_config(cfg: RnnConfig) -> None:
-    """The RNN family's values, as the runtime's verify_rnn_config checks
-    them (runtime/models/rnn/config.cc): sizes inside its limits
-    (limits.py), known enum values, and the combinations it accepts."""
-    for key, value, known in (("cell", cfg.cell, RNN_CELLS), ("score", cfg.score, RNN_SCORES),
-                              ("query", cfg.query, RNN_QUERIES),
-                              ("decoder_input", cfg.decoder_input, RNN_DECODER_INPUTS),
-                              ("output", cfg.output, RNN_OUTPUTS)):
-        if value not in known:
-            raise UserError(f"config {key} {value!r} is not one of {known}")
-    try:
-        check_int("layers", cfg.layers, 1, limits.MAX_RNN_LAYERS)
-        check_int("hidden", cfg.hidden, 1, limits.MAX_RNN_HIDDEN)
-        for key in ("source_embedding_dim", "target_embedding_dim"):
-            check_int(key, getattr(cfg, key), 1, limits.MAX_RNN_EMBEDDING_DIM)
-        check_int("vocab_size", cfg.vocab_size, 1, limits.MAX_VOCAB_SIZE)
-        check_int("max_positions", cfg.max_positions, 1, limits.MAX_POSITIONS)
-        check_int("source_vocab_size", cfg.source_vocab_size, 0, limits.MAX_VOCAB_SIZE)
-    except UserError as err:
-        raise UserError(f"config {err}") from None
-    if cfg.bidirectional_encoder and cfg.hidden % 2:
-        raise UserError(f"config hidden = {cfg.hidden} must be even with a bidirectional "
-                        "encoder (hidden/2 units per direction)")
-    if cfg.query_bias and cfg.score != "Additive":
-        raise UserError(f"config query_bias needs the Additive score (score is {cfg.score})")
-    if cfg.combine_bias and cfg.output == "StateContext":
-        raise UserError("config combine_bias needs a TanhCombine or LinearCombine output")
-    if (cfg.query == "Previous") != (cfg.decoder_input == "EmbeddingContext"):
-        raise UserError(f"config query {cfg.query} with decoder_input {cfg.decoder_input}: "
-                        "query Previous goes with decoder_input EmbeddingContext, and only "
-                        "with it")
-    if cfg.decoder_input == "EmbeddingInputFeed" and cfg.output == "StateContext":
-        raise UserError("config decoder_input EmbeddingInputFeed needs a TanhCombine or "
-                        "LinearCombine output (an attentional vector to feed)")
 
 
 def validate_tokenizer(model: bytes, vocab_size: int, pieces=None, side: str = "") -> None:
@@ -249,8 +172,10 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
     if header.weight_dtype == "int8" and header.quantization not in (None,) + INT8_QUANTIZATIONS:
         raise UserError(f"quantization {header.quantization!r} is not an int8 scheme "
                         f"({', '.join(INT8_QUANTIZATIONS)})")
-    if header.quantization == QUANTIZATION_INT8_SMOOTHED and not families.of(header.config).tensors.smoothable:
-        raise UserError(f"{QUANTIZATION_INT8_SMOOTHED} is defined for the Transformer family only")
+    if header.quantization == QUANTIZATION_INT8_SMOOTHED and \
+            not families.of(header.config).tensors.smoothable:
+        smoothable = families.titles(lambda family: family.tensors.smoothable)
+        raise UserError(f"{QUANTIZATION_INT8_SMOOTHED} is defined for the {smoothable} family only")
     specs = expected_tensors(header.config, header.weight_dtype, header.quantization)
     present = set(tensors) | set(aliases)
     missing = [name for name in specs if name not in present]

@@ -8,9 +8,10 @@ family module imports it without importing the registry back:
 
   family.py        the `Family` record a family fills in
   tensor_table.py  the reader of schema/<family>_tensors.def and its walk
+  checks.py        the value checks a family's config check is made of
 """
 
-from typing import Dict
+from typing import Callable, Dict
 
 from . import rnn, transformer
 from .family import Family
@@ -35,3 +36,9 @@ def of(config) -> Family:
         if type(config) is family.config_type:
             return family
     raise TypeError(f"not a family config: {type(config).__name__}")
+
+
+def titles(which: Callable[[Family], bool]) -> str:
+    """The titles of the families `which` picks, as a message names them
+    ("Transformer", "Transformer and RNN")."""
+    return " and ".join(family.title for family in FAMILIES.values() if which(family))

@@ -4,6 +4,7 @@ only through it, as the runtime's code reaches one through its `Family`
 record (runtime/models/families.h)."""
 
 from dataclasses import dataclass
+from typing import Callable
 
 from .tensor_table import TensorTable
 
@@ -20,3 +21,8 @@ class Family:
     title: str          # "Transformer": how messages name the family
     config_type: type   # its config dataclass; field names follow its FlatBuffers table
     tensors: TensorTable
+    # check(cfg): its values inside the runtime's limits and in the
+    # combinations the runtime accepts (as its config.cc checks them); a
+    # UserError "key = value ..." that validate.validate_config prefixes
+    # with "config ".
+    check: Callable[[object], None]

@@ -1,9 +1,13 @@
 """The RNN encoder-decoder with attention (runtime/models/rnn/): its config,
-and the rules of its tensor table schema/rnn_tensors.def."""
+its limits and checks, and the rules of its tensor table
+schema/rnn_tensors.def."""
 
 from dataclasses import dataclass
 from typing import Optional
 
+from .. import limits
+from ..errors import UserError
+from .checks import check_choice, check_int
 from .family import Family
 from .tensor_table import TableSyntax, TensorTable, read_tensor_table, table_path
 
@@ -14,6 +18,12 @@ RNN_QUERIES = ("Current", "Previous")
 RNN_DECODER_INPUTS = ("Embedding", "EmbeddingContext", "EmbeddingInputFeed")
 RNN_OUTPUTS = ("TanhCombine", "LinearCombine", "StateContext")
 RNN_GATES = {"Lstm": 4, "Gru": 3}
+
+# runtime/models/rnn/config.h
+_LIMITS = limits.family_constants("rnn")
+MAX_LAYERS = _LIMITS["kMaxRnnLayers"]
+MAX_HIDDEN = _LIMITS["kMaxRnnHidden"]
+MAX_EMBEDDING_DIM = _LIMITS["kMaxRnnEmbeddingDim"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,36 @@ class RnnConfig:
     combine_bias: bool = False
     # Rows of embedding.source; 0: vocab_size.
     source_vocab_size: int = 0
+
+
+def check_config(cfg: RnnConfig) -> None:
+    """The values, as the runtime's verify_rnn_config checks them
+    (runtime/models/rnn/config.cc): known enum values, sizes inside its
+    limits, and the combinations it accepts."""
+    for key, known in (("cell", RNN_CELLS), ("score", RNN_SCORES), ("query", RNN_QUERIES),
+                       ("decoder_input", RNN_DECODER_INPUTS), ("output", RNN_OUTPUTS)):
+        check_choice(key, getattr(cfg, key), known)
+    check_int("layers", cfg.layers, 1, MAX_LAYERS)
+    check_int("hidden", cfg.hidden, 1, MAX_HIDDEN)
+    for key in ("source_embedding_dim", "target_embedding_dim"):
+        check_int(key, getattr(cfg, key), 1, MAX_EMBEDDING_DIM)
+    check_int("vocab_size", cfg.vocab_size, 1, limits.MAX_VOCAB_SIZE)
+    check_int("max_positions", cfg.max_positions, 1, limits.MAX_POSITIONS)
+    check_int("source_vocab_size", cfg.source_vocab_size, 0, limits.MAX_VOCAB_SIZE)
+    if cfg.bidirectional_encoder and cfg.hidden % 2:
+        raise UserError(f"hidden = {cfg.hidden} must be even with a bidirectional "
+                        "encoder (hidden/2 units per direction)")
+    if cfg.query_bias and cfg.score != "Additive":
+        raise UserError(f"query_bias needs the Additive score (score is {cfg.score})")
+    if cfg.combine_bias and cfg.output == "StateContext":
+        raise UserError("combine_bias needs a TanhCombine or LinearCombine output")
+    if (cfg.query == "Previous") != (cfg.decoder_input == "EmbeddingContext"):
+        raise UserError(f"query {cfg.query} with decoder_input {cfg.decoder_input}: "
+                        "query Previous goes with decoder_input EmbeddingContext, and only "
+                        "with it")
+    if cfg.decoder_input == "EmbeddingInputFeed" and cfg.output == "StateContext":
+        raise UserError("decoder_input EmbeddingInputFeed needs a TanhCombine or "
+                        "LinearCombine output (an attentional vector to feed)")
 
 
 # ---- the tensor table -------------------------------------------------------
@@ -89,6 +129,6 @@ def _layers(group: str, cfg: RnnConfig) -> Optional[int]:
 
 
 FAMILY = Family(
-    name="rnn", title="RNN", config_type=RnnConfig,
+    name="rnn", title="RNN", config_type=RnnConfig, check=check_config,
     tensors=TensorTable(read_tensor_table(TENSOR_TABLE, SYNTAX), SYNTAX, size=_size,
                         present=_present, layers=_layers))

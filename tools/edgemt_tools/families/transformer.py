@@ -1,14 +1,24 @@
-"""The Transformer family (runtime/models/transformer/): its config, and the
-rules of its tensor table schema/transformer_tensors.def."""
+"""The Transformer family (runtime/models/transformer/): its config, its
+limits and checks, and the rules of its tensor table
+schema/transformer_tensors.def."""
 
 from dataclasses import dataclass
 from typing import Optional
 
+from .. import limits
+from ..errors import UserError
+from .checks import check_choice, check_int, check_positive_float
 from .family import Family
 from .tensor_table import TableSyntax, TensorTable, read_tensor_table, table_path
 
 ACTIVATIONS = ("relu", "gelu", "swish")
 NORM_PLACEMENTS = ("post", "pre")
+
+# runtime/models/transformer/config.h
+_LIMITS = limits.family_constants("transformer")
+MAX_LAYERS_PER_STACK = _LIMITS["kMaxLayersPerStack"]  # encoder and decoder layers, each
+MAX_D_MODEL = _LIMITS["kMaxDModel"]
+MAX_FFN_DIM = _LIMITS["kMaxFfnDim"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,30 @@ class TransformerConfig:
     # Pre-norm decoder self-attention memory from the raw layer input after
     # the first step (Marian's decoding; schema/edgemt.fbs).
     raw_decoder_self_memory: bool = False
+
+
+def check_config(cfg: TransformerConfig) -> None:
+    """The values, as the runtime's config check takes them
+    (runtime/models/transformer/config.cc)."""
+    check_int("encoder_layers", cfg.encoder_layers, 1, MAX_LAYERS_PER_STACK)
+    check_int("decoder_layers", cfg.decoder_layers, 1, MAX_LAYERS_PER_STACK)
+    check_int("d_model", cfg.d_model, 1, MAX_D_MODEL)
+    check_int("heads", cfg.heads, 1, cfg.d_model)
+    if cfg.d_model % cfg.heads:
+        raise UserError(f"heads = {cfg.heads} does not divide d_model = {cfg.d_model}")
+    check_int("ffn_dim", cfg.ffn_dim, 1, MAX_FFN_DIM)
+    check_int("vocab_size", cfg.vocab_size, 1, limits.MAX_VOCAB_SIZE)
+    check_int("max_positions", cfg.max_positions, 1, limits.MAX_POSITIONS)
+    check_int("source_vocab_size", cfg.source_vocab_size, 0, limits.MAX_VOCAB_SIZE)
+    if cfg.shared_embeddings and cfg.source_vocab_size not in (0, cfg.vocab_size):
+        raise UserError(f"shared_embeddings needs source_vocab_size = vocab_size "
+                        f"({cfg.source_vocab_size} and {cfg.vocab_size})")
+    check_positive_float("layer_norm_eps", cfg.layer_norm_eps)
+    check_positive_float("embedding_scale", cfg.embedding_scale)
+    check_choice("activation", cfg.activation, ACTIVATIONS)
+    if cfg.raw_decoder_self_memory and cfg.norm_placement != "pre":
+        raise UserError("raw_decoder_self_memory needs a pre-norm decoder")
+    check_choice("norm_placement", cfg.norm_placement, NORM_PLACEMENTS)
 
 
 # ---- the tensor table -------------------------------------------------------
@@ -78,6 +112,6 @@ def _layers(group: str, cfg: TransformerConfig) -> Optional[int]:
 
 
 FAMILY = Family(
-    name="transformer", title="Transformer", config_type=TransformerConfig,
+    name="transformer", title="Transformer", config_type=TransformerConfig, check=check_config,
     tensors=TensorTable(read_tensor_table(TENSOR_TABLE, SYNTAX), SYNTAX, size=_size,
                         present=_present, layers=_layers, owner=_owner, smoothable=True))

@@ -42,7 +42,8 @@ import numpy as np
 from .. import input_files
 from .. import limits
 from ..errors import UserError
-from ..families.transformer import TransformerConfig
+from ..families.transformer import (MAX_D_MODEL, MAX_FFN_DIM, MAX_LAYERS_PER_STACK,
+                                   TransformerConfig)
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
 from ..positions import hugging_face_marian
 from ..validate import first_line, validate_config
@@ -100,13 +101,13 @@ def read_config(folder: str) -> dict:
 
 def transformer_config(config: Mapping, where: str) -> TransformerConfig:
     """The TransformerConfig of a MarianConfig; refuses what edgemt cannot run."""
-    d = _size(config, "d_model", where, limits.MAX_D_MODEL)
+    d = _size(config, "d_model", where, MAX_D_MODEL)
     heads = _size(config, "encoder_attention_heads", where, d)
     if _size(config, "decoder_attention_heads", where, d) != heads:
         raise UserError(f"{where}: encoder and decoder have different head counts "
                         f"({heads} and {config['decoder_attention_heads']}); edgemt needs one")
-    ffn = _size(config, "encoder_ffn_dim", where, limits.MAX_FFN_DIM)
-    if _size(config, "decoder_ffn_dim", where, limits.MAX_FFN_DIM) != ffn:
+    ffn = _size(config, "encoder_ffn_dim", where, MAX_FFN_DIM)
+    if _size(config, "decoder_ffn_dim", where, MAX_FFN_DIM) != ffn:
         raise UserError(f"{where}: encoder and decoder have different FFN sizes "
                         f"({ffn} and {config['decoder_ffn_dim']}); edgemt needs one")
     activation = _ACTIVATIONS.get(text(config, "activation_function", where))
@@ -130,8 +131,8 @@ def transformer_config(config: Mapping, where: str) -> TransformerConfig:
                             "post-norm layers without embedding or final normalization)")
     scale = float(np.sqrt(d)) if flag(config, "scale_embedding", where, False) else 1.0
     return TransformerConfig(
-        encoder_layers=_size(config, "encoder_layers", where, limits.MAX_LAYERS_PER_STACK),
-        decoder_layers=_size(config, "decoder_layers", where, limits.MAX_LAYERS_PER_STACK),
+        encoder_layers=_size(config, "encoder_layers", where, MAX_LAYERS_PER_STACK),
+        decoder_layers=_size(config, "decoder_layers", where, MAX_LAYERS_PER_STACK),
         d_model=d, heads=heads,
         ffn_dim=ffn, vocab_size=decoder_vocab,
         max_positions=_size(config, "max_position_embeddings", where, limits.MAX_POSITIONS),

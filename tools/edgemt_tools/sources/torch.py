@@ -38,10 +38,12 @@ import numpy as np
 
 from .. import limits
 from ..errors import UserError
-from ..families.transformer import TransformerConfig
+from ..families.checks import check_int, check_positive_float
+from ..families.transformer import (MAX_D_MODEL, MAX_FFN_DIM, MAX_LAYERS_PER_STACK,
+                                   TransformerConfig)
 from ..model_spec import MATRIX, ModelSpec, Provenance, SpecialTokens, expected_tensors
 from ..positions import TABLES
-from ..validate import check_int, check_positive_float, first_line
+from ..validate import first_line
 from .common import check_key_types, read_json_object
 from . import torch_zip
 from .detect import KINDS, detect, wrong_source
@@ -70,15 +72,16 @@ def read_config(path: str) -> dict:
 
 
 def _check_config_values(config: Mapping) -> None:
-    """Ranges, named by their config.json keys (the limits of limits.py)."""
+    """Ranges, named by their config.json keys (the limits of limits.py and
+    families/transformer.py)."""
     for key in ("encoder_layers", "decoder_layers"):
-        check_int(key, config[key], 1, limits.MAX_LAYERS_PER_STACK)
-    check_int("d_model", config["d_model"], 1, limits.MAX_D_MODEL)
+        check_int(key, config[key], 1, MAX_LAYERS_PER_STACK)
+    check_int("d_model", config["d_model"], 1, MAX_D_MODEL)
     check_int("heads", config["heads"], 1, config["d_model"])
     if config["d_model"] % config["heads"]:
         raise UserError(f"d_model {config['d_model']} is not a multiple of heads "
                         f"{config['heads']}")
-    check_int("ffn_dim", config["ffn_dim"], 1, limits.MAX_FFN_DIM)
+    check_int("ffn_dim", config["ffn_dim"], 1, MAX_FFN_DIM)
     check_int("vocab_size", config["vocab_size"], 1, limits.MAX_VOCAB_SIZE)
     check_int("max_len", config["max_len"], 1, limits.MAX_POSITIONS)
     check_positive_float("embedding_scale", config["embedding_scale"])

@@ -40,9 +40,10 @@ import numpy as np
 
 from .. import limits
 from ..errors import UserError
-from ..families.rnn import RnnConfig
+from ..families.checks import check_int
+from ..families.rnn import MAX_EMBEDDING_DIM, MAX_HIDDEN, MAX_LAYERS, RnnConfig
 from ..model_spec import Decoding, ModelSpec, Provenance, SpecialTokens
-from ..validate import check_int, first_line
+from ..validate import first_line
 from .common import TensorSource, WeightAssembler, check_key_types, read_json_object, sha256_file
 from .detect import KINDS, detect, wrong_source
 from .torch import load_state_dict
@@ -95,9 +96,9 @@ def check_config(config: Mapping) -> None:
     cell = config.get("cell", "lstm")
     if cell not in CELLS:
         raise UserError(f"cell {cell!r} unknown (known: {', '.join(CELLS)})")
-    check_int("layers", config["layers"], 1, limits.MAX_RNN_LAYERS)
-    check_int("hidden", config["hidden"], 1, limits.MAX_RNN_HIDDEN)
-    check_int("emb_dim", config["emb_dim"], 1, limits.MAX_RNN_EMBEDDING_DIM)
+    check_int("layers", config["layers"], 1, MAX_LAYERS)
+    check_int("hidden", config["hidden"], 1, MAX_HIDDEN)
+    check_int("emb_dim", config["emb_dim"], 1, MAX_EMBEDDING_DIM)
     check_int("vocab_size", config["vocab_size"], 1, limits.MAX_VOCAB_SIZE)
     if config["attention"] == "bahdanau" and config["hidden"] % 2:
         raise UserError(f"hidden {config['hidden']} must be even for bahdanau (a "
