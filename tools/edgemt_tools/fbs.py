@@ -4,9 +4,11 @@ The generated modules live in `generated/` (regenerate with
 `flatc --python -o tools/edgemt_tools/generated schema/edgemt.fbs`; a test
 checks they are current). They import each other as `edgemt.format.X`, so the
 `generated/` folder has to be on sys.path; this module puts it there once and
-re-exports the classes the writer and the reader use.
+re-exports the classes the writer and the reader use. A family's own tables
+and enums (its config) its module in families/ takes by name: `generated`.
 """
 
+import importlib
 import os
 import sys
 
@@ -18,22 +20,12 @@ if GENERATED_DIR not in sys.path:
 from edgemt.format import Decoding as decoding_fb  # noqa: E402
 from edgemt.format import Model as model_fb  # noqa: E402
 from edgemt.format import Provenance as provenance_fb  # noqa: E402
-from edgemt.format import RnnConfig as rnn_config_fb  # noqa: E402
 from edgemt.format import SpecialTokens as special_tokens_fb  # noqa: E402
 from edgemt.format import Tensor as tensor_fb  # noqa: E402
 from edgemt.format import Tokenizer as tokenizer_fb  # noqa: E402
-from edgemt.format import TransformerConfig as config_fb  # noqa: E402
-from edgemt.format.Activation import Activation  # noqa: E402
 from edgemt.format.DType import DType  # noqa: E402
 from edgemt.format.FamilyConfig import FamilyConfig  # noqa: E402
-from edgemt.format.ModelFamily import ModelFamily  # noqa: E402
-from edgemt.format.NormPlacement import NormPlacement  # noqa: E402
 from edgemt.format.QuantizationScheme import QuantizationScheme  # noqa: E402
-from edgemt.format.RnnCell import RnnCell  # noqa: E402
-from edgemt.format.RnnDecoderInput import RnnDecoderInput  # noqa: E402
-from edgemt.format.RnnOutput import RnnOutput  # noqa: E402
-from edgemt.format.RnnQuery import RnnQuery  # noqa: E402
-from edgemt.format.RnnScore import RnnScore  # noqa: E402
 from edgemt.format.SearchRules import SearchRules  # noqa: E402
 from edgemt.format.TokenizerKind import TokenizerKind  # noqa: E402
 
@@ -46,10 +38,16 @@ FILE_IDENTIFIER = b"EMT1"
 FORMAT_VERSION = 5
 OLDEST_FORMAT_VERSION = 1
 
+
+def generated(name: str):
+    """The generated module of the schema's table or enum `name`
+    (edgemt.format.<name>: Start, Add<Field> and End of a table, and the
+    class `name`)."""
+    return importlib.import_module(f"edgemt.format.{name}")
+
+
 __all__ = [
-    "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "OLDEST_FORMAT_VERSION",
-    "model_fb", "decoding_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb", "config_fb",
-    "rnn_config_fb", "Activation", "DType", "FamilyConfig", "ModelFamily", "NormPlacement",
-    "QuantizationScheme", "RnnCell", "RnnDecoderInput", "RnnOutput", "RnnQuery", "RnnScore",
-    "SearchRules", "TokenizerKind",
+    "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "OLDEST_FORMAT_VERSION", "generated",
+    "model_fb", "decoding_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb",
+    "DType", "FamilyConfig", "QuantizationScheme", "SearchRules", "TokenizerKind",
 ]

@@ -31,7 +31,6 @@ scales finite and >= 0, smoothing values > 0), since a reader cannot trust
 them otherwise.
 """
 
-import dataclasses
 import zlib
 from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Sequence, Tuple
@@ -40,11 +39,9 @@ import flatbuffers
 import google_crc32c
 import numpy as np
 
-from . import fbs
+from . import families, fbs
 from .atomic_file import atomic_write
 from .errors import ModelFileError, UserError
-from .families.rnn import RnnConfig
-from .families.transformer import TransformerConfig
 from .model_spec import (INT8_QUANTIZATIONS, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
                          QUANTIZATION_NONE, SEARCH_RULES, Decoding, ModelHeader, Provenance,
                          SideTokenizer, SpecialTokens, quantization_scheme)
@@ -61,16 +58,9 @@ _WEIGHT_DTYPE = {"fp32": fbs.DType.F32, "fp16": fbs.DType.F16, "int8": fbs.DType
 _QUANTIZATION = {QUANTIZATION_NONE: fbs.QuantizationScheme.None_,
                  QUANTIZATION_INT8: fbs.QuantizationScheme.Int8PerRowDynamic,
                  QUANTIZATION_INT8_SMOOTHED: fbs.QuantizationScheme.Int8SmoothedPerRowDynamic}
-_ACTIVATION = {"relu": fbs.Activation.Relu, "gelu": fbs.Activation.Gelu,
-               "swish": fbs.Activation.Swish}
-_NORM = {"post": fbs.NormPlacement.PostNorm, "pre": fbs.NormPlacement.PreNorm}
 _RULES = {"edgemt": fbs.SearchRules.Edgemt, "opennmt": fbs.SearchRules.OpenNMT,
           "marian": fbs.SearchRules.Marian, "huggingface": fbs.SearchRules.HuggingFace}
 assert tuple(_RULES) == SEARCH_RULES
-# RnnConfig's enum fields -> the generated enum class; model_spec.RnnConfig
-# holds the schema's value names, which are the class's attribute names.
-_RNN_ENUMS = {"cell": fbs.RnnCell, "score": fbs.RnnScore, "query": fbs.RnnQuery,
-              "decoder_input": fbs.RnnDecoderInput, "output": fbs.RnnOutput}
 
 
 def align(value: int, alignment: int = ALIGNMENT) -> int:
@@ -165,93 +155,6 @@ def _read_decoding(d) -> Decoding:
                     max_len_a=d.MaxLenA(), max_len_b=d.MaxLenB(), banned_tokens=banned)
 
 
-def _camel(field_name: str) -> str:
-    """A config field's name in the generated code (`decoder_input` -> `DecoderInput`)."""
-    return "".join(part.capitalize() for part in field_name.split("_"))
-
-
-def _build_transformer_config(b: flatbuffers.Builder, cfg: TransformerConfig) -> int:
-    fbs.config_fb.Start(b)
-    fbs.config_fb.AddEncoderLayers(b, cfg.encoder_layers)
-    fbs.config_fb.AddDecoderLayers(b, cfg.decoder_layers)
-    fbs.config_fb.AddDModel(b, cfg.d_model)
-    fbs.config_fb.AddHeads(b, cfg.heads)
-    fbs.config_fb.AddFfnDim(b, cfg.ffn_dim)
-    fbs.config_fb.AddActivation(b, _ACTIVATION[cfg.activation])
-    fbs.config_fb.AddNormPlacement(b, _NORM[cfg.norm_placement])
-    fbs.config_fb.AddLayerNormEps(b, float(cfg.layer_norm_eps))
-    fbs.config_fb.AddEncoderFinalNorm(b, bool(cfg.encoder_final_norm))
-    fbs.config_fb.AddDecoderFinalNorm(b, bool(cfg.decoder_final_norm))
-    fbs.config_fb.AddEmbeddingScale(b, float(cfg.embedding_scale))
-    fbs.config_fb.AddTiedOutput(b, bool(cfg.tied_output))
-    fbs.config_fb.AddOutputBias(b, bool(cfg.output_bias))
-    fbs.config_fb.AddSharedEmbeddings(b, bool(cfg.shared_embeddings))
-    fbs.config_fb.AddVocabSize(b, cfg.vocab_size)
-    fbs.config_fb.AddMaxPositions(b, cfg.max_positions)
-    fbs.config_fb.AddSourceVocabSize(b, cfg.source_vocab_size)
-    fbs.config_fb.AddZeroDecoderStart(b, bool(cfg.zero_decoder_start))
-    fbs.config_fb.AddRawDecoderSelfMemory(b, bool(cfg.raw_decoder_self_memory))
-    return fbs.config_fb.End(b)
-
-
-def _read_transformer_config(c) -> TransformerConfig:
-    inv_act = {v: k for k, v in _ACTIVATION.items()}
-    inv_norm = {v: k for k, v in _NORM.items()}
-    if c.Activation() not in inv_act or c.NormPlacement() not in inv_norm:
-        raise ModelFileError(f"unknown activation {c.Activation()} or norm placement "
-                             f"{c.NormPlacement()}")
-    return TransformerConfig(
-        encoder_layers=c.EncoderLayers(), decoder_layers=c.DecoderLayers(),
-        d_model=c.DModel(), heads=c.Heads(), ffn_dim=c.FfnDim(),
-        vocab_size=c.VocabSize(), max_positions=c.MaxPositions(),
-        activation=inv_act[c.Activation()], norm_placement=inv_norm[c.NormPlacement()],
-        layer_norm_eps=c.LayerNormEps(), encoder_final_norm=c.EncoderFinalNorm(),
-        decoder_final_norm=c.DecoderFinalNorm(), embedding_scale=c.EmbeddingScale(),
-        tied_output=c.TiedOutput(), output_bias=c.OutputBias(),
-        shared_embeddings=c.SharedEmbeddings(), source_vocab_size=c.SourceVocabSize(),
-        zero_decoder_start=c.ZeroDecoderStart(),
-        raw_decoder_self_memory=c.RawDecoderSelfMemory())
-
-
-def _build_rnn_config(b: flatbuffers.Builder, cfg: RnnConfig) -> int:
-    """Every RnnConfig field through the generated Add<Field> of the same name;
-    enum fields by their value names."""
-    fbs.rnn_config_fb.Start(b)
-    for item in dataclasses.fields(cfg):
-        value = getattr(cfg, item.name)
-        if item.name in _RNN_ENUMS:
-            enum = _RNN_ENUMS[item.name]
-            if not isinstance(value, str) or not isinstance(getattr(enum, value, None), int):
-                raise ValueError(f"RnnConfig {item.name}: unknown value {value!r}")
-            value = getattr(enum, value)
-        getattr(fbs.rnn_config_fb, "Add" + _camel(item.name))(b, value)
-    return fbs.rnn_config_fb.End(b)
-
-
-def _read_rnn_config(c) -> RnnConfig:
-    values = {}
-    for item in dataclasses.fields(RnnConfig):
-        value = getattr(c, _camel(item.name))()
-        if item.name in _RNN_ENUMS:
-            names = {v: k for k, v in vars(_RNN_ENUMS[item.name]).items()
-                     if not k.startswith("_")}
-            if value not in names:
-                raise ModelFileError(f"RnnConfig {item.name}: unknown value {value}")
-            value = names[value]
-        values[item.name] = value
-    return RnnConfig(**values)
-
-
-# Config dataclass -> (FamilyConfig union type, builder, reader of the table).
-_FAMILY_CONFIGS = {
-    TransformerConfig: (fbs.FamilyConfig.TransformerConfig, _build_transformer_config,
-                        _read_transformer_config),
-    RnnConfig: (fbs.FamilyConfig.RnnConfig, _build_rnn_config, _read_rnn_config),
-}
-_TABLE_CLASSES = {fbs.FamilyConfig.TransformerConfig: fbs.config_fb.TransformerConfig,
-                  fbs.FamilyConfig.RnnConfig: fbs.rnn_config_fb.RnnConfig}
-
-
 def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
                       weights_size: int) -> bytes:
     b = flatbuffers.Builder(1 << 16)
@@ -306,12 +209,12 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     fbs.special_tokens_fb.AddDecoderStart(b, tok.decoder_start)
     special = fbs.special_tokens_fb.End(b)
 
-    config_type, build_config, _ = _FAMILY_CONFIGS[type(cfg)]
-    config = build_config(b, cfg)
+    config_table = families.of(cfg).config_table
+    config = config_table.build(b, cfg)
 
     fbs.model_fb.Start(b)
     fbs.model_fb.AddFormatVersion(b, fbs.FORMAT_VERSION)
-    fbs.model_fb.AddFamilyConfigType(b, config_type)
+    fbs.model_fb.AddFamilyConfigType(b, config_table.union_type)
     fbs.model_fb.AddFamilyConfig(b, config)
     fbs.model_fb.AddSpecialTokens(b, special)
     fbs.model_fb.AddSourceLanguage(b, src_lang)
@@ -448,24 +351,26 @@ class ModelFile:
 
     @staticmethod
     def _family_config(model):
-        """The family's config dataclass: `config` (a TransformerConfig) in
-        version 1, the `family_config` union (its type names the family) in
-        later versions."""
+        """The family's config dataclass, read by its family's ConfigTable:
+        from `config` in version 1 (whose `family` names the family), from
+        the `family_config` union (its type names the family) later."""
         if model.FormatVersion() == 1:
-            if model.Family() != fbs.ModelFamily.TransformerEncoderDecoder or model.Config() is None:
-                raise ModelFileError("version-1 file without a Transformer config")
-            return _read_transformer_config(model.Config())
+            family = next((family for family in families.FAMILIES.values()
+                           if family.format_v1 == model.Family()), None)
+            config = model.Config()
+            if family is None or config is None:
+                wanted = families.titles(lambda family: family.format_v1 is not None)
+                raise ModelFileError(f"version-1 file without a {wanted} config")
+            return family.config_table.read(config._tab)  # pylint: disable=protected-access
         kind = model.FamilyConfigType()
-        if kind not in _TABLE_CLASSES:
+        family = next((family for family in families.FAMILIES.values()
+                       if family.config_table.union_type == kind), None)
+        if family is None:
             raise ModelFileError(f"unknown family_config type {kind}")
         table = model.FamilyConfig()
         if table is None:
             raise ModelFileError("the family_config table is missing")
-        config = _TABLE_CLASSES[kind]()
-        config.Init(table.Bytes, table.Pos)
-        reader = next(read for union_type, _, read in _FAMILY_CONFIGS.values()
-                      if union_type == kind)
-        return reader(config)
+        return family.config_table.read(table)
 
     @staticmethod
     def _read_header(model) -> ModelHeader:

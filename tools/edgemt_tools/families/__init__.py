@@ -9,6 +9,7 @@ family module imports it without importing the registry back:
   family.py        the `Family` record a family fills in
   tensor_table.py  the reader of schema/<family>_tensors.def and its walk
   checks.py        the value checks a family's config check is made of
+  config_table.py  a config dataclass as its FlatBuffers table, written and read
 """
 
 from typing import Callable, Dict

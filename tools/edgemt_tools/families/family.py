@@ -4,25 +4,35 @@ only through it, as the runtime's code reaches one through its `Family`
 record (runtime/models/families.h)."""
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
+from .config_table import ConfigTable
 from .tensor_table import TensorTable
 
 
 @dataclass(frozen=True)
 class Family:
-    """One model family: the member of the schema's FamilyConfig union whose
-    config is a `config_type`.
+    """One model family: the member of the schema's FamilyConfig union that
+    its `config_table` names, and the config dataclass that table holds.
 
     Every family's config has `vocab_size`, `source_vocab_size` (0: the
     same vocabulary) and `max_positions`: the header's checks read those
     by name; everything else in it only the family's own module reads."""
     name: str           # "transformer": runtime/models/<name>/, schema/<name>_tensors.def
     title: str          # "Transformer": how messages name the family
-    config_type: type   # its config dataclass; field names follow its FlatBuffers table
+    config_table: ConfigTable
     tensors: TensorTable
     # check(cfg): its values inside the runtime's limits and in the
     # combinations the runtime accepts (as its config.cc checks them); a
     # UserError "key = value ..." that validate.validate_config prefixes
     # with "config ".
     check: Callable[[object], None]
+    # The value of the schema's ModelFamily by which format version 1 named
+    # the family (holding its config in Model.config); None: a family
+    # younger than version 2.
+    format_v1: Optional[int] = None
+
+    @property
+    def config_type(self) -> type:
+        """Its config dataclass (family-neutral code never names it)."""
+        return self.config_table.config_type

@@ -1,13 +1,15 @@
 """The RNN encoder-decoder with attention (runtime/models/rnn/): its config,
-its limits and checks, and the rules of its tensor table
-schema/rnn_tensors.def."""
+its limits and checks, its FlatBuffers table and the rules of its tensor
+table schema/rnn_tensors.def."""
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
 from .. import limits
 from ..errors import UserError
 from .checks import check_choice, check_int
+from .config_table import ConfigTable, enum_values
 from .family import Family
 from .tensor_table import TableSyntax, TensorTable, read_tensor_table, table_path
 
@@ -79,6 +81,18 @@ def check_config(cfg: RnnConfig) -> None:
                         "LinearCombine output (an attentional vector to feed)")
 
 
+# ---- the FlatBuffers table --------------------------------------------------
+
+# The enum fields hold the schema's value names (RnnCell.Lstm: "Lstm"); the
+# fields are added in the dataclass's order, as the files have been written.
+CONFIG_TABLE = ConfigTable(
+    "RnnConfig", RnnConfig,
+    enums={field_name: enum_values(enum) for field_name, enum in (
+        ("cell", "RnnCell"), ("score", "RnnScore"), ("query", "RnnQuery"),
+        ("decoder_input", "RnnDecoderInput"), ("output", "RnnOutput"))},
+    order=tuple(item.name for item in dataclasses.fields(RnnConfig)))
+
+
 # ---- the tensor table -------------------------------------------------------
 
 TENSOR_TABLE = table_path("rnn")
@@ -129,6 +143,6 @@ def _layers(group: str, cfg: RnnConfig) -> Optional[int]:
 
 
 FAMILY = Family(
-    name="rnn", title="RNN", config_type=RnnConfig, check=check_config,
+    name="rnn", title="RNN", config_table=CONFIG_TABLE, check=check_config,
     tensors=TensorTable(read_tensor_table(TENSOR_TABLE, SYNTAX), SYNTAX, size=_size,
                         present=_present, layers=_layers))

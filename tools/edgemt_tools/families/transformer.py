@@ -1,5 +1,5 @@
 """The Transformer family (runtime/models/transformer/): its config, its
-limits and checks, and the rules of its tensor table
+limits and checks, its FlatBuffers table and the rules of its tensor table
 schema/transformer_tensors.def."""
 
 from dataclasses import dataclass
@@ -8,6 +8,7 @@ from typing import Optional
 from .. import limits
 from ..errors import UserError
 from .checks import check_choice, check_int, check_positive_float
+from .config_table import ConfigTable, generated_class
 from .family import Family
 from .tensor_table import TableSyntax, TensorTable, read_tensor_table, table_path
 
@@ -74,6 +75,23 @@ def check_config(cfg: TransformerConfig) -> None:
     check_choice("norm_placement", cfg.norm_placement, NORM_PLACEMENTS)
 
 
+# ---- the FlatBuffers table --------------------------------------------------
+
+_ACTIVATION = generated_class("Activation")
+_NORM = generated_class("NormPlacement")
+CONFIG_TABLE = ConfigTable(
+    "TransformerConfig", TransformerConfig,
+    enums={"activation": {"relu": _ACTIVATION.Relu, "gelu": _ACTIVATION.Gelu,
+                          "swish": _ACTIVATION.Swish},
+           "norm_placement": {"post": _NORM.PostNorm, "pre": _NORM.PreNorm}},
+    # The schema's order, which the files have been written in since version 1.
+    order=("encoder_layers", "decoder_layers", "d_model", "heads", "ffn_dim", "activation",
+           "norm_placement", "layer_norm_eps", "encoder_final_norm", "decoder_final_norm",
+           "embedding_scale", "tied_output", "output_bias", "shared_embeddings", "vocab_size",
+           "max_positions", "source_vocab_size", "zero_decoder_start",
+           "raw_decoder_self_memory"))
+
+
 # ---- the tensor table -------------------------------------------------------
 
 TENSOR_TABLE = table_path("transformer")
@@ -112,6 +130,7 @@ def _layers(group: str, cfg: TransformerConfig) -> Optional[int]:
 
 
 FAMILY = Family(
-    name="transformer", title="Transformer", config_type=TransformerConfig, check=check_config,
+    name="transformer", title="Transformer", config_table=CONFIG_TABLE, check=check_config,
     tensors=TensorTable(read_tensor_table(TENSOR_TABLE, SYNTAX), SYNTAX, size=_size,
-                        present=_present, layers=_layers, owner=_owner, smoothable=True))
+                        present=_present, layers=_layers, owner=_owner, smoothable=True),
+    format_v1=generated_class("ModelFamily").TransformerEncoderDecoder)
