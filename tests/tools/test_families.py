@@ -14,6 +14,7 @@ from edgemt_tools.families import rnn, transformer
 from edgemt_tools.families.config_table import ConfigTable
 from edgemt_tools.families.tensor_table import read_tensor_table, table_path
 from edgemt_tools.model_spec import expected_tensors
+from edgemt_tools.sources import SOURCES
 
 
 def transformer_config():
@@ -37,6 +38,20 @@ class RegistryTest(unittest.TestCase):
             expected_tensors(object())
         with self.assertRaisesRegex(KeyError, "no model family 'lstm'.*transformer, rnn"):
             families.find("lstm")
+
+    def test_messages_name_families_by_title(self):
+        self.assertEqual(families.find("transformer").a_title, "a Transformer")
+        self.assertEqual(families.find("rnn").a_title, "an RNN")
+        self.assertEqual(families.titles(lambda family: True), "Transformer and RNN")
+        self.assertEqual(families.titles(lambda family: family.forward_pass is not None),
+                         "Transformer")
+
+    def test_every_source_writes_registered_families(self):
+        for name, source in SOURCES.items():
+            with self.subTest(source=name):
+                self.assertTrue(source.FAMILIES)
+                for family in source.FAMILIES:
+                    self.assertIn(family, families.FAMILIES)
 
     def test_every_family_keeps_its_table_where_the_runtime_does(self):
         for name, family in families.FAMILIES.items():

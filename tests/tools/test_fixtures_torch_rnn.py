@@ -16,7 +16,7 @@ import os
 import unittest
 
 import framework_fixtures as ff
-import helpers  # noqa: F401 - puts tools/ on sys.path
+import helpers  # puts tools/ on sys.path
 
 FIXTURE = os.path.join(ff.FIXTURES_DIR, "torch_rnn")
 SPM = os.path.join(FIXTURE, "spm.model")
@@ -68,6 +68,14 @@ class TorchRnnFixturesTest(unittest.TestCase):
                 score = ff.bleu(CONVERTED.translate(self, name, "fp16", 1))
                 print(f"torch-rnn {name}: BLEU fp32 {ff.bleu(fp32):.2f}, fp16 {score:.2f}")
                 self.assertGreaterEqual(score, ff.bleu(fp32) - 0.5)
+
+    def test_calibration_is_a_usage_error(self):
+        # The source writes only RNN models, whose int8 files are not calibrated.
+        result = helpers.run_tool("edgemt-convert", *convert_args(VARIANTS[0]), "--dtype", "int8",
+                                  "--calibrate", SOURCE, "-o", os.devnull)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("--calibrate is for Transformer models; RNN int8 files use nearest "
+                      "rounding (drop --calibrate)", result.stderr)
 
 
 if __name__ == "__main__":

@@ -232,6 +232,13 @@ class RefusalTest(unittest.TestCase):
                 self.refuse(self.rewritten(name, lambda c: setattr(c["opt"], option, value)),
                             fragment)
 
+    def test_calibration_is_refused(self):
+        # int8 calibration needs a family's forward pass; the RNN has none.
+        ff.refused(self, self.output, "--calibrate is for Transformer models; this is an RNN "
+                   "model, whose int8 file uses nearest rounding (drop --calibrate)",
+                   "--from", "opennmt", "--checkpoint", checkpoint("L1"), "--spm", SPM, *LANGS,
+                   "--dtype", "int8", "--calibrate", SOURCE)
+
     def test_encoder_and_decoder_layers_differ(self):
         def change(c):
             c["opt"].layers, c["opt"].enc_layers, c["opt"].dec_layers = -1, 1, 2

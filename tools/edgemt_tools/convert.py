@@ -19,12 +19,12 @@ from typing import List
 
 from . import __version__
 from . import calibration
+from . import families
 from . import input_files
 from . import int8_calibration
 from . import writer
 from .errors import UserError
 from .model_file import write_model
-from .families.transformer import TransformerConfig
 from .model_spec import QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES
 from .output_target import check_output
 from .sources import SOURCES, SourceInputs
@@ -211,9 +211,11 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
         parser.error(f"--no-calibration needs --dtype int8 (got --dtype {args.dtype})")
     if args.no_calibration and args.calibrate is not None:
         parser.error("give --calibrate FILE or --no-calibration, not both")
-    if args.calibrate is not None and args.source_format == "torch-rnn":
-        parser.error("--calibrate is for Transformer models; RNN int8 files use nearest "
-                     "rounding (drop --calibrate)")
+    written = [families.find(name) for name in SOURCES[args.source_format].FAMILIES]
+    if args.calibrate is not None and not any(map(int8_calibration.calibrates, written)):
+        parser.error(f"--calibrate is for {int8_calibration.calibrated_families()} models; "
+                     f"{' and '.join(family.title for family in written)} int8 files use "
+                     "nearest rounding (drop --calibrate)")
     if args.spm is not None and (args.src_spm is not None or args.tgt_spm is not None):
         parser.error("give either --spm (both sides) or --src-spm / --tgt-spm, not both")
     if args.source_format not in ("torch", "torch-rnn") and args.config is not None:
@@ -241,13 +243,15 @@ def _named_inputs(args: argparse.Namespace) -> List[str]:
 
 def _int8_plan(args: argparse.Namespace, spec, lines):
     """The int8 calibration plan, or None for a plain Int8PerRowDynamic file
-    (--no-calibration, or an RNN model)."""
+    (--no-calibration, or a model of a family that is not calibrated)."""
     if args.dtype != "int8" or args.no_calibration:
         return None
-    if not isinstance(spec.config, TransformerConfig):
+    family = families.of(spec.config)
+    if not int8_calibration.calibrates(family):
         if lines is not None:
-            raise UserError("--calibrate is for Transformer models; this is an RNN model, "
-                            "whose int8 file uses nearest rounding (drop --calibrate)")
+            raise UserError(f"--calibrate is for {int8_calibration.calibrated_families()} "
+                            f"models; this is {family.a_title} model, whose int8 file uses "
+                            "nearest rounding (drop --calibrate)")
         return None
     return int8_calibration.calibrate(spec, lines)
 

@@ -1,5 +1,7 @@
-"""int8 calibration of a Transformer-family model at conversion:
-smoothing vectors and error-compensating rounding (docs/int8-quality.md).
+"""int8 calibration at conversion: smoothing vectors and error-compensating
+rounding (docs/int8-quality.md), for the model families that give a float32
+numpy forward pass (`forward_pass` of their record, families/; the
+Transformer's is numpy_transformer.py).
 
 The runtime quantizes each projection's input row by row (codes in
 [-127, 127], one scale per row). A channel that is large in every row (the
@@ -28,19 +30,26 @@ language (`edgemt-convert --calibrate FILE`) or, without one, from
 DEFAULT_SENTENCES sentences sampled from the source SentencePiece model's
 piece probabilities (seeded: the same file every time). The decoder's
 inputs are the model's own greedy translations of them, from a float32
-numpy forward pass (numpy_transformer.py). Nothing from the text is stored.
+numpy forward pass. Nothing from the text is stored.
+
+A forward pass is `forward_pass(config, weights)` (weights: every fp32
+tensor of the config, aliases included, as resolved_weights gives them),
+an object with `greedy(sources, start, eos, max_lens, banned)` (output ids
+per source), `logits(src, tgt_in)`, and `project(name, x)`, through which
+every projection's product x · Wᵀ + b goes (`name`: its weight's name
+without ".weight"; "output" for the output projection), and `exact`, the
+unswapped `project`: recorded_inputs swaps it to record the inputs.
 """
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import families
 from .errors import UserError
 from .gptq import gptq_rows, hessian
-from .families.transformer import TransformerConfig
-from .model_spec import ModelSpec, expected_tensors
-from .numpy_transformer import NumpyTransformer, recorded_inputs, resolved_weights
+from .model_spec import ModelSpec, expected_tensors, resolve_alias
 from .quantize import dequantize_rows, fake_quantize_activation_rows, quantize_rows
 
 DEFAULT_SENTENCES = 128
@@ -72,6 +81,16 @@ class Int8Plan:
         return (f"int8 calibration on {self.sentences} {text}: {smoothed} of "
                 f"{len(self.multipliers)} projections smoothed, rounding error-compensated; "
                 f"mean relative product error {self.error_before:.4f} -> {self.error_after:.4f}")
+
+
+def calibrates(family) -> bool:
+    """Whether int8 files of `family` (a families.Family) are calibrated."""
+    return family.forward_pass is not None
+
+
+def calibrated_families() -> str:
+    """The titles of the families calibration is for ("Transformer")."""
+    return families.titles(calibrates)
 
 
 # ---- calibration sentences ------------------------------------------------
@@ -116,6 +135,46 @@ def source_ids(spec: ModelSpec, sp, text: str) -> List[int]:
         ids = sp.encode(text)
         eos = spec.special_tokens.eos
     return ids + [eos] if spec.append_eos_to_source else ids
+
+
+# ---- the forward pass -----------------------------------------------------
+
+def resolved_weights(config, weights: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """Every fp32 tensor name of `config` -> float32 array, aliases included
+    (output.weight is embedding.target's array when tied), from a spec's
+    weights (which hold no aliases)."""
+    specs = expected_tensors(config, "fp32")
+    return {name: np.asarray(weights[resolve_alias(specs, name)], dtype=np.float32)
+            for name in specs}
+
+
+def recorded_inputs(model, pairs: Sequence,
+                    rows_per_projection: Optional[int] = None,
+                    seed: int = 0) -> Dict[str, np.ndarray]:
+    """Every projection's input rows over teacher-forced `pairs` ((src,
+    tgt_in) each): name -> [rows, K] float32, at most rows_per_projection
+    rows (an evenly spread, seeded sample) when given."""
+    recorded: Dict[str, List[np.ndarray]] = {}
+
+    def record(name: str, x: np.ndarray) -> np.ndarray:
+        recorded.setdefault(name, []).append(np.array(x, dtype=np.float32))
+        if name == "output":  # the logits are not used: skip the largest product
+            return np.zeros((len(x), 0), np.float32)
+        return model.exact(name, x)
+    model.project = record
+    try:
+        for src, tgt_in in pairs:
+            model.logits(src, tgt_in)
+    finally:
+        model.project = model.exact
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, parts in recorded.items():
+        rows = np.concatenate(parts)
+        if rows_per_projection is not None and len(rows) > rows_per_projection:
+            rows = rows[np.sort(rng.choice(len(rows), rows_per_projection, replace=False))]
+        out[name] = rows
+    return out
 
 
 # ---- the plan -------------------------------------------------------------
@@ -188,15 +247,16 @@ def choose(x: np.ndarray, weight: np.ndarray) -> Tuple[_Choice, float]:
 
 def calibrate(spec: ModelSpec, lines: Optional[Sequence[str]] = None,
               sentences: int = DEFAULT_SENTENCES) -> Int8Plan:
-    """The int8 plan of a Transformer-family spec from calibration `lines`
-    (source text) or, when None, `sentences` synthetic ones."""
+    """The int8 plan of a spec of a family that calibrates from calibration
+    `lines` (source text) or, when None, `sentences` synthetic ones."""
     cfg = spec.config
-    if not isinstance(cfg, TransformerConfig):
-        raise UserError("int8 calibration is for the Transformer family")
+    family = families.of(cfg)
+    if not calibrates(family):
+        raise UserError(f"int8 calibration is for the {calibrated_families()} family")
     synthetic = lines is None
     texts = synthetic_sentences(spec.tokenizer_model, sentences) if synthetic else list(lines)
     sp = _processor(spec.tokenizer_model)
-    model = NumpyTransformer(cfg, resolved_weights(cfg, spec.weights))
+    model = family.forward_pass(cfg, resolved_weights(cfg, spec.weights))
     tokens = spec.special_tokens
     banned = sorted(set(spec.decoding.banned_tokens if spec.decoding is not None
                         else (tokens.pad, tokens.bos)) - {tokens.eos})

@@ -1,5 +1,6 @@
 """A float32 numpy forward pass of the Transformer family, for int8
-calibration (int8_calibration.py) and the research studies.
+calibration (its record's forward_pass, families/transformer.py;
+int8_calibration.py) and the research studies.
 
 It computes what the runtime computes (schema/TENSORS.md: post- or
 pre-norm, sinusoidal or learned position table, embedding scale, a zero
@@ -11,40 +12,23 @@ statistics, not for bits.
 
 `project(name, x)` computes every product `x · Wᵀ + b` (`name` is the
 projection's prefix, "encoder.layers.0.ffn.in", or "output"); callers swap
-it to record inputs or to quantize them.
+it to record inputs (int8_calibration.recorded_inputs) or to quantize them.
 """
 
 import math
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Callable, List, Mapping, Sequence
 
 import numpy as np
-
-from .families.transformer import TransformerConfig
-from .model_spec import expected_tensors
 
 Project = Callable[[str, np.ndarray], np.ndarray]
 
 
-def resolved_weights(config: TransformerConfig,
-                     weights: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
-    """Every fp32 tensor name of `config` -> float32 array, aliases included
-    (output.weight is embedding.target's array when tied), from a spec's
-    weights (which hold no aliases)."""
-    specs = expected_tensors(config, "fp32")
-    out: Dict[str, np.ndarray] = {}
-    for name, spec in specs.items():
-        owner = name
-        while specs[owner].alias_of is not None:
-            owner = specs[owner].alias_of
-        out[name] = np.asarray(weights[owner], dtype=np.float32)
-    return out
-
-
 class NumpyTransformer:
     """Teacher-forced logits and greedy decoding of one Transformer-family
-    model; `weights` as resolved_weights returns them."""
+    model: `config` a TransformerConfig, `weights` every tensor name of its
+    fp32 file, aliases included (int8_calibration.resolved_weights)."""
 
-    def __init__(self, config: TransformerConfig, weights: Mapping[str, np.ndarray]):
+    def __init__(self, config, weights: Mapping[str, np.ndarray]):
         self.cfg = config
         self.w = weights
         self.project: Project = self.exact
@@ -209,32 +193,3 @@ class NumpyTransformer:
             active = still
             step += 1
         return outputs
-
-
-def recorded_inputs(model: NumpyTransformer, pairs: Sequence,
-                    rows_per_projection: Optional[int] = None,
-                    seed: int = 0) -> Dict[str, np.ndarray]:
-    """Every projection's input rows over teacher-forced `pairs` ((src,
-    tgt_in) each): name -> [rows, K] float32, at most rows_per_projection
-    rows (an evenly spread, seeded sample) when given."""
-    recorded: Dict[str, List[np.ndarray]] = {}
-
-    def record(name: str, x: np.ndarray) -> np.ndarray:
-        recorded.setdefault(name, []).append(np.array(x, dtype=np.float32))
-        if name == "output":  # the logits are not used: skip the largest product
-            return np.zeros((len(x), 0), np.float32)
-        return model.exact(name, x)
-    model.project = record
-    try:
-        for src, tgt_in in pairs:
-            model.logits(src, tgt_in)
-    finally:
-        model.project = model.exact
-    rng = np.random.default_rng(seed)
-    out = {}
-    for name, parts in recorded.items():
-        rows = np.concatenate(parts)
-        if rows_per_projection is not None and len(rows) > rows_per_projection:
-            rows = rows[np.sort(rng.choice(len(rows), rows_per_projection, replace=False))]
-        out[name] = rows
-    return out

@@ -49,9 +49,9 @@ import numpy as np
 from research.study_cli import REPO_ROOT, StudyParser
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
-from edgemt_tools.int8_calibration import choose  # noqa: E402
+from edgemt_tools.int8_calibration import choose, recorded_inputs  # noqa: E402
 from edgemt_tools.model_file import read_model  # noqa: E402
-from edgemt_tools.numpy_transformer import NumpyTransformer, recorded_inputs  # noqa: E402
+from edgemt_tools.numpy_transformer import NumpyTransformer  # noqa: E402
 from edgemt_tools.quantize import dequantize_rows, quantize_rows  # noqa: E402
 
 SCHEMES = ("narrow", "full", "smooth", "calibrated", "weights", "inputs")

@@ -4,7 +4,9 @@ only through it, as the runtime's code reaches one through its `Family`
 record (runtime/models/families.h)."""
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
+
+import numpy as np
 
 from .config_table import ConfigTable
 from .tensor_table import TensorTable
@@ -31,8 +33,20 @@ class Family:
     # the family (holding its config in Model.config); None: a family
     # younger than version 2.
     format_v1: Optional[int] = None
+    # forward_pass(config, weights): a float32 numpy forward pass, which
+    # int8 calibration records each projection's inputs with
+    # (int8_calibration.py says what it must offer); None: the family's
+    # int8 files use nearest rounding.
+    forward_pass: Optional[Callable[[object, Mapping[str, np.ndarray]], object]] = None
 
     @property
     def config_type(self) -> type:
         """Its config dataclass (family-neutral code never names it)."""
         return self.config_table.config_type
+
+    @property
+    def a_title(self) -> str:
+        """The title after its indefinite article ("a Transformer", "an RNN"):
+        "an" before a vowel sound, an acronym read letter by letter."""
+        vowel_sounds = "AEFHILMNORSX" if self.title.isupper() else "AEIOU"
+        return ("an " if self.title[0].upper() in vowel_sounds else "a ") + self.title

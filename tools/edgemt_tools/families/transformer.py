@@ -1,12 +1,14 @@
 """The Transformer family (runtime/models/transformer/): its config, its
 limits and checks, its FlatBuffers table and the rules of its tensor table
-schema/transformer_tensors.def."""
+schema/transformer_tensors.def; its int8 files are calibrated with
+numpy_transformer.py's forward pass."""
 
 from dataclasses import dataclass
 from typing import Optional
 
 from .. import limits
 from ..errors import UserError
+from ..numpy_transformer import NumpyTransformer
 from .checks import check_choice, check_int, check_positive_float
 from .config_table import ConfigTable, generated_class
 from .family import Family
@@ -133,4 +135,5 @@ FAMILY = Family(
     name="transformer", title="Transformer", config_table=CONFIG_TABLE, check=check_config,
     tensors=TensorTable(read_tensor_table(TENSOR_TABLE, SYNTAX), SYNTAX, size=_size,
                         present=_present, layers=_layers, owner=_owner, smoothable=True),
-    format_v1=generated_class("ModelFamily").TransformerEncoderDecoder)
+    format_v1=generated_class("ModelFamily").TransformerEncoderDecoder,
+    forward_pass=NumpyTransformer)

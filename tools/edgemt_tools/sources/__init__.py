@@ -1,10 +1,11 @@
 """Checkpoint sources: one module per kind of checkpoint, each turning it into
-a family-neutral ModelSpec (model_spec.py; the type of its config, a
-TransformerConfig or an RnnConfig, names the model family) that the one
-writer (writer.py) validates, stores in fp32, fp16 or int8 and packs.
+a family-neutral ModelSpec (model_spec.py; the type of its config, a config
+dataclass of families/, names the model family) that the one writer
+(writer.py) validates, stores in fp32, fp16 or int8 and packs.
 
 A source module exposes `read(inputs: SourceInputs) -> (ModelSpec, notes)`
-and is registered in SOURCES under the name `edgemt-convert --from` takes.
+and `FAMILIES`, the names of the families it writes (families/), and is
+registered in SOURCES under the name `edgemt-convert --from` takes.
 Adding a source is a new module here plus one line in SOURCES
 (docs/ARCHITECTURE.md, "Add a checkpoint source").
 

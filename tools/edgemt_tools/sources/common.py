@@ -1,6 +1,7 @@
-"""What the framework sources (opennmt, marian, hf_marian) share: reading
-SentencePiece models, provenance, and assembling the Transformer's weights
-from per-layer pieces under edgemt's canonical names (schema/TENSORS.md).
+"""What the framework sources (opennmt, marian, hf_marian, torch_rnn) share:
+reading SentencePiece models, provenance, and assembling a model's weights,
+of any family, from per-layer pieces under edgemt's canonical names
+(schema/TENSORS.md).
 
 Each source maps its own names onto these layer dictionaries; the checks
 here (every expected tensor present with its shape, all values finite) then
@@ -145,7 +146,8 @@ def check_finite(name: str, array: np.ndarray) -> None:
 
 class WeightAssembler:
     """Collects float32 weights under edgemt names, each with the source key
-    it came from, and checks shapes against what the config implies."""
+    it came from, and checks shapes against what the config (of any
+    family) implies."""
 
     def __init__(self, cfg):
         # The config first, against the runtime's limits: a checkpoint's

@@ -55,6 +55,8 @@ from .detect import wrong_source
 from .duplicate_keys import json_object
 
 NAME = "hf-marian"
+# The model families it writes (families/; edgemt-convert asks them about int8 calibration).
+FAMILIES = ("transformer",)
 
 _ACTIVATIONS = {"swish": "swish", "silu": "swish", "gelu": "gelu", "relu": "relu"}
 # generate() options whose non-default values edgemt does not reproduce.

@@ -62,6 +62,8 @@ from .detect import detect, wrong_source
 from .duplicate_keys import PlainLoader, SafeLoader
 
 NAME = "marian"
+# The model families it writes (families/; edgemt-convert asks them about int8 calibration).
+FAMILIES = ("transformer",)
 LAYER_NORM_EPS = 1e-6
 # Marian's translator defaults (src/common/config_parser.cpp) where decoder.yml is silent.
 DEFAULT_BEAM = 12

@@ -48,6 +48,9 @@ from .common import check_key_types, read_json_object
 from . import torch_zip
 from .detect import KINDS, detect, wrong_source
 
+# The model families it writes (families/; edgemt-convert asks them about int8 calibration).
+FAMILIES = ("transformer",)
+
 TORCH_PREFIX = "transformer."
 
 # config.json key -> expected Python type(s); all required.

@@ -49,6 +49,8 @@ from .detect import KINDS, detect, wrong_source
 from .torch import load_state_dict
 
 SOURCE = "torch-rnn"
+# The model families it writes (families/; edgemt-convert asks them about int8 calibration).
+FAMILIES = ("rnn",)
 
 # The trainer's --attention -> the RnnConfig fields it implies.
 ATTENTIONS = {

@@ -41,6 +41,9 @@ from . import rnn, transformer
 from .checkpoint import (NAME, load_checkpoint, numpy_state, option, refuse, refuse_set,
                          vocabularies)
 
+# The model families it writes (families/; edgemt-convert asks them about int8 calibration).
+FAMILIES = ("transformer", "rnn")  # by its encoder and decoder types (model_family)
+
 # The stored position buffer has 5000 rows; edgemt keeps the first ones (the
 # longest source or output it translates). RNN models have no positions;
 # the same bound holds for them.
