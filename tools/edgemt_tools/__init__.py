@@ -2,6 +2,8 @@
 
 Modules (one job each):
   model_spec      header dataclasses, ModelSpec, the tensor names/shapes a config implies
+  families/       one module per model family (config, checks, FlatBuffers table,
+                  tensor table rules) and the registry the modules here reach them by
   model_file      write / read the .emt container (size-prefixed FlatBuffer + weights)
   atomic_file     write-to-temp, fsync, rename; never leaves a half file
   positions       the sinusoidal position table, computed as the source model does
