@@ -7,9 +7,10 @@ a file whose weights cannot be computed with. Each problem is a UserError of
 one line naming the key or tensor and the bad value:
 
   header   the config by its family's check (families/<family>.py: its
-           values inside the runtime's limits, limits.py and the family's
-           own), special token ids inside the vocabulary, languages without NUL, the tokenizer a SentencePiece
-           model SentencePiece loads, with at most vocab_size pieces, each
+           values inside the runtime's limits, limits.py's and the
+           family's own), special token ids inside the vocabulary,
+           languages without NUL, the tokenizer a SentencePiece model
+           SentencePiece loads, with at most vocab_size pieces, each
            non-empty, NUL-free, with a finite score, exactly one <unk>;
   tensors  exactly the names `model_spec.expected_tensors` implies, with its
            shapes and dtypes (matrices in the weight dtype, vectors float32)

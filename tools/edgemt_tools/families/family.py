@@ -18,8 +18,8 @@ class Family:
     its `config_table` names, and the config dataclass that table holds.
 
     Every family's config has `vocab_size`, `source_vocab_size` (0: the
-    same vocabulary) and `max_positions`: the header's checks read those
-    by name; everything else in it only the family's own module reads."""
+    same vocabulary) and `max_positions`: the header's checks and int8
+    calibration read those by name; the rest only the family's module reads."""
     name: str           # "transformer": runtime/models/<name>/, schema/<name>_tensors.def
     title: str          # "Transformer": how messages name the family
     config_table: ConfigTable
@@ -31,7 +31,7 @@ class Family:
     check: Callable[[object], None]
     # The value of the schema's ModelFamily by which format version 1 named
     # the family (holding its config in Model.config); None: a family
-    # younger than version 2.
+    # that came with version 2 or later.
     format_v1: Optional[int] = None
     # forward_pass(config, weights): a float32 numpy forward pass, which
     # int8 calibration records each projection's inputs with
