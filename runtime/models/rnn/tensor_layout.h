@@ -1,6 +1,6 @@
 // Tensor layout: the tensors an RnnConfig implies, walked from the family's
 // one table, schema/rnn_tensors.def (names, shapes, storage, conditions),
-// which the converter parses too (tools/edgemt_tools/model_spec.py). The
+// which the converter parses too (tools/edgemt_tools/families/tensor_table.py). The
 // verifier requires exactly these; the weight loader names them by id.
 #pragma once
 

@@ -2,7 +2,8 @@
 // family's one table, schema/transformer_tensors.def (schema/TENSORS.md
 // explains it; models/tensor_table.h walks it). The verifier requires
 // exactly these, the test builder writes them, the weight loader names them
-// by id, and the converter parses the same .def (model_spec.py).
+// by id, and the converter parses the same .def
+// (tools/edgemt_tools/families/tensor_table.py).
 #pragma once
 
 #include <cstddef>
