@@ -13,6 +13,7 @@ packages=(
   python3-yaml                               # converter: Marian's model.yml, decoder.yml, vocabularies
   clang-14 libclang-rt-14-dev llvm-14        # sanitizer builds and libFuzzer (asan-ubsan preset);
                                              # llvm-symbolizer names the frames of a report
+  python3-venv                               # pip install . into a fresh venv (tests/tools/test_pip_package.py)
   python3-pip python3-regex python3-tabulate python3-colorama python3-portalocker python3-lxml
                                              # pip, and sacrebleu's dependencies from Debian
   librsvg2-bin                               # rsvg-convert: tests render the attention heat maps (SVG) to PNG

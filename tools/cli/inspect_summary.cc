@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/inspect_lines.h"
+#include "edgemt/edgemt.h"
 
 namespace edgemt::cli {
 namespace {
@@ -68,6 +69,13 @@ void print_file_facts(const std::string& path, const Model& model, const TensorS
                       bool unabridged) {
   print_field(0, "file", text_printf("%s (%" PRIu64 " bytes)", path.c_str(), model.file_size()));
   print_field(0, "format version", std::to_string(model.format_version()));
+  // Who read it: the version `edgemt --version`, edgemt.version() and the
+  // Python package report (all CMake's project() version).
+  print_field(0, "read by",
+              text_printf("edgemt %d.%d.%d (reads format versions %u to %u)", EDGEMT_VERSION_MAJOR,
+                          EDGEMT_VERSION_MINOR, EDGEMT_VERSION_PATCH,
+                          static_cast<unsigned>(kOldestFormatVersion),
+                          static_cast<unsigned>(kFormatVersion)));
   const FileChecksum& checksum = model.checksum();
   print_field(0, "checksum",
               checksum.present

@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "cli/commands.h"
+#include "edgemt/edgemt.h"
+#include "edgemt/model.h"
 
 namespace {
 
@@ -26,7 +28,13 @@ int main(int argc, char** argv) {
     return argc < 2 ? edgemt::cli::kExitUsage : edgemt::cli::kExitOk;
   }
   if (std::strcmp(argv[1], "--version") == 0) {
-    std::puts("edgemt 0.1.0 (model format 1)");
+    // The version is CMake's project() version (edgemt.h is checked against
+    // it at configure time); the Python package and the converter read the
+    // same line.
+    std::printf("edgemt %d.%d.%d (reads model format versions %u to %u)\n", EDGEMT_VERSION_MAJOR,
+                EDGEMT_VERSION_MINOR, EDGEMT_VERSION_PATCH,
+                static_cast<unsigned>(edgemt::kOldestFormatVersion),
+                static_cast<unsigned>(edgemt::kFormatVersion));
     return edgemt::cli::kExitOk;
   }
   if (std::strcmp(argv[1], "translate") == 0) return edgemt::cli::run_translate(argc, argv);

@@ -21,7 +21,10 @@ Modules (one job each):
   reference_cli   the `edgemt-reference` command line
   bleu, bleu_cli  corpus BLEU by sacreBLEU (PyPI) and the `edgemt-bleu` command
   textio          reading plain or .gz text files
+  version         the project's version (CMakeLists.txt, or the installed package)
   testing         unchecked writer and tiny random checkpoints for tests
 """
 
-__version__ = "0.1.0"
+from .version import project_version as _project_version
+
+__version__ = _project_version()

@@ -2,32 +2,59 @@
 
 The generated modules live in `generated/` (regenerate with
 `flatc --python -o tools/edgemt_tools/generated schema/edgemt.fbs`; a test
-checks they are current). They import each other as `edgemt.format.X`, so the
-`generated/` folder has to be on sys.path; this module puts it there once and
-re-exports the classes the writer and the reader use. A family's own tables
-and enums (its config) its module in families/ takes by name: `generated`.
+checks they are current) and import each other, inside their methods, as
+`from edgemt.format.X import X`. The runtime's Python module is also named
+`edgemt`, so `generated/` must not go on sys.path (whichever `edgemt` came
+first would hide the other): this module loads every generated module from
+its file and registers it in sys.modules as `edgemt.format.X`, where those
+imports find it whatever `edgemt` is. It re-exports the classes the writer
+and the reader use; a family's own tables and enums (its config) its module
+in families/ takes by name: `generated`.
 """
 
-import importlib
+import importlib.util
 import os
 import sys
 
 GENERATED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generated")
-if GENERATED_DIR not in sys.path:
-    sys.path.insert(0, GENERATED_DIR)
+_FORMAT_DIR = os.path.join(GENERATED_DIR, "edgemt", "format")
 
-# pylint: disable=wrong-import-position
-from edgemt.format import Decoding as decoding_fb  # noqa: E402
-from edgemt.format import Model as model_fb  # noqa: E402
-from edgemt.format import Provenance as provenance_fb  # noqa: E402
-from edgemt.format import SpecialTokens as special_tokens_fb  # noqa: E402
-from edgemt.format import Tensor as tensor_fb  # noqa: E402
-from edgemt.format import Tokenizer as tokenizer_fb  # noqa: E402
-from edgemt.format.DType import DType  # noqa: E402
-from edgemt.format.FamilyConfig import FamilyConfig  # noqa: E402
-from edgemt.format.QuantizationScheme import QuantizationScheme  # noqa: E402
-from edgemt.format.SearchRules import SearchRules  # noqa: E402
-from edgemt.format.TokenizerKind import TokenizerKind  # noqa: E402
+
+def _load_generated_modules() -> None:
+    for file_name in sorted(os.listdir(_FORMAT_DIR)):
+        if not file_name.endswith(".py") or file_name == "__init__.py":
+            continue
+        name = "edgemt.format." + file_name[:-3]
+        if name in sys.modules:
+            continue
+        spec = importlib.util.spec_from_file_location(name, os.path.join(_FORMAT_DIR, file_name))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+
+
+def generated(name: str):
+    """The generated module of the schema's table or enum `name`
+    (edgemt.format.<name>: Start, Add<Field> and End of a table, and the
+    class `name`)."""
+    try:
+        return sys.modules[f"edgemt.format.{name}"]
+    except KeyError:
+        raise ImportError(f"schema/edgemt.fbs has no table or enum {name!r}") from None
+
+
+_load_generated_modules()
+decoding_fb = generated("Decoding")
+model_fb = generated("Model")
+provenance_fb = generated("Provenance")
+special_tokens_fb = generated("SpecialTokens")
+tensor_fb = generated("Tensor")
+tokenizer_fb = generated("Tokenizer")
+DType = generated("DType").DType
+FamilyConfig = generated("FamilyConfig").FamilyConfig
+QuantizationScheme = generated("QuantizationScheme").QuantizationScheme
+SearchRules = generated("SearchRules").SearchRules
+TokenizerKind = generated("TokenizerKind").TokenizerKind
 
 FILE_IDENTIFIER = b"EMT1"
 # Written by this converter; the reader also reads the older ones
@@ -37,14 +64,6 @@ FILE_IDENTIFIER = b"EMT1"
 # model_file.py; version 5 adds smoothed int8 files).
 FORMAT_VERSION = 5
 OLDEST_FORMAT_VERSION = 1
-
-
-def generated(name: str):
-    """The generated module of the schema's table or enum `name`
-    (edgemt.format.<name>: Start, Add<Field> and End of a table, and the
-    class `name`)."""
-    return importlib.import_module(f"edgemt.format.{name}")
-
 
 __all__ = [
     "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "OLDEST_FORMAT_VERSION", "generated",

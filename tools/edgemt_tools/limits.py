@@ -14,8 +14,9 @@ import os
 import re
 from typing import Dict
 
-_RUNTIME = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-                        "runtime")
+from .project_files import project_path
+
+_RUNTIME = project_path("runtime")
 HEADERS = (os.path.join(_RUNTIME, "include", "edgemt", "limits.h"),)
 
 _CONSTANT = re.compile(r"inline\s+constexpr\s+\w+\s+(k\w+)\s*=\s*([^;]+);")

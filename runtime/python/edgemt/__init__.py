@@ -10,8 +10,9 @@ A thin layer (ctypes) over the C API of the shared library libedgemt.so
         print(t.text, t.score, t.tokens)
 
 The library is found through $EDGEMT_LIBRARY (a path to libedgemt.so), then
-beside an installed package (<prefix>/lib[/<multiarch>]), then the system's
-library path. Errors raise edgemt.Error (its .code names the C API's code).
+inside the package (pip install), beside an installed package
+(<prefix>/lib[/<multiarch>]), in the checkout's build/ folder, then the
+system's library path. Errors raise edgemt.Error (its .code names the C API's code).
 Translations equal `edgemt translate`'s for the same options.
 
 Threads: every object may be used from any number of threads. A Translator
@@ -117,14 +118,20 @@ class _DocumentResult(ctypes.Structure):
 # ---- Loading the library ------------------------------------------------------
 
 def _candidates() -> List[str]:
-    found = []
+    """Where libedgemt.so may be, in the order tried: $EDGEMT_LIBRARY alone
+    when set; inside the package (a pip install puts it there); beside an
+    installed package (<prefix>/lib[/<multiarch>]); the build tree of the
+    checkout this module is in (build/, the README's build folder); the
+    system's library path."""
     if os.environ.get("EDGEMT_LIBRARY"):
         return [os.environ["EDGEMT_LIBRARY"]]
     here = os.path.dirname(os.path.abspath(__file__))
-    # <prefix>/lib/python3/dist-packages/edgemt -> <prefix>/lib, <prefix>/lib/<multiarch>
-    libdir = os.path.normpath(os.path.join(here, "..", "..", ".."))
-    for sub in ("", "x86_64-linux-gnu", "aarch64-linux-gnu"):
-        found.append(os.path.join(libdir, sub, "libedgemt.so.0"))
+    found = [os.path.join(here, "libedgemt.so")]
+    # Installed: <prefix>/lib/python3/dist-packages/edgemt -> <prefix>/lib[/<multiarch>];
+    # a checkout: <checkout>/runtime/python/edgemt -> <checkout>/build/runtime.
+    up_three = os.path.normpath(os.path.join(here, "..", "..", ".."))
+    for sub in ("", "x86_64-linux-gnu", "aarch64-linux-gnu", os.path.join("build", "runtime")):
+        found.append(os.path.join(up_three, sub, "libedgemt.so.0"))
     system = ctypes.util.find_library("edgemt")
     if system:
         found.append(system)

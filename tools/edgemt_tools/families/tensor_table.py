@@ -16,11 +16,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple
 
+from ..project_files import project_path
+
 MATRIX = "matrix"  # stored in the weight dtype (F32, F16 or I8)
 VECTOR = "f32"     # biases, LayerNorm parameters, the position table, int8 scales: always F32
 
-SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-                          os.pardir, "schema")
+SCHEMA_DIR = project_path("schema")
 
 
 def table_path(family_name: str) -> str:
