@@ -196,11 +196,37 @@ Status finish_line(const edgemt::Tokenizer& tokenizer, const edgemt_document_opt
   return Status::ok();
 }
 
+// Hands each sentence of a line that succeeded to `each`.
+void hand_on_sentences(const Line& line, size_t index, bool attention,
+                       edgemt_sentence_callback each, void* user) {
+  for (size_t k = 0; k < line.sentences.size(); ++k) {
+    const Sentence& sentence = line.sentences[k];
+    edgemt_document_sentence out{};
+    out.line = index;
+    out.index = k;
+    out.span = edgemt_span{sentence.span.begin, sentence.span.end};
+    out.source = sentence.source.data();
+    out.source_length = sentence.source.size();
+    out.tokens = sentence.tokens.data();
+    out.token_length = sentence.result.length;
+    out.score = sentence.result.score;
+    out.translation = sentence.translation.data();
+    out.translation_length = sentence.translation.size();
+    if (attention) {
+      out.attention = sentence.attention.data();
+      out.attention_rows = sentence.result.attention_rows;
+      out.attention_columns = sentence.result.attention_columns;
+    }
+    each(user, &out);
+  }
+}
+
 // The arguments a call must have before anything runs.
 edgemt_code check_arguments(const edgemt_translator* translator, const edgemt_tokenizer* tokenizer,
                             const edgemt_text* lines, size_t count,
                             const edgemt_document_options& document,
-                            const edgemt_document_result* results, edgemt_error* error) {
+                            const edgemt_document_result* results, bool attention,
+                            edgemt_error* error) {
   if (translator == nullptr || tokenizer == nullptr ||
       (count != 0 && (lines == nullptr || results == nullptr))) {
     return fail(error, StatusCode::kInvalidArgument, "edgemt_translate_document: NULL argument");
@@ -214,6 +240,11 @@ edgemt_code check_arguments(const edgemt_translator* translator, const edgemt_to
     return fail(error, StatusCode::kFailedPrecondition,
                 "edgemt_translate_document: align needs a translator prepared with "
                 "limits.attention");
+  }
+  if (attention && !translator->translator->limits().attention) {
+    return fail(error, StatusCode::kFailedPrecondition,
+                "edgemt_translate_document_sentences: attention needs a translator prepared "
+                "with limits.attention");
   }
   for (size_t i = 0; i < count; ++i) {
     if (lines[i].data == nullptr && lines[i].length != 0) {
@@ -269,9 +300,19 @@ edgemt_code edgemt_translate_document(edgemt_translator* translator,
                                       size_t count, const edgemt_document_options* document,
                                       const edgemt_decode_options* options,
                                       edgemt_document_result* results, edgemt_error* error) {
+  return edgemt_translate_document_sentences(translator, tokenizer, lines, count, document,
+                                             options, results, 0, nullptr, nullptr, error);
+}
+
+edgemt_code edgemt_translate_document_sentences(
+    edgemt_translator* translator, const edgemt_tokenizer* tokenizer, const edgemt_text* lines,
+    size_t count, const edgemt_document_options* document, const edgemt_decode_options* options,
+    edgemt_document_result* results, int attention, edgemt_sentence_callback each, void* user,
+    edgemt_error* error) {
   const edgemt_document_options doc =
       document != nullptr ? *document : edgemt_document_options_default();
-  const edgemt_code checked = check_arguments(translator, tokenizer, lines, count, doc, results, error);
+  const edgemt_code checked =
+      check_arguments(translator, tokenizer, lines, count, doc, results, attention != 0, error);
   if (checked != EDGEMT_OK) return checked;
   return edgemt::capi::guarded(error, kCall, [&] {
     const edgemt::Tokenizer& tok = *tokenizer->tokenizer;
@@ -297,7 +338,8 @@ edgemt_code edgemt_translate_document(edgemt_translator* translator,
       if (edgemt::capi::is_blank(lines[i])) continue;
       make_sentences(tok, doc, language, has_prefix ? &prefix_id : nullptr, max_source_len, &work[i]);
     }
-    const edgemt_code code = translate_sentences(translator, &work, options, doc.align != 0, error);
+    const edgemt_code code =
+        translate_sentences(translator, &work, options, doc.align != 0 || attention != 0, error);
     if (code != EDGEMT_OK) return code;
     const int32_t source_eos = model.eos_id(edgemt::TextSide::kSource);
     for (size_t i = 0; i < count; ++i) {
@@ -310,6 +352,9 @@ edgemt_code edgemt_translate_document(edgemt_translator* translator,
       }
       results[i].translation.code = work[i].code;
       results[i].translation.error = work[i].error;
+      if (each != nullptr && work[i].code == EDGEMT_OK) {
+        hand_on_sentences(work[i], i, attention != 0, each, user);
+      }
     }
     return report(error, Status::ok());
   });

@@ -88,6 +88,35 @@ edgemt_code edgemt_tokenizer_decode(const edgemt_tokenizer* tokenizer, const int
   });
 }
 
+edgemt_code edgemt_tokenizer_piece(const edgemt_tokenizer* tokenizer, int side, int32_t id,
+                                   char* piece, size_t capacity, size_t* length,
+                                   edgemt_error* error) {
+  if (tokenizer == nullptr || piece == nullptr || capacity == 0 || length == nullptr) {
+    return fail(error, StatusCode::kInvalidArgument,
+                "edgemt_tokenizer_piece: NULL argument or capacity 0");
+  }
+  if (side != 0 && side != 1) {
+    return report(error, Status::error(StatusCode::kInvalidArgument,
+                                       "edgemt_tokenizer_piece: side is %d; it must be 0 "
+                                       "(source) or 1 (target)",
+                                       side));
+  }
+  return guarded(error, "edgemt_tokenizer_piece", [&] {
+    std::string text;
+    const Status status = tokenizer->tokenizer->piece(
+        side == 0 ? edgemt::TextSide::kSource : edgemt::TextSide::kTarget, id, &text);
+    if (!status.is_ok()) return report(error, status);
+    *length = text.size();
+    if (!copy_text(text, piece, capacity)) {
+      piece[0] = '\0';
+      return report(error, Status::error(StatusCode::kOutOfRange,
+                                         "edgemt_tokenizer_piece: %zu bytes do not fit in %zu",
+                                         text.size() + 1, capacity));
+    }
+    return report(error, Status::ok());
+  });
+}
+
 edgemt_code edgemt_translate_text(edgemt_translator* translator,
                                   const edgemt_tokenizer* tokenizer, const edgemt_text* texts,
                                   size_t count, const char* target_prefix,

@@ -341,6 +341,17 @@ EDGEMT_API edgemt_code edgemt_tokenizer_decode(const edgemt_tokenizer* tokenizer
                                                size_t capacity, size_t* length,
                                                edgemt_error* error);
 
+/* The piece of `id` as its side's vocabulary spells it ("\xe2\x96\x81Hund",
+ * "</s>", ">>fra<<"): for token lists and attention labels. side 0: the
+ * source vocabulary, 1: the target's. Writes the piece and a NUL into
+ * piece[0..capacity); *length is its length without the NUL. Errors:
+ * INVALID_ARGUMENT (NULL pointer, side not 0 or 1, id outside the side's
+ * vocabulary), OUT_OF_RANGE (does not fit: *length is the length needed,
+ * and piece holds ""). */
+EDGEMT_API edgemt_code edgemt_tokenizer_piece(const edgemt_tokenizer* tokenizer, int side,
+                                              int32_t id, char* piece, size_t capacity,
+                                              size_t* length, edgemt_error* error);
+
 /* One line of UTF-8 text (not NUL-terminated: `length` bytes). */
 typedef struct edgemt_text {
   const char* data;
@@ -456,6 +467,43 @@ EDGEMT_API edgemt_code edgemt_translate_document(edgemt_translator* translator,
                                                  const edgemt_decode_options* options,
                                                  edgemt_document_result* results,
                                                  edgemt_error* error);
+
+/* One sentence of a line that edgemt_translate_document_sentences()
+ * translated. Every pointer is the library's, valid only during the
+ * callback that receives it. */
+typedef struct edgemt_document_sentence {
+  size_t line;                /* index of its line in the call */
+  size_t index;               /* its place in the line: 0, 1, ... */
+  edgemt_span span;           /* its bytes in the line */
+  const int32_t* source;      /* the ids the model read: [target prefix] pieces [EOS] */
+  size_t source_length;
+  const int32_t* tokens;      /* its generated ids (no EOS) */
+  size_t token_length;
+  float score;
+  const char* translation;    /* its own text (not NUL-terminated) */
+  size_t translation_length;
+  /* With `attention`: [attention_rows, attention_columns] weights as in
+   * edgemt_result (a row per decoder step of its tokens, then its EOS if
+   * it ended with one; a column per source id); else NULL and 0, 0. */
+  const float* attention;
+  size_t attention_rows;
+  size_t attention_columns;
+} edgemt_document_sentence;
+
+typedef void (*edgemt_sentence_callback)(void* user, const edgemt_document_sentence* sentence);
+
+/* edgemt_translate_document(), which also hands every sentence of every
+ * line that succeeded (result code OK) to `each` (NULL: none), in line
+ * order then sentence order, before it returns: what a caller needs for
+ * per-sentence sources, tokens and scores. attention nonzero: each
+ * sentence's attention weights too (a translator prepared with
+ * limits.attention, else FAILED_PRECONDITION). The same results and
+ * errors as edgemt_translate_document() otherwise. */
+EDGEMT_API edgemt_code edgemt_translate_document_sentences(
+    edgemt_translator* translator, const edgemt_tokenizer* tokenizer, const edgemt_text* lines,
+    size_t count, const edgemt_document_options* document, const edgemt_decode_options* options,
+    edgemt_document_result* results, int attention, edgemt_sentence_callback each, void* user,
+    edgemt_error* error);
 
 #ifdef __cplusplus
 }  /* extern "C" */
