@@ -1,13 +1,37 @@
 """edgemt: on-device machine translation, from Python.
 
 A thin layer (ctypes) over the C API of the shared library libedgemt.so
-(runtime/include/edgemt/edgemt.h), for people who evaluate and script:
+(runtime/include/edgemt/edgemt.h), at the level of `edgemt translate`:
+sentence splitting, per-text errors, pieces, attention and alignments.
 
     import edgemt
     model = edgemt.Model("models/multi30k-en-de.int8.emt")
     translator = edgemt.Translator(model, threads=2)
-    for t in translator.translate(["A man is riding a bike."], beam_size=4):
-        print(t.text, t.score, t.tokens)
+    texts = ["Two dogs play. A cat sleeps.", "A man is riding a bike."]
+    for t in translator.translate(texts, beam_size=4):
+        if t.ok:                            # one Translation per text
+            print(t.text, t.score, t.pieces)
+        else:                               # this text failed, the others not
+            print("failed:", t.error)
+    with open("big.en", encoding="utf-8") as f:   # lazily, batch by batch
+        for t in translator.translate_iter(line.rstrip("\n") for line in f):
+            print(t.text)
+
+What you get: Translator.translate(texts) returns one Translation per text,
+in order. A text of several sentences is split (split_sentences=True, as
+the CLI), its sentences translated and joined (Translation.sentences holds
+each). A text that cannot be translated (a sentence longer than the
+translator's max_source_len, a str with a lone surrogate, scores that
+overflowed) does not fail the call: its Translation.error holds the reason
+`edgemt translate` prints for such a line (Translation.ok is False, .text
+""), and the other texts are translated; errors="raise" raises edgemt.Error
+instead. Translation.tokens and .pieces are the target ids and their pieces
+("▁Hund"), .source_tokens and .source_pieces what the model read.
+Translator(model, attention=True) adds attention weights to each
+translation (target steps x source ids; per sentence in .sentences) and
+allows align=True (word links, as `edgemt translate --align`).
+Translator.translate_iter(texts) is the same as a stream, for inputs too
+large for memory. Translator.translate_ids works on token ids.
 
 The library is found through $EDGEMT_LIBRARY (a path to libedgemt.so), then
 inside the package (pip install), beside an installed package
@@ -29,12 +53,14 @@ ValueError or TypeError, which are also edgemt.Error (code
 
 import ctypes
 import ctypes.util
+import math
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import _arguments as check
-from ._errors import OUT_OF_RANGE, UNSUPPORTED, ArgumentTypeError, Error
+from ._errors import (FAILED_PRECONDITION, INVALID_ARGUMENT, OUT_OF_RANGE, UNSUPPORTED,
+                      ArgumentTypeError, ArgumentValueError, Error)
 from ._handles import ExclusiveHandle, SharedHandle
 
 __all__ = ["Error", "Model", "Translator", "Translation", "version", "library_path",
@@ -113,6 +139,19 @@ class _DocumentResult(ctypes.Structure):
     _fields_ = [("translation", _TextResult), ("sentence_count", ctypes.c_size_t),
                 ("alignment", ctypes.POINTER(_WordPair)), ("alignment_capacity", ctypes.c_size_t),
                 ("alignment_length", ctypes.c_size_t)]
+
+
+class _DocumentSentence(ctypes.Structure):
+    _fields_ = [("line", ctypes.c_size_t), ("index", ctypes.c_size_t), ("span", _Span),
+                ("source", ctypes.POINTER(ctypes.c_int32)), ("source_length", ctypes.c_size_t),
+                ("tokens", ctypes.POINTER(ctypes.c_int32)), ("token_length", ctypes.c_size_t),
+                ("score", ctypes.c_float), ("translation", ctypes.POINTER(ctypes.c_char)),
+                ("translation_length", ctypes.c_size_t),
+                ("attention", ctypes.POINTER(ctypes.c_float)), ("attention_rows", ctypes.c_size_t),
+                ("attention_columns", ctypes.c_size_t)]
+
+
+_SentenceCallback = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_DocumentSentence))
 
 
 # ---- Loading the library ------------------------------------------------------
@@ -198,6 +237,13 @@ _declare("edgemt_document_options_default", _DocumentOptions)
 _declare("edgemt_translate_document", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, _P(_Text),
          ctypes.c_size_t, _P(_DocumentOptions), _P(_DecodeOptions), _P(_DocumentResult),
          _P(_Error))
+_declare("edgemt_translate_document_sentences", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+         _P(_Text), ctypes.c_size_t, _P(_DocumentOptions), _P(_DecodeOptions),
+         _P(_DocumentResult), ctypes.c_int, _SentenceCallback, ctypes.c_void_p, _P(_Error))
+_declare("edgemt_tokenizer_encode", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+         ctypes.c_size_t, _P(ctypes.c_int32), ctypes.c_size_t, _P(ctypes.c_size_t), _P(_Error))
+_declare("edgemt_tokenizer_piece", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int32,
+         ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_size_t), _P(_Error))
 
 
 def _check(code: int, error: _Error) -> None:
@@ -259,6 +305,70 @@ def _detokenize(model_pointer: int, ids: List[int], longest_text: int) -> str:
             continue
         _check(code, error)
         return text.raw[:length.value].decode("utf-8", "replace")
+
+
+# edgemt_tokenizer_piece's sides.
+_SOURCE, _TARGET = 0, 1
+
+
+def _encode(tokenizer: int, text: bytes) -> Tuple[int, int, str]:
+    """(code, number of source ids, message) of edgemt_tokenizer_encode."""
+    capacity = len(text) + 2  # a piece is at least one byte; then EOS
+    ids = (ctypes.c_int32 * capacity)()
+    length = ctypes.c_size_t()
+    error = _Error()
+    code = _lib.edgemt_tokenizer_encode(tokenizer, text, len(text), ids, capacity,
+                                        ctypes.byref(length), ctypes.byref(error))
+    return code, length.value, error.message.decode("utf-8", "replace")
+
+
+def _piece(tokenizer: int, side: int, token: int) -> str:
+    """One id's piece through edgemt_tokenizer_piece."""
+    capacity = 64
+    while True:
+        piece = ctypes.create_string_buffer(capacity)
+        length = ctypes.c_size_t()
+        error = _Error()
+        code = _lib.edgemt_tokenizer_piece(tokenizer, side, token, piece, capacity,
+                                           ctypes.byref(length), ctypes.byref(error))
+        if code == OUT_OF_RANGE and length.value + 1 > capacity:
+            capacity = length.value + 1
+            continue
+        _check(code, error)
+        return piece.raw[:length.value].decode("utf-8", "replace")
+
+
+class _TextRequest:
+    """The checked options of one translate() or translate_iter() call."""
+    options: "_DecodeOptions"
+    document: "_DocumentOptions"
+    language: Optional[bytes]
+    has_prefix: bool
+    attention: bool
+    raise_errors: bool
+
+
+class _Sentence(NamedTuple):
+    """What the C call reported of one sentence (copied)."""
+    begin: int
+    end: int
+    source: List[int]
+    tokens: List[int]
+    score: float
+    translation: str
+    attention: Optional[List[List[float]]]
+
+
+class _Line(NamedTuple):
+    """What the C call reported of one text: code 0 and its translation, or
+    a code and the C message in `text`."""
+    code: int
+    text_length: int
+    text: str
+    score: float = math.nan
+    tokens: List[int] = []
+    alignment: Optional[List[Tuple[int, int]]] = None
+    sentences: List[_Sentence] = []
 
 
 # ---- Model ---------------------------------------------------------------------
@@ -371,21 +481,80 @@ class Model:
 
 @dataclass
 class Translation:
+    """One translation: of a text (Translator.translate, translate_iter), of
+    one sentence of a text (Translation.sentences), or of token ids
+    (Translator.translate_ids).
+
+    A text that cannot be translated (a sentence longer than the
+    translator's max_source_len, a lone surrogate, a sentence over the
+    tokenizer's 64 KiB, scores that overflowed) gives a Translation with
+    `error` set to the one-line reason `edgemt translate` prints for such a
+    line, `ok` False, `text` "", `score` NaN and no tokens; the other texts
+    of the call are translated as usual.
+
+    Fields:
+      text       the translation ("" for a blank text or a failed one)
+      score      log-probability (beam: length-normalized); the sum of the
+                 sentences' for a split text; NaN with greedy_scores=False
+                 or when the text failed
+      tokens     target ids without EOS (of every sentence, in order)
+      attention  rows of weights over the source ids: one row per decoder
+                 step (each sentence's tokens, then its EOS if it ended
+                 with one), one column per id of `source_tokens`. A text of
+                 several sentences gets them block-diagonally (a sentence's
+                 rows weigh only its own source ids; 0.0 elsewhere); each
+                 sentence's own matrix is in `sentences`. None unless asked
+                 (a Translator made with attention=True)
+      alignment  translate(align=True): (source word, target word) links
+                 over the text's and the translation's whitespace words, as
+                 `edgemt translate --align` prints them ("0-0 1-2"); else None
+      error      None when translated, else why not (see above)
+      pieces     the pieces of `tokens` ("▁Hund"), as `edgemt translate
+                 --json` lists them (text translations only)
+      source     the text (or the sentence) that was translated
+      source_tokens  the ids the model read: per sentence its target
+                 prefix, pieces and EOS (what attention columns are)
+      source_pieces  their pieces
+      sentences  per sentence of a text: a Translation each (its own text,
+                 score, tokens, attention, source ...); [] for a blank or
+                 failed text and for translate_ids
+    """
+
     text: str
-    score: float                      # log-probability (beam: length-normalized); NaN: greedy_scores=False
-    tokens: List[int] = field(default_factory=list)  # target ids, without EOS
-    # translate_ids(attention=True): one row per decoder step of the result
-    # (its tokens, then its EOS if it ended with one), one weight per source
-    # token; None when not asked.
+    score: float
+    tokens: List[int] = field(default_factory=list)
     attention: Optional[List[List[float]]] = None
-    # translate(align=True): (source word, target word) links over the
-    # text's and the translation's whitespace words, as `edgemt translate
-    # --align` prints them ("0-0 1-2"); None when not asked.
     alignment: Optional[List[Tuple[int, int]]] = None
+    error: Optional[str] = None
+    pieces: List[str] = field(default_factory=list)
+    source: Optional[str] = None
+    source_tokens: List[int] = field(default_factory=list)
+    source_pieces: List[str] = field(default_factory=list)
+    sentences: List["Translation"] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the text was translated (error is None)."""
+        return self.error is None
+
+
+def _block_attention(sentences: List[Translation]) -> List[List[float]]:
+    """The sentences' attention matrices as one: their rows in order, each
+    row over every sentence's source ids, zeros outside its own."""
+    width = sum(len(s.source_tokens) for s in sentences)
+    rows: List[List[float]] = []
+    offset = 0
+    for sentence in sentences:
+        columns = len(sentence.source_tokens)
+        for row in sentence.attention or []:
+            rows.append([0.0] * offset + row + [0.0] * (width - offset - columns))
+        offset += columns
+    return rows
 
 
 class Translator:
-    """Translates batches of sentences with one model.
+    """Translates texts (translate, translate_iter) or token ids
+    (translate_ids) with one model, in batches of up to max_batch sentences.
 
     Safe from any number of threads: its calls run one at a time (a lock;
     the others wait), so sharing one Translator gives the same results as
@@ -405,8 +574,10 @@ class Translator:
         longest), beams up to max_beam (default 4 or the model's default
         beam, at most 64), up to max_batch sentences per C call (at most
         1024; longer lists are sent in batches).
-        attention: plan for attention weights (translate_ids(attention=True));
-        of a Transformer, decoder layer attention_layer's cross-attention (-1:
+        attention: plan for attention weights: translate() and
+        translate_iter() then return them with every translation (and allow
+        align=True), translate_ids() when asked (attention=True); of a
+        Transformer, decoder layer attention_layer's cross-attention (-1:
         the last) and its head attention_head (-1: the mean over heads).
         greedy_scores=False: greedy (beam 1) results get score NaN, and a
         model with an f32 output projection finds each step's token without
@@ -439,6 +610,7 @@ class Translator:
         self._source_vocab_size = model.source_vocab_size
         self._has_tokenizer = model.has_tokenizer
         self._tokenizer = None  # made by the first text call
+        self._piece_cache: Tuple[dict, dict] = ({}, {})  # source, target: id -> piece
         pointer = ctypes.c_void_p()
         error = _Error()
         code = _lib.edgemt_translator_create(self._model_pointer, ctypes.byref(options),
@@ -460,7 +632,7 @@ class Translator:
             raise
 
     @property
-    def limits(self):
+    def limits(self) -> "_Limits":
         """The limits it was prepared with (a copy: changing it changes nothing)."""
         return _Limits.from_buffer_copy(self._limits)
 
@@ -497,19 +669,79 @@ class Translator:
                   length_penalty: Optional[float] = None, max_len_a: Optional[float] = None,
                   max_len_b: Optional[float] = None, word_penalty: Optional[float] = None,
                   target_prefix: Optional[str] = None, split_sentences: bool = True,
-                  source_language: Optional[str] = None,
-                  align: bool = False) -> List[Translation]:
-        """Translations of `texts` (any number), as `edgemt translate` gives
-        them for the same lines. Options left None take the model's
-        defaults. split_sentences: a text of several sentences is translated
-        sentence by sentence and the translations joined (the text's own
-        spaces between them kept; score: their sum; tokens: all of theirs);
-        source_language: the splitting rules' language (None: the model's
-        source language; "": the generic rules). align: each translation's
-        word alignment (a Translator made with attention=True)."""
-        encoded = check.texts(texts)
-        options = self._decode_options(beam_size, length_penalty, max_len_a, max_len_b,
-                                       word_penalty)
+                  source_language: Optional[str] = None, align: bool = False,
+                  attention: Optional[bool] = None, errors: str = "return") -> List[Translation]:
+        """Translations of `texts` (any number of str), one per text, in
+        order, as `edgemt translate` gives them for the same lines.
+
+        A text that cannot be translated gets a Translation with .error set
+        (.ok False) and the others are translated; errors="raise" raises
+        edgemt.Error for the first such text instead. Wrong argument types,
+        bad options and a closed translator raise in either case.
+
+        Options left None take the model's defaults (beam_size,
+        length_penalty, max_len_a, max_len_b, word_penalty).
+        split_sentences: a text of several sentences is translated sentence
+        by sentence and the translations joined (the text's own spaces
+        between them kept; score: their sum; tokens: all of theirs; each in
+        .sentences); source_language: the splitting rules' language (None:
+        the model's source language; "": the generic rules). target_prefix:
+        the target-language token of a multi-target model (">>fra<<").
+        align: each translation's word alignment; attention: each
+        translation's attention weights (None: when the Translator was made
+        with attention=True). Both need a Translator made with
+        attention=True (else edgemt.Error "failed-precondition").
+        The texts are all read first; translate_iter() reads them lazily."""
+        request = self._text_request(beam_size, length_penalty, max_len_a, max_len_b,
+                                     word_penalty, target_prefix, split_sentences,
+                                     source_language, align, attention, errors)
+        items = list(check.texts(texts))  # every argument error before any work
+        out: List[Translation] = []
+        with self._handle.use() as translator:
+            tokenizer = self._text_tokenizer()
+            for chunk in self._chunks(items, request):
+                out.extend(self._translate_chunk(translator, tokenizer, chunk, request))
+        return out
+
+    def translate_iter(self, texts: Iterable[str], beam_size: Optional[int] = None,
+                       length_penalty: Optional[float] = None, max_len_a: Optional[float] = None,
+                       max_len_b: Optional[float] = None, word_penalty: Optional[float] = None,
+                       target_prefix: Optional[str] = None, split_sentences: bool = True,
+                       source_language: Optional[str] = None, align: bool = False,
+                       attention: Optional[bool] = None,
+                       errors: str = "return") -> Iterator[Translation]:
+        """translate() as a stream: yields each text's Translation in order
+        while reading `texts` (any iterable, e.g. a file or a generator)
+        lazily, about max_batch sentences at a time: a huge input never
+        lands in memory at once. The same options and results as
+        translate(). Options are checked now; the texts as they are read (a
+        text that is not a str raises when it is reached). The translator
+        is held during each batch, not between them (close() in between
+        makes the next batch raise edgemt.Error).
+
+            with open("big.en", encoding="utf-8") as f:
+                for t in translator.translate_iter(line.rstrip("\\n") for line in f):
+                    print(t.text if t.ok else "", file=out)
+        """
+        request = self._text_request(beam_size, length_penalty, max_len_a, max_len_b,
+                                     word_penalty, target_prefix, split_sentences,
+                                     source_language, align, attention, errors)
+        return self._stream(check.texts(texts), request)
+
+    def _stream(self, items: Iterator["check.Text"], request: "_TextRequest") -> Iterator[Translation]:
+        for chunk in self._chunks(items, request):
+            with self._handle.use() as translator:
+                results = self._translate_chunk(translator, self._text_tokenizer(), chunk,
+                                                request)
+            yield from results
+
+    def _text_request(self, beam_size, length_penalty, max_len_a, max_len_b, word_penalty,
+                      target_prefix, split_sentences, source_language, align, attention,
+                      errors) -> "_TextRequest":
+        """The options of translate() and translate_iter(), checked."""
+        request = _TextRequest()
+        request.options = self._decode_options(beam_size, length_penalty, max_len_a, max_len_b,
+                                               word_penalty)
         document = _lib.edgemt_document_options_default()
         document.split_sentences = 1 if check.flag("split_sentences", split_sentences) else 0
         if source_language is not None:
@@ -517,64 +749,113 @@ class Translator:
         if target_prefix is not None:
             document.target_prefix = check.c_string("target_prefix", target_prefix)
         document.align = 1 if check.flag("align", align) else 0
-        language = document.language if source_language is not None else \
+        request.document = document
+        request.language = document.language if source_language is not None else \
             self._model.source_language.encode()
-        # Sentences per text: what the buffers are sized for.
-        counts = [max(1, len(_sentence_spans(t, language))) if document.split_sentences else 1
-                  for t in encoded]
-        out: List[Translation] = []
-        with self._handle.use() as translator:
-            tokenizer = self._text_tokenizer()
-            first = 0
-            while first < len(encoded):
-                # About max_batch sentences a call (at least one text).
-                last = first + 1
-                while last < len(encoded) and sum(counts[first:last + 1]) <= self._limits.max_batch:
-                    last += 1
-                out.extend(self._translate_document(translator, tokenizer, encoded[first:last],
-                                                    counts[first:last], first, document, options))
-                first = last
-        return out
+        request.has_prefix = bool(target_prefix)
+        request.attention = bool(self._limits.attention) if attention is None else \
+            check.flag("attention", attention)
+        if request.attention and not self._limits.attention:
+            raise Error(FAILED_PRECONDITION, "attention=True needs a Translator made with "
+                                             "attention=True")
+        if errors not in ("return", "raise"):
+            raise ArgumentValueError(f"errors is {errors!r}; it must be \"return\" (a failed "
+                                     f"text's Translation.error) or \"raise\"")
+        request.raise_errors = errors == "raise"
+        return request
 
-    def _translate_document(self, translator, tokenizer, texts, counts, first, document,
-                            options):
-        """One edgemt_translate_document call. A translation whose text does
-        not fit its buffer (long pieces) is translated again with the size
-        the C call reported it needs, once."""
+    def _chunks(self, items: Iterable["check.Text"],
+                request: "_TextRequest") -> Iterator[List[Tuple["check.Text", int]]]:
+        """(text, its sentence count) in groups of about max_batch sentences
+        (at least one text): each group is one C call. Reads no text past
+        the group it yields."""
+        chunk: List[Tuple[check.Text, int]] = []
+        sentences = 0
+        for item in items:
+            count = 1
+            if item.encoded is not None and request.document.split_sentences:
+                count = max(1, len(_sentence_spans(item.encoded, request.language)))
+            if chunk and sentences + count > self._limits.max_batch:
+                yield chunk
+                chunk, sentences = [], 0
+            chunk.append((item, count))
+            sentences += count
+            if sentences >= self._limits.max_batch:
+                yield chunk
+                chunk, sentences = [], 0
+        if chunk:
+            yield chunk
+
+    def _translate_chunk(self, translator, tokenizer, chunk, request) -> List[Translation]:
+        """One group of texts through edgemt_translate_document_sentences. A
+        translation whose text does not fit its buffer (long pieces) is
+        translated again with the size the C call reported it needs, once."""
+        sent = [(item, count) for item, count in chunk if item.encoded is not None]
         per_sentence = 16 * self._limits.max_target_len + 64
-        capacities = [per_sentence * n for n in counts]
-        results = self._call_translate_document(translator, tokenizer, texts, counts, capacities,
-                                                document, options)
-        too_long = [k for k, r in enumerate(results)
-                    if r[0] == OUT_OF_RANGE and r[1] + 1 > capacities[k]]
+        capacities = [per_sentence * count for _, count in sent]
+        lines = self._call_document(translator, tokenizer, [item.encoded for item, _ in sent],
+                                    [count for _, count in sent], capacities, request)
+        too_long = [k for k, line in enumerate(lines)
+                    if line.code == OUT_OF_RANGE and line.text_length + 1 > capacities[k]]
         if too_long:
-            again = self._call_translate_document(
-                translator, tokenizer, [texts[k] for k in too_long], [counts[k] for k in too_long],
-                [results[k][1] + 1 for k in too_long], document, options)
-            for k, result in zip(too_long, again):
-                results[k] = result
+            again = self._call_document(translator, tokenizer,
+                                        [sent[k][0].encoded for k in too_long],
+                                        [sent[k][1] for k in too_long],
+                                        [lines[k].text_length + 1 for k in too_long], request)
+            for k, line in zip(too_long, again):
+                lines[k] = line
+        done = iter(lines)
         out = []
-        for k, (code, _, text, score, tokens, alignment) in enumerate(results):
+        for item, _ in chunk:
+            if item.encoded is None:
+                code, reason = INVALID_ARGUMENT, item.failure
+            else:
+                line = next(done)
+                code, reason = line.code, line.text
+                if code == OUT_OF_RANGE or code == INVALID_ARGUMENT:
+                    reason = self._explain(tokenizer, item.encoded, request, reason)
             if code != 0:
-                raise Error(code, f"text {first + k}: {text}")
-            out.append(Translation(text, score, tokens, None,
-                                   alignment if document.align else None))
+                if request.raise_errors:
+                    raise Error(code, f"text {item.index}: {reason}")
+                out.append(Translation("", math.nan, error=reason, source=item.text))
+                continue
+            out.append(self._text_translation(item, line, request))
         return out
 
-    def _call_translate_document(self, translator, tokenizer, texts, counts, capacities,
-                                 document, options):
-        """[(code, text_length, text or error message, score, tokens,
-        alignment)] of one edgemt_translate_document call."""
+    def _text_translation(self, item, line, request) -> Translation:
+        """The Translation of a text that was translated."""
+        sentences = []
+        for s in line.sentences:
+            sentences.append(Translation(
+                s.translation, s.score, s.tokens, s.attention if request.attention else None,
+                pieces=self._pieces(_TARGET, s.tokens),
+                source=item.encoded[s.begin:s.end].decode("utf-8", "replace"),
+                source_tokens=s.source, source_pieces=self._pieces(_SOURCE, s.source)))
+        source_tokens = [i for s in sentences for i in s.source_tokens]
+        return Translation(
+            line.text, line.score, line.tokens,
+            _block_attention(sentences) if request.attention else None,
+            line.alignment if request.document.align else None,
+            pieces=self._pieces(_TARGET, line.tokens), source=item.text,
+            source_tokens=source_tokens, source_pieces=self._pieces(_SOURCE, source_tokens),
+            sentences=sentences)
+
+    def _call_document(self, translator, tokenizer, texts, counts, capacities,
+                       request) -> List["_Line"]:
+        """One edgemt_translate_document_sentences call: a _Line per text."""
         n = len(texts)
+        if n == 0:
+            return []
         inputs = (_Text * n)(*[_Text(t, len(t)) for t in texts])
         results = (_DocumentResult * n)()
         buffers = []
+        align = bool(request.document.align)
         for document_result, capacity, count in zip(results, capacities, counts):
             r = document_result.translation
             text = ctypes.create_string_buffer(capacity)
             tokens = (ctypes.c_int32 * (count * self._limits.max_target_len))()
             # One link per target word at most: no more than the tokens.
-            pairs = (_WordPair * len(tokens))() if document.align else None
+            pairs = (_WordPair * len(tokens))() if align else None
             buffers.append((text, tokens, pairs))
             r.text = ctypes.cast(text, _P(ctypes.c_char))
             r.text_capacity = len(text)
@@ -583,22 +864,78 @@ class Translator:
             if pairs is not None:
                 document_result.alignment = pairs
                 document_result.alignment_capacity = len(pairs)
+        sentences: List[List[_Sentence]] = [[] for _ in range(n)]
+
+        def keep(_user, pointer):  # copies: the C pointers die when it returns
+            s = pointer.contents
+            columns = s.attention_columns
+            weights = None
+            if s.attention:
+                weights = [s.attention[i * columns:(i + 1) * columns]
+                           for i in range(s.attention_rows)]
+            sentences[s.line].append(_Sentence(
+                s.span.begin, s.span.end, s.source[:s.source_length], s.tokens[:s.token_length],
+                s.score, ctypes.string_at(s.translation, s.translation_length).decode(
+                    "utf-8", "replace"), weights))
+
+        callback = _SentenceCallback(keep)
         error = _Error()
-        _check(_lib.edgemt_translate_document(translator, tokenizer, inputs, n,
-                                              ctypes.byref(document), ctypes.byref(options),
-                                              results, ctypes.byref(error)), error)
+        _check(_lib.edgemt_translate_document_sentences(
+            translator, tokenizer, inputs, n, ctypes.byref(request.document),
+            ctypes.byref(request.options), results, 1 if request.attention else 0, callback,
+            None, ctypes.byref(error)), error)
         out = []
-        for document_result, (_, tokens, pairs) in zip(results, buffers):
+        for k, (document_result, (_, tokens, pairs)) in enumerate(zip(results, buffers)):
             r = document_result.translation
             if r.code != 0:
-                out.append((r.code, r.text_length, r.error.decode("utf-8", "replace"), r.score,
-                            [], None))
+                out.append(_Line(r.code, r.text_length, r.error.decode("utf-8", "replace")))
                 continue
             text = ctypes.string_at(r.text, r.text_length).decode("utf-8", "replace")
             links = [(pairs[i].source_word, pairs[i].target_word)
                      for i in range(document_result.alignment_length)] if pairs is not None else None
-            out.append((0, r.text_length, text, r.score, list(tokens[:r.token_length]), links))
+            out.append(_Line(0, r.text_length, text, r.score, list(tokens[:r.token_length]), links,
+                             sentences[k]))
         return out
+
+    def _explain(self, tokenizer, encoded: bytes, request, message: str) -> str:
+        """Why a text failed, as `edgemt translate` says it of a line: which
+        sentence (of a split text) and how long it is; the C call's static
+        message when the sentences do not say."""
+        spans = _sentence_spans(encoded, request.language) if request.document.split_sentences \
+            else [(0, len(encoded))]
+        longest = self._limits.max_source_len
+        for k, (begin, end) in enumerate(spans):
+            which = f"sentence {k + 1} of {len(spans)}: " if len(spans) > 1 else ""
+            code, count, reason = _encode(tokenizer, encoded[begin:end])
+            if code != 0:
+                return which + reason
+            count += 1 if request.has_prefix else 0
+            if count > longest:
+                limit = "the model takes" if longest == self._model.max_sequence_length else \
+                    "the translator's max_source_len allows"
+                return which + f"source has {count} tokens, more than the {longest} {limit}"
+        return message
+
+    def pieces(self, ids: Sequence[int], side: str = "target") -> List[str]:
+        """The pieces of token ids as the model's vocabulary spells them
+        ("▁Hund", "</s>", ">>fra<<"); side: "target" or "source"."""
+        if side not in ("source", "target"):
+            raise ArgumentValueError(f"side is {side!r}; it must be \"source\" or \"target\"")
+        which = _SOURCE if side == "source" else _TARGET
+        ids = check.token_ids("ids", ids, self._model.source_vocab_size if which == _SOURCE
+                              else self._model.target_vocab_size)
+        with self._handle.use():
+            self._text_tokenizer()
+            return self._pieces(which, ids)
+
+    def _pieces(self, side: int, ids: Sequence[int]) -> List[str]:
+        """Pieces of ids (checked) through edgemt_tokenizer_piece, each looked
+        up once per translator. Called under the translator's lock."""
+        cache = self._piece_cache[side]
+        for i in ids:
+            if i not in cache:
+                cache[i] = _piece(self._tokenizer, side, i)
+        return [cache[i] for i in ids]
 
     def translate_ids(self, sources: Iterable[Sequence[int]], beam_size: Optional[int] = None,
                       length_penalty: Optional[float] = None, max_len_a: Optional[float] = None,

@@ -13,7 +13,7 @@ import ctypes
 import math
 import numbers
 import os
-from typing import Iterable, List, Optional
+from typing import Iterable, Iterator, List, NamedTuple, Optional
 
 from ._errors import ArgumentTypeError, ArgumentValueError
 
@@ -108,22 +108,42 @@ def token_id_sequences(sources, vocab_size: int) -> List[List[int]]:
     return checked
 
 
-def texts(values) -> List[bytes]:
-    """translate()'s texts, as UTF-8: a list of str (list("Hello") would
-    translate each character as a sentence)."""
+class Text(NamedTuple):
+    """One text of translate() or translate_iter(), checked."""
+    index: int                # its place in the input
+    text: str
+    encoded: Optional[bytes]  # its UTF-8; None when it has none
+    failure: Optional[str]    # then why (the text's Translation.error)
+
+
+def texts(values) -> Iterator[Text]:
+    """translate()'s texts, checked as they are read (a generator's texts
+    are not read ahead): an iterable of str (not one str: list("Hello")
+    would translate each character as a sentence). The container is checked
+    now; each element when it is reached. A str with a lone surrogate
+    (os.fsdecode or "surrogateescape" of bytes that are not UTF-8) is data,
+    not a programming error: as `edgemt translate` fails a line that is not
+    UTF-8 alone, it becomes a Text whose `failure` says so."""
     if isinstance(values, (str, bytes)):
         raise ArgumentTypeError("translate() takes a list of texts, not one string: "
                                 "use translate([text])")
     if not isinstance(values, Iterable):
         raise ArgumentTypeError(f"translate() takes a list of texts, not "
                                 f"{type(values).__name__}")
-    encoded = []
+    return _each_text(values)
+
+
+def _each_text(values) -> Iterator[Text]:
     for k, value in enumerate(values):
         if not isinstance(value, str):
             raise ArgumentTypeError(f"translate() takes a list of str; text {k} is of type "
                                     f"{type(value).__name__}")
-        encoded.append(_utf8(f"text {k}", value))
-    return encoded
+        try:
+            yield Text(k, value, value.encode("utf-8"), None)
+        except UnicodeEncodeError as e:
+            yield Text(k, value, None,
+                       f"input is not valid UTF-8 (a lone surrogate, "
+                       f"U+{ord(value[e.start]):04X}, at character {e.start})")
 
 
 def text(name: str, value) -> bytes:
