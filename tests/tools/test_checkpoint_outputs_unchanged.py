@@ -3,7 +3,7 @@
 The fp32 file converted from the checkpoint in ../shared translates all 1,000
 lines of test_2016_flickr exactly as PyTorch does, greedy and beam 4
 (models/reference/torch_fp32_greedy.de and torch_fp32_beam4.de, committed
-before the refactor; README "Quality"), so those files are the fp32 outputs
+before the refactor; docs/converting.md, "Quality"), so those files are the fp32 outputs
 the refactor must keep. The int8 counterpart is test_outputs_unchanged.py.
 
 Needs ../shared (label checkpoint) and the built binary (EDGEMT_CLI).

@@ -13,7 +13,7 @@ from edgemt_tools.families import rnn, transformer
 
 class LimitsTest(unittest.TestCase):
     def test_the_limits_are_the_headers_values(self):
-        # The documented values (README "Limits"): a change in a header shows here.
+        # The documented values (docs/reliability.md, "Limits"): a change in a header shows here.
         self.assertEqual(transformer.MAX_LAYERS_PER_STACK, 64)
         self.assertEqual(transformer.MAX_D_MODEL, 16384)
         self.assertEqual(transformer.MAX_FFN_DIM, 262144)
