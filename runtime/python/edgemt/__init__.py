@@ -13,8 +13,8 @@ sentence splitting, per-text errors, pieces, attention and alignments.
             print(t.text, t.score, t.pieces)
         else:                               # this text failed, the others not
             print("failed:", t.error)
-    with open("big.en", encoding="utf-8") as f:   # lazily, batch by batch
-        for t in translator.translate_iter(line.rstrip("\n") for line in f):
+    with open("big.en", encoding="utf-8", errors="surrogateescape") as f:
+        for t in translator.translate_iter(line.rstrip("\\n") for line in f):
             print(t.text)
 
 What you get: Translator.translate(texts) returns one Translation per text,
@@ -773,7 +773,7 @@ class Translator:
         sentences = 0
         for item in items:
             count = 1
-            if item.encoded is not None and request.document.split_sentences:
+            if request.document.split_sentences:
                 count = max(1, len(_sentence_spans(item.encoded, request.language)))
             if chunk and sentences + count > self._limits.max_batch:
                 yield chunk
@@ -790,30 +790,24 @@ class Translator:
         """One group of texts through edgemt_translate_document_sentences. A
         translation whose text does not fit its buffer (long pieces) is
         translated again with the size the C call reported it needs, once."""
-        sent = [(item, count) for item, count in chunk if item.encoded is not None]
         per_sentence = 16 * self._limits.max_target_len + 64
-        capacities = [per_sentence * count for _, count in sent]
-        lines = self._call_document(translator, tokenizer, [item.encoded for item, _ in sent],
-                                    [count for _, count in sent], capacities, request)
+        capacities = [per_sentence * count for _, count in chunk]
+        lines = self._call_document(translator, tokenizer, [item.encoded for item, _ in chunk],
+                                    [count for _, count in chunk], capacities, request)
         too_long = [k for k, line in enumerate(lines)
                     if line.code == OUT_OF_RANGE and line.text_length + 1 > capacities[k]]
         if too_long:
             again = self._call_document(translator, tokenizer,
-                                        [sent[k][0].encoded for k in too_long],
-                                        [sent[k][1] for k in too_long],
+                                        [chunk[k][0].encoded for k in too_long],
+                                        [chunk[k][1] for k in too_long],
                                         [lines[k].text_length + 1 for k in too_long], request)
             for k, line in zip(too_long, again):
                 lines[k] = line
-        done = iter(lines)
         out = []
-        for item, _ in chunk:
-            if item.encoded is None:
-                code, reason = INVALID_ARGUMENT, item.failure
-            else:
-                line = next(done)
-                code, reason = line.code, line.text
-                if code == OUT_OF_RANGE or code == INVALID_ARGUMENT:
-                    reason = self._explain(tokenizer, item.encoded, request, reason)
+        for (item, _), line in zip(chunk, lines):
+            code, reason = line.code, line.text
+            if code == OUT_OF_RANGE or code == INVALID_ARGUMENT:
+                reason = self._explain(tokenizer, item.encoded, request, reason)
             if code != 0:
                 if request.raise_errors:
                     raise Error(code, f"text {item.index}: {reason}")
@@ -901,6 +895,11 @@ class Translator:
         """Why a text failed, as `edgemt translate` says it of a line: which
         sentence (of a split text) and how long it is; the C call's static
         message when the sentences do not say."""
+        try:
+            encoded.decode("utf-8")
+        except UnicodeDecodeError:  # the CLI checks the whole line first
+            code, _, reason = _encode(tokenizer, encoded)
+            return reason if code != 0 else message
         spans = _sentence_spans(encoded, request.language) if request.document.split_sentences \
             else [(0, len(encoded))]
         longest = self._limits.max_source_len

@@ -110,20 +110,19 @@ def token_id_sequences(sources, vocab_size: int) -> List[List[int]]:
 
 class Text(NamedTuple):
     """One text of translate() or translate_iter(), checked."""
-    index: int                # its place in the input
+    index: int      # its place in the input
     text: str
-    encoded: Optional[bytes]  # its UTF-8; None when it has none
-    failure: Optional[str]    # then why (the text's Translation.error)
+    encoded: bytes  # what the library reads (UTF-8 unless it has lone surrogates)
 
 
 def texts(values) -> Iterator[Text]:
     """translate()'s texts, checked as they are read (a generator's texts
     are not read ahead): an iterable of str (not one str: list("Hello")
     would translate each character as a sentence). The container is checked
-    now; each element when it is reached. A str with a lone surrogate
-    (os.fsdecode or "surrogateescape" of bytes that are not UTF-8) is data,
-    not a programming error: as `edgemt translate` fails a line that is not
-    UTF-8 alone, it becomes a Text whose `failure` says so."""
+    now; each element when it is reached. A str with lone surrogates is
+    data, not a programming error: the bytes it stands for go to the
+    library, which fails that text alone as `edgemt translate` fails a line
+    that is not UTF-8 (same message)."""
     if isinstance(values, (str, bytes)):
         raise ArgumentTypeError("translate() takes a list of texts, not one string: "
                                 "use translate([text])")
@@ -138,12 +137,21 @@ def _each_text(values) -> Iterator[Text]:
         if not isinstance(value, str):
             raise ArgumentTypeError(f"translate() takes a list of str; text {k} is of type "
                                     f"{type(value).__name__}")
-        try:
-            yield Text(k, value, value.encode("utf-8"), None)
-        except UnicodeEncodeError as e:
-            yield Text(k, value, None,
-                       f"input is not valid UTF-8 (a lone surrogate, "
-                       f"U+{ord(value[e.start]):04X}, at character {e.start})")
+        yield Text(k, value, _bytes_of(value))
+
+
+def _bytes_of(value: str) -> bytes:
+    """UTF-8, or for a str with lone surrogates the bytes they stand for:
+    those a file's line had when it was read with errors="surrogateescape"
+    (os.fsdecode too), else CESU-style "surrogatepass" bytes."""
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
 
 
 def text(name: str, value) -> bytes:

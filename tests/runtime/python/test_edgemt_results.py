@@ -11,12 +11,16 @@ Run by ctest (runtime.python.edgemt_results); by hand:
       tests/runtime/python/test_edgemt_results.py -v
 """
 
+import contextlib
 import inspect
+import io
 import json
 import math
 import os
 import pydoc
 import subprocess
+import tempfile
+import textwrap
 import unittest
 
 import edgemt
@@ -26,27 +30,42 @@ BUNDLED = os.path.join(ROOT, "models", "multi30k-en-de.int8.emt")
 RNN = os.path.join(ROOT, "tests", "fixtures", "torch_rnn", "luong-general-gru.fp32.emt")
 CLI = os.environ.get("EDGEMT_CLI", os.path.join(ROOT, "build", "edgemt"))
 
-# Over the 256 tokens the bundled model (and the fixture) take: the line
-# the issue's acceptance needs, in a sentence of its own or alone.
+# A str with a lone surrogate: what a line that is not UTF-8 becomes when
+# read with errors="surrogateescape" ("\udcff": the byte 0xff), or any
+# other ("\ud800"). The CLI fails such a line alone; so must translate().
+ACCEPTANCE = ["Two dogs play. A cat sleeps.", "A \ud800 cat.", "A man."]
+MIXED = ACCEPTANCE + ["A dog runs. A \udcff cat.", "   ", "A b\0c.",
+                      "Er sagte: \"Halt.\" Dann ging er."]
+# Over the 256 tokens the bundled model (and the fixture) take, in one
+# sentence: without splitting, the CLI fails such a line.
 TOO_LONG = "Dogs " + " ".join(["dog"] * 300) + "."
-ACCEPTANCE = ["Two dogs play. A cat sleeps.", TOO_LONG, "A man."]
-MIXED = ACCEPTANCE + ["A dog runs. " + TOO_LONG, "   ", "A b\0c.", "Er sagte: \"Halt.\" Dann ging er."]
+
+
+def as_bytes(line):
+    """The bytes a str stands for: UTF-8, or with lone surrogates the bytes
+    surrogateescape (else surrogatepass) gives."""
+    for errors in ("strict", "surrogateescape", "surrogatepass"):
+        try:
+            return line.encode("utf-8", errors)
+        except UnicodeEncodeError:
+            pass
 
 
 def cli_json(model, lines, *options):
-    """`edgemt translate --json` of `lines`: one object per line."""
+    """`edgemt translate --json` of `lines` (as their bytes): one object
+    per line."""
     done = subprocess.run([CLI, "translate", "-m", model, "--json", *options],
-                          input="\n".join(lines) + "\n", capture_output=True, text=True,
-                          encoding="utf-8")
-    return [json.loads(line) for line in done.stdout.split("\n")[:-1]]
+                          input=b"".join(as_bytes(line) + b"\n" for line in lines),
+                          capture_output=True)
+    return [json.loads(line) for line in done.stdout.decode("utf-8").split("\n")[:-1]]
 
 
 class PerTextResults(unittest.TestCase):
-    def check_against_cli(self, path):
+    def check_against_cli(self, path, lines=MIXED, *options, **keywords):
         model = edgemt.Model(path)
         translator = edgemt.Translator(model, max_batch=4)
-        got = translator.translate(MIXED)
-        want = cli_json(path, MIXED)
+        got = translator.translate(lines, **keywords)
+        want = cli_json(path, lines, *options)
         self.assertEqual(len(got), len(want))
         for t, w in zip(got, want):
             self.assertEqual(t.text, w["translation"])
@@ -81,34 +100,49 @@ class PerTextResults(unittest.TestCase):
         self.assertFalse(failed.ok)
         self.assertEqual(failed.text, "")
         self.assertEqual(failed.error, want[1]["error"])
-        self.assertEqual(failed.error, "source has 304 tokens, more than the 256 the model takes")
-        self.assertEqual(failed.source, TOO_LONG)
+        self.assertEqual(failed.error, "input is not valid UTF-8 (byte 2)")
+        self.assertEqual(failed.source, ACCEPTANCE[1])
 
     def test_bundled_transformer_line_for_line(self):
         got = self.check_against_cli(BUNDLED)
-        self.assertEqual(got[3].error[:17], "sentence 2 of 2: ")
+        self.assertEqual(got[3].error, "input is not valid UTF-8 (byte 14)")
 
     def test_rnn_fixture_line_for_line(self):
         self.check_against_cli(RNN)
 
-    def test_a_lone_surrogate_fails_alone_as_invalid_utf8(self):
-        # os.fsdecode of bytes that are not UTF-8 gives such a str; the CLI
-        # reports the bytes' line as not valid UTF-8 and goes on.
+    def test_too_long_without_splitting_fails_alone(self):
+        lines = ["A man.", TOO_LONG, "A dog. " + TOO_LONG]
+        for path, count in ((BUNDLED, 304), (RNN, 305)):  # (their own vocabularies)
+            got = self.check_against_cli(path, lines, "--no-split-sentences",
+                                         split_sentences=False)
+            self.assertEqual([t.error for t in got],
+                             [None, f"source has {count} tokens, more than the 256 the model takes",
+                              f"source has {count + 3} tokens, more than the 256 the model "
+                              f"takes"])
+        # A Translator's own max_source_len is named as such.
+        small = edgemt.Translator(edgemt.Model(BUNDLED), max_source_len=8)
+        [t] = small.translate(["A man in a blue shirt is riding a bike."])
+        self.assertEqual(t.error, "source has 12 tokens, more than the 8 the translator's "
+                                  "max_source_len allows")
+
+    def test_lone_surrogates_stand_for_their_bytes(self):
+        # A file's line read with errors="surrogateescape" (or os.fsdecode'd)
+        # fails as the same bytes fail in the CLI, naming the same byte.
         translator = edgemt.Translator(edgemt.Model(BUNDLED))
-        good, bad = translator.translate(["A dog.", "A \udcff cat."])
+        good, bad = translator.translate(["A dog.", b"A \xff cat.".decode("utf-8",
+                                                                         "surrogateescape")])
         self.assertTrue(good.ok)
-        self.assertEqual(bad.error, "input is not valid UTF-8 (a lone surrogate, U+DCFF, at "
-                                    "character 2)")
+        self.assertEqual(bad.error, "input is not valid UTF-8 (byte 2)")
         cli = subprocess.run([CLI, "translate", "-m", BUNDLED], input=b"A \xff cat.\n",
                              capture_output=True)
-        self.assertIn(b"input is not valid UTF-8", cli.stderr)
+        self.assertIn(b"line 1: input is not valid UTF-8 (byte 2)", cli.stderr)
 
     def test_errors_raise_keeps_the_old_behaviour(self):
         translator = edgemt.Translator(edgemt.Model(BUNDLED))
         with self.assertRaises(edgemt.Error) as raised:
             translator.translate(ACCEPTANCE, errors="raise")
-        self.assertEqual(raised.exception.code, "out-of-range")
-        self.assertIn("text 1: source has 304 tokens", str(raised.exception))
+        self.assertEqual(raised.exception.code, "invalid-argument")
+        self.assertIn("text 1: input is not valid UTF-8", str(raised.exception))
         self.assertEqual(len(translator.translate(["A dog."], errors="raise")), 1)
 
     def test_programming_errors_still_raise(self):
@@ -210,7 +244,7 @@ class Stream(unittest.TestCase):
         model = edgemt.Model(BUNDLED)
         translator = edgemt.Translator(model, max_batch=4)
         lines = [f"A dog number {k} runs. It is fast." if k % 3 == 0 else f"A cat sleeps {k}."
-                 for k in range(40)] + [TOO_LONG]
+                 for k in range(40)] + ["\ud800"]
         read = []
 
         def source():
@@ -249,8 +283,24 @@ class Help(unittest.TestCase):
                      "split_sentences", "attention"):
             self.assertIn(name, text)
         doc = edgemt.__doc__
-        example = doc[doc.index("    import edgemt"):].split("\n\n")[0]
+        example = textwrap.dedent(doc[doc.index("    import edgemt"):].split("\n\n")[0])
         self.assertGreaterEqual(len(example.split("\n")), 10)
+        # The example runs, from the checkout's root, with a big.en.
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "big.en"), "w", encoding="utf-8",
+                      errors="surrogateescape") as f:
+                f.write("A dog runs.\nA \udcff cat.\n")
+            example = example.replace('"models/', json.dumps(ROOT + "/models/")[:-1]) \
+                .replace('"big.en"', json.dumps(os.path.join(folder, "big.en")))
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                exec(compile(example, "edgemt.__doc__", "exec"), {})
+        lines = printed.getvalue().split("\n")
+        self.assertEqual(len(lines), 5)
+        self.assertTrue(lines[0].startswith("Zwei Hunde spielen. Eine Katze schläft. -"), lines)
+        self.assertIn("'\u2581Zwei', '\u2581Hunde'", lines[0])
+        self.assertEqual(lines[2:], [edgemt.Translator(edgemt.Model(BUNDLED)).translate(
+            ["A dog runs."])[0].text, "", ""])  # the bad line failed: "" printed
 
     def test_public_names_have_docstrings_and_hints(self):
         for name in edgemt.__all__:
