@@ -303,9 +303,15 @@ class JsonTest(unittest.TestCase):
         objects = [json.loads(t) for t in result.stdout.decode("utf-8").splitlines()]
         self.assertEqual(len(objects), 2)
         self.assertEqual(objects[0]["error"], "4000 bytes, more than --max-line-bytes (3000)")
-        self.assertIn("sentence 2 of 2: source has", objects[1]["error"])
-        self.assertIn("more than the 256", objects[1]["error"])
-        self.assertIn(b"line 2: sentence 2 of 2: source has", result.stderr)
+        # The sentence over the model's 256 tokens is cut into pieces that
+        # fit (test_cli_inputs.py); whole, without splitting, it fails.
+        self.assertNotIn("error", objects[1])
+        self.assertGreater(len(objects[1]["sentences"]), 2)
+        whole = run("translate", "-m", MODEL, "--json", "--no-split-sentences",
+                    stdin=(long_sentence + "\n").encode())
+        self.assertEqual(whole.returncode, 1)
+        self.assertIn("source has", json.loads(whole.stdout)["error"])
+        self.assertIn(b"line 1: source has", whole.stderr)
 
 
 class SentenceSplittingTest(unittest.TestCase):

@@ -73,10 +73,10 @@ class FormatV1Test(unittest.TestCase):
         for dtype in DTYPES:
             with self.subTest(dtype=dtype):
                 self.assertEqual(read_model(fixture(dtype)).format_version, 1)
-                self.assertIn("format version     1\n", self.run_cli("inspect", fixture(dtype)))
+                self.assertIn("format version     1 (edgemt ", self.run_cli("inspect", fixture(dtype)))
                 self.assertEqual(read_model(self.rewritten[dtype]).format_version,
                                  fbs.FORMAT_VERSION)
-                self.assertIn(f"format version     {fbs.FORMAT_VERSION}\n",
+                self.assertIn(f"format version     {fbs.FORMAT_VERSION} (edgemt ",
                               self.run_cli("inspect", self.rewritten[dtype]))
 
     def test_int8_translates_as_when_it_was_written(self):

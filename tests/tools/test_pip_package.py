@@ -126,7 +126,7 @@ class PipPackage(unittest.TestCase):
         model = self.convert("version.emt", "--from", "hf-marian", "--checkpoint",
                              os.path.join(FIXTURES, "hf"), "--dtype", "fp32")
         inspect = self.run_in_venv(self.tool("edgemt"), "inspect", model)
-        self.assertRegex(inspect, rf"(?m)^read by +edgemt {re.escape(version)} ")
+        self.assertRegex(inspect, rf"(?m)^format version +\d+ \(edgemt {re.escape(version)} reads ")
         self.assertRegex(inspect, rf"(?m)^converter +edgemt-convert {re.escape(version)},")
 
 

@@ -1,5 +1,5 @@
 """One version everywhere: CMakeLists.txt's project() line is what the CLI
-(`edgemt --version`, `edgemt inspect`'s "read by"), the library
+(`edgemt --version`, `edgemt inspect`'s format version line), the library
 (edgemt.version() through the Python module) and the converter
 (`edgemt-convert --version`, the provenance it writes) report. The pip
 package's metadata reads the same line (pyproject.toml; checked installed
@@ -55,7 +55,7 @@ class Versions(unittest.TestCase):
             self.assertEqual(result.returncode, 0, result.stderr)
             inspect = self.cli("inspect", model)
         self.assertRegex(inspect, rf"(?m)^converter +edgemt-convert {re.escape(self.version)},")
-        self.assertRegex(inspect, rf"(?m)^read by +edgemt {re.escape(self.version)} ")
+        self.assertRegex(inspect, rf"(?m)^format version +\d+ \(edgemt {re.escape(self.version)} reads ")
 
     def test_the_package_metadata_reads_the_project_line(self):
         with open(PYPROJECT, encoding="utf-8") as handle:

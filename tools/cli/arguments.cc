@@ -8,8 +8,17 @@ namespace edgemt::cli {
 
 bool Arguments::parse(int argc, char** argv, int first, const std::vector<FlagSpec>& specs,
                       std::string* error) {
+  bool options_ended = false;  // after "--" every argument is positional (a text "-x")
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
+    if (options_ended) {
+      positional_.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_ended = true;
+      continue;
+    }
     const FlagSpec* spec = nullptr;
     std::string value;
     bool has_inline_value = false;

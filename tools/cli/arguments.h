@@ -2,8 +2,9 @@
 //
 // Flags are `--name value`, `--name=value` or a one-letter alias `-x value`
 // (flags with an optional value: `--name` or `--name=value`);
-// anything else is positional. Unknown flags, missing values and malformed
-// numbers are errors with a message naming the flag.
+// anything else is positional, and so is everything after `--`. Unknown
+// flags, missing values and malformed numbers are errors with a message
+// naming the flag.
 #pragma once
 
 #include <cstddef>

@@ -68,12 +68,11 @@ std::string vocabulary_text(const Model& model, TextSide side) {
 void print_file_facts(const std::string& path, const Model& model, const TensorSummary& tensors,
                       bool unabridged) {
   print_field(0, "file", text_printf("%s (%" PRIu64 " bytes)", path.c_str(), model.file_size()));
-  print_field(0, "format version", std::to_string(model.format_version()));
-  // Who read it: the version `edgemt --version`, edgemt.version() and the
-  // Python package report (all CMake's project() version).
-  print_field(0, "read by",
-              text_printf("edgemt %d.%d.%d (reads format versions %u to %u)", EDGEMT_VERSION_MAJOR,
-                          EDGEMT_VERSION_MINOR, EDGEMT_VERSION_PATCH,
+  // And who read it: the version `edgemt --version`, edgemt.version() and
+  // the Python package report (all CMake's project() version).
+  print_field(0, "format version",
+              text_printf("%u (edgemt %d.%d.%d reads %u to %u)", model.format_version(),
+                          EDGEMT_VERSION_MAJOR, EDGEMT_VERSION_MINOR, EDGEMT_VERSION_PATCH,
                           static_cast<unsigned>(kOldestFormatVersion),
                           static_cast<unsigned>(kFormatVersion)));
   const FileChecksum& checksum = model.checksum();

@@ -28,6 +28,7 @@
 #include "cli/same_file.h"
 #include "cli/translate_engine.h"
 #include "cli/translate_finisher.h"
+#include "cli/translate_inputs.h"
 #include "cli/translate_queue.h"
 #include "cli/translate_settings.h"
 #include "cli/translate_sources.h"
@@ -66,16 +67,27 @@ LineReader::Result translate_input(int input_fd, const TranslateSettings& settin
                          std::to_string(settings.max_line_bytes) +
                          "); reading on to its end to skip it\n");
   });
-  LineWork line;
-  size_t bytes = 0;
-  while ((result = reader.next(&line.text, &bytes)) == LineReader::Result::kLine ||
+  ParagraphJoiner paragraphs(settings.max_line_bytes);
+  const auto add = [&](std::vector<InputLine> inputs) {
+    for (InputLine& input : inputs) {
+      sources.make(&input.line, input.too_long, input.bytes);
+      queue.add(std::move(input.line));
+    }
+  };
+  InputLine input;
+  while ((result = reader.next(&input.line.text, &input.bytes)) == LineReader::Result::kLine ||
          result == LineReader::Result::kTooLong) {
-    line.number = ++line_number;
-    line.end_offset = reader.consumed_bytes();
-    if (!line.text.empty() && line.text.back() == '\r') line.text.pop_back();
-    sources.make(&line, result == LineReader::Result::kTooLong, bytes);
-    queue.add(std::move(line));
-    line = LineWork();
+    input.line.number = ++line_number;
+    input.line.end_offset = reader.consumed_bytes();
+    input.too_long = result == LineReader::Result::kTooLong;
+    std::string& text = input.line.text;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (settings.paragraphs) {
+      add(paragraphs.add(std::move(input)));
+    } else {
+      add({std::move(input)});
+    }
+    input = InputLine();
     while (queue.waiting_sentences() >= settings.batch) {
       queue.translate_batch();
       finisher.flush();
@@ -87,6 +99,7 @@ LineReader::Result translate_input(int input_fd, const TranslateSettings& settin
       finisher.flush();
     }
   }
+  add(paragraphs.finish());
   queue.translate_all();
   finisher.flush();
   *read_error = reader.error();
@@ -98,7 +111,8 @@ LineReader::Result translate_input(int input_fd, const TranslateSettings& settin
 // empty before it is read.
 std::string output_clash(const TranslateSettings& settings) {
   if (settings.output_path.empty()) return "";
-  const bool is_input = settings.input_path.empty()
+  const bool is_input = !settings.texts.empty() ? false
+                        : settings.input_path.empty()
                             ? is_same_regular_file(STDIN_FILENO, settings.output_path)
                             : is_same_regular_file(settings.input_path, settings.output_path);
   const char* what = is_input ? "the input file"
@@ -135,7 +149,13 @@ int run_translate(int argc, char** argv) {
   if (loaded != kExitOk) return loaded;
 
   int input_fd = STDIN_FILENO;
-  if (!settings.input_path.empty()) {
+  if (!settings.texts.empty()) {
+    input_fd = texts_input_fd(settings.texts, &error);
+    if (input_fd < 0) {
+      std::fprintf(stderr, "edgemt: %s\n", error.c_str());
+      return kExitFailure;
+    }
+  } else if (!settings.input_path.empty()) {
     input_fd = ::open(settings.input_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (input_fd < 0) {
       std::fprintf(stderr, "edgemt: cannot open input '%s': %s\n", settings.input_path.c_str(),
@@ -145,7 +165,8 @@ int run_translate(int argc, char** argv) {
   }
   const bool show_progress =
       settings.progress == ProgressMode::kOn ||
-      (settings.progress == ProgressMode::kAuto && progress_wanted_by_default(input_fd));
+      (settings.progress == ProgressMode::kAuto && settings.texts.empty() &&
+       progress_wanted_by_default(input_fd));
   ProgressBar progress(show_progress, remaining_input_bytes(input_fd));
   std::ofstream output_file;
   std::ostream& out = settings.output_path.empty() ? std::cout : output_file;

@@ -14,10 +14,13 @@ namespace edgemt::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: edgemt translate -m MODEL [options]\n"
+    "usage: edgemt translate -m MODEL [options] [TEXT ...]\n"
     "\n"
     "Reads one paragraph or sentence per line and writes one translation per\n"
-    "line, in the same order. Sentences are translated in batches; an empty\n"
+    "line, in the same order. TEXTs given after the options are the input\n"
+    "instead (one output line each; a line break inside a TEXT counts as a\n"
+    "space): edgemt translate -m MODEL \"A dog runs.\" \"Two cats sleep.\"\n"
+    "Sentences are translated in batches; an empty\n"
     "(or blank) line gives an empty line. A batch is translated as soon as no\n"
     "further whole line is waiting, so a program that writes one line into a\n"
     "pipe and waits gets its translation at once; output is flushed after\n"
@@ -25,7 +28,11 @@ constexpr const char* kHelp =
     "\n"
     "options:\n"
     "  -m, --model FILE        model file (.emt)                     [required]\n"
-    "  -i, --input FILE        read from FILE                        [stdin]\n"
+    "  -i, --input FILE        read from FILE (not with TEXTs)       [stdin]\n"
+    "      --paragraphs        hard-wrapped text: the lines up to a blank line\n"
+    "                          are one paragraph, translated as one line (its\n"
+    "                          lines joined by spaces) and written as one line;\n"
+    "                          each blank line is written as it is\n"
     "  -o, --output FILE       write to FILE (not the input or the model file:\n"
     "                          refused, status 2)                    [stdout]\n"
     "      --beam N            beam size, 1 = greedy (1..16)         [the model's]\n"
@@ -108,7 +115,11 @@ constexpr const char* kHelp =
     "in a batch (--batch counts sentences); the line's output is their\n"
     "translations joined, still one output line per input line. Pass\n"
     "--no-split-sentences to translate whole lines (as when comparing with\n"
-    "another translator's output line by line).\n"
+    "another translator's output line by line). A sentence with more tokens\n"
+    "than the model's position table is cut into pieces that fit, at\n"
+    "whitespace after , ; : or a dash when there is one, else at other\n"
+    "whitespace (between characters only for a single word too long), and\n"
+    "the pieces' translations are joined as sentences are.\n"
     "\n"
     "--json writes, for each input line, one object on one line:\n"
     "  {\"line\": N, \"translation\": \"...\", \"score\": S, \"tokens\": [\"piece\", ...]}\n"
@@ -128,8 +139,8 @@ constexpr const char* kHelp =
     "Every input line gives exactly one output line. A line is not translated,\n"
     "and gives an empty output line plus an error naming it on stderr, when\n"
     "it is longer than --max-line-bytes (it is skipped unread, not split), is\n"
-    "not valid UTF-8, has a sentence with more tokens than the model's\n"
-    "position table (counting EOS), or when the model computes NaN or\n"
+    "not valid UTF-8, with --no-split-sentences has more tokens than the\n"
+    "model's position table (counting EOS), or when the model computes NaN or\n"
     "infinite scores for it (an overflow, e.g. in an fp16 model); the other\n"
     "lines are translated as usual and edgemt exits with status 1 at the end.\n"
     "\n"
@@ -207,6 +218,7 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
       {"word-penalty", '\0', true}, {"target-prefix", '\0', true},
       {"progress", '\0', false}, {"no-progress", '\0', false}, {"json", '\0', false},
       {"split-sentences", '\0', false}, {"no-split-sentences", '\0', false},
+      {"paragraphs", '\0', false},
       {"source-lang", '\0', true}, {"attention", '\0', true}, {"show-attention", '\0', false},
       {"align", '\0', false}, {"attention-layer", '\0', true}, {"attention-head", '\0', true},
   };
@@ -216,8 +228,18 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
     settings->help = true;
     return true;
   }
-  if (!args.get_model_only(&settings->model_path, error)) return false;
+  settings->model_path = args.get("model", "");
+  if (settings->model_path.empty()) {
+    *error = "a model is required (-m MODEL)";
+    return false;
+  }
+  settings->texts = args.positional();
   settings->input_path = args.get("input", "");
+  settings->paragraphs = args.has("paragraphs");
+  if (!settings->texts.empty() && args.has("input")) {
+    *error = "give texts to translate or '-i FILE', not both";
+    return false;
+  }
   settings->output_path = args.get("output", "");
   settings->copy_model = args.has("copy-model");
   settings->verify_checksum = !args.has("skip-checksum");
@@ -258,7 +280,8 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
     return false;
   }
   if (!read_attention_settings(args, settings, error)) return false;
-  const size_t default_batch = isatty(STDIN_FILENO) && settings->input_path.empty() ? 1 : 16;
+  const size_t default_batch =
+      isatty(STDIN_FILENO) && settings->input_path.empty() && settings->texts.empty() ? 1 : 16;
   return args.get_size("beam", 1, 1, 16, &settings->decode.beam_size, error) &&
          args.get_float("length-penalty", 1.0f, &settings->decode.length_penalty, error) &&
          args.get_float("word-penalty", 0.0f, &settings->decode.word_penalty, error) &&

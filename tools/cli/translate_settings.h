@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "edgemt/model.h"
 #include "edgemt/translator.h"
@@ -18,6 +19,12 @@ struct TranslateSettings {
   bool help = false;
   std::string model_path;
   std::string input_path;   // "" = stdin
+  // Texts given on the command line (each one input line; its own line
+  // breaks count as spaces): the input instead of stdin or -i.
+  std::vector<std::string> texts;
+  // --paragraphs: a paragraph (lines up to a blank line) is one input line,
+  // its lines joined with spaces.
+  bool paragraphs = false;
   std::string output_path;  // "" = stdout
   DecodeOptions decode;
   // Which of decode's values the command line set (the rest are the model's).

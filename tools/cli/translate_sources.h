@@ -3,16 +3,19 @@
 // the model's position table).
 //
 // With splitting on, a line of several sentences (edgemt/sentences.h)
-// gives one source per sentence; a line of one sentence, and every line
-// with splitting off, gives one source of the whole line, exactly as the
-// tokenizer encodes it.
+// gives one source per sentence, and a sentence with more tokens than the
+// model takes is cut into pieces that fit (cli/long_sentences.h); a line of
+// one sentence that fits, and every line with splitting off, gives one
+// source of the whole line, exactly as the tokenizer encodes it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/translate_work.h"
+#include "edgemt/sentences.h"
 #include "edgemt/tokenizer.h"
 
 namespace edgemt::cli {
@@ -36,6 +39,11 @@ class SourceMaker {
   void make(LineWork* line, bool too_long, size_t bytes) const;
 
  private:
+  // The spans translated as sources: the line's sentences (or the whole line
+  // with splitting off), a sentence over max_source_len tokens cut into
+  // pieces that fit (with splitting on).
+  std::vector<SentenceSpan> source_spans(const std::string& line) const;
+
   const Tokenizer& tokenizer_;
   SourceOptions options_;
 };

@@ -59,5 +59,35 @@ TEST_CASE("cli/translate_settings: what is not a language code is refused") {
   }
 }
 
+TEST_CASE("cli/translate_settings: texts after the options are the input") {
+  const Parsed p = parse({"--beam", "2", "A dog runs.", "--", "-a dash first"});
+  REQUIRE(p.ok);
+  CHECK(p.settings.texts == std::vector<std::string>{"A dog runs.", "-a dash first"});
+  CHECK(p.settings.input_path.empty());
+  CHECK_FALSE(p.settings.paragraphs);
+  CHECK(p.settings.batch == 16);  // not the terminal's 1: the texts are all there
+}
+
+TEST_CASE("cli/translate_settings: texts and -i FILE together are refused") {
+  const Parsed p = parse({"-i", "in.txt", "A dog runs."});
+  CHECK_FALSE(p.ok);
+  CHECK(p.error == "give texts to translate or '-i FILE', not both");
+}
+
+TEST_CASE("cli/translate_settings: --paragraphs") {
+  CHECK(parse({"--paragraphs"}).settings.paragraphs);
+}
+
+TEST_CASE("cli/translate_settings: no model is a usage error, texts or not") {
+  std::vector<std::string> words = {"edgemt", "translate", "A dog runs."};
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  TranslateSettings settings;
+  std::string error;
+  CHECK_FALSE(read_translate_settings(static_cast<int>(argv.size()), argv.data(), &settings,
+                                      &error));
+  CHECK(error == "a model is required (-m MODEL)");
+}
+
 }  // namespace
 }  // namespace edgemt::cli
