@@ -13,8 +13,9 @@
   (EDGEMT_CLI) and tools/edgemt-convert; expensive ones (installing,
   building, the test tiers) have the scripts and files they name checked
   (present, `bash -n`) instead;
-- the README's Python block runs against the built module, and every C API
-  call of its C block is declared in edgemt.h.
+- the README's Python block runs against the built module, every C API
+  call of its C block is declared in edgemt.h, and every folder of its
+  Layout table exists.
 """
 
 import json
@@ -196,6 +197,14 @@ class ReadmeTest(unittest.TestCase):
                     if anchor not in {slug(h) for h in headings}:
                         broken.append(where + " (no such heading)")
         self.assertEqual(broken, [])
+
+    def test_layout_folders_exist(self):
+        layout = self.text.split("\n## Layout", 1)[1].split("\n## ", 1)[0]
+        folders = re.findall(r"^\| `([^`]+/)` \|", layout, flags=re.M)
+        self.assertIn("runtime/models/", folders)
+        self.assertIn("runtime/text/", folders)
+        for folder in folders:
+            self.assertTrue(os.path.isdir(os.path.join(ROOT, folder)), folder)
 
     def test_every_command_is_known(self):
         commands = shell_commands(self.text)
