@@ -11,6 +11,8 @@ packages=(
   libsentencepiece-dev python3-sentencepiece
   python3-torch python3-numpy                # converter and PyTorch reference
   python3-yaml                               # converter: Marian's model.yml, decoder.yml, vocabularies
+  python3-requests python3-tqdm python3-filelock python3-packaging python3-fsspec
+                                             # huggingface_hub's dependencies from Debian (below)
   clang-14 libclang-rt-14-dev llvm-14        # sanitizer builds and libFuzzer (asan-ubsan preset);
                                              # llvm-symbolizer names the frames of a report
   python3-venv                               # pip install . into a fresh venv (tests/tools/test_pip_package.py)
@@ -35,39 +37,33 @@ else
   echo "install-deps: all packages present"
 fi
 
-# BLEU comes from sacrebleu (PyPI; Debian 12 has no package), pinned and
-# installed without dependencies (Debian's, above, serve it) into
-# /usr/local, where /usr/bin/python3 finds it: pip touches nothing apt owns.
-sacrebleu_version=2.4.3  # tools/edgemt_tools/bleu.py: SACREBLEU_VERSION
-if [ "$(/usr/bin/python3 -c 'import sacrebleu; print(sacrebleu.__version__)' 2>/dev/null)" != "$sacrebleu_version" ]; then
-  echo "install-deps: installing sacrebleu $sacrebleu_version from PyPI"
-  /usr/bin/python3 -m pip install -q --no-deps --break-system-packages --root-user-action=ignore \
-    "sacrebleu==$sacrebleu_version"
-else
-  echo "install-deps: sacrebleu $sacrebleu_version present"
-fi
+# Python packages Debian 12 lacks come from PyPI, pinned and installed
+# without dependencies (Debian's, above, serve them) into /usr/local, where
+# /usr/bin/python3 finds them: pip touches nothing apt owns.
+pypi_pinned() {  # pypi_pinned PACKAGE VERSION
+  local installed
+  installed=$(/usr/bin/python3 -c 'import sys, importlib.metadata as m; print(m.version(sys.argv[1]))' "$1" 2>/dev/null || true)
+  if [ "$installed" != "$2" ]; then
+    echo "install-deps: installing $1 $2 from PyPI"
+    /usr/bin/python3 -m pip install -q --no-deps --break-system-packages --root-user-action=ignore "$1==$2"
+  else
+    echo "install-deps: $1 $2 present"
+  fi
+}
+
+# BLEU comes from sacrebleu.
+pypi_pinned sacrebleu 2.4.3  # tools/edgemt_tools/bleu.py: SACREBLEU_VERSION
+
+# edgemt-convert takes Hugging Face Hub model ids through huggingface_hub,
+# pinned to the last release built on requests (1.0 moved to httpx); the pip
+# package declares it for PyPI.
+pypi_pinned huggingface_hub 0.36.2
 
 # The model file's CRC-32C checksums (format version 4) are computed with
-# Google's `google-crc32c` (PyPI; hardware CRC through its C extension),
-# pinned and without dependencies, into /usr/local like sacrebleu.
-crc32c_version=1.5.0
-if [ "$(/usr/bin/python3 -c 'import google_crc32c, importlib.metadata as m; print(m.version("google-crc32c"))' 2>/dev/null)" != "$crc32c_version" ]; then
-  echo "install-deps: installing google-crc32c $crc32c_version from PyPI"
-  /usr/bin/python3 -m pip install -q --no-deps --break-system-packages --root-user-action=ignore \
-    "google-crc32c==$crc32c_version"
-else
-  echo "install-deps: google-crc32c $crc32c_version present"
-fi
+# Google's `google-crc32c` (hardware CRC through its C extension).
+pypi_pinned google-crc32c 1.5.0
 
 # Tests and fixture scripts write Hugging Face model.safetensors files with
-# the `safetensors` package (PyPI; Debian 12 has none; the converter reads
-# them with its own reader, sources/safetensors_file.py), pinned, without
-# dependencies (numpy is Debian's), into /usr/local like sacrebleu.
-safetensors_version=0.4.5
-if [ "$(/usr/bin/python3 -c 'import safetensors; print(safetensors.__version__)' 2>/dev/null)" != "$safetensors_version" ]; then
-  echo "install-deps: installing safetensors $safetensors_version from PyPI"
-  /usr/bin/python3 -m pip install -q --no-deps --break-system-packages --root-user-action=ignore \
-    "safetensors==$safetensors_version"
-else
-  echo "install-deps: safetensors $safetensors_version present"
-fi
+# the `safetensors` package (the converter reads them with its own reader,
+# sources/safetensors_file.py).
+pypi_pinned safetensors 0.4.5

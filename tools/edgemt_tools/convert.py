@@ -9,28 +9,30 @@ before the file is written, so a failing calibration writes nothing either. The
 output must be a new file or a regular file that is none of the inputs
 (output_target.py): checked before any work, and by the writer against every
 file the conversion read (input_files.py).
+
+The checkpoint is a path, or a Hugging Face Hub model id for the sources that
+read a Hub model folder (hub.py says which is which); without --from, the
+source is told from the files (sources/detect.py).
+
+What needs numpy or torch (the sources, the writer, calibration) is imported
+where the conversion starts, so that --help, --version and argument errors
+take a fraction of a second.
 """
 
 import argparse
 import datetime
 import os
 import sys
-from typing import List
+from typing import List, Optional
 
 from . import __version__
-from . import calibration
-from . import families
-from . import input_files
-from . import int8_calibration
-from . import writer
+from . import hub
+from .choices import DEFAULT_CALIBRATION_SENTENCES, WEIGHT_DTYPES
 from .errors import UserError
-from .model_file import write_model
-from .model_spec import QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES
-from .output_target import check_output
-from .sources import SOURCES, SourceInputs
+from .sources import HUB_SOURCES, SOURCES, SourceInputs
 
 PROG = "edgemt-convert"
-DEFAULT_CALIBRATION_LINES = int8_calibration.DEFAULT_SENTENCES
+DEFAULT_CALIBRATION_LINES = DEFAULT_CALIBRATION_SENTENCES
 
 DESCRIPTION = """\
 Convert a trained checkpoint into one edgemt model file (.emt): FlatBuffer
@@ -75,8 +77,17 @@ Sources (--from), each read from its own files, with no config of ours:
              as the trainer's greedy search does (at most 60 tokens);
              --max-positions N sets the longest source or target the file
              accepts (default 256; the trainer cuts sources to 200 pieces).
-Given a checkpoint of another kind than --from says, the converter names
-what it found ("this is an OpenNMT-py checkpoint: use --from opennmt").
+Without --from, the kind is told from the checkpoint's files; given a
+checkpoint of another kind than --from says, the converter names what it
+found ("this is an OpenNMT-py checkpoint: use --from opennmt").
+
+The checkpoint (CHECKPOINT or --checkpoint PATH) is a file or folder or, for
+--from hf-marian, a Hugging Face Hub model id: org/name, such as
+Helsinki-NLP/opus-mt-en-de, at its default branch or at @REVISION
+(--revision). An existing path is always a path. The id is downloaded by
+huggingface_hub (pip install huggingface_hub) into its cache, with its
+progress bars, honouring HF_HOME, HF_HUB_CACHE, HF_TOKEN and HF_HUB_OFFLINE=1
+(cache only): only the files the source reads, nothing that runs code.
 
 Each model file records its framework's search rules and decoding defaults
 (beam size, length penalty, maximum length, banned tokens) as that
@@ -113,6 +124,7 @@ OPUS-MT-base-sized one. --no-calibration gives plain nearest rounding
 
 EPILOG = """\
 examples:
+  edgemt-convert Helsinki-NLP/opus-mt-en-de --dtype int8 -o en-de.emt
   edgemt-convert --from hf-marian --checkpoint opus-mt-en-de/ --dtype int8 -o en-de.emt
   edgemt-convert --from marian --checkpoint opus-2020-02-26/ --src-lang en --tgt-lang de \\
       --dtype int8 -o en-de.emt
@@ -140,11 +152,17 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, allow_abbrev=False,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--from", dest="source_format", required=True, choices=sorted(SOURCES),
-                   help="checkpoint format (see above)")
-    p.add_argument("--checkpoint", required=True, metavar="PATH",
-                   help="the checkpoint: a .pt file (opennmt, torch) or a folder (marian, "
-                        "hf-marian)")
+    p.add_argument("checkpoint_argument", nargs="?", metavar="CHECKPOINT",
+                   help="the checkpoint: a .pt file (opennmt, torch, torch-rnn), a folder "
+                        "(marian, hf-marian) or a Hugging Face Hub model id org/name[@REVISION] "
+                        "(hf-marian)")
+    p.add_argument("--from", dest="source_format", choices=sorted(SOURCES),
+                   help="checkpoint format (see above; default: told from the checkpoint)")
+    p.add_argument("--checkpoint", metavar="PATH",
+                   help="the checkpoint, as CHECKPOINT")
+    p.add_argument("--revision", metavar="REV",
+                   help="a Hub model id's branch, tag or commit (default: its default "
+                        "branch; also as org/name@REV)")
     p.add_argument("--config", metavar="FILE",
                    help="--from torch and torch-rnn only: config.json with the "
                         "hyper-parameters and special token ids")
@@ -170,8 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "default: a vocabulary of another model translates into junk); they "
                         "read as <unk>, as Marian and transformers read them (a few OPUS-MT "
                         "releases lack a few pieces)")
-    p.add_argument("--dtype", required=True, choices=list(WEIGHT_DTYPES),
-                   help="storage type of the embedding and projection matrices")
+    p.add_argument("--dtype", default="fp32", choices=list(WEIGHT_DTYPES),
+                   help="storage type of the embedding and projection matrices "
+                        "(default fp32)")
     p.add_argument("--calibrate", metavar="FILE",
                    help="--dtype int8, Transformer models: calibrate on the first lines of "
                         "this UTF-8 source-language text (.gz allowed) instead of sentences "
@@ -200,6 +219,43 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _resolve_checkpoint(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Sets args.checkpoint (the path or id given), args.hub_id (a hub.HubId,
+    or None for a path) and args.source_format (without --from: told from
+    the checkpoint)."""
+    given = [value for value in (args.checkpoint_argument, args.checkpoint) if value is not None]
+    if not given:
+        parser.error("give the checkpoint: a path, or a Hugging Face Hub model id (org/name)")
+    if len(set(given)) > 1:
+        parser.error("give the checkpoint once: as CHECKPOINT or as --checkpoint")
+    args.checkpoint = given[0]
+    args.hub_id = hub.parse(args.checkpoint)
+    if args.hub_id is None and args.revision is not None:
+        parser.error(f"--revision is for a Hugging Face Hub model id (org/name); "
+                     f"{args.checkpoint} is a path")
+    if args.hub_id is not None:
+        try:
+            args.hub_id = hub.with_revision(args.hub_id, args.revision)
+        except UserError as err:
+            parser.error(str(err))
+        if args.source_format is None:
+            if len(HUB_SOURCES) != 1:
+                parser.error(f"{args.hub_id} is a Hugging Face Hub model id: give --from "
+                             f"({' or '.join(HUB_SOURCES)})")
+            args.source_format = HUB_SOURCES[0]
+        if args.source_format not in HUB_SOURCES:
+            raise UserError(f"checkpoint not found: {args.checkpoint} (a Hugging Face Hub model "
+                            f"id is for --from {' or '.join(HUB_SOURCES)})")
+    elif args.source_format is None:
+        if not os.path.exists(args.checkpoint):
+            raise UserError(f"checkpoint not found: {args.checkpoint}")
+        from .sources.detect import detect
+        args.source_format = detect(args.checkpoint)
+        if args.source_format is None:
+            parser.error(f"cannot tell what kind of checkpoint {args.checkpoint} is: give "
+                         f"--from ({', '.join(sorted(SOURCES))})")
+
+
 def _check_option_combinations(parser: argparse.ArgumentParser,
                                args: argparse.Namespace) -> None:
     """Usage errors argparse cannot express (exit 2, like argparse's own)."""
@@ -211,11 +267,6 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
         parser.error(f"--no-calibration needs --dtype int8 (got --dtype {args.dtype})")
     if args.no_calibration and args.calibrate is not None:
         parser.error("give --calibrate FILE or --no-calibration, not both")
-    written = [families.find(name) for name in SOURCES[args.source_format].FAMILIES]
-    if args.calibrate is not None and not any(map(int8_calibration.calibrates, written)):
-        parser.error(f"--calibrate is for {int8_calibration.calibrated_families()} models; "
-                     f"{' and '.join(family.title for family in written)} int8 files use "
-                     "nearest rounding (drop --calibrate)")
     if args.spm is not None and (args.src_spm is not None or args.tgt_spm is not None):
         parser.error("give either --spm (both sides) or --src-spm / --tgt-spm, not both")
     if args.source_format not in ("torch", "torch-rnn") and args.config is not None:
@@ -226,6 +277,13 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
     if args.max_positions is not None and args.source_format != "torch-rnn":
         parser.error(f"--max-positions is for --from torch-rnn; --from {args.source_format} "
                      "takes the checkpoint's own")
+    if args.calibrate is not None:  # last: it imports the source and the families
+        from . import families, int8_calibration
+        written = [families.find(name) for name in SOURCES[args.source_format].FAMILIES]
+        if not any(map(int8_calibration.calibrates, written)):
+            parser.error(f"--calibrate is for {int8_calibration.calibrated_families()} models; "
+                         f"{' and '.join(family.title for family in written)} int8 files use "
+                         "nearest rounding (drop --calibrate)")
 
 
 def _created_utc() -> str:
@@ -235,10 +293,17 @@ def _created_utc() -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _named_inputs(args: argparse.Namespace) -> List[str]:
+def _named_inputs(args: argparse.Namespace, checkpoint: str) -> List[str]:
     """The input files the command line names (the output must be none of them)."""
-    return [path for path in (args.checkpoint, args.config, args.spm, args.src_spm,
+    return [path for path in (checkpoint, args.config, args.spm, args.src_spm,
                               args.tgt_spm, args.calibrate) if path is not None]
+
+
+def _download(args: argparse.Namespace) -> str:
+    """The folder of args.hub_id in the Hub's cache (downloaded when needed)."""
+    folder = hub.download(args.hub_id, SOURCES[args.source_format].HUB_FILES, __version__)
+    print(f"{PROG}: note: {args.hub_id} is {folder}", file=sys.stderr)
+    return folder
 
 
 def _int8_plan(args: argparse.Namespace, spec, lines):
@@ -246,6 +311,7 @@ def _int8_plan(args: argparse.Namespace, spec, lines):
     (--no-calibration, or a model of a family that is not calibrated)."""
     if args.dtype != "int8" or args.no_calibration:
         return None
+    from . import families, int8_calibration
     family = families.of(spec.config)
     if not int8_calibration.calibrates(family):
         if lines is not None:
@@ -259,7 +325,11 @@ def _int8_plan(args: argparse.Namespace, spec, lines):
 def run(args: argparse.Namespace) -> str:
     """Convert per parsed arguments; returns a one-line summary (and, for a
     calibrated int8 file, the calibration's line before it)."""
-    if not os.path.exists(args.checkpoint):
+    from . import calibration, input_files, writer
+    from .model_file import write_model
+    from .model_spec import QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED
+    from .output_target import check_output
+    if args.hub_id is None and not os.path.exists(args.checkpoint):
         raise UserError(f"checkpoint not found: {args.checkpoint}")
     for label, path in (("config file", args.config), ("SentencePiece model", args.spm),
                         ("source SentencePiece model", args.src_spm),
@@ -270,23 +340,25 @@ def run(args: argparse.Namespace) -> str:
     if not os.path.isdir(out_dir):
         raise UserError(f"output folder does not exist: {out_dir}")
     # Before any work; the writer checks again, against every file read.
-    check_output(args.output, _named_inputs(args))
+    check_output(args.output, _named_inputs(args, args.checkpoint))
+    checkpoint = _download(args) if args.hub_id is not None else args.checkpoint
     with input_files.recording() as files_read:
         calibration_lines = None
         if args.calibrate is not None:
             calibration_lines = calibration.read_calibration_lines(
                 args.calibrate, args.calibrate_lines or DEFAULT_CALIBRATION_LINES)
         spec, notes = SOURCES[args.source_format].read(SourceInputs(
-            checkpoint=args.checkpoint, config=args.config, spm=args.spm,
+            checkpoint=checkpoint, config=args.config, spm=args.spm,
             src_lang=args.src_lang, tgt_lang=args.tgt_lang, converter_version=__version__,
             created_utc=_created_utc(), src_spm=args.src_spm, tgt_spm=args.tgt_spm,
-            max_positions=args.max_positions, allow_missing_pieces=args.allow_missing_pieces))
+            max_positions=args.max_positions, allow_missing_pieces=args.allow_missing_pieces,
+            checkpoint_name=args.hub_id.name if args.hub_id is not None else None))
         for note in notes:
             print(f"{PROG}: note: {note}", file=sys.stderr)
         plan = _int8_plan(args, spec, calibration_lines)
         header, tensors, aliases = writer.pack(spec, args.dtype, plan)
         size = write_model(args.output, header, tensors, aliases,
-                           inputs=_named_inputs(args) + files_read)
+                           inputs=_named_inputs(args, checkpoint) + files_read)
     scheme = ""
     if args.dtype == "int8":
         scheme = f" ({QUANTIZATION_INT8_SMOOTHED if plan is not None else QUANTIZATION_INT8})"
@@ -298,8 +370,9 @@ def run(args: argparse.Namespace) -> str:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    _check_option_combinations(parser, args)
     try:
+        _resolve_checkpoint(parser, args)
+        _check_option_combinations(parser, args)
         print(run(args))
     except UserError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)

@@ -47,12 +47,13 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from . import families
+from .choices import DEFAULT_CALIBRATION_SENTENCES
 from .errors import UserError
 from .gptq import gptq_rows, hessian
 from .model_spec import ModelSpec, expected_tensors, resolve_alias
 from .quantize import dequantize_rows, fake_quantize_activation_rows, quantize_rows
 
-DEFAULT_SENTENCES = 128
+DEFAULT_SENTENCES = DEFAULT_CALIBRATION_SENTENCES
 SEED = 20261128
 ALPHAS = (0.25, 0.5, 0.75)
 MIN_GAIN = 0.03              # relative error drop needed to keep a smoothing vector

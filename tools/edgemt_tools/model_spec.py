@@ -24,11 +24,11 @@ from typing import Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from . import families
+from .choices import WEIGHT_DTYPES
 from .families.tensor_table import MATRIX, VECTOR, TensorSpec
 
 # Model.decoding.rules (schema SearchRules): whose beam search the model follows.
 SEARCH_RULES = ("edgemt", "opennmt", "marian", "huggingface")
-WEIGHT_DTYPES = ("fp32", "fp16", "int8")
 
 # Model.quantization (schema QuantizationScheme), by the names of its values.
 QUANTIZATION_NONE = "None"

@@ -42,6 +42,7 @@ import numpy as np
 from .. import input_files
 from .. import limits
 from ..errors import UserError
+from ..hub import HubFiles
 from ..families.transformer import (MAX_D_MODEL, MAX_FFN_DIM, MAX_LAYERS_PER_STACK,
                                    TransformerConfig)
 from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
@@ -57,6 +58,13 @@ from .duplicate_keys import json_object
 NAME = "hf-marian"
 # The model families it writes (families/; edgemt-convert asks them about int8 calibration).
 FAMILIES = ("transformer",)
+# What a Hub model id fetches (hub.py): the files read() reads, and of the
+# weights the first the repository has (many OPUS-MT repositories also hold
+# TensorFlow, Flax and Rust copies of the weights, which are not fetched).
+HUB_FILES = HubFiles(
+    required=("config.json", "vocab.json", "source.spm", "target.spm"),
+    optional=("generation_config.json", "tokenizer_config.json", "target_vocab.json"),
+    weights=("model.safetensors", "pytorch_model.bin"))
 
 _ACTIVATIONS = {"swish": "swish", "silu": "swish", "gelu": "gelu", "relu": "relu"}
 # generate() options whose non-default values edgemt does not reproduce.
@@ -371,7 +379,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
         source_language=src_lang, target_language=tgt_lang, tokenizer_model=source_spm,
         weights=weights, append_eos_to_source=True,
         provenance=Provenance(source_format=NAME,
-                              source_checkpoint=os.path.basename(os.path.normpath(folder)),
+                              source_checkpoint=(inputs.checkpoint_name or
+                                                 os.path.basename(os.path.normpath(folder))),
                               source_sha256=sha256_file(weights_path),
                               converter_version=inputs.converter_version,
                               created_utc=inputs.created_utc),
