@@ -51,8 +51,15 @@ const char* encode_error(StatusCode code) {
 void make_sentences(const edgemt::Tokenizer& tokenizer, const edgemt_document_options& document,
                     std::string_view language, const int32_t* prefix, size_t max_source_len,
                     Line* line) {
-  const std::vector<edgemt::SentenceSpan> spans =
-      edgemt::sentence_spans(line->text, document.split_sentences != 0, language);
+  // With splitting on, a sentence over max_source_len is cut into pieces that
+  // fit (edgemt/sentences.h), as `edgemt translate` does; a tokenizer error
+  // counts 0 tokens there and is reported below.
+  std::vector<int32_t> ids;
+  const edgemt::TokenCounter count = [&](std::string_view text) -> size_t {
+    return tokenizer.encode(text, &ids).is_ok() ? ids.size() + (prefix != nullptr ? 1 : 0) : 0;
+  };
+  const std::vector<edgemt::SentenceSpan> spans = edgemt::source_spans(
+      line->text, document.split_sentences != 0, language, max_source_len, count);
   line->split = spans.size() > 1;
   line->sentences.resize(spans.size());
   for (size_t k = 0; k < spans.size(); ++k) {

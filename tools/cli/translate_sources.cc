@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "cli/long_sentences.h"
 #include "edgemt/sentences.h"
 #include "edgemt/utf8.h"
 
@@ -74,31 +73,14 @@ void SourceMaker::make(LineWork* line, bool too_long, size_t bytes) const {
 }
 
 std::vector<SentenceSpan> SourceMaker::source_spans(const std::string& line) const {
-  const std::vector<SentenceSpan> sentences =
-      sentence_spans(line, options_.split_sentences, options_.language);
-  if (!options_.split_sentences) return sentences;
-  // A sentence longer than the model takes is cut into pieces that fit
-  // (cli/long_sentences.h); a tokenizer error is left for make() to report.
+  // A tokenizer error counts 0 tokens here: make() reports it.
   const size_t prefix = options_.target_prefix != nullptr ? 1 : 0;
   std::vector<int32_t> ids;
   const TokenCounter count = [&](std::string_view text) -> size_t {
-    if (!tokenizer_.encode(text, &ids).is_ok()) return 0;
-    return ids.size() + prefix;
+    return tokenizer_.encode(text, &ids).is_ok() ? ids.size() + prefix : 0;
   };
-  std::vector<SentenceSpan> spans;
-  for (const SentenceSpan& sentence : sentences) {
-    const std::string_view text(line);
-    if (count(text.substr(sentence.begin, sentence.end - sentence.begin)) <=
-        options_.max_source_len) {
-      spans.push_back(sentence);
-      continue;
-    }
-    for (const SentenceSpan& piece :
-         cut_long_sentence(text, sentence, options_.max_source_len, count)) {
-      spans.push_back(piece);
-    }
-  }
-  return spans;
+  return edgemt::source_spans(line, options_.split_sentences, options_.language,
+                              options_.max_source_len, count);
 }
 
 std::string join_translations(const LineWork& line) {

@@ -4,7 +4,7 @@
 //
 // With splitting on, a line of several sentences (edgemt/sentences.h)
 // gives one source per sentence, and a sentence with more tokens than the
-// model takes is cut into pieces that fit (cli/long_sentences.h); a line of
+// model takes is cut into pieces that fit (edgemt/sentences.h); a line of
 // one sentence that fits, and every line with splitting off, gives one
 // source of the whole line, exactly as the tokenizer encodes it.
 #pragma once

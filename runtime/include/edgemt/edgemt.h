@@ -418,7 +418,9 @@ typedef struct edgemt_word_pair {
 typedef struct edgemt_document_options {
   /* Nonzero (default): a line of several sentences is translated sentence by
    * sentence and the translations joined, keeping the line's own spaces
-   * between them; 0: each line is one source. */
+   * between them, and a sentence over the translator's max_source_len is
+   * cut into pieces that fit, joined the same way (edgemt/sentences.h:
+   * cut_long_sentence); 0: each line is one source. */
   int split_sentences;
   /* The splitting rules' language (ISO 639-1); NULL (default): the model's
    * source language; "": the generic rules. */
@@ -437,7 +439,8 @@ EDGEMT_API edgemt_document_options edgemt_document_options_default(void);
  * them); the call writes the rest: the sentences' translations joined, all
  * their tokens in order, their scores summed (log-probabilities add), and
  * per line the code: OK; INVALID_ARGUMENT (not UTF-8); OUT_OF_RANGE (a
- * sentence over the translator's max_source_len or the tokenizer's 64 KiB,
+ * line over max_source_len without splitting, a sentence over the
+ * tokenizer's 64 KiB,
  * or an output that does not fit: the *_length fields say how much it
  * needs); NUMERIC_ERROR. The caller sets alignment/alignment_capacity to
  * get the word alignment (options.align). */

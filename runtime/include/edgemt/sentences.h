@@ -63,6 +63,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,5 +106,35 @@ bool has_own_splitting_rules(std::string_view language);
 // one space too.
 std::string join_sentences(std::string_view line, const std::vector<SentenceSpan>& spans,
                            const std::vector<std::string>& translations);
+
+// ---- Sentences longer than the model takes --------------------------------
+//
+// A sentence over the model's position table cannot be translated whole.
+// Rather than failing the line, it is translated piece by piece and the
+// pieces' translations joined with the text between them (the whitespace
+// the cut fell on), as sentences are. A cut falls, in order of preference,
+// on whitespace after , ; : or a dash (- – —), on any other whitespace, and
+// only when one word alone is too long, between two UTF-8 characters. Each
+// piece is as long as fits, except that a cut after punctuation is taken
+// when it keeps at least half of what the furthest whitespace cut would.
+
+// How many source tokens `text` encodes to (a target prefix included).
+using TokenCounter = std::function<size_t(std::string_view text)>;
+
+// The pieces of line[span.begin, span.end) (valid UTF-8), each with at most
+// `max_tokens` tokens by `count`, in order, without the whitespace between
+// them; the span itself when it fits. A piece of one UTF-8 character that
+// does not fit is returned as it is (the caller reports it).
+std::vector<SentenceSpan> cut_long_sentence(std::string_view line, SentenceSpan span,
+                                            size_t max_tokens, const TokenCounter& count);
+
+// The sources a line is translated as (`edgemt translate`,
+// edgemt_translate_document, Python's translate): sentence_spans(line,
+// split, language), and with `split` on, each sentence over `max_tokens`
+// cut by cut_long_sentence. With `split` off the line stays whole, fitting
+// or not.
+std::vector<SentenceSpan> source_spans(std::string_view line, bool split,
+                                       std::string_view language, size_t max_tokens,
+                                       const TokenCounter& count);
 
 }  // namespace edgemt

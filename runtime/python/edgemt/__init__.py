@@ -369,6 +369,9 @@ class _Line(NamedTuple):
     tokens: List[int] = []
     alignment: Optional[List[Tuple[int, int]]] = None
     sentences: List[_Sentence] = []
+    # The sources the C call translated the text as: more than the split
+    # counted when a sentence over max_source_len was cut into pieces.
+    sentence_count: int = 0
 
 
 # ---- Model ---------------------------------------------------------------------
@@ -794,13 +797,17 @@ class Translator:
         capacities = [per_sentence * count for _, count in chunk]
         lines = self._call_document(translator, tokenizer, [item.encoded for item, _ in chunk],
                                     [count for _, count in chunk], capacities, request)
+        # Buffers too small: a text longer than guessed, or more sources than
+        # the split counted (a sentence cut to fit max_source_len).
         too_long = [k for k, line in enumerate(lines)
-                    if line.code == OUT_OF_RANGE and line.text_length + 1 > capacities[k]]
+                    if line.code == OUT_OF_RANGE and (line.text_length + 1 > capacities[k]
+                                                      or line.sentence_count > chunk[k][1])]
         if too_long:
+            counts = [max(chunk[k][1], lines[k].sentence_count) for k in too_long]
             again = self._call_document(translator, tokenizer,
-                                        [chunk[k][0].encoded for k in too_long],
-                                        [chunk[k][1] for k in too_long],
-                                        [lines[k].text_length + 1 for k in too_long], request)
+                                        [chunk[k][0].encoded for k in too_long], counts,
+                                        [max(lines[k].text_length + 1, per_sentence * count)
+                                         for k, count in zip(too_long, counts)], request)
             for k, line in zip(too_long, again):
                 lines[k] = line
         out = []
@@ -882,7 +889,8 @@ class Translator:
         for k, (document_result, (_, tokens, pairs)) in enumerate(zip(results, buffers)):
             r = document_result.translation
             if r.code != 0:
-                out.append(_Line(r.code, r.text_length, r.error.decode("utf-8", "replace")))
+                out.append(_Line(r.code, r.text_length, r.error.decode("utf-8", "replace"),
+                                 sentence_count=document_result.sentence_count))
                 continue
             text = ctypes.string_at(r.text, r.text_length).decode("utf-8", "replace")
             links = [(pairs[i].source_word, pairs[i].target_word)

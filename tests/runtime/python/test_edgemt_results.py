@@ -121,9 +121,20 @@ class PerTextResults(unittest.TestCase):
                               f"takes"])
         # A Translator's own max_source_len is named as such.
         small = edgemt.Translator(edgemt.Model(BUNDLED), max_source_len=8)
-        [t] = small.translate(["A man in a blue shirt is riding a bike."])
+        [t] = small.translate(["A man in a blue shirt is riding a bike."], split_sentences=False)
         self.assertEqual(t.error, "source has 12 tokens, more than the 8 the translator's "
                                   "max_source_len allows")
+        # With splitting (the default) it is cut into pieces that fit, as
+        # `edgemt translate` cuts a sentence over the model's 256 tokens.
+        [t] = small.translate(["A man in a blue shirt is riding a bike."])
+        self.assertIsNone(t.error)
+        self.assertGreater(len(t.sentences), 1)
+        self.assertTrue(all(len(s.source_tokens) <= 8 for s in t.sentences))
+
+    def test_too_long_with_splitting_is_cut_as_the_cli_cuts_it(self):
+        got = self.check_against_cli(BUNDLED, ["A man.", TOO_LONG, "A dog. " + TOO_LONG])
+        self.assertEqual([t.error for t in got], [None, None, None])
+        self.assertGreater(len(got[1].sentences), 1)
 
     def test_lone_surrogates_stand_for_their_bytes(self):
         # A file's line read with errors="surrogateescape" (or os.fsdecode'd)

@@ -215,12 +215,26 @@ TEST_CASE("capi/document: alignments number the whole line's words") {
   CHECK(one[0].result.alignment_length == line.alignment_length);
 }
 
+TEST_CASE("capi/document: a sentence over max_source_len is cut into pieces that fit") {
+  Fixture f;
+  std::string long_line;
+  for (int k = 0; k < 200; ++k) long_line += "dog cat bird, ";  // > max_source_len tokens
+  std::vector<Slot> slots;
+  REQUIRE(translate(f, {long_line}, &slots) == EDGEMT_OK);
+  REQUIRE(slots[0].result.translation.code == EDGEMT_OK);
+  CHECK(slots[0].result.sentence_count > 1);
+  CHECK_FALSE(slots[0].str().empty());
+}
+
 TEST_CASE("capi/document: a line that cannot be translated fails alone") {
   Fixture f;
   std::string long_line;
   for (int k = 0; k < 200; ++k) long_line += "dog cat bird ";  // > max_source_len tokens
   std::vector<Slot> slots;
-  REQUIRE(translate(f, {"A dog runs.", long_line, "A cat sleeps."}, &slots) == EDGEMT_OK);
+  // Whole lines: the long one cannot be cut.
+  edgemt_document_options whole = edgemt_document_options_default();
+  whole.split_sentences = 0;
+  REQUIRE(translate(f, {"A dog runs.", long_line, "A cat sleeps."}, &slots, &whole) == EDGEMT_OK);
   CHECK(slots[0].result.translation.code == EDGEMT_OK);
   CHECK(slots[1].result.translation.code == EDGEMT_OUT_OF_RANGE);
   CHECK(std::string(slots[1].result.translation.error).find("max_source_len") != std::string::npos);

@@ -83,16 +83,23 @@ TEST_CASE("cli/arguments: words before `first` are not parsed and absent flags u
 }
 
 TEST_CASE("cli/arguments: values may look like flags or be a lone dash") {
-  Parsed p = parse({"--model", "--beam", "-", "--", "-x"});
-  // "--beam" is the model's value; "-" and "--" are positionals; "-x" is an
-  // unknown alias.
+  Parsed p = parse({"--model", "--beam", "-", "-x"});
+  // "--beam" is the model's value; "-" is a positional; "-x" is an unknown
+  // alias.
   CHECK_FALSE(p.ok);
   CHECK(contains(p.error, "'-x'"));
-  Parsed q = parse({"--model", "--beam", "-", "--"});
+  Parsed q = parse({"--model", "--beam", "-"});
   REQUIRE_MESSAGE(q.ok, q.error);
   CHECK(q.args.get("model", "") == "--beam");
   CHECK_FALSE(q.args.has("beam"));
-  CHECK(q.args.positional() == (std::vector<std::string>{"-", "--"}));
+  CHECK(q.args.positional() == (std::vector<std::string>{"-"}));
+}
+
+TEST_CASE("cli/arguments: after -- every argument is positional") {
+  Parsed p = parse({"--model", "m.emt", "--", "-x", "--beam", "--"});
+  REQUIRE_MESSAGE(p.ok, p.error);
+  CHECK_FALSE(p.args.has("beam"));
+  CHECK(p.args.positional() == (std::vector<std::string>{"-x", "--beam", "--"}));
 }
 
 TEST_CASE("cli/arguments: parse errors name the flag") {

@@ -1,8 +1,10 @@
-#include "cli/long_sentences.h"
-
+// cut_long_sentence and source_spans (edgemt/sentences.h): sentences
+// longer than the model takes, cut into pieces that fit.
 #include <algorithm>
 
-namespace edgemt::cli {
+#include "edgemt/sentences.h"
+
+namespace edgemt {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
@@ -112,4 +114,22 @@ std::vector<SentenceSpan> cut_long_sentence(std::string_view text, SentenceSpan 
   return pieces;
 }
 
-}  // namespace edgemt::cli
+std::vector<SentenceSpan> source_spans(std::string_view line, bool split,
+                                       std::string_view language, size_t max_tokens,
+                                       const TokenCounter& count) {
+  const std::vector<SentenceSpan> sentences = sentence_spans(line, split, language);
+  if (!split) return sentences;
+  std::vector<SentenceSpan> spans;
+  for (const SentenceSpan& sentence : sentences) {
+    if (count(line.substr(sentence.begin, sentence.end - sentence.begin)) <= max_tokens) {
+      spans.push_back(sentence);
+      continue;
+    }
+    for (const SentenceSpan& piece : cut_long_sentence(line, sentence, max_tokens, count)) {
+      spans.push_back(piece);
+    }
+  }
+  return spans;
+}
+
+}  // namespace edgemt

@@ -1,7 +1,7 @@
-// cli::cut_long_sentence: pieces that fit, cut at the safest point, against
-// a naive reference of what "fits" means (a token counter that counts
-// words, or bytes). Built into edgemt_cli_tests (tests/CMakeLists.txt).
-#include "cli/long_sentences.h"
+// cut_long_sentence and source_spans (edgemt/sentences.h): pieces that fit,
+// cut at the safest point, against a naive reference of what "fits" means
+// (a token counter that counts words, or bytes).
+#include "edgemt/sentences.h"
 
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace edgemt::cli {
+namespace edgemt {
 namespace {
 
 size_t count_words(std::string_view text) {
@@ -33,16 +33,16 @@ std::vector<std::string> pieces_of(const std::string& text, size_t max_tokens,
   return out;
 }
 
-TEST_CASE("cli/long_sentences: a sentence that fits is left whole") {
+TEST_CASE("text/long_sentences: a sentence that fits is left whole") {
   CHECK(pieces_of("one two three", 4) == std::vector<std::string>{"one two three"});
 }
 
-TEST_CASE("cli/long_sentences: the longest pieces that fit, at whitespace") {
+TEST_CASE("text/long_sentences: the longest pieces that fit, at whitespace") {
   CHECK(pieces_of("one two three four five six seven", 4) ==
         std::vector<std::string>{"one two three", "four five six", "seven"});
 }
 
-TEST_CASE("cli/long_sentences: a cut after punctuation is preferred when not too short") {
+TEST_CASE("text/long_sentences: a cut after punctuation is preferred when not too short") {
   // "one two, three four five" does not fit 4+1: the comma cut keeps 2 of 3 words.
   CHECK(pieces_of("one two, three four five six", 4) ==
         std::vector<std::string>{"one two,", "three four five", "six"});
@@ -54,7 +54,7 @@ TEST_CASE("cli/long_sentences: a cut after punctuation is preferred when not too
         std::vector<std::string>{"one two \xE2\x80\x93", "three four"});
 }
 
-TEST_CASE("cli/long_sentences: whitespace runs between pieces are not in them") {
+TEST_CASE("text/long_sentences: whitespace runs between pieces are not in them") {
   const std::string text = "one  two \t three";
   const auto spans = cut_long_sentence(text, {0, text.size()}, 2, count_words);
   REQUIRE(spans.size() == 3);
@@ -63,7 +63,7 @@ TEST_CASE("cli/long_sentences: whitespace runs between pieces are not in them") 
   CHECK(text.substr(spans[2].begin) == "three");
 }
 
-TEST_CASE("cli/long_sentences: a span inside a line keeps the line's offsets") {
+TEST_CASE("text/long_sentences: a span inside a line keeps the line's offsets") {
   const std::string text = "First. one two three four";
   const auto spans = cut_long_sentence(text, {7, text.size()}, 3, count_words);
   REQUIRE(spans.size() == 2);
@@ -71,7 +71,7 @@ TEST_CASE("cli/long_sentences: a span inside a line keeps the line's offsets") {
   CHECK(text.substr(spans[1].begin) == "three four");
 }
 
-TEST_CASE("cli/long_sentences: one word too long is cut between UTF-8 characters") {
+TEST_CASE("text/long_sentences: one word too long is cut between UTF-8 characters") {
   const TokenCounter bytes = [](std::string_view text) { return text.size(); };
   // "ä" is 2 bytes: 5 bytes fit 2 characters (4 bytes), never half of one.
   const std::vector<std::string> pieces = pieces_of("\xC3\xA4\xC3\xA4\xC3\xA4\xC3\xA4", 5, bytes);
@@ -86,7 +86,7 @@ TEST_CASE("cli/long_sentences: one word too long is cut between UTF-8 characters
   CHECK(joined == word);
 }
 
-TEST_CASE("cli/long_sentences: every piece fits and nothing is lost (a sweep)") {
+TEST_CASE("text/long_sentences: every piece fits and nothing is lost (a sweep)") {
   std::string text;
   for (int k = 0; k < 200; ++k) text += (k % 7 == 3 ? "word, " : "w ");
   text.pop_back();
@@ -100,5 +100,18 @@ TEST_CASE("cli/long_sentences: every piece fits and nothing is lost (a sweep)") 
   }
 }
 
+TEST_CASE("text/long_sentences: source_spans splits sentences, then cuts the long ones") {
+  const std::string line = "A dog. One two three four five. A cat.";
+  std::vector<std::string> pieces;
+  for (const SentenceSpan& span : source_spans(line, true, "en", 4, count_words)) {
+    pieces.push_back(line.substr(span.begin, span.end - span.begin));
+  }
+  CHECK(pieces == std::vector<std::string>{"A dog.", "One two three", "four five.", "A cat."});
+  // Without splitting the line stays whole, however long.
+  const std::vector<SentenceSpan> whole = source_spans(line, false, "en", 4, count_words);
+  REQUIRE(whole.size() == 1);
+  CHECK(whole[0].end - whole[0].begin == line.size());
+}
+
 }  // namespace
-}  // namespace edgemt::cli
+}  // namespace edgemt
