@@ -12,6 +12,10 @@ MarianMT fixture of tests/fixtures/marian/hf.
 - a path that exists is a path, even one shaped `org/name` (huggingface_hub
   is not even imported), and without --from the source is told from the
   folder, a snapshot in the cache too;
+- online (with a stand-in for huggingface_hub: no test reaches the network)
+  only the files the source reads are asked for, and of the weights the
+  first the repository has, the .bin from the same commit; the Hub's errors
+  become one line;
 - --help, --version and argument errors import neither numpy nor torch.
 
 Without huggingface_hub the tests that need it print "SKIPPED:
@@ -25,10 +29,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
+from unittest import mock
 
 import helpers
 from edgemt_tools import hub
+from edgemt_tools.errors import UserError
 from edgemt_tools.sources import HUB_SOURCES, SOURCES
 from edgemt_tools.sources.detect import detect
 
@@ -234,6 +241,98 @@ class HubIdTest(unittest.TestCase):
     def test_the_hub_sources_are_those_with_hub_files(self):
         self.assertEqual(list(HUB_SOURCES),
                          [name for name in SOURCES if hasattr(SOURCES[name], "HUB_FILES")])
+
+
+class FakeHub:
+    """Stands for huggingface_hub in hub.download's tests of what it asks
+    for online (no test reaches the network): snapshot_download records its
+    calls and serves `repository` (file names) at COMMIT, or raises `error`."""
+
+    class HfHubHTTPError(Exception):
+        __module__ = "huggingface_hub.errors"  # an error of huggingface_hub's own
+
+    class RepositoryNotFoundError(HfHubHTTPError):
+        pass
+
+    class GatedRepoError(RepositoryNotFoundError):
+        pass
+
+    class RevisionNotFoundError(HfHubHTTPError):
+        pass
+
+    class LocalEntryNotFoundError(Exception):
+        pass
+
+    def __init__(self, folder: str, repository=(), error: Exception = None):
+        self.folder, self.repository, self.error, self.calls = folder, repository, error, []
+        self.errors = self
+        self.constants = types.SimpleNamespace(HF_HUB_OFFLINE=False, HF_HUB_CACHE=folder)
+
+    def snapshot_download(self, repo_id, revision=None, allow_patterns=(), **_):
+        self.calls.append((repo_id, revision, tuple(allow_patterns)))
+        if self.error is not None:
+            raise self.error
+        snapshot = os.path.join(self.folder, COMMIT)
+        os.makedirs(snapshot, exist_ok=True)
+        for name in self.repository:
+            if name in allow_patterns:
+                open(os.path.join(snapshot, name), "wb").close()
+        return snapshot
+
+    def modules(self):
+        return {"huggingface_hub": self, "huggingface_hub.errors": self,
+                "huggingface_hub.constants": self.constants}
+
+
+class HubDownloadTest(unittest.TestCase):
+    """What hub.download asks huggingface_hub for, and its errors, online."""
+
+    FILES = SOURCES["hf-marian"].HUB_FILES
+    TEXT_FILES = ("config.json", "vocab.json", "source.spm", "target.spm",
+                  "tokenizer_config.json", "generation_config.json")
+
+    def download(self, fake: FakeHub, model: str = REPO) -> str:
+        with mock.patch.dict(sys.modules, fake.modules()):
+            return hub.download(hub.parse(model), self.FILES, "0.0")
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="edgemt_fake_hub_")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def test_only_the_files_read_and_the_preferred_weights(self):
+        everything = self.TEXT_FILES + ("model.safetensors", "pytorch_model.bin", "tf_model.h5",
+                                        "rust_model.ot", "modeling_evil.py")
+        fake = FakeHub(self.tmp, everything)
+        folder = self.download(fake, REPO + "@v1")
+        self.assertEqual(fake.calls, [(REPO, "v1", self.FILES.required + self.FILES.optional +
+                                       ("model.safetensors",))])
+        self.assertEqual(sorted(os.listdir(folder)),
+                         sorted(self.TEXT_FILES + ("model.safetensors",)))
+
+    def test_pickled_weights_when_no_safetensors_from_the_same_commit(self):
+        fake = FakeHub(self.tmp, self.TEXT_FILES + ("pytorch_model.bin", "tf_model.h5"))
+        folder = self.download(fake)
+        self.assertEqual(fake.calls[1], (REPO, COMMIT, ("pytorch_model.bin",)))
+        self.assertIn("pytorch_model.bin", os.listdir(folder))
+
+    def test_errors(self):
+        for error, pattern in (
+                (FakeHub.GatedRepoError("401"), "is a gated model: .*HF_TOKEN"),
+                (FakeHub.RepositoryNotFoundError("404"),
+                 "no such file or folder, and no such model on the Hugging Face Hub"),
+                (FakeHub.RevisionNotFoundError("404"), "has no revision"),
+                (FakeHub.LocalEntryNotFoundError("x"),
+                 "not in the cache .* and the Hub cannot be reached"),
+                (FakeHub.HfHubHTTPError("500 Server Error\nmore"),
+                 "download from the Hugging Face Hub failed: 500 Server Error$")):
+            with self.subTest(type(error).__name__):
+                with self.assertRaisesRegex(UserError, pattern):
+                    self.download(FakeHub(self.tmp, error=error))
+
+    def test_a_repository_without_weights(self):
+        with self.assertRaisesRegex(UserError, f"{REPO} has no model.safetensors or "
+                                               "pytorch_model.bin: not a model"):
+            self.download(FakeHub(self.tmp, self.TEXT_FILES))
 
 
 class LightStartTest(unittest.TestCase):

@@ -434,6 +434,10 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
         raise UserError(wrong_source(folder, NAME, "a Marian release folder (model .npz, "
                                                    "decoder.yml, vocabularies, source.spm, "
                                                    "target.spm)"))
+    # Before the model is read (seconds for an OPUS-MT model).
+    if not (inputs.src_lang and inputs.tgt_lang):
+        raise UserError("a Marian folder does not name its languages: pass --src-lang and "
+                        "--tgt-lang")
     decoder_path = os.path.join(folder, "decoder.yml")
     decoder = (_read_yaml_file(decoder_path, "decoder.yml")
                if input_files.regular_file(decoder_path, "decoder.yml") else {})
@@ -462,9 +466,6 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                               inputs.allow_missing_pieces)
     notes.extend(vocab.note for vocab in (source_vocab, target_vocab) if vocab.note)
     weights = convert_tensors(npz, config, cfg, npz_path)
-    if not (inputs.src_lang and inputs.tgt_lang):
-        raise UserError("a Marian folder does not name its languages: pass --src-lang and "
-                        "--tgt-lang")
     special = SpecialTokens(pad=target_vocab.eos, unk=target_vocab.unk, bos=target_vocab.eos,
                             eos=target_vocab.eos, decoder_start=target_vocab.eos)
     spec = ModelSpec(
