@@ -284,6 +284,14 @@ class FakeHub:
                 "huggingface_hub.constants": self.constants}
 
 
+def unreachable() -> Exception:
+    """What huggingface_hub raises for a model not cached when the Hub cannot be reached."""
+    error = FakeHub.LocalEntryNotFoundError("An error happened while trying to locate the files")
+    error.__cause__ = OSError("HTTPSConnectionPool: Failed to establish a new connection: "
+                              "[Errno -2] Name or service not known\nAn error happened")
+    return error
+
+
 class HubDownloadTest(unittest.TestCase):
     """What hub.download asks huggingface_hub for, and its errors, online."""
 
@@ -322,7 +330,9 @@ class HubDownloadTest(unittest.TestCase):
                  "no such file or folder, and no such model on the Hugging Face Hub"),
                 (FakeHub.RevisionNotFoundError("404"), "has no revision"),
                 (FakeHub.LocalEntryNotFoundError("x"),
-                 "not in the cache .* and the Hub cannot be reached"),
+                 "not in the cache .* and the Hub cannot be reached \\(x\\)$"),
+                (unreachable(), "not in the cache .* and the Hub cannot be reached "
+                                "\\(Name or service not known\\)$"),
                 (FakeHub.HfHubHTTPError("500 Server Error\nmore"),
                  "download from the Hugging Face Hub failed: 500 Server Error$")):
             with self.subTest(type(error).__name__):

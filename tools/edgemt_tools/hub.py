@@ -113,7 +113,7 @@ def _reason(err: BaseException) -> str:
     return _first_line(err.__cause__ or err.__context__ or err)
 
 
-_ERRNO = re.compile(r"\[Errno [^\]]*\] ([^'\"()]+)")
+_ERRNO = re.compile(r"\[Errno [^\]]*\] ([^'\"()\n]+)")
 
 
 def _is_network_error(err: BaseException) -> bool:
