@@ -10,6 +10,7 @@ import unittest
 import numpy as np
 
 import helpers
+from edgemt_tools import __version__
 from edgemt_tools.model_file import read_model
 
 SCHEMA = os.path.join(helpers.REPO_ROOT, "schema", "edgemt.fbs")
@@ -64,7 +65,7 @@ class BundledModelTest(unittest.TestCase):
         self.assertTrue(header.append_eos_to_source)
         prov = header.provenance
         self.assertEqual((prov.source_format, prov.source_checkpoint, prov.converter_version),
-                         ("torch", "model.pt", "0.1.0"))
+                         ("torch", "model.pt", __version__))  # a fresh conversion's
         self.assertRegex(prov.source_sha256, "^[0-9a-f]{64}$")
         import sentencepiece
         sp = sentencepiece.SentencePieceProcessor(model_proto=header.tokenizer_model)

@@ -16,12 +16,15 @@ Modules (one job each):
   writer          ModelSpec -> tensors in fp32 / fp16 / int8 -> model_file
   calibration     `--calibrate FILE`: the calibration text's lines, checked
   convert         the `edgemt-convert` command line
+  choices         --dtype choices and calibration defaults (import-free: --help is fast)
+  hub             Hugging Face Hub model ids: what a source reads, fetched into the Hub cache
   search          greedy / beam search semantics (the runtime copies SEARCH.md)
   torch_reference the PyTorch model rebuilt from the README, for reference outputs
   reference_cli   the `edgemt-reference` command line
   bleu, bleu_cli  corpus BLEU by sacreBLEU (PyPI) and the `edgemt-bleu` command
   textio          reading plain or .gz text files
   version         the project's version (CMakeLists.txt, or the installed package)
+  project_files   the C++ project's files the converter reads (checkout, or the package's copy)
   testing         unchecked writer and tiny random checkpoints for tests
 """
 
