@@ -62,7 +62,7 @@ class ThreadPool {
   // parts (search bookkeeping, cache appends), which at 50 µs sent the
   // worker to sleep mid-step; int8 throughput at 2 threads on this VM went
   // from 266-368 sent/s (three runs) to 407-426, while 2 threads stay within
-  // 1.2x of 1 under competing load (README, "Using it").
+  // 1.2x of 1 under competing load (docs/usage.md, threads).
   static constexpr int64_t kSpinMicroseconds = 200;
   // The smallest job sleeping workers are woken for.
   static constexpr size_t kWakeNanoseconds = 100000;

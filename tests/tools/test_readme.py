@@ -55,10 +55,12 @@ PLACEHOLDERS = {
 INPUT_LINES = ["A man is riding a bike.", "Two dogs play in the snow. A cat sleeps."]
 
 
-def run(expect, file=None, needs_shared=False):
+def run(expect, file=None, needs_shared=False, library_from_checkout=False):
     """Run as written in the scratch folder; `expect` must be in its stdout
-    (or in `file`, which the command writes)."""
-    return {"kind": "run", "expect": expect, "file": file, "needs_shared": needs_shared}
+    (or in `file`, which the command writes). library_from_checkout: without
+    EDGEMT_LIBRARY, so the module finds the checkout's build/ itself."""
+    return {"kind": "run", "expect": expect, "file": file, "needs_shared": needs_shared,
+            "library_from_checkout": library_from_checkout}
 
 
 def scripts(*paths, why):
@@ -88,6 +90,8 @@ COMMANDS = {
     f"edgemt translate -m {MODEL} -i input.en --beam 4 --threads 2": run("Ein Mann"),
     f"edgemt translate -m {MODEL} -i input.en --align": run(" ||| 0-0 "),
     f"edgemt translate -m {MODEL} -i input.en --json": run('"translation"'),
+    f'edgemt translate -m {MODEL} "A dog runs." "Two cats sleep on a sofa."': run("Ein Hund"),
+    f"edgemt translate -m {MODEL} --paragraphs -i input.en": run("Ein Mann"),
     f"edgemt inspect {MODEL}": run("int8"),
     f"edgemt bench -m {MODEL} --threads 1,2 --batch 1,16 --beam 1,4": run("cpu family"),
     "edgemt --help": run("translate"),
@@ -105,9 +109,12 @@ COMMANDS = {
     "--dtype int8 -o rnn.emt": run("wrote rnn.emt"),
     "edgemt-convert --help": run("--from"),
     "edgemt translate -m en-de.emt -i input.en": run("\n"),
+    "edgemt-convert Helsinki-NLP/opus-mt-en-de --dtype int8 -o en-de.emt":
+        custom("check_hub_conversion", "downloads from the Hub: run offline from a Hub-layout "
+               "cache of the fixture instead"),
     # Python
-    "EDGEMT_LIBRARY=build/runtime/libedgemt.so.0 PYTHONPATH=runtime/python python3 -c "
-    "'import edgemt; print(edgemt.version())'": run("0."),
+    "PYTHONPATH=runtime/python python3 -c 'import edgemt; print(edgemt.version())'":
+        run("0.", library_from_checkout=True),
     # Embedding
     "cmake --preset release && cmake --build build -j2":
         custom("check_release_preset", "a full build"),
@@ -278,7 +285,12 @@ class ReadmeTest(unittest.TestCase):
     def run_command(self, command, check, scratch):
         if check["needs_shared"] and not os.path.isdir(SHARED_CHECKPOINT):
             self.skipTest(f"needs {SHARED_CHECKPOINT}")
-        result = subprocess.run(["bash", "-c", command], cwd=scratch, env=self.env(scratch),
+        env = self.env(scratch)
+        if check["library_from_checkout"]:
+            if os.path.realpath(BUILD_DIR) != os.path.realpath(os.path.join(ROOT, "build")):
+                self.skipTest("the build is not the checkout's build/")
+            env.pop("EDGEMT_LIBRARY")
+        result = subprocess.run(["bash", "-c", command], cwd=scratch, env=env,
                                 capture_output=True, text=True, timeout=600)
         self.assertEqual(result.returncode, 0, f"{command}\n{result.stdout}\n{result.stderr}")
         output = read(os.path.join(scratch, check["file"])) if check["file"] else result.stdout
@@ -294,6 +306,23 @@ class ReadmeTest(unittest.TestCase):
 
     # ---- the commands too expensive to run here
 
+    def check_hub_conversion(self):
+        """The command as written, offline, with a Hub-layout cache holding
+        the MarianMT fixture as Helsinki-NLP/opus-mt-en-de."""
+        import test_convert_hub as hub  # pylint: disable=import-outside-toplevel
+        hub.require_hub(self)
+        command = "edgemt-convert Helsinki-NLP/opus-mt-en-de --dtype int8 -o en-de.emt"
+        with tempfile.TemporaryDirectory() as scratch:
+            self.make_scratch(scratch)
+            os.remove(os.path.join(scratch, "opus-mt-en-de"))  # the id, not the folder
+            cache = os.path.join(scratch, ".hub")
+            hub.cache_repo(cache, "Helsinki-NLP/opus-mt-en-de", hub.fixture_files())
+            env = dict(self.env(scratch), HF_HUB_OFFLINE="1", HF_HUB_CACHE=cache)
+            result = subprocess.run(["bash", "-c", command], cwd=scratch, env=env,
+                                    capture_output=True, text=True, timeout=600)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("wrote en-de.emt", result.stdout)
+
     def check_pip_install(self):
         pyproject = os.path.join(ROOT, "pyproject.toml")
         self.assertTrue(os.path.isfile(pyproject), "pip install . needs pyproject.toml")
@@ -302,6 +331,8 @@ class ReadmeTest(unittest.TestCase):
             self.assertRegex(text, rf'(?m)^\s*"?{re.escape(script)}"?\s*=', f"console script {script}")
         result = subprocess.run([sys.executable, "-c", "import venv, ensurepip"], capture_output=True)
         self.assertEqual(result.returncode, 0, "python3 -m venv needs the venv and ensurepip modules")
+        # tools.python.pip_package runs the install itself, into a fresh venv.
+        self.assertIn("tools.python.pip_package", self.ctest_listing("-R", "pip_package"))
 
     def check_release_preset(self):
         with open(os.path.join(ROOT, "CMakePresets.json"), encoding="utf-8") as f:

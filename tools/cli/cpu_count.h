@@ -4,7 +4,7 @@
 // (Asking for more threads than CPUs is no longer warned about: the run
 // phase's workers sleep instead of spinning and the calling thread never
 // waits for a worker to get a CPU, so pinned to one CPU `--threads 2` runs
-// as fast as `--threads 1`; see README.md, "Using it".)
+// as fast as `--threads 1`; see docs/usage.md, threads.)
 #pragma once
 
 #include <cstddef>
