@@ -107,6 +107,20 @@ class PipPackage(unittest.TestCase):
             self.assertEqual(self.run_in_venv(self.tool("python"), "-c", code, model,
                                               stdin=text), want)
 
+    def test_torch_source_without_torch_is_one_line(self):
+        paths = helpers.checkpoint_paths()
+        if paths is None:
+            self.skipTest("needs ../shared's checkpoint")
+        result = subprocess.run(
+            [self.tool("edgemt-convert"), "--from", "torch", "--checkpoint", paths["checkpoint"],
+             "--config", paths["config"], "--spm", paths["spm"], "--src-lang", "en",
+             "--tgt-lang", "de", "-o", os.path.join(self.work, "t.emt")],
+            capture_output=True, text=True, env=self.env, cwd=self.work, check=False)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+        self.assertIn("pip install 'edgemt[torch]'", result.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.work, "t.emt")))
+
     def test_the_module_and_the_cli_come_from_the_package(self):
         code = "import edgemt, edgemt.__main__ as m; print(edgemt.library_path()); print(m.cli_path())"
         library, cli = self.run_in_venv(self.tool("python"), "-c", code).split()

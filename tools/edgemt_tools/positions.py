@@ -23,12 +23,18 @@ bit for bit.
 
 import numpy as np
 
+from .errors import UserError
+
 
 def interleaved_sinusoidal(max_positions: int, d_model: int) -> np.ndarray:
     """Position table [max_positions, d_model] float32 (row p is added at position p)."""
     if d_model % 2:
         raise ValueError(f"d_model must be even for sinusoidal positions, got {d_model}")
-    import torch  # here: the other tables, and what imports this module, need no torch
+    try:
+        import torch  # here: the other tables, and what imports this module, need no torch
+    except ImportError:
+        raise UserError("this position table is computed as PyTorch computes it, which needs "
+                        "PyTorch: pip install 'edgemt[torch]' (or Debian's python3-torch)") from None
     exponent = torch.arange(0, d_model, 2, dtype=torch.float32) / float(d_model)
     denom = torch.pow(torch.tensor(10000.0, dtype=torch.float32), exponent)
     positions = torch.arange(max_positions, dtype=torch.float32).unsqueeze(1)
