@@ -5,6 +5,7 @@ mentions, read without unpickling it)."""
 
 import json
 import os
+import struct
 import zipfile
 from typing import Optional
 
@@ -15,7 +16,7 @@ KINDS = {
     "torch": "a torch.nn.Transformer state_dict (edgemt's own layout)",
     "torch-rnn": "a state_dict of the RNN trainer (train_rnn_attention.py)",
     "opennmt": "an OpenNMT-py checkpoint",
-    "marian": "a Marian model (.npz)",
+    "marian": "a Marian model (.npz or .bin)",
     "hf-marian": "a Hugging Face MarianMT folder",
 }
 
@@ -45,6 +46,27 @@ def _npz_is_marian(path: str) -> bool:
         any(n.startswith(("encoder_l1_", "Wemb", "decoder_l1_")) for n in names)
 
 
+def _bin_is_marian(path: str) -> bool:
+    """A Marian binary model: version 1, a plausible item count, and the
+    first item header's name length and type fit (marian_binary.py)."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(48)
+    except OSError:
+        return False
+    if len(head) < 48:
+        return False
+    version, count, name_length, kind = struct.unpack("<4Q", head[:32])
+    return version == 1 and 0 < count < 1 << 20 and 0 < name_length < 1 << 16 and kind < 1 << 20
+
+
+def _is_marian_model(path: str) -> bool:
+    return (path.endswith(".npz") and _npz_is_marian(path)) or \
+        (path.endswith(".bin") and _bin_is_marian(path))
+
+
 def _torch_file_kind(path: str) -> Optional[str]:
     """Tells torch zips apart by the names their pickle mentions (keys,
     class names); nothing is unpickled (torch_zip.pickle_names)."""
@@ -70,14 +92,13 @@ def detect(path: str) -> Optional[str]:
         kind = _hf_folder_kind(path)
         if kind is not None:
             return kind
-        if any(name.endswith(".npz") and _npz_is_marian(os.path.join(path, name))
-               for name in os.listdir(path)):
+        if any(_is_marian_model(os.path.join(path, name)) for name in os.listdir(path)):
             return "marian"
         return None
     if not os.path.isfile(path):
         return None
-    if path.endswith(".npz"):
-        return "marian" if _npz_is_marian(path) else None
+    if path.endswith((".npz", ".bin")):
+        return "marian" if _is_marian_model(path) else None
     if path.endswith(".safetensors") or os.path.basename(path) == "config.json":
         return "hf-marian" if _hf_folder_kind(os.path.dirname(os.path.abspath(path))) else None
     return _torch_file_kind(path)

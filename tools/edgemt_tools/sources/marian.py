@@ -1,7 +1,8 @@
 """Source `marian`: a Marian release folder, as OPUS-MT publishes them.
 
-Input: a folder with the model `.npz` (its config as YAML in the entry
-`special:model.yml`), `decoder.yml` (which names the model and the two
+Input: a folder with the model, `.npz` or Marian's binary `.bin` (float32;
+sources/marian_binary.py), its config as YAML in the entry
+`special:model.yml`, `decoder.yml` (which names the model and the two
 vocabularies, and holds the release's decoding options), the vocabularies
 (`.yml`: piece -> id, or `.spm`) and, for `.yml` vocabularies,
 `source.spm` / `target.spm` (OPUS-MT cuts text with them before Marian sees
@@ -17,7 +18,9 @@ src/graph/node_initializers.cpp (v1.12):
   normalized only when they are the query's own input), which the model
   file records (raw_decoder_self_memory) so edgemt decodes the same way;
 - embeddings × sqrt(d) with sinusoidal positions (Marian's own table:
-  positions.marian), learned positions `Wpos` copied as stored;
+  positions.marian), or with `transformer-train-positions` learned
+  positions `Wpos` copied as stored (not with
+  `transformer-train-position-embeddings`, which the Transformer ignores);
 - the first decoder input is a zero vector (zero_decoder_start);
 - tied-embeddings-all (`Wemb`), tied-embeddings (`decoder_Wemb` is the
   output), tied-embeddings-src, or none (`decoder_ff_logit_out_W`); output
@@ -59,6 +62,7 @@ from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, 
                      read_sentencepiece, sha256_file)
 from .config_values import finite_number, flag, whole_number
 from .detect import detect, wrong_source
+from .marian_binary import load_marian_binary
 from .duplicate_keys import PlainLoader, SafeLoader
 
 NAME = "marian"
@@ -71,6 +75,12 @@ DEFAULT_NORMALIZE = 0.0
 DEFAULT_WORD_PENALTY = 0.0
 DEFAULT_MAX_LENGTH_FACTOR = 3.0
 DEFAULT_MAX_LENGTH = 1000
+# The key Marian's Transformer reads for learned positions (Transformer::
+# addSpecialEmbeddings, src/models/transformer.h). The training option
+# --transformer-train-position-embeddings, which model.yml records, is read
+# only by Marian's BERT models: a Transformer trained with it still adds
+# sinusoids (to embeddings times sqrt(d)) and has no `Wpos`.
+LEARNED_POSITIONS = "transformer-train-positions"
 
 _ACTIVATIONS = {"swish": "swish", "relu": "relu", "gelu": "gelu"}
 
@@ -202,7 +212,7 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
             isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in vocabs):
         _refuse(where, "dim-vocabs", vocabs, "one source and one target vocabulary size")
     d = _size(config, "dim-emb", where)
-    learned = _flag(config, "transformer-train-position-embeddings", where)
+    learned = _flag(config, LEARNED_POSITIONS, where)
     tied_all = _flag(config, "tied-embeddings-all", where)
     tied_src = _flag(config, "tied-embeddings-src", where)
     tied = _flag(config, "tied-embeddings", where) or tied_all
@@ -248,7 +258,7 @@ def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: Transfo
     if cfg.output_bias:
         out.put("output.bias", src.take("decoder_ff_logit_out_b", (1, v)).reshape(v),
                 "decoder_ff_logit_out_b")
-    if _flag(config, "transformer-train-position-embeddings", where):
+    if _flag(config, LEARNED_POSITIONS, where):
         table = src.take("Wpos")
         if table.ndim != 2 or table.shape[1] != d or table.shape[0] < cfg.max_positions:
             raise UserError(f"shape mismatch: Wpos is {list(table.shape)}, expected at least "
@@ -376,7 +386,7 @@ def _in_folder(folder: str, name: str) -> str:
     return path
 
 
-def _find_npz(folder: str, decoder: Mapping) -> str:
+def _find_model(folder: str, decoder: Mapping) -> str:
     models = decoder.get("models") if isinstance(decoder, dict) else None
     if isinstance(models, list) and models:
         path = _in_folder(folder, str(models[0]))
@@ -384,9 +394,9 @@ def _find_npz(folder: str, decoder: Mapping) -> str:
             raise UserError(f"decoder.yml lists {len(models)} models (an ensemble); edgemt "
                             "converts one model")
         return path
-    found = sorted(name for name in os.listdir(folder) if name.endswith(".npz"))
+    found = sorted(name for name in os.listdir(folder) if name.endswith((".npz", ".bin")))
     if len(found) != 1:
-        raise UserError(f"{folder}: expected one .npz model (found {len(found)}) or a "
+        raise UserError(f"{folder}: expected one model, .npz or .bin (found {len(found)}), or a "
                         "decoder.yml naming it")
     return os.path.join(folder, found[0])
 
@@ -443,10 +453,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                if input_files.regular_file(decoder_path, "decoder.yml") else {})
     if not isinstance(decoder, dict):
         raise UserError(f"{decoder_path}: expected a mapping")
-    npz_path = _find_npz(folder, decoder)
-    if not npz_path.endswith(".npz"):
-        raise UserError(f"{npz_path}: only .npz models convert (intgemm .bin models do not)")
-    npz = _load_npz(npz_path)
+    npz_path = _find_model(folder, decoder)
+    npz = load_marian_binary(npz_path) if npz_path.endswith(".bin") else _load_npz(npz_path)
     config = _model_yml(npz, npz_path)
     notes = []
     max_length = whole_number(decoder, "max-length", "decoder.yml", DEFAULT_MAX_LENGTH, low=1,

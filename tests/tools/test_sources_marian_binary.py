@@ -1,0 +1,154 @@
+"""--from marian with Marian's binary model (.bin), sources/marian_binary.py.
+
+The committed Marian fixture's model.npz is written here as a .bin the way
+marian-conv writes one (docs/marian-formats.md, section 1: items sorted by
+name, special:model.yml last, shapes as int32, padding so that the data
+starts at a multiple of 256, each data block padded to 256): its
+conversion must hold exactly the tensors of the .npz's, and translate
+alike. Hostile and unsupported files get one line each.
+"""
+
+import os
+import shutil
+import struct
+import unittest
+
+import numpy as np
+
+import framework_fixtures as ff
+import helpers
+from edgemt_tools.model_file import read_model
+from edgemt_tools.sources.detect import detect
+
+NPZ_FOLDER = os.path.join(helpers.REPO_ROOT, "tests", "fixtures", "marian", "npz")
+SOURCE = os.path.join(helpers.REPO_ROOT, "tests", "fixtures", "marian", "reference", "source.en")
+LANGS = ("--src-lang", "en", "--tgt-lang", "de")
+FLOAT32, INT8, INTGEMM8_BMT = 0x404, 0x101, 0x4101
+
+
+def padded(data: bytes, unit: int = 256) -> bytes:
+    return data + b"\0" * (-len(data) % unit)
+
+
+def marian_binary(items, version=1):
+    """The bytes of a Marian .bin holding `items` [(name, type, shape, data)]."""
+    headers = b"".join(struct.pack("<4Q", len(name) + 1, kind, len(shape), len(padded(data)))
+                       for name, kind, shape, data in items)
+    names = b"".join(name.encode() + b"\0" for name, _, _, _ in items)
+    shapes = b"".join(struct.pack(f"<{len(shape)}i", *shape) for _, _, shape, _ in items)
+    head = struct.pack("<2Q", version, len(items)) + headers + names + shapes
+    position = len(head)
+    padding = ((position + 8) // 256 + 1) * 256 - position - 8
+    body = b"".join(padded(data) for _, _, _, data in items)
+    return head + struct.pack("<Q", padding) + b"\0" * padding + body
+
+
+def npz_items(path):
+    with np.load(path) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    config = arrays.pop("special:model.yml")
+    items = [(name, FLOAT32, list(arrays[name].shape),
+              np.ascontiguousarray(arrays[name], dtype="<f4").tobytes()) for name in sorted(arrays)]
+    items.append(("special:model.yml", INT8, list(config.shape), config.astype(np.int8).tobytes()))
+    return items
+
+
+class MarianBinaryTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.items = npz_items(os.path.join(NPZ_FOLDER, "model.npz"))
+
+    def setUp(self):
+        self.workspace = ff.Workspace(self)
+
+    def folder_with(self, data: bytes, name: str = "model.bin") -> str:
+        """The fixture's folder with `data` as its model instead of model.npz."""
+        folder = self.workspace.path("bin-" + str(len(os.listdir(self.workspace.root))))
+        shutil.copytree(NPZ_FOLDER, folder)
+        os.remove(os.path.join(folder, "model.npz"))
+        with open(os.path.join(folder, "decoder.yml"), encoding="utf-8") as handle:
+            decoder = handle.read().replace("model.npz", name)
+        with open(os.path.join(folder, "decoder.yml"), "w", encoding="utf-8") as handle:
+            handle.write(decoder)
+        with open(os.path.join(folder, name), "wb") as handle:
+            handle.write(data)
+        return folder
+
+    def refused(self, data: bytes, fragment: str):
+        folder = self.folder_with(data)
+        ff.refused(self, self.workspace.path("refused.emt"), fragment, "--from", "marian",
+                   "--checkpoint", folder, *LANGS)
+
+    def test_a_bin_converts_to_the_npz_s_tensors_and_translations(self):
+        from_npz = ff.convert(self, self.workspace.path("npz.emt"), "--from", "marian",
+                              "--checkpoint", NPZ_FOLDER, *LANGS, "--dtype", "fp32")
+        folder = self.folder_with(marian_binary(self.items))
+        self.assertEqual(detect(folder), "marian")
+        # --from left out: told from the folder's .bin.
+        from_bin = ff.convert(self, self.workspace.path("bin.emt"), "--checkpoint", folder,
+                              *LANGS, "--dtype", "fp32")
+        npz_model, bin_model = read_model(from_npz), read_model(from_bin)
+        self.assertEqual(npz_model.table_order, bin_model.table_order)
+        for name in npz_model.table_order:
+            np.testing.assert_array_equal(npz_model.array(name), bin_model.array(name), name)
+        self.assertEqual(ff.translate(self, from_bin, SOURCE), ff.translate(self, from_npz, SOURCE))
+
+    def test_train_position_embeddings_is_ignored_as_marian_ignores_it(self):
+        """Marian's Transformer reads transformer-train-positions, not the
+        training option transformer-train-position-embeddings that model.yml
+        records: with the latter true it still adds sinusoids (and has no
+        Wpos), so the file converts exactly as without it."""
+        config = self.items[-1][3].split(b"\0")[0].decode()
+        self.assertIn("transformer-train-position-embeddings: false\n", config)
+        changed = config.replace("transformer-train-position-embeddings: false",
+                                 "transformer-train-position-embeddings: true").encode()
+        items = self.items[:-1] + [("special:model.yml", INT8, [len(changed) + 1], changed + b"\0")]
+        plain = ff.convert(self, self.workspace.path("plain.emt"), "--from", "marian",
+                           "--checkpoint", self.folder_with(marian_binary(self.items)), *LANGS)
+        flagged = ff.convert(self, self.workspace.path("flagged.emt"), "--from", "marian",
+                             "--checkpoint", self.folder_with(marian_binary(items)), *LANGS)
+        plain_model, flagged_model = read_model(plain), read_model(flagged)
+        self.assertEqual(plain_model.table_order, flagged_model.table_order)
+        for name in plain_model.table_order:
+            np.testing.assert_array_equal(plain_model.array(name), flagged_model.array(name), name)
+        self.assertEqual(plain_model.header.config.embedding_scale,
+                         flagged_model.header.config.embedding_scale)
+
+    def test_float16_items_read_as_float32(self):
+        items = [(name, 0x402, shape, np.frombuffer(data, "<f4").astype("<f2").tobytes())
+                 if kind == FLOAT32 else (name, kind, shape, data)
+                 for name, kind, shape, data in self.items]
+        folder = self.folder_with(marian_binary(items))
+        ff.convert(self, self.workspace.path("f16.emt"), "--from", "marian", "--checkpoint",
+                   folder, *LANGS, "--dtype", "fp16")
+
+    def test_int8_weights_are_refused_naming_the_item(self):
+        name, _, shape, data = self.items[0]
+        quantized = bytes(len(data) // 4) + struct.pack("<f", 1.0)
+        items = [(name, INTGEMM8_BMT, shape, quantized)] + self.items[1:]
+        self.refused(marian_binary(items), f"item {name} holds int8 weights")
+
+    def test_cpu_specific_items_are_refused(self):
+        name, _, shape, data = self.items[0]
+        self.refused(marian_binary([(name, 0x11001, shape, data)] + self.items[1:]),
+                     "intgemm8avx2, a CPU-specific packed layout")
+
+    def test_hostile_headers(self):
+        good = marian_binary(self.items)
+        self.refused(marian_binary(self.items, version=2), "version 2 (encrypted")
+        self.refused(good[:len(good) // 2], "truncated Marian binary model")
+        self.refused(struct.pack("<2Q", 1, 1 << 60) + good[16:], "items in a")
+        # A name without its NUL.
+        first_name_at = 16 + 32 * len(self.items)
+        name_length = struct.unpack("<Q", good[16:24])[0]
+        broken = bytearray(good)
+        broken[first_name_at + name_length - 1] = ord("x")
+        self.refused(bytes(broken), "not one NUL-terminated string")
+        # A shape that claims more elements than the data holds.
+        name, kind, shape, data = self.items[0]
+        self.refused(marian_binary([(name, kind, [s * 1000 for s in shape], data)]
+                                   + self.items[1:]), f"item {name} of shape")
+
+
+if __name__ == "__main__":
+    unittest.main()
