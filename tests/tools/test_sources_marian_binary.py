@@ -1,5 +1,8 @@
 """--from marian with Marian's binary model (.bin), sources/marian_binary.py.
 
+Files made by Marian's own converter (the SSRU fixture's model.bin and
+model.intgemm8.bin) read as their .npz, or are refused in one line.
+
 The committed Marian fixture's model.npz is written here as a .bin the way
 marian-conv writes one (docs/marian-formats.md, section 1: items sorted by
 name, special:model.yml last, shapes as int32, padding so that the data
@@ -19,6 +22,7 @@ import framework_fixtures as ff
 import helpers
 from edgemt_tools.model_file import read_model
 from edgemt_tools.sources.detect import detect
+from edgemt_tools.sources.marian_binary import load_marian_binary
 
 NPZ_FOLDER = os.path.join(helpers.REPO_ROOT, "tests", "fixtures", "marian", "npz")
 SOURCE = os.path.join(helpers.REPO_ROOT, "tests", "fixtures", "marian", "reference", "source.en")
@@ -51,6 +55,45 @@ def npz_items(path):
               np.ascontiguousarray(arrays[name], dtype="<f4").tobytes()) for name in sorted(arrays)]
     items.append(("special:model.yml", INT8, list(config.shape), config.astype(np.int8).tobytes()))
     return items
+
+
+SSRU_FIXTURE = os.path.join(helpers.REPO_ROOT, "tests", "fixtures", "marian_ssru")
+
+
+class MarianMadeBinaryTest(unittest.TestCase):
+    """The .bin files Marian's own converter made (tests/fixtures/marian_ssru,
+    marian-conv of pymarian 1.12.42)."""
+
+    def test_marian_conv_float32_bin_reads_as_its_npz(self):
+        from_bin = load_marian_binary(os.path.join(SSRU_FIXTURE, "model.bin"))
+        with np.load(os.path.join(SSRU_FIXTURE, "model.npz")) as archive:
+            from_npz = {name: archive[name] for name in archive.files}
+        self.assertEqual(sorted(from_bin), sorted(from_npz))
+        for name, array in from_npz.items():
+            if name != "special:model.yml":  # marian-conv writes the YAML again
+                self.assertEqual(from_bin[name].dtype, np.float32, name)
+                np.testing.assert_array_equal(from_bin[name], array, name)
+        self.assertIn(b"dec-cell: ssru", from_bin["special:model.yml"].astype(np.uint8).tobytes())
+
+    def folder(self, model: str) -> str:
+        """A Marian folder of the fixture's `model` (as model.bin) and vocabulary."""
+        workspace = ff.Workspace(self)
+        for name in ("vocab.spm",):
+            shutil.copyfile(os.path.join(SSRU_FIXTURE, name), workspace.path(name))
+        shutil.copyfile(os.path.join(SSRU_FIXTURE, model), workspace.path("model.bin"))
+        with open(workspace.path("decoder.yml"), "w", encoding="utf-8") as handle:
+            handle.write("models:\n  - model.bin\nvocabs:\n  - vocab.spm\n  - vocab.spm\n")
+        return workspace.root
+
+    def test_marian_conv_intgemm8_bin_is_refused_naming_an_item(self):
+        folder = self.folder("model.intgemm8.bin")
+        ff.refused(self, os.path.join(folder, "out.emt"), "holds int8 weights (intgemm8",
+                   "--checkpoint", folder, *LANGS)
+
+    def test_an_ssru_decoder_is_refused_in_one_line(self):
+        folder = self.folder("model.bin")
+        ff.refused(self, os.path.join(folder, "out.emt"), "transformer-decoder-autoreg: 'rnn'",
+                   "--checkpoint", folder, *LANGS)
 
 
 class MarianBinaryTest(unittest.TestCase):
