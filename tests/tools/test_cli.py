@@ -284,8 +284,8 @@ class CliTest(unittest.TestCase):
         field_offset = struct.unpack_from("<H", data, vtable + 4)[0]  # field 0: format_version
         self.assertNotEqual(field_offset, 0)
         patched = bytearray(data)
-        struct.pack_into("<I", patched, root + field_offset, 6)
-        self.check_bad_model(bytes(patched), "version 6")
+        struct.pack_into("<I", patched, root + field_offset, 7)
+        self.check_bad_model(bytes(patched), "version 7")
 
     def test_corrupted_bytes_never_crash(self):
         rng = np.random.default_rng(5)

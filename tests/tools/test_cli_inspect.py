@@ -144,7 +144,7 @@ class CliInspectTest(unittest.TestCase):
         self.assert_fits_a_screen(out, "bundled model")
         entries = len(read_model(MODEL).table_order)
         for pattern in (r"^file +.*multi30k-en-de\.int8\.emt \(\d+ bytes\)$",
-                        r"^format version +5 \(edgemt [0-9.]+ reads 1 to 5\)$",
+                        r"^format version +5 \(edgemt [0-9.]+ reads 1 to 6\)$",
                         r"^checksum +CRC-32C header [0-9a-f]{8}, weights [0-9a-f]{8}: verified at load$",
                         r"^languages +en -> de$",
                         r"^precision +i8, int8-smoothed-per-row-dynamic \(\d+ of 33 projections "
@@ -190,7 +190,7 @@ class CliInspectTest(unittest.TestCase):
         out = self.inspect(RNN_LSTM)
         for pattern in (r"^family +rnn$", r"^  cell +LSTM, 2 layers, hidden 64$",
                         r"^  encoder +bidirectional", r"^  attention +additive score",
-                        r"^precision +i8, int8-per-row-dynamic", r"^format version +3 \(edgemt [0-9.]+ reads 1 to 5\)$",
+                        r"^precision +i8, int8-per-row-dynamic", r"^format version +3 \(edgemt [0-9.]+ reads 1 to 6\)$",
                         r"^checksum +none \(files before format version 4 have none\)$",
                         r"^converted from +torch-rnn checkpoint",
                         r"^  max length +60 tokens, whatever the source length$",

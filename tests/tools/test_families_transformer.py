@@ -15,11 +15,11 @@ from edgemt_tools.families.transformer import FAMILY, SYNTAX, TENSOR_TABLE
 class TensorTableTest(unittest.TestCase):
     def test_the_table_has_every_entry_once(self):
         table = read_tensor_table(TENSOR_TABLE, SYNTAX)
-        self.assertEqual(len(table), 23)
+        self.assertEqual(len(table), 25)
         self.assertEqual(table, FAMILY.tensors.entries)
         self.assertEqual(len({e.id for e in table}), len(table))
         self.assertEqual(table[0].name, "embedding.source")
-        self.assertEqual([e.group for e in table].count("DECODER_LAYER"), 10)
+        self.assertEqual([e.group for e in table].count("DECODER_LAYER"), 12)  # 2 SSRU
 
     def test_a_malformed_line_is_refused(self):
         with tempfile.NamedTemporaryFile("w", suffix=".def", delete=False) as handle:

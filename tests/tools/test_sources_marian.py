@@ -350,7 +350,7 @@ class RefusalTest(unittest.TestCase):
                 shutil.rmtree(folder)
 
     def test_wrong_from_names_what_it_found(self):
-        self.hf(NPZ, "this is a Marian model (.npz): use --from marian")
+        self.hf(NPZ, "this is a Marian model (.npz or .bin): use --from marian")
         ff.refused(self, self.output, "this is a Hugging Face MarianMT folder: use --from "
                    "hf-marian", "--from", "marian", "--checkpoint", HF, *LANGS, "--dtype", "fp32")
 

@@ -90,9 +90,14 @@ class MarianMadeBinaryTest(unittest.TestCase):
         ff.refused(self, os.path.join(folder, "out.emt"), "holds int8 weights (intgemm8",
                    "--checkpoint", folder, *LANGS)
 
-    def test_an_ssru_decoder_is_refused_in_one_line(self):
+    def test_rnn_decoder_cells_other_than_ssru_are_refused_in_one_line(self):
+        items = npz_items(os.path.join(SSRU_FIXTURE, "model.npz"))
+        config = items[-1][3].split(b"\0")[0].replace(b"dec-cell: ssru", b"dec-cell: lstm")
+        items[-1] = ("special:model.yml", INT8, [len(config) + 1], config + b"\0")
         folder = self.folder("model.bin")
-        ff.refused(self, os.path.join(folder, "out.emt"), "transformer-decoder-autoreg: 'rnn'",
+        with open(os.path.join(folder, "model.bin"), "wb") as handle:
+            handle.write(marian_binary(items))
+        ff.refused(self, os.path.join(folder, "out.emt"), "dec-cell: 'lstm'",
                    "--checkpoint", folder, *LANGS)
 
 

@@ -139,7 +139,7 @@ class RefusalTest(unittest.TestCase):
         ff.refused(self, self.output, "this is an OpenNMT-py checkpoint: use --from opennmt",
                    "--from", "hf-marian", "--checkpoint", MODELS["A"][1], "--dtype", "fp32")
         marian_npz = os.path.join(ff.FIXTURES_DIR, "marian", "npz", "model.npz")
-        self.refuse(marian_npz, "this is a Marian model (.npz): use --from marian")
+        self.refuse(marian_npz, "this is a Marian model (.npz or .bin): use --from marian")
 
 
 if __name__ == "__main__":

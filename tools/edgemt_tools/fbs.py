@@ -63,10 +63,15 @@ FILE_IDENTIFIER = b"EMT1"
 # tokenizer and decoding rules; version 4 ends in an integrity trailer,
 # model_file.py; version 5 adds smoothed int8 files).
 FORMAT_VERSION = 5
+# Version 6 adds SSRU decoders (TransformerConfig.decoder_autoregression):
+# only files that use one are written as 6 (families' format_version), so
+# every other file still loads in a runtime that reads up to 5.
+NEWEST_FORMAT_VERSION = 6
 OLDEST_FORMAT_VERSION = 1
 
 __all__ = [
-    "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "OLDEST_FORMAT_VERSION", "generated",
+    "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "NEWEST_FORMAT_VERSION",
+    "OLDEST_FORMAT_VERSION", "generated",
     "model_fb", "decoding_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb",
     "DType", "FamilyConfig", "QuantizationScheme", "SearchRules", "TokenizerKind",
 ]

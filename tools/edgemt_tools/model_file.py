@@ -209,11 +209,12 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     fbs.special_tokens_fb.AddDecoderStart(b, tok.decoder_start)
     special = fbs.special_tokens_fb.End(b)
 
-    config_table = families.of(cfg).config_table
+    family = families.of(cfg)
+    config_table = family.config_table
     config = config_table.build(b, cfg)
 
     fbs.model_fb.Start(b)
-    fbs.model_fb.AddFormatVersion(b, fbs.FORMAT_VERSION)
+    fbs.model_fb.AddFormatVersion(b, max(fbs.FORMAT_VERSION, family.format_version(cfg)))
     fbs.model_fb.AddFamilyConfigType(b, config_table.union_type)
     fbs.model_fb.AddFamilyConfig(b, config)
     fbs.model_fb.AddSpecialTokens(b, special)
@@ -309,7 +310,7 @@ class ModelFile:
             raise ModelFileError("missing file identifier EMT1")
         model = fbs.model_fb.Model.GetRootAs(data, 4)
         self.format_version = model.FormatVersion()
-        if not fbs.OLDEST_FORMAT_VERSION <= self.format_version <= fbs.FORMAT_VERSION:
+        if not fbs.OLDEST_FORMAT_VERSION <= self.format_version <= fbs.NEWEST_FORMAT_VERSION:
             raise ModelFileError(f"unknown format_version {self.format_version}")
         self.segment_start = align(4 + fb_size)
         self.weights_size = model.WeightsSize()

@@ -20,6 +20,8 @@ from typing import Callable, List, Mapping, Sequence
 
 import numpy as np
 
+from .errors import UserError
+
 Project = Callable[[str, np.ndarray], np.ndarray]
 
 
@@ -29,6 +31,11 @@ class NumpyTransformer:
     fp32 file, aliases included (int8_calibration.resolved_weights)."""
 
     def __init__(self, config, weights: Mapping[str, np.ndarray]):
+        if getattr(config, "decoder_autoregression", "self-attention") != "self-attention":
+            # Calibration runs this pass; it has no SSRU block yet.
+            raise UserError("int8 calibration of a model with an SSRU decoder is not supported "
+                            "yet: convert with --dtype fp32 or fp16, or int8 with "
+                            "--no-calibration")
         self.cfg = config
         self.w = weights
         self.project: Project = self.exact

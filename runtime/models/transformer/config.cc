@@ -33,6 +33,10 @@ Status verify_transformer_config(const TransformerConfig& c) {
   EDGEMT_RETURN_IF_ERROR(check_config_range("ffn_dim", c.ffn_dim, kMaxFfnDim));
   EDGEMT_RETURN_IF_ERROR(check_config_range("vocab_size", c.vocab_size, kMaxVocabSize));
   EDGEMT_RETURN_IF_ERROR(check_config_range("max_positions", c.max_positions, kMaxPositions));
+  if (has_ssru_decoder(c) && c.norm_placement != NormPlacement::kPostNorm) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "config.decoder_autoregression = SSRU needs a post-norm decoder");
+  }
   if (c.raw_decoder_self_memory && c.norm_placement != NormPlacement::kPreNorm) {
     return Status::error(StatusCode::kInvalidModel,
                          "config.raw_decoder_self_memory needs a pre-norm decoder");
@@ -61,7 +65,7 @@ Status verify_transformer_config(const TransformerConfig& c) {
 void describe_config(const TransformerConfig& c, char* out, size_t size) {
   std::snprintf(
       out, size,
-      "  layers           %u encoder, %u decoder\n"
+      "  layers           %u encoder, %u decoder%s\n"
       "  d_model          %u\n"
       "  heads            %u (head dim %u)\n"
       "  ffn              %u, %s\n"
@@ -69,7 +73,7 @@ void describe_config(const TransformerConfig& c, char* out, size_t size) {
       "  embeddings       scale %g, %s source/target, output %s, output bias %s\n"
       "  vocabulary       %u source, %u target\n"
       "  decoder start    %s%s\n",
-      c.encoder_layers, c.decoder_layers, c.d_model, c.heads, c.heads ? c.d_model / c.heads : 0,
+      c.encoder_layers, c.decoder_layers, has_ssru_decoder(c) ? " (SSRU, Marian)" : "", c.d_model, c.heads, c.heads ? c.d_model / c.heads : 0,
       c.ffn_dim, activation_name(c.activation), norm_placement_name(c.norm_placement),
       static_cast<double>(c.layer_norm_eps), c.encoder_final_norm ? "yes" : "no",
       c.decoder_final_norm ? "yes" : "no", static_cast<double>(c.embedding_scale),

@@ -21,6 +21,11 @@ inline constexpr uint32_t kMaxFfnDim = 262144;
 
 enum class NormPlacement : uint8_t { kPostNorm = 0, kPreNorm = 1 };
 
+// A decoder layer's first block (schema/edgemt.fbs DecoderAutoregression):
+// masked self-attention, or Marian's SSRU (one state vector per layer and
+// hypothesis; decoder.cc).
+enum class DecoderAutoregression : uint8_t { kSelfAttention = 0, kSsru = 1 };
+
 const char* norm_placement_name(NormPlacement placement);  // "post-norm", "pre-norm"
 
 struct TransformerConfig {
@@ -48,7 +53,12 @@ struct TransformerConfig {
   // Pre-norm decoder self-attention memory from the raw layer input after
   // the first step (Marian; schema/edgemt.fbs).
   bool raw_decoder_self_memory = false;
+  DecoderAutoregression decoder_autoregression = DecoderAutoregression::kSelfAttention;
 };
+
+inline bool has_ssru_decoder(const TransformerConfig& config) {
+  return config.decoder_autoregression == DecoderAutoregression::kSsru;
+}
 
 // Rows of the source embedding table: the source side's vocabulary.
 inline uint32_t source_vocab_size(const TransformerConfig& config) {

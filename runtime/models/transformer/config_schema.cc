@@ -11,6 +11,10 @@ Status read_config(const format::TransformerConfig& in, TransformerConfig* out) 
     return Status::error(StatusCode::kUnsupported, "norm placement %d is not supported",
                          static_cast<int>(in.norm_placement()));
   }
+  if (!read_enum(in.decoder_autoregression(), &out->decoder_autoregression)) {
+    return Status::error(StatusCode::kUnsupported, "decoder autoregression %d is not supported",
+                         static_cast<int>(in.decoder_autoregression()));
+  }
   EDGEMT_COPY_FIELD(encoder_layers) EDGEMT_COPY_FIELD(decoder_layers) EDGEMT_COPY_FIELD(d_model)
   EDGEMT_COPY_FIELD(heads) EDGEMT_COPY_FIELD(ffn_dim) EDGEMT_COPY_FIELD(layer_norm_eps)
   EDGEMT_COPY_FIELD(encoder_final_norm) EDGEMT_COPY_FIELD(decoder_final_norm)

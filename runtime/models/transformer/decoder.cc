@@ -9,6 +9,7 @@
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
+#include "kernels/portable_math.h"
 #include "models/transformer/activation_step.h"
 #include "models/transformer/residual.h"
 
@@ -137,6 +138,80 @@ void timed_residual_step(const RunContext& c, const NormWeights& norm, const flo
                 c.config->d_model, x);
 }
 
+// The masked self-attention block: appends this step's k, v to the layer's
+// cache (k_cache, v_cache: [R·T rows, d], workspace.h) and attends over
+// positions 0..step; the residual and norm update w.dec_x [R, d].
+Status self_attention_block(const RunContext& c, const DecoderStep& step,
+                            const DecoderLayerWeights& layer, float* k_cache, float* v_cache) {
+  const TransformerConfig& config = *c.config;
+  Workspace& w = *c.workspace;
+  const size_t d = config.d_model;
+  const size_t rows = step.rows;
+  const size_t cache_len = w.max_target_len;
+  constexpr ProfilePart kGemm = ProfilePart::kAttentionGemm;
+  // Masked self-attention: append this step's k, v to the cache.
+  const float* in = timed_sublayer_input(c, layer.self_norm, w.dec_x, rows, w.dec_norm);
+  EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, in, rows, w.dec_qkv));  // [R, 3d]
+  // Marian's pre-norm decoding keeps the raw layer inputs as the
+  // self-attention memory: the cache gets k, v of the un-normalized x
+  // (the first step still attends to its normalized k, v, below).
+  const float* memory = w.dec_qkv;  // [R, 3d], k | v at [d, 3d)
+  if (config.raw_decoder_self_memory) {
+    EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, w.dec_x, rows, w.dec_qkv_raw));
+    memory = w.dec_qkv_raw;
+  }
+  {
+    ProfileScope timed(c.profile, ProfilePart::kDecoderState);
+    const float* first = step.step == 0 ? w.dec_qkv : memory;
+    for (size_t r = 0; r < rows; ++r) {
+      const size_t at = w.cache_rows[step.row_slot[r] * cache_len + step.step];
+      std::memcpy(k_cache + at, first + r * 3 * d + d, d * sizeof(float));
+      std::memcpy(v_cache + at, first + r * 3 * d + 2 * d, d * sizeof(float));
+    }
+    self_attention(c, step, w.dec_qkv, k_cache, v_cache, cache_len, w.dec_ctx);
+    if (memory != first) {  // step 0: keep the raw k, v for the steps after
+      for (size_t r = 0; r < rows; ++r) {
+        const size_t at = w.cache_rows[step.row_slot[r] * cache_len + step.step];
+        std::memcpy(k_cache + at, memory + r * 3 * d + d, d * sizeof(float));
+        std::memcpy(v_cache + at, memory + r * 3 * d + 2 * d, d * sizeof(float));
+      }
+    }
+  }
+  EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_out, w.dec_ctx, rows, w.dec_out));
+  timed_residual_step(c, layer.self_norm, w.dec_out, rows, w.dec_x);
+  return Status::ok();
+}
+
+// Marian's SSRU block (post-norm; schema/edgemt.fbs DecoderAutoregression):
+// gates [R, 2d] = x [Wᵀ | Wfᵀ] + [0 | bf]; per hypothesis (its state row
+// c: its slot's row of state [R slots, d], 0 before the first step)
+//   f = sigmoid(gates[d + i]),  c = f*c + (1 - f)*gates[i],  h = relu(c)
+// (Marian's HighwayForward order), then x = norm(x + h).
+Status ssru_block(const RunContext& c, const DecoderStep& step, const DecoderLayerWeights& layer,
+                  float* state) {
+  Workspace& w = *c.workspace;
+  const size_t d = c.config->d_model;
+  const size_t rows = step.rows;
+  EDGEMT_RETURN_IF_ERROR(
+      run_linear(c, ProfilePart::kAttentionGemm, layer.ssru_gates, w.dec_x, rows, w.dec_gates));
+  {
+    ProfileScope timed(c.profile, ProfilePart::kDecoderState);
+    for (size_t r = 0; r < rows; ++r) {
+      const float* gates = w.dec_gates + r * 2 * d;
+      float* cell = state + step.row_slot[r] * d;
+      float* h = w.dec_out + r * d;
+      for (size_t i = 0; i < d; ++i) {
+        const float f = kernels::math::sigmoid_f32(gates[d + i]);
+        const float previous = step.step == 0 ? 0.0f : cell[i];
+        cell[i] = f * previous + (1.0f - f) * gates[i];
+        h[i] = cell[i] > 0.0f ? cell[i] : 0.0f;
+      }
+    }
+  }
+  timed_residual_step(c, layer.ssru_norm, w.dec_out, rows, w.dec_x);
+  return Status::ok();
+}
+
 }  // namespace
 
 // The step up to the decoder's last hidden state: workspace->dec_x [R, d]
@@ -175,39 +250,12 @@ Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
   }
   for (size_t l = 0; l < config.decoder_layers; ++l) {
     const DecoderLayerWeights& layer = weights.decoder[l];
-    float* k_cache = w.k_cache[l];
-    float* v_cache = w.v_cache[l];
-
-    // Masked self-attention: append this step's k, v to the cache.
-    const float* in = timed_sublayer_input(c, layer.self_norm, w.dec_x, rows, w.dec_norm);
-    EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, in, rows, w.dec_qkv));  // [R, 3d]
-    // Marian's pre-norm decoding keeps the raw layer inputs as the
-    // self-attention memory: the cache gets k, v of the un-normalized x
-    // (the first step still attends to its normalized k, v, below).
-    const float* memory = w.dec_qkv;  // [R, 3d], k | v at [d, 3d)
-    if (config.raw_decoder_self_memory) {
-      EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, w.dec_x, rows, w.dec_qkv_raw));
-      memory = w.dec_qkv_raw;
+    const float* in = nullptr;
+    if (has_ssru_decoder(config)) {
+      EDGEMT_RETURN_IF_ERROR(ssru_block(c, step, layer, w.ssru_state[l]));
+    } else {
+      EDGEMT_RETURN_IF_ERROR(self_attention_block(c, step, layer, w.k_cache[l], w.v_cache[l]));
     }
-    {
-      ProfileScope timed(c.profile, ProfilePart::kDecoderState);
-      const float* first = step.step == 0 ? w.dec_qkv : memory;
-      for (size_t r = 0; r < rows; ++r) {
-        const size_t at = w.cache_rows[step.row_slot[r] * cache_len + step.step];
-        std::memcpy(k_cache + at, first + r * 3 * d + d, d * sizeof(float));
-        std::memcpy(v_cache + at, first + r * 3 * d + 2 * d, d * sizeof(float));
-      }
-      self_attention(c, step, w.dec_qkv, k_cache, v_cache, cache_len, w.dec_ctx);
-      if (memory != first) {  // step 0: keep the raw k, v for the steps after
-        for (size_t r = 0; r < rows; ++r) {
-          const size_t at = w.cache_rows[step.row_slot[r] * cache_len + step.step];
-          std::memcpy(k_cache + at, memory + r * 3 * d + d, d * sizeof(float));
-          std::memcpy(v_cache + at, memory + r * 3 * d + 2 * d, d * sizeof(float));
-        }
-      }
-    }
-    EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_out, w.dec_ctx, rows, w.dec_out));
-    timed_residual_step(c, layer.self_norm, w.dec_out, rows, w.dec_x);
 
     // Cross-attention over the encoder output.
     in = timed_sublayer_input(c, layer.cross_norm, w.dec_x, rows, w.dec_norm);
@@ -251,6 +299,16 @@ void reorder_state(const RunContext& c, size_t first_slot, size_t old_count,
   const size_t bytes = positions * sizeof(size_t);
   for (size_t j = 0; j < old_count; ++j) std::memcpy(scratch + j * T, slots + j * T, bytes);
   for (size_t j = 0; j < new_count; ++j) std::memcpy(slots + j * T, scratch + parent[j] * T, bytes);
+  if (!has_ssru_decoder(*c.config)) return;
+  // SSRU states are the hypotheses' whole history: their rows move.
+  const size_t d = c.config->d_model;
+  for (size_t l = 0; l < c.config->decoder_layers; ++l) {
+    float* rows = w.ssru_state[l] + first_slot * d;  // [old_count, d] of this sentence
+    std::memcpy(w.ssru_state_scratch, rows, old_count * d * sizeof(float));
+    for (size_t j = 0; j < new_count; ++j) {
+      std::memcpy(rows + j * d, w.ssru_state_scratch + parent[j] * d, d * sizeof(float));
+    }
+  }
 }
 
 }  // namespace edgemt::transformer

@@ -23,7 +23,8 @@ const float* head_input(const RunContext& context);
 
 // Beam reordering inside one sentence's slots [first_slot, first_slot + K):
 // new slot first_slot + j gets old slot first_slot + parent[j], positions
-// 0..positions-1, for every layer (j < new_count, parent[j] < old_count).
+// 0..positions-1, for every layer (j < new_count, parent[j] < old_count);
+// with an SSRU decoder, its state rows too.
 void reorder_state(const RunContext& context, size_t first_slot, size_t old_count,
                    const size_t* parent, size_t new_count, size_t positions);
 

@@ -13,6 +13,8 @@ enum class Condition : uint8_t {
   IF_OUTPUT_BIAS,
   IF_ENCODER_FINAL_NORM,
   IF_DECODER_FINAL_NORM,
+  IF_DECODER_SELF_ATTENTION,
+  IF_DECODER_SSRU,
   ALIAS_IF_SHARED_EMBEDDINGS,
   ALIAS_IF_TIED_OUTPUT,
 };
@@ -36,6 +38,8 @@ bool present(Condition condition, const TransformerConfig& c) {
     case Condition::IF_OUTPUT_BIAS: return c.output_bias;
     case Condition::IF_ENCODER_FINAL_NORM: return c.encoder_final_norm;
     case Condition::IF_DECODER_FINAL_NORM: return c.decoder_final_norm;
+    case Condition::IF_DECODER_SELF_ATTENTION: return !has_ssru_decoder(c);
+    case Condition::IF_DECODER_SSRU: return has_ssru_decoder(c);
     default: return true;
   }
 }

@@ -27,6 +27,7 @@ void plan_workspace(const TransformerConfig& config, const TransformerWeights& w
   shape.int8 = weights.head.linear().is_int8();  // an int8 file: every matrix is
   shape.f16 = weights.f16_native;
   shape.raw_self_memory = config.raw_decoder_self_memory;
+  shape.ssru = has_ssru_decoder(config);
   plan_workspace(shape, arena, out);
 }
 

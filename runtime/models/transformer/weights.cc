@@ -73,9 +73,14 @@ Status load_weights(const Model& model, size_t threads, TransformerWeights* w) {
   }
   for (uint32_t i = 0; i < config.decoder_layers; ++i) {
     DecoderLayerWeights& layer = w->decoder[i];
-    EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.self_qkv, T::kDecoderSelfQkv, i, false));
-    EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.self_out, T::kDecoderSelfOut, i, false));
-    EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, T::kDecoderSelfNorm, i));
+    if (has_ssru_decoder(config)) {
+      EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.ssru_gates, T::kDecoderSsruGates, i, false));
+      EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ssru_norm, T::kDecoderSsruNorm, i));
+    } else {
+      EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.self_qkv, T::kDecoderSelfQkv, i, false));
+      EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.self_out, T::kDecoderSelfOut, i, false));
+      EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, T::kDecoderSelfNorm, i));
+    }
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.cross_q, T::kDecoderCrossQ, i, false));
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.cross_kv, T::kDecoderCrossKv, i, false));
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.cross_out, T::kDecoderCrossOut, i, false));

@@ -36,9 +36,11 @@ struct EncoderLayerWeights {
 };
 
 struct DecoderLayerWeights {
-  Linear self_qkv;   // d -> 3d
+  Linear self_qkv;   // d -> 3d (self-attention decoders)
   Linear self_out;   // d -> d
   NormWeights self_norm;
+  Linear ssru_gates;  // d -> 2d: x~ | forget-gate input (SSRU decoders)
+  NormWeights ssru_norm;
   Linear cross_q;    // d -> d
   Linear cross_kv;   // d -> 2d (run once per source, on the encoder output)
   Linear cross_out;  // d -> d

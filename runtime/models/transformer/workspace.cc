@@ -21,8 +21,18 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
     w->memory_kv[l] = arena->allocate<float>(ns * 2 * d, {kCrossKv, kDecodeSearch});
   }
   for (size_t l = 0; l < s.decoder_layers; ++l) {
+    if (s.ssru) {  // one state row per slot, not T cached positions
+      w->ssru_state[l] = arena->allocate<float>(s.rows * d, kWholeDecode);
+      continue;
+    }
     w->k_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d, kWholeDecode);
     w->v_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d, kWholeDecode);
+  }
+  if (s.ssru) {
+    w->dec_gates = arena->allocate<float>(s.rows * 2 * d, {kDecodeLayers, kDecodeLayers});
+    if (s.max_beam > 1) {
+      w->ssru_state_scratch = arena->allocate<float>(s.max_beam * d, {kDecodeSearch, kDecodeSearch});
+    }
   }
   w->cache_rows = arena->allocate<size_t>(s.rows * s.max_target_len, kWholeDecode);
   // Greedy never reorders; beam search does so in its step.

@@ -44,6 +44,7 @@ struct WorkspaceShape : RunShape {
   bool int8 = false;             // int8 Linears: plan their quantized-input scratch
   bool f16 = false;              // f16 Linears: plan their half input/output scratch
   bool raw_self_memory = false;  // TransformerConfig::raw_decoder_self_memory
+  bool ssru = false;             // SSRU decoder layers: states instead of k, v caches
 };
 
 struct Workspace {
@@ -69,8 +70,15 @@ struct Workspace {
   // (positions × 8 bytes per hypothesis, through cache_rows_scratch, planned
   // only when max_beam > 1), not the cached k, v (positions × 2 × layers × d
   // floats), and attention reads its keys through them.
-  float* k_cache[kMaxLayers] = {};
+  float* k_cache[kMaxLayers] = {};  // (none with an SSRU decoder)
   float* v_cache[kMaxLayers] = {};
+  // SSRU decoders instead: each layer's cell state c [R slots, d] (slot r's
+  // row is the hypothesis now in slot r; beam reordering copies rows,
+  // through ssru_state_scratch [max_beam, d]), and the gates' product
+  // [R, 2d] (x~ | forget-gate input).
+  float* ssru_state[kMaxLayers] = {};   // kWholeDecode
+  float* ssru_state_scratch = nullptr;  // kDecodeSearch (max_beam > 1)
+  float* dec_gates = nullptr;           // kDecodeLayers
   size_t* cache_rows = nullptr;          // [R slots, T]   kWholeDecode
   size_t* cache_rows_scratch = nullptr;  // [max_beam, T]  kDecodeSearch
   float* dec_x = nullptr;     // [R, d]   [kDecodeLayers, kDecodeOutput]

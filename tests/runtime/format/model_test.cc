@@ -287,12 +287,12 @@ TEST_CASE("format/model: a file cut anywhere is kInvalidModel saying it is trunc
 
 TEST_CASE("format/model: unsupported version through load") {
   ModelBuilder builder;
-  builder.format_version = 6;
+  builder.format_version = kFormatVersion + 1;
   std::unique_ptr<Model> model;
   const Status status = load_bytes(builder.build(), &model);
   CHECK(status.code() == StatusCode::kUnsupportedVersion);
-  CHECK_MESSAGE(contains(status, "model format version 6 is not supported (this runtime reads "
-                                 "versions 1 to 5)"),
+  CHECK_MESSAGE(contains(status, "model format version 7 is not supported (this runtime reads "
+                                 "versions 1 to 6)"),
                 std::string(status.message()));
   CHECK(model == nullptr);
 }

@@ -107,14 +107,14 @@ TEST_CASE("format/model_verifier: wrong identifier") {
                "not an edgemt model file: identifier is 'garb'");
 }
 
-TEST_CASE("format/model_verifier: unsupported versions 0 and 6 and up") {
-  for (uint32_t version : {0u, 6u, 100u}) {
+TEST_CASE("format/model_verifier: unsupported versions 0 and 7 and up") {
+  for (uint32_t version : {0u, 7u, 100u}) {
     CAPTURE(version);
     ModelBuilder builder;
     builder.format_version = version;
     CHECK_STATUS(verify(builder), StatusCode::kUnsupportedVersion,
                  "model format version " + std::to_string(version) +
-                     " is not supported (this runtime reads versions 1 to 5)");
+                     " is not supported (this runtime reads versions 1 to 6)");
   }
 }
 

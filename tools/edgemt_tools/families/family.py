@@ -38,6 +38,10 @@ class Family:
     # (int8_calibration.py says what it must offer); None: the family's
     # int8 files use nearest rounding.
     forward_pass: Optional[Callable[[object, Mapping[str, np.ndarray]], object]] = None
+    # format_version(cfg): the oldest format version that holds this config
+    # (0: any); the file gets the newer of it and fbs.FORMAT_VERSION, so a
+    # runtime that cannot run the config refuses the file by its version.
+    format_version: Callable[[object], int] = lambda cfg: 0
 
     @property
     def config_type(self) -> type:

@@ -16,6 +16,9 @@ from .tensor_table import TableSyntax, TensorTable, read_tensor_table, table_pat
 
 ACTIVATIONS = ("relu", "gelu", "swish")
 NORM_PLACEMENTS = ("post", "pre")
+# A decoder layer's first block (schema/edgemt.fbs DecoderAutoregression).
+DECODER_AUTOREGRESSIONS = ("self-attention", "ssru")
+SSRU_FORMAT_VERSION = 6
 
 # runtime/models/transformer/config.h
 _LIMITS = limits.family_constants("transformer")
@@ -51,6 +54,8 @@ class TransformerConfig:
     # Pre-norm decoder self-attention memory from the raw layer input after
     # the first step (Marian's decoding; schema/edgemt.fbs).
     raw_decoder_self_memory: bool = False
+    # "self-attention", or "ssru": Marian's SSRU block instead (post-norm).
+    decoder_autoregression: str = "self-attention"
 
 
 def check_config(cfg: TransformerConfig) -> None:
@@ -75,23 +80,29 @@ def check_config(cfg: TransformerConfig) -> None:
     if cfg.raw_decoder_self_memory and cfg.norm_placement != "pre":
         raise UserError("raw_decoder_self_memory needs a pre-norm decoder")
     check_choice("norm_placement", cfg.norm_placement, NORM_PLACEMENTS)
+    check_choice("decoder_autoregression", cfg.decoder_autoregression, DECODER_AUTOREGRESSIONS)
+    if cfg.decoder_autoregression == "ssru" and cfg.norm_placement != "post":
+        raise UserError("decoder_autoregression = ssru needs a post-norm decoder")
 
 
 # ---- the FlatBuffers table --------------------------------------------------
 
 _ACTIVATION = generated_class("Activation")
 _NORM = generated_class("NormPlacement")
+_AUTOREGRESSION = generated_class("DecoderAutoregression")
 CONFIG_TABLE = ConfigTable(
     "TransformerConfig", TransformerConfig,
     enums={"activation": {"relu": _ACTIVATION.Relu, "gelu": _ACTIVATION.Gelu,
                           "swish": _ACTIVATION.Swish},
-           "norm_placement": {"post": _NORM.PostNorm, "pre": _NORM.PreNorm}},
+           "norm_placement": {"post": _NORM.PostNorm, "pre": _NORM.PreNorm},
+           "decoder_autoregression": {"self-attention": _AUTOREGRESSION.SelfAttention,
+                                      "ssru": _AUTOREGRESSION.Ssru}},
     # The schema's order, which the files have been written in since version 1.
     order=("encoder_layers", "decoder_layers", "d_model", "heads", "ffn_dim", "activation",
            "norm_placement", "layer_norm_eps", "encoder_final_norm", "decoder_final_norm",
            "embedding_scale", "tied_output", "output_bias", "shared_embeddings", "vocab_size",
            "max_positions", "source_vocab_size", "zero_decoder_start",
-           "raw_decoder_self_memory"))
+           "raw_decoder_self_memory", "decoder_autoregression"))
 
 
 # ---- the tensor table -------------------------------------------------------
@@ -103,6 +114,7 @@ SYNTAX = TableSyntax(
     kinds=("MATRIX", "PROJECTION", "TABLE", "VECTOR", "LINEAR", "NORM"),
     dims=("D", "D2", "D3", "F", "V", "S", "P", "N"),
     conditions=("ALWAYS", "IF_OUTPUT_BIAS", "IF_ENCODER_FINAL_NORM", "IF_DECODER_FINAL_NORM",
+                "IF_DECODER_SELF_ATTENTION", "IF_DECODER_SSRU",
                 "ALIAS_IF_SHARED_EMBEDDINGS", "ALIAS_IF_TIED_OUTPUT"))
 
 
@@ -113,9 +125,12 @@ def _size(dim: str, cfg: TransformerConfig, layer: Optional[int]) -> int:
 
 
 def _present(condition: str, cfg: TransformerConfig) -> bool:
+    ssru = cfg.decoder_autoregression == "ssru"
     return {"IF_OUTPUT_BIAS": cfg.output_bias,
             "IF_ENCODER_FINAL_NORM": cfg.encoder_final_norm,
-            "IF_DECODER_FINAL_NORM": cfg.decoder_final_norm}.get(condition, True)
+            "IF_DECODER_FINAL_NORM": cfg.decoder_final_norm,
+            "IF_DECODER_SELF_ATTENTION": not ssru,
+            "IF_DECODER_SSRU": ssru}.get(condition, True)
 
 
 def _owner(condition: str, cfg: TransformerConfig) -> Optional[str]:
@@ -136,4 +151,5 @@ FAMILY = Family(
     tensors=TensorTable(read_tensor_table(TENSOR_TABLE, SYNTAX), SYNTAX, size=_size,
                         present=_present, layers=_layers, owner=_owner, smoothable=True),
     format_v1=generated_class("ModelFamily").TransformerEncoderDecoder,
-    forward_pass=NumpyTransformer)
+    forward_pass=NumpyTransformer,
+    format_version=lambda cfg: SSRU_FORMAT_VERSION if cfg.decoder_autoregression == "ssru" else 0)

@@ -166,14 +166,13 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
     edgemt cannot run."""
     if config.get("type", "transformer") != "transformer":
         _refuse(where, "type", config.get("type"), "only transformer")
-    if config.get("transformer-decoder-autoreg", "self-attention") != "self-attention":
-        _refuse(where, "transformer-decoder-autoreg", config.get("transformer-decoder-autoreg"),
-                "only self-attention; SSRU ('rnn') and average-attention decoders are not")
+    autoregression = _decoder_autoregression(config, where)
     for option, neutral in (("transformer-tied-layers", []), ("transformer-pool", False),
                             ("transformer-no-projection", False), ("skip", False),
                             ("transformer-no-bias", False), ("transformer-no-affine", False),
                             ("factors-dim-emb", 0), ("lemma-dim-emb", 0), ("ulr", False),
                             ("right-left", False), ("transformer-alibi-shift", False),
+                            ("transformer-rnn-projection", False),
                             ("transformer-disable-position-embeddings", False)):
         value = config.get(option, neutral)
         if value not in (neutral, None, "") and value != neutral:
@@ -204,6 +203,9 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
     else:
         _refuse(where, "transformer-preprocess/postprocess/postprocess-top", [pre, post, top],
                 "post-norm '', dan, '' or pre-norm n, da, n")
+    if autoregression == "ssru" and placement != "post":
+        _refuse(where, "transformer-preprocess/postprocess/postprocess-top", [pre, post, top],
+                "with an SSRU decoder only post-norm '', dan, ''")
     if config.get("transformer-postprocess-emb", "d") not in ("d", ""):
         _refuse(where, "transformer-postprocess-emb", config.get("transformer-postprocess-emb"),
                 "only d (no embedding normalization)")
@@ -230,7 +232,25 @@ def transformer_config(config: Mapping, where: str, max_positions: int) -> Trans
         embedding_scale=1.0 if learned else float(np.sqrt(d)), tied_output=tied,
         output_bias=not _flag(config, "output-omit-bias", where), shared_embeddings=shared,
         source_vocab_size=0 if vocabs[0] == vocabs[1] and shared else vocabs[0],
-        zero_decoder_start=True, raw_decoder_self_memory=placement == "pre")
+        zero_decoder_start=True, raw_decoder_self_memory=placement == "pre",
+        decoder_autoregression=autoregression)
+
+
+def _decoder_autoregression(config: Mapping, where: str) -> str:
+    """"self-attention", or "ssru" for Marian's SSRU decoder
+    (transformer-decoder-autoreg: rnn with dec-cell: ssru: Firefox
+    Translations' students); other cells and average attention are refused."""
+    kind = config.get("transformer-decoder-autoreg", "self-attention")
+    if kind == "self-attention":
+        return kind
+    if kind == "rnn":
+        if config.get("dec-cell", "gru") != "ssru":
+            _refuse(where, "dec-cell", config.get("dec-cell", "gru"),
+                    "with transformer-decoder-autoreg: rnn only ssru")
+        return "ssru"
+    _refuse(where, "transformer-decoder-autoreg", kind,
+            "self-attention, or rnn with dec-cell: ssru; average-attention decoders are not")
+    return kind
 
 
 def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: TransformerConfig,
@@ -271,8 +291,12 @@ def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: Transfo
         for i in range(layers):
             m = f"{stack}_l{i + 1}"
             e = f"{stack}.layers.{i}"
-            _put_attention(out, src, f"{m}_self", f"{e}.self_attn", d, fused_kv=False)
-            _put_norm(out, src, f"{m}_self_Wo_ln", suffix, f"{e}.self_attn_norm", d)
+            if stack == "decoder" and cfg.decoder_autoregression == "ssru":
+                _put_ssru(out, src, f"{m}_rnn", f"{e}.ssru", d)
+                _put_norm(out, src, f"{m}_rnn_ffn_ln", suffix, f"{e}.ssru_norm", d)
+            else:
+                _put_attention(out, src, f"{m}_self", f"{e}.self_attn", d, fused_kv=False)
+                _put_norm(out, src, f"{m}_self_Wo_ln", suffix, f"{e}.self_attn_norm", d)
             if stack == "decoder":
                 _put_attention(out, src, f"{m}_context", f"{e}.cross_attn", d, fused_kv=True)
                 _put_norm(out, src, f"{m}_context_Wo_ln", suffix, f"{e}.cross_attn_norm", d)
@@ -296,6 +320,17 @@ def _put_norm(out: WeightAssembler, src: TensorSource, prefix: str, suffix: str,
     scale, bias = f"{prefix}_scale{suffix}", f"{prefix}_bias{suffix}"
     out.put(f"{name}.weight", src.take(scale, (1, d)).reshape(d), scale)
     out.put(f"{name}.bias", src.take(bias, (1, d)).reshape(d), bias)
+
+
+def _put_ssru(out: WeightAssembler, src: TensorSource, m: str, name: str, d: int) -> None:
+    """An SSRU's two products as one [2d, d] linear: x~ = x W (no bias) in
+    rows [0, d), the forget gate's x Wf + bf in rows [d, 2d); the x~ half's
+    bias is 0, which adds nothing (schema/edgemt.fbs DecoderAutoregression)."""
+    w = src.take(f"{m}_W", (d, d)).T
+    wf = src.take(f"{m}_Wf", (d, d)).T
+    bf = src.take(f"{m}_bf", (1, d)).reshape(d)
+    out.put(f"{name}.gates.weight", np.concatenate([w, wf]), f"{m}_W")
+    out.put(f"{name}.gates.bias", np.concatenate([np.zeros(d, np.float32), bf]), f"{m}_bf")
 
 
 def _put_attention(out: WeightAssembler, src: TensorSource, m: str, name: str, d: int,

@@ -175,15 +175,20 @@ TEST_CASE("models/transformer/tensor_layout: table ids name the file's tensors (
   CHECK_FALSE(tensor_name(TransformerTensor::kEncoderFfnIn, 0, small, sizeof(small)));
 
   // Every id's name is in the walk of a config that has everything (as the
-  // prefix of a LINEAR's or NORM's .weight where it is one).
+  // prefix of a LINEAR's or NORM's .weight where it is one): a self-attention
+  // decoder's and an SSRU decoder's walks together.
   TransformerConfig config = small_config();
   config.encoder_layers = config.decoder_layers = 2;
   config.output_bias = config.encoder_final_norm = config.decoder_final_norm = true;
   std::vector<std::string> walked;
-  for_each_expected_tensor(config, DType::kF32, [&](const ExpectedTensor& t) {
-    walked.emplace_back(t.name);
-    return true;
-  });
+  for (DecoderAutoregression kind :
+       {DecoderAutoregression::kSelfAttention, DecoderAutoregression::kSsru}) {
+    config.decoder_autoregression = kind;
+    for_each_expected_tensor(config, DType::kF32, [&](const ExpectedTensor& t) {
+      walked.emplace_back(t.name);
+      return true;
+    });
+  }
   for (size_t id = 0; id <= static_cast<size_t>(TransformerTensor::kDecoderFinalNorm); ++id) {
     REQUIRE(tensor_name(static_cast<TransformerTensor>(id), 1, name, sizeof(name)));
     const std::string base(name);

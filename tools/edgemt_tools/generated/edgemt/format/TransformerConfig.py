@@ -161,7 +161,14 @@ class TransformerConfig(object):
             return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
         return False
 
-def TransformerConfigStart(builder): builder.StartObject(19)
+    # TransformerConfig
+    def DecoderAutoregression(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(42))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+def TransformerConfigStart(builder): builder.StartObject(20)
 def Start(builder):
     return TransformerConfigStart(builder)
 def TransformerConfigAddEncoderLayers(builder, encoderLayers): builder.PrependUint32Slot(0, encoderLayers, 0)
@@ -221,6 +228,9 @@ def AddZeroDecoderStart(builder, zeroDecoderStart):
 def TransformerConfigAddRawDecoderSelfMemory(builder, rawDecoderSelfMemory): builder.PrependBoolSlot(18, rawDecoderSelfMemory, 0)
 def AddRawDecoderSelfMemory(builder, rawDecoderSelfMemory):
     return TransformerConfigAddRawDecoderSelfMemory(builder, rawDecoderSelfMemory)
+def TransformerConfigAddDecoderAutoregression(builder, decoderAutoregression): builder.PrependInt8Slot(19, decoderAutoregression, 0)
+def AddDecoderAutoregression(builder, decoderAutoregression):
+    return TransformerConfigAddDecoderAutoregression(builder, decoderAutoregression)
 def TransformerConfigEnd(builder): return builder.EndObject()
 def End(builder):
     return TransformerConfigEnd(builder)
