@@ -35,12 +35,14 @@ int main(int argc, char** argv) {
     bool pre_norm;
     bool tied;
     bool smoothed;  // format 5: Int8SmoothedPerRowDynamic, a smoothing vector per projection
+    bool ssru = false;  // format 6: SSRU decoder layers
   };
   const Seed seeds[] = {{"tiny-f32", DType::kF32, false, false, false},
                         {"tiny-f16-prenorm", DType::kF16, true, false, false},
                         {"tiny-i8-tied", DType::kI8, false, true, false},
                         {"tiny-i8-prenorm", DType::kI8, true, false, false},
-                        {"tiny-i8-smoothed-format-v5", DType::kI8, true, false, true}};
+                        {"tiny-i8-smoothed-format-v5", DType::kI8, true, false, true},
+                        {"tiny-i8-ssru-format-v6", DType::kI8, false, true, false, true}};
   for (const Seed& seed : seeds) {
     edgemt::transformer::TransformerConfig config = edgemt::testing::tiny_config();
     config.d_model = 4;
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
       config.activation = edgemt::Activation::kGelu;
     }
     if (seed.tied) config.shared_embeddings = config.tied_output = true;
+    if (seed.ssru) config.decoder_autoregression = edgemt::transformer::DecoderAutoregression::kSsru;
     edgemt::testing::ModelBuilder builder(config, seed.dtype, 3);
     if (seed.smoothed) {
       builder.smoothed = true;

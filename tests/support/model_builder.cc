@@ -379,7 +379,9 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
         static_cast<fb::NormPlacement>(config.norm_placement), config.layer_norm_eps,
         config.encoder_final_norm, config.decoder_final_norm, config.embedding_scale,
         config.tied_output, config.output_bias, config.shared_embeddings, config.vocab_size,
-        config.max_positions, config.source_vocab_size, config.zero_decoder_start);
+        config.max_positions, config.source_vocab_size, config.zero_decoder_start,
+        config.raw_decoder_self_memory,
+        static_cast<fb::DecoderAutoregression>(config.decoder_autoregression));
   }
   flatbuffers::Offset<fb::SpecialTokens> special_table = 0;
   if (include_special_tokens) {

@@ -1,5 +1,6 @@
 #include "support/reference_transformer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <cstdio>
@@ -227,25 +228,43 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
       }
       return h;
     };
-    // Masked self-attention.
-    Matrix h = input("self_attn_norm");
-    const Matrix bqkv = T("self_attn.qkv.bias");
-    const Matrix qkv = project(h, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d);
-    Matrix q(t * d), k(t * d), v(t * d);
-    for (size_t i = 0; i < t; ++i) {
-      for (size_t c2 = 0; c2 < d; ++c2) {
-        q[i * d + c2] = qkv[i * 3 * d + c2];
-        k[i * d + c2] = qkv[i * 3 * d + d + c2];
-        v[i * d + c2] = qkv[i * 3 * d + 2 * d + c2];
+    Matrix h;
+    if (has_ssru_decoder(c)) {
+      // Marian's SSRU over the positions in order (post-norm): c_0 = 0,
+      // gates = x W_g^T + b_g ([x~ | forget input]), f = 1/(1 + e^-g),
+      // c_t = f c_{t-1} + (1 - f) x~, h_t = max(c_t, 0); x = norm(x + h).
+      const Matrix bg = T("ssru.gates.bias");
+      const Matrix gates = project(x, t, N("ssru.gates.weight"), &bg, d, 2 * d);
+      Matrix out(t * d), cell(d, 0.0);
+      for (size_t i = 0; i < t; ++i) {
+        for (size_t k = 0; k < d; ++k) {
+          const double f = 1.0 / (1.0 + std::exp(-gates[i * 2 * d + d + k]));
+          cell[k] = f * cell[k] + (1.0 - f) * gates[i * 2 * d + k];
+          out[i * d + k] = std::max(cell[k], 0.0);
+        }
       }
+      residual(out, "ssru_norm");
+    } else {
+      // Masked self-attention.
+      h = input("self_attn_norm");
+      const Matrix bqkv = T("self_attn.qkv.bias");
+      const Matrix qkv = project(h, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d);
+      Matrix q(t * d), k(t * d), v(t * d);
+      for (size_t i = 0; i < t; ++i) {
+        for (size_t c2 = 0; c2 < d; ++c2) {
+          q[i * d + c2] = qkv[i * 3 * d + c2];
+          k[i * d + c2] = qkv[i * 3 * d + d + c2];
+          v[i * d + c2] = qkv[i * 3 * d + 2 * d + c2];
+        }
+      }
+      const Matrix bo = T("self_attn.out.bias");
+      residual(project(attention(q, k, v, t, t, d, c.heads, true), t, N("self_attn.out.weight"), &bo, d, d),
+               "self_attn_norm");
     }
-    const Matrix bo = T("self_attn.out.bias");
-    residual(project(attention(q, k, v, t, t, d, c.heads, true), t, N("self_attn.out.weight"), &bo, d, d),
-             "self_attn_norm");
     // Cross-attention.
     h = input("cross_attn_norm");
     const Matrix bq = T("cross_attn.q.bias"), bkv = T("cross_attn.kv.bias");
-    q = project(h, t, N("cross_attn.q.weight"), &bq, d, d);
+    const Matrix q = project(h, t, N("cross_attn.q.weight"), &bq, d, d);
     const Matrix kv = project(memory, s, N("cross_attn.kv.weight"), &bkv, d, 2 * d);
     Matrix mk(s * d), mv(s * d);
     for (size_t j = 0; j < s; ++j) {

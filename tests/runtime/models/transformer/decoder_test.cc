@@ -1,7 +1,8 @@
 // Encoder + incremental decoder against the naive reference Transformer
 // (tests/support/reference_transformer.h) on small random models covering
 // every config switch: post/pre-norm, ReLU/GELU/swish, final norms or not,
-// shared/separate embeddings, tied/untied output with/without bias, f32/f16.
+// shared/separate embeddings, tied/untied output with/without bias, f32/f16,
+// int8, self-attention or SSRU decoder layers.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -33,6 +34,7 @@ struct Variant {
   bool bias;
   edgemt::DType dtype;
   bool smoothed = false;  // I8: an Int8SmoothedPerRowDynamic file
+  bool ssru = false;      // SSRU decoder layers (Marian's; post-norm only)
 };
 
 constexpr Variant kVariants[] = {
@@ -52,6 +54,11 @@ constexpr Variant kVariants[] = {
      edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, true},
     {"pre-norm relu tied smoothed int8", edgemt::transformer::NormPlacement::kPreNorm, edgemt::Activation::kRelu,
      true, true, true, true, edgemt::DType::kI8, true},
+    {"post-norm relu SSRU decoder tied (Firefox Translations' students)",
+     edgemt::transformer::NormPlacement::kPostNorm, edgemt::Activation::kRelu, false, true, true, true,
+     edgemt::DType::kF32, false, true},
+    {"post-norm swish SSRU decoder untied int8", edgemt::transformer::NormPlacement::kPostNorm,
+     edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, false, true},
 };
 
 edgemt::transformer::TransformerConfig config_for(const Variant& v) {
@@ -70,6 +77,7 @@ edgemt::transformer::TransformerConfig config_for(const Variant& v) {
   c.tied_output = v.tied;
   c.output_bias = v.bias;
   c.embedding_scale = 4.0f;
+  if (v.ssru) c.decoder_autoregression = edgemt::transformer::DecoderAutoregression::kSsru;
   return c;
 }
 
