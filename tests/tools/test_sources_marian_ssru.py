@@ -99,6 +99,23 @@ class SsruStudentTest(unittest.TestCase):
                     print(f"{kind} {name}: {same}/{len(want)} lines identical to Marian's")
                     self.assertGreaterEqual(same, MIN_SHARE * len(want))
 
+    def test_a_firefox_layout_folder_converts_without_decoder_yml(self):
+        """As Firefox Translations downloads a model: the model, a shortlist
+        (a .bin too, but no model) and one vocab.<pair>.spm, no decoder.yml;
+        --from told from the folder."""
+        folder = self.path("firefox")
+        os.mkdir(folder)
+        for source, name in (("model.bin", "model.ende.bin"), ("lex.bin", "lex.50.50.ende.s2t.bin"),
+                             ("vocab.spm", "vocab.ende.spm")):
+            shutil.copyfile(os.path.join(FIXTURE, source), os.path.join(folder, name))
+        output = ff.convert(self, self.path("firefox.emt"), folder, *LANGS)
+        mine, theirs = read_model(output), read_model(self.models["bin"])
+        self.assertEqual(mine.table_order, theirs.table_order)
+        for name in mine.table_order:
+            self.assertTrue((mine.array(name) == theirs.array(name)).all(), name)
+        os.remove(os.path.join(folder, "vocab.ende.spm"))
+        ff.refused(self, self.path("no-vocab.emt"), "not one vocab*.spm", folder, *LANGS)
+
     def test_batches_and_beams_do_not_change_a_line(self):
         model = self.models["bin"]
         one = pieces_of(model, "--beam", "4", "--batch", "1", "--length-penalty", "1")

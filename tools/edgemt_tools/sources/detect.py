@@ -46,7 +46,7 @@ def _npz_is_marian(path: str) -> bool:
         any(n.startswith(("encoder_l1_", "Wemb", "decoder_l1_")) for n in names)
 
 
-def _bin_is_marian(path: str) -> bool:
+def is_marian_binary_model(path: str) -> bool:
     """A Marian binary model: version 1, a plausible item count, and the
     first item header's name length and type fit (marian_binary.py)."""
     if not os.path.isfile(path):
@@ -64,7 +64,7 @@ def _bin_is_marian(path: str) -> bool:
 
 def _is_marian_model(path: str) -> bool:
     return (path.endswith(".npz") and _npz_is_marian(path)) or \
-        (path.endswith(".bin") and _bin_is_marian(path))
+        (path.endswith(".bin") and is_marian_binary_model(path))
 
 
 def _torch_file_kind(path: str) -> Optional[str]:

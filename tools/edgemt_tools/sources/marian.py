@@ -61,7 +61,7 @@ from ..validate import first_line, validate_config
 from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,
                      read_sentencepiece, sha256_file)
 from .config_values import finite_number, flag, whole_number
-from .detect import detect, wrong_source
+from .detect import detect, is_marian_binary_model, wrong_source
 from .marian_binary import load_marian_binary
 from .duplicate_keys import PlainLoader, SafeLoader
 
@@ -429,11 +429,22 @@ def _find_model(folder: str, decoder: Mapping) -> str:
             raise UserError(f"decoder.yml lists {len(models)} models (an ensemble); edgemt "
                             "converts one model")
         return path
-    found = sorted(name for name in os.listdir(folder) if name.endswith((".npz", ".bin")))
+    # A shortlist (lex.*.bin) is no model: a .bin counts by its header.
+    found = sorted(name for name in os.listdir(folder) if name.endswith(".npz") or (
+        name.endswith(".bin") and is_marian_binary_model(os.path.join(folder, name))))
     if len(found) != 1:
         raise UserError(f"{folder}: expected one model, .npz or .bin (found {len(found)}), or a "
                         "decoder.yml naming it")
     return os.path.join(folder, found[0])
+
+
+def _joint_vocabulary(folder: str) -> Optional[List[str]]:
+    """Without a decoder.yml naming them (Firefox Translations' downloads:
+    model, lex.*.bin and one vocab.<pair>.spm): the folder's one
+    vocab*.spm, for both sides; None when there is not exactly one."""
+    found = sorted(name for name in os.listdir(folder)
+                   if name.startswith("vocab") and name.endswith(".spm"))
+    return [found[0], found[0]] if len(found) == 1 else None
 
 
 def _decoder_number(decoder: Mapping, key: str, default, **bounds) -> float:
@@ -497,6 +508,11 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     cfg = transformer_config(config, npz_path, max_positions=max_length)
     validate_config(cfg)
     vocab_paths = decoder.get("vocabs")
+    if vocab_paths is None:
+        vocab_paths = _joint_vocabulary(folder)
+    if vocab_paths is None:
+        raise UserError(f"{folder}: no decoder.yml naming the vocabularies, and not one "
+                        "vocab*.spm to use for both sides")
     if not isinstance(vocab_paths, list) or len(vocab_paths) != 2:
         raise UserError(f"{decoder_path}: expected 'vocabs' with a source and a target "
                         "vocabulary")
