@@ -20,7 +20,6 @@ from typing import Callable, List, Mapping, Sequence
 
 import numpy as np
 
-from .errors import UserError
 
 Project = Callable[[str, np.ndarray], np.ndarray]
 
@@ -31,12 +30,8 @@ class NumpyTransformer:
     fp32 file, aliases included (int8_calibration.resolved_weights)."""
 
     def __init__(self, config, weights: Mapping[str, np.ndarray]):
-        if getattr(config, "decoder_autoregression", "self-attention") != "self-attention":
-            # Calibration runs this pass; it has no SSRU block yet.
-            raise UserError("int8 calibration of a model with an SSRU decoder is not supported "
-                            "yet: convert with --dtype fp32 or fp16, or int8 with "
-                            "--no-calibration")
         self.cfg = config
+        self.ssru = getattr(config, "decoder_autoregression", "self-attention") == "ssru"
         self.w = weights
         self.project: Project = self.exact
 
@@ -91,6 +86,25 @@ class NumpyTransformer:
         return self.project(p + "self_attn.out", self._attention(
             qkv[:, :d], qkv[:, d:2 * d], qkv[:, 2 * d:], causal))
 
+    def _ssru_step(self, gates: np.ndarray, cell: np.ndarray) -> np.ndarray:
+        """Marian's SSRU over one position: gates [rows, 2d] (x~ | forget
+        input), cell [rows, d] the state before it; returns the state after
+        (the block's output is relu of it)."""
+        d = self.cfg.d_model
+        with np.errstate(over="ignore"):
+            forget = (1 / (1 + np.exp(-gates[:, d:]))).astype(np.float32)
+        return (forget * cell + (1 - forget) * gates[:, :d]).astype(np.float32)
+
+    def _ssru(self, y: np.ndarray, p: str) -> np.ndarray:
+        """Layer prefix p's SSRU block over the positions of y [T, d] in order."""
+        gates = self.project(p + "ssru.gates", y)                          # [T, 2d]
+        cell = np.zeros((1, self.cfg.d_model), np.float32)
+        out = np.empty_like(y)
+        for t in range(y.shape[0]):
+            cell = self._ssru_step(gates[t:t + 1], cell)
+            out[t] = np.maximum(cell[0], 0)
+        return out
+
     def _ffn(self, y: np.ndarray, p: str) -> np.ndarray:
         return self.project(p + "ffn.out", self._activation(self.project(p + "ffn.in", y)))
 
@@ -129,7 +143,10 @@ class NumpyTransformer:
                 kv = self.project(p + "cross_attn.kv", memory)
                 return self.project(p + "cross_attn.out", self._attention(
                     q, kv[:, :d], kv[:, d:], False))
-            x = self._sublayer(x, p + "self_attn_norm", self_attention)
+            if self.ssru:
+                x = self._sublayer(x, p + "ssru_norm", lambda y, p=p: self._ssru(y, p))
+            else:
+                x = self._sublayer(x, p + "self_attn_norm", self_attention)
             x = self._sublayer(x, p + "cross_attn_norm", cross_attention)
             x = self._sublayer(x, p + "ffn_norm", lambda y, p=p: self._ffn(y, p))
         if cfg.decoder_final_norm:
@@ -154,6 +171,7 @@ class NumpyTransformer:
             cross.append([(k[:, :d], k[:, d:]) for k in kv])
         keys = [[[] for _ in range(layers)] for _ in range(count)]
         values = [[[] for _ in range(layers)] for _ in range(count)]
+        cells = [[np.zeros((1, d), np.float32) for _ in range(layers)] for _ in range(count)]
         banned = [t for t in banned if t != eos]
         outputs: List[List[int]] = [[] for _ in range(count)]
         active = [n for n in range(count) if max_lens[n] > 0]
@@ -177,12 +195,23 @@ class NumpyTransformer:
                                                     np.concatenate(values[n][i]), False))
                     return self.project(p + "self_attn.out", np.concatenate(rows))
 
+                def ssru(y, p=p, i=i):
+                    gates = self.project(p + "ssru.gates", y)
+                    rows = []
+                    for r, n in enumerate(active):
+                        cells[n][i] = self._ssru_step(gates[r:r + 1], cells[n][i])
+                        rows.append(np.maximum(cells[n][i], 0))
+                    return np.concatenate(rows)
+
                 def cross_attention(y, p=p, i=i):
                     q = self.project(p + "cross_attn.q", y)
                     rows = [self._attention(q[r:r + 1], *cross[n][i], False)
                             for r, n in enumerate(active)]
                     return self.project(p + "cross_attn.out", np.concatenate(rows))
-                x = self._sublayer(x, p + "self_attn_norm", self_attention)
+                if self.ssru:
+                    x = self._sublayer(x, p + "ssru_norm", ssru)
+                else:
+                    x = self._sublayer(x, p + "self_attn_norm", self_attention)
                 x = self._sublayer(x, p + "cross_attn_norm", cross_attention)
                 x = self._sublayer(x, p + "ffn_norm", lambda y, p=p: self._ffn(y, p))
             if cfg.decoder_final_norm:
