@@ -85,10 +85,27 @@ class MarianMadeBinaryTest(unittest.TestCase):
             handle.write("models:\n  - model.bin\nvocabs:\n  - vocab.spm\n  - vocab.spm\n")
         return workspace.root
 
-    def test_marian_conv_intgemm8_bin_is_refused_naming_an_item(self):
+    def test_marian_conv_intgemm8_bin_reads_as_its_codes_weights(self):
+        """marian-conv --gemm-type intgemm8: every *_W* matrix as int8 codes
+        of Wᵀ and a quantMult; read back, each weight is within half a
+        quantization step of the float model's."""
+        path = os.path.join(SSRU_FIXTURE, "model.intgemm8.bin")
+        quantized = load_marian_binary(path)
+        with np.load(os.path.join(SSRU_FIXTURE, "model.npz")) as archive:
+            floats = {name: archive[name] for name in archive.files}
+        int8_items = 0
+        for name, array in floats.items():
+            if name == "special:model.yml":
+                continue
+            got = quantized[name]
+            self.assertEqual(got.shape, array.shape, name)
+            step = np.abs(array).max() / 127
+            if not np.array_equal(got, array):
+                int8_items += 1
+                self.assertLessEqual(np.abs(got - array).max(), 0.5001 * step, name)
+        self.assertEqual(int8_items, 28)  # as the fixture's README counts them
         folder = self.folder("model.intgemm8.bin")
-        ff.refused(self, os.path.join(folder, "out.emt"), "holds int8 weights (intgemm8",
-                   "--checkpoint", folder, *LANGS)
+        ff.convert(self, os.path.join(folder, "out.emt"), "--checkpoint", folder, *LANGS)
 
     def test_rnn_decoder_cells_other_than_ssru_are_refused_in_one_line(self):
         items = npz_items(os.path.join(SSRU_FIXTURE, "model.npz"))
@@ -170,11 +187,25 @@ class MarianBinaryTest(unittest.TestCase):
         ff.convert(self, self.workspace.path("f16.emt"), "--from", "marian", "--checkpoint",
                    folder, *LANGS, "--dtype", "fp16")
 
-    def test_int8_weights_are_refused_naming_the_item(self):
-        name, _, shape, data = self.items[0]
-        quantized = bytes(len(data) // 4) + struct.pack("<f", 1.0)
-        items = [(name, INTGEMM8_BMT, shape, quantized)] + self.items[1:]
-        self.refused(marian_binary(items), f"item {name} holds int8 weights")
+    def test_int8_items_of_either_fork_and_their_checks(self):
+        index = [item[0] for item in self.items].index("encoder_l1_ffn_W1")
+        name, _, shape, data = self.items[index]  # a [R, C] float matrix
+        rest = self.items[:index] + self.items[index + 1:]
+        weights = np.frombuffer(data, "<f4").reshape(shape)
+        quant_mult = np.float32(127) / np.abs(weights).max()
+        codes = np.clip(np.rint(weights.T * quant_mult), -127, 127).astype(np.int8)  # Wᵀ
+        block = codes.tobytes() + struct.pack("<f", quant_mult)
+        for kind in (INTGEMM8_BMT, 0x10001):
+            folder = self.folder_with(marian_binary([(name, kind, shape, block)] + rest))
+            ff.convert(self, self.workspace.path(f"int8-{kind}.emt"), "--from", "marian",
+                       "--checkpoint", folder, *LANGS)
+        read = load_marian_binary(os.path.join(folder, "model.bin"))[name]
+        np.testing.assert_array_equal(read, codes.T.astype(np.float32) * (np.float32(1) / quant_mult))
+        bad = codes.tobytes() + struct.pack("<f", 0.0)
+        self.refused(marian_binary([(name, INTGEMM8_BMT, shape, bad)] + rest),
+                     f"int8 item {name} has quantMult 0.0")
+        self.refused(marian_binary([(name, INTGEMM8_BMT, shape, codes.tobytes())] + rest),
+                     f"int8 item {name} of shape")
 
     def test_cpu_specific_items_are_refused(self):
         name, _, shape, data = self.items[0]

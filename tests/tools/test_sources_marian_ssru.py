@@ -120,6 +120,25 @@ class SsruStudentTest(unittest.TestCase):
         os.remove(os.path.join(folder, "vocab.ende.spm"))
         ff.refused(self, self.path("no-vocab.emt"), "not one vocab*.spm", folder, *LANGS)
 
+    def test_an_intgemm8_bin_converts_from_its_codes(self):
+        """marian-conv's intgemm8 .bin (what Firefox ships, without the
+        alphas pymarian cannot make): its weights are the codes' values, so
+        edgemt's fp32 file of it is closer to Marian's int8 output than to
+        its fp32 one."""
+        folder = self.path("intgemm8")
+        os.mkdir(folder)
+        shutil.copyfile(os.path.join(FIXTURE, "model.intgemm8.bin"),
+                        os.path.join(folder, "model.ende.intgemm.bin"))
+        shutil.copyfile(os.path.join(FIXTURE, "vocab.spm"), os.path.join(folder, "vocab.ende.spm"))
+        output = ff.convert(self, self.path("intgemm8.emt"), folder, *LANGS)
+        got = pieces_of(output, "--beam", "1")
+        as_int8 = sum(g == w for g, w in zip(got, reference("intgemm8.greedy.pieces")))
+        as_fp32 = sum(g == w for g, w in zip(got, reference("npz.greedy.pieces")))
+        print(f"fp32 of the intgemm8 file: {as_int8}/1000 greedy lines identical to Marian's "
+              f"intgemm8 output, {as_fp32}/1000 to its fp32 one")
+        self.assertGreater(as_int8, as_fp32)
+        self.assertGreater(as_int8, 800)
+
     def test_batches_and_beams_do_not_change_a_line(self):
         model = self.models["bin"]
         one = pieces_of(model, "--beam", "4", "--batch", "1", "--length-penalty", "1")

@@ -257,7 +257,10 @@ def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: Transfo
                     where: str) -> "Dict[str, np.ndarray]":
     d, f, v = cfg.d_model, cfg.ffn_dim, cfg.vocab_size
     vs = cfg.source_vocab_size or v
-    src = TensorSource(npz, where, ignored=["special:model.yml"])
+    # Static activation scales of Marian's int8 products (the "alphas" of
+    # Firefox's .intgemm.alphas.bin): edgemt quantizes activations itself.
+    alphas = [name for name in npz if name.endswith("_QuantMultA")]
+    src = TensorSource(npz, where, ignored=["special:model.yml", *alphas])
     out = WeightAssembler(cfg)
     if cfg.shared_embeddings:  # tied-embeddings-all or tied-embeddings-src
         out.put("embedding.source", src.take("Wemb", (v, d)), "Wemb")

@@ -12,10 +12,13 @@ length. The file is untrusted: every count and length is checked against
 the file's size before it is used, so a hostile header cannot make the
 reader allocate more than the file holds or read past it.
 
-Item types read: float32, float16 (as float32) and int8 (the config item
-`special:model.yml`). int8 weight items (intgemm8: Firefox Translations'
-`.intgemm.alphas.bin`) are refused for now, naming the item; the CPU-
-specific packed types (FBGEMM, intgemm8avx2, ...) are refused as such.
+Item types read: float32, float16 (as float32), int8 (the config item
+`special:model.yml`) and intgemm8 (Firefox Translations'
+`.intgemm.alphas.bin`, either fork's type code), read as the float32
+weights their codes stand for: the converter then writes them in the
+--dtype asked for (int8: quantized again per row, not Marian's codes and
+scales as they are). The CPU-specific packed types (FBGEMM,
+intgemm8avx2, ...) are refused as such.
 """
 
 import struct
@@ -97,12 +100,32 @@ def _names_and_shapes(reader: _Reader, headers) -> Tuple[List[str], List[Tuple[i
     return names, shapes
 
 
+def _dequantized(name: str, shape, block, where: str) -> np.ndarray:
+    """An intgemm8 item as the float32 weights its codes stand for, in
+    Marian's shape [R, C] (docs/marian-formats.md 1.3): the codes are Wᵀ
+    ([C][R], row-major; a `Wemb` item, which only browsermt's converter
+    quantizes, keeps [R][C]), then the float32 quantMult; w = q * (1 / qm),
+    as browsermt's loader widens Wemb."""
+    if len(shape) != 2:
+        raise UserError(f"{where}: int8 item {name} has shape {list(shape)}, not a matrix")
+    rows, cols = shape
+    count = rows * cols
+    if count + 4 > len(block):
+        raise UserError(f"{where}: int8 item {name} of shape {list(shape)} needs {count + 4} "
+                        f"bytes, its data has {len(block)}")
+    codes = np.frombuffer(block, dtype=np.int8, count=count)
+    quant_mult = np.frombuffer(block, dtype="<f4", count=1, offset=count)[0]
+    if not np.isfinite(quant_mult) or quant_mult <= 0:
+        raise UserError(f"{where}: int8 item {name} has quantMult {quant_mult}")
+    step = np.float32(1) / np.float32(quant_mult)
+    if "Wemb" in name:
+        return codes.reshape(rows, cols).astype(np.float32) * step
+    return np.ascontiguousarray(codes.reshape(cols, rows).T).astype(np.float32) * step
+
+
 def _item(name: str, kind: int, shape, block: bytes, where: str) -> np.ndarray:
     if kind in _INTGEMM8:
-        raise UserError(f"{where}: item {name} holds int8 weights ({_INTGEMM8[kind]}, as "
-                        "Firefox Translations ships them), which edgemt does not convert yet; "
-                        "convert the model's float32 form (.npz, or a .bin made without "
-                        "--gemm-type)")
+        return _dequantized(name, shape, block, where)
     if kind in _REFUSED:
         raise UserError(f"{where}: item {name} is of type {_REFUSED[kind]}, a CPU-specific "
                         "packed layout; convert the model's float32 form")
