@@ -109,6 +109,8 @@ COMMANDS = {
     "--dtype int8 -o rnn.emt": run("wrote rnn.emt"),
     "edgemt-convert --help": run("--from"),
     "edgemt translate -m en-de.emt -i input.en": run("\n"),
+    "edgemt-convert firefox-en-de --src-lang en --tgt-lang de -o en-de.emt":
+        custom("check_firefox_folder", "a Firefox download folder: made from the SSRU fixture"),
     "edgemt-convert Helsinki-NLP/opus-mt-en-de --dtype int8 -o en-de.emt":
         custom("check_hub_conversion", "downloads from the Hub: run offline from a Hub-layout "
                "cache of the fixture instead"),
@@ -319,6 +321,24 @@ class ReadmeTest(unittest.TestCase):
             hub.cache_repo(cache, "Helsinki-NLP/opus-mt-en-de", hub.fixture_files())
             env = dict(self.env(scratch), HF_HUB_OFFLINE="1", HF_HUB_CACHE=cache)
             result = subprocess.run(["bash", "-c", command], cwd=scratch, env=env,
+                                    capture_output=True, text=True, timeout=600)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("wrote en-de.emt", result.stdout)
+
+    def check_firefox_folder(self):
+        """The command as written, in a folder laid out as Firefox downloads
+        a model (the SSRU fixture's intgemm8 .bin, a shortlist, one vocab)."""
+        fixture = os.path.join(FIXTURES, "marian_ssru")
+        with tempfile.TemporaryDirectory() as scratch:
+            self.make_scratch(scratch)
+            folder = os.path.join(scratch, "firefox-en-de")
+            os.mkdir(folder)
+            for name, target in (("model.intgemm8.bin", "model.ende.intgemm.alphas.bin"),
+                                 ("lex.bin", "lex.50.50.ende.s2t.bin"),
+                                 ("vocab.spm", "vocab.ende.spm")):
+                shutil.copyfile(os.path.join(fixture, name), os.path.join(folder, target))
+            command = "edgemt-convert firefox-en-de --src-lang en --tgt-lang de -o en-de.emt"
+            result = subprocess.run(["bash", "-c", command], cwd=scratch, env=self.env(scratch),
                                     capture_output=True, text=True, timeout=600)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn("wrote en-de.emt", result.stdout)
