@@ -128,6 +128,27 @@ class PipPackage(unittest.TestCase):
         self.assertTrue(library.startswith(site), library)
         self.assertTrue(cli.startswith(site), cli)
 
+    def test_pip_wheel_installs_into_another_venv(self):
+        """`pip wheel .` makes a wheel that installs elsewhere on the same
+        machine (here a venv that takes the dependencies from Debian's
+        Python, so the test needs no second download)."""
+        wheels = os.path.join(self.work, "wheels")
+        self.run_in_venv(self.tool("pip"), "wheel", "--no-deps", "-w", wheels, helpers.REPO_ROOT)
+        [wheel] = [name for name in os.listdir(wheels) if name.endswith(".whl")]
+        other = os.path.join(self.work, "other")
+        subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", other],
+                       check=True)
+        pip = os.path.join(other, "bin", "pip")
+        self.run_in_venv(pip, "install", "--no-deps", os.path.join(wheels, wheel))
+        code = ("import edgemt; t = edgemt.Translator(edgemt.Model(%r)); "
+                "print(t.translate(['A dog runs.'])[0].text)" % helpers.BUNDLED_MODEL)
+        out = self.run_in_venv(os.path.join(other, "bin", "python"), "-c", code)
+        self.assertEqual(out.strip(), subprocess.run(
+            [helpers.CLI, "translate", "-m", helpers.BUNDLED_MODEL, "A dog runs."],
+            capture_output=True, text=True, check=True).stdout.strip())
+        self.assertRegex(self.run_in_venv(os.path.join(other, "bin", "edgemt"), "--version"),
+                         r"^edgemt \d+\.\d+\.\d+ ")
+
     def test_every_version_is_the_project_version(self):
         version = project_version()
         self.assertRegex(self.run_in_venv(self.tool("edgemt"), "--version"),
