@@ -51,31 +51,33 @@ const char* encode_error(StatusCode code) {
 void make_sentences(const edgemt::Tokenizer& tokenizer, const edgemt_document_options& document,
                     std::string_view language, const int32_t* prefix, size_t max_source_len,
                     Line* line) {
-  // With splitting on, a sentence over max_source_len is cut into pieces that
-  // fit (edgemt/sentences.h), as `edgemt translate` does; a tokenizer error
-  // counts 0 tokens there and is reported below.
-  std::vector<int32_t> ids;
-  const edgemt::TokenCounter count = [&](std::string_view text) -> size_t {
-    return tokenizer.encode(text, &ids).is_ok() ? ids.size() + (prefix != nullptr ? 1 : 0) : 0;
+  // Each sentence encoded once, with the prefix; with splitting on, one over
+  // max_source_len is cut into pieces that fit (edgemt/sentences.h), as
+  // `edgemt translate` does. A sentence the tokenizer refuses is encoded
+  // again below for the reason.
+  const edgemt::SourceEncoder encode = [&](std::string_view text, std::vector<int32_t>* ids) {
+    if (!tokenizer.encode(text, ids).is_ok()) return false;
+    if (prefix != nullptr) ids->insert(ids->begin(), *prefix);
+    return true;
   };
-  const std::vector<edgemt::SentenceSpan> spans = edgemt::source_spans(
-      line->text, document.split_sentences != 0, language, max_source_len, count);
-  line->split = spans.size() > 1;
-  line->sentences.resize(spans.size());
-  for (size_t k = 0; k < spans.size(); ++k) {
+  std::vector<edgemt::EncodedSpan> sources = edgemt::source_spans(
+      line->text, document.split_sentences != 0, language, max_source_len, encode);
+  line->split = sources.size() > 1;
+  line->sentences.resize(sources.size());
+  for (size_t k = 0; k < sources.size(); ++k) {
     Sentence& sentence = line->sentences[k];
-    sentence.span = spans[k];
-    const Status status = tokenizer.encode(
-        line->text.substr(spans[k].begin, spans[k].end - spans[k].begin), &sentence.source);
-    if (!status.is_ok()) {
-      line->code = static_cast<edgemt_code>(status.code());
-      line->error = encode_error(status.code());
-    } else {
-      if (prefix != nullptr) sentence.source.insert(sentence.source.begin(), *prefix);
-      if (sentence.source.size() > max_source_len) {
-        line->code = EDGEMT_OUT_OF_RANGE;
-        line->error = "a sentence has more tokens than the translator's max_source_len";
-      }
+    sentence.span = sources[k].span;
+    sentence.source = std::move(sources[k].ids);
+    if (!sources[k].encoded) {
+      std::vector<int32_t> unused;
+      const StatusCode code =
+          tokenizer.encode(line->text.substr(sentence.span.begin, sentence.span.end - sentence.span.begin),
+                           &unused).code();
+      line->code = static_cast<edgemt_code>(code);
+      line->error = encode_error(code);
+    } else if (sentence.source.size() > max_source_len) {
+      line->code = EDGEMT_OUT_OF_RANGE;
+      line->error = "a sentence has more tokens than the translator's max_source_len";
     }
     if (line->code != EDGEMT_OK) {
       line->sentences.clear();

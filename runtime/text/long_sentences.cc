@@ -1,6 +1,7 @@
 // cut_long_sentence and source_spans (edgemt/sentences.h): sentences
 // longer than the model takes, cut into pieces that fit.
 #include <algorithm>
+#include <utility>
 
 #include "edgemt/sentences.h"
 
@@ -114,22 +115,31 @@ std::vector<SentenceSpan> cut_long_sentence(std::string_view text, SentenceSpan 
   return pieces;
 }
 
-std::vector<SentenceSpan> source_spans(std::string_view line, bool split,
-                                       std::string_view language, size_t max_tokens,
-                                       const TokenCounter& count) {
-  const std::vector<SentenceSpan> sentences = sentence_spans(line, split, language);
-  if (!split) return sentences;
-  std::vector<SentenceSpan> spans;
-  for (const SentenceSpan& sentence : sentences) {
-    if (count(line.substr(sentence.begin, sentence.end - sentence.begin)) <= max_tokens) {
-      spans.push_back(sentence);
+std::vector<EncodedSpan> source_spans(std::string_view line, bool split,
+                                      std::string_view language, size_t max_tokens,
+                                      const SourceEncoder& encode) {
+  const auto encoded = [&](SentenceSpan span) {
+    EncodedSpan out;
+    out.span = span;
+    out.encoded = encode(line.substr(span.begin, span.end - span.begin), &out.ids);
+    return out;
+  };
+  std::vector<int32_t> scratch;
+  const TokenCounter count = [&](std::string_view text) -> size_t {
+    return encode(text, &scratch) ? scratch.size() : 0;
+  };
+  std::vector<EncodedSpan> sources;
+  for (const SentenceSpan& sentence : sentence_spans(line, split, language)) {
+    EncodedSpan whole = encoded(sentence);
+    if (!split || !whole.encoded || whole.ids.size() <= max_tokens) {
+      sources.push_back(std::move(whole));
       continue;
     }
     for (const SentenceSpan& piece : cut_long_sentence(line, sentence, max_tokens, count)) {
-      spans.push_back(piece);
+      sources.push_back(encoded(piece));
     }
   }
-  return spans;
+  return sources;
 }
 
 }  // namespace edgemt

@@ -39,30 +39,34 @@ void SourceMaker::make(LineWork* line, bool too_long, size_t bytes) const {
     line->error = status.is_ok() ? "input is not valid UTF-8" : status.message();
     return;
   }
-  const std::vector<SentenceSpan> ranges = source_spans(line->text);
-  line->split = ranges.size() > 1;
-  line->sentences.resize(ranges.size());
-  for (size_t k = 0; k < ranges.size(); ++k) {
+  // Each sentence encoded once, with the target prefix (edgemt/sentences.h).
+  const SourceEncoder encode = [this](std::string_view text, std::vector<int32_t>* out) {
+    if (!tokenizer_.encode(text, out).is_ok()) return false;
+    if (options_.target_prefix != nullptr) out->insert(out->begin(), *options_.target_prefix);
+    return true;
+  };
+  std::vector<EncodedSpan> sources = source_spans(line->text, options_.split_sentences,
+                                                  options_.language, options_.max_source_len,
+                                                  encode);
+  line->split = sources.size() > 1;
+  line->sentences.resize(sources.size());
+  for (size_t k = 0; k < sources.size(); ++k) {
     SentenceWork& sentence = line->sentences[k];
-    sentence.begin = ranges[k].begin;
-    sentence.end = ranges[k].end;
-    const std::string_view text =
-        std::string_view(line->text).substr(sentence.begin, sentence.end - sentence.begin);
-    const Status status = tokenizer_.encode(text, &sentence.source);
+    sentence.begin = sources[k].span.begin;
+    sentence.end = sources[k].span.end;
+    sentence.source = std::move(sources[k].ids);
     const std::string which =
-        line->split ? "sentence " + std::to_string(k + 1) + " of " + std::to_string(ranges.size()) + ": "
+        line->split ? "sentence " + std::to_string(k + 1) + " of " + std::to_string(sources.size()) + ": "
                     : "";
-    if (!status.is_ok()) {
-      line->error = which + status.message();
-    } else {
-      if (options_.target_prefix != nullptr) {
-        sentence.source.insert(sentence.source.begin(), *options_.target_prefix);
-      }
-      if (sentence.source.size() > options_.max_source_len) {
-        line->error = which + "source has " + std::to_string(sentence.source.size()) +
-                      " tokens, more than the " + std::to_string(options_.max_source_len) +
-                      " the model takes";
-      }
+    if (!sources[k].encoded) {
+      // The tokenizer's own message, asked again.
+      const std::string_view text =
+          std::string_view(line->text).substr(sentence.begin, sentence.end - sentence.begin);
+      line->error = which + tokenizer_.encode(text, &ids).message();
+    } else if (sentence.source.size() > options_.max_source_len) {
+      line->error = which + "source has " + std::to_string(sentence.source.size()) +
+                    " tokens, more than the " + std::to_string(options_.max_source_len) +
+                    " the model takes";
     }
     if (line->failed()) {
       line->sentences.clear();
@@ -70,17 +74,6 @@ void SourceMaker::make(LineWork* line, bool too_long, size_t bytes) const {
       return;
     }
   }
-}
-
-std::vector<SentenceSpan> SourceMaker::source_spans(const std::string& line) const {
-  // A tokenizer error counts 0 tokens here: make() reports it.
-  const size_t prefix = options_.target_prefix != nullptr ? 1 : 0;
-  std::vector<int32_t> ids;
-  const TokenCounter count = [&](std::string_view text) -> size_t {
-    return tokenizer_.encode(text, &ids).is_ok() ? ids.size() + prefix : 0;
-  };
-  return edgemt::source_spans(line, options_.split_sentences, options_.language,
-                              options_.max_source_len, count);
 }
 
 std::string join_translations(const LineWork& line) {

@@ -39,11 +39,6 @@ class SourceMaker {
   void make(LineWork* line, bool too_long, size_t bytes) const;
 
  private:
-  // The spans translated as sources: the line's sentences (or the whole line
-  // with splitting off), a sentence over max_source_len tokens cut into
-  // pieces that fit (with splitting on).
-  std::vector<SentenceSpan> source_spans(const std::string& line) const;
-
   const Tokenizer& tokenizer_;
   SourceOptions options_;
 };

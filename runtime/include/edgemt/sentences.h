@@ -63,6 +63,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -128,13 +129,24 @@ using TokenCounter = std::function<size_t(std::string_view text)>;
 std::vector<SentenceSpan> cut_long_sentence(std::string_view line, SentenceSpan span,
                                             size_t max_tokens, const TokenCounter& count);
 
+// Encodes a source as the translator reads it (pieces and EOS, a target
+// prefix put first, ...) into *ids; false when the tokenizer refuses it.
+using SourceEncoder = std::function<bool(std::string_view text, std::vector<int32_t>* ids)>;
+
+// One source of a line: its bytes, and its ids when `encoded`.
+struct EncodedSpan {
+  SentenceSpan span;
+  std::vector<int32_t> ids;
+  bool encoded = false;  // false: the tokenizer refused it (the caller asks it why)
+};
+
 // The sources a line is translated as (`edgemt translate`,
-// edgemt_translate_document, Python's translate): sentence_spans(line,
-// split, language), and with `split` on, each sentence over `max_tokens`
-// cut by cut_long_sentence. With `split` off the line stays whole, fitting
-// or not.
-std::vector<SentenceSpan> source_spans(std::string_view line, bool split,
-                                       std::string_view language, size_t max_tokens,
-                                       const TokenCounter& count);
+// edgemt_translate_document, Python's translate), each encoded once:
+// sentence_spans(line, split, language), and with `split` on, each sentence
+// over `max_tokens` ids cut by cut_long_sentence (its pieces encoded after
+// the cut). With `split` off the line stays whole, fitting or not.
+std::vector<EncodedSpan> source_spans(std::string_view line, bool split,
+                                      std::string_view language, size_t max_tokens,
+                                      const SourceEncoder& encode);
 
 }  // namespace edgemt

@@ -100,17 +100,45 @@ TEST_CASE("text/long_sentences: every piece fits and nothing is lost (a sweep)")
   }
 }
 
+// An encoder of words: id = the word's length, then EOS (0); "!" is refused.
+bool encode_words(std::string_view text, std::vector<int32_t>* ids) {
+  if (text.find('!') != std::string_view::npos) return false;
+  ids->clear();
+  size_t begin = 0;
+  while (begin < text.size()) {
+    const size_t end = std::min(text.find(' ', begin), text.size());
+    if (end > begin) ids->push_back(static_cast<int32_t>(end - begin));
+    begin = end + 1;
+  }
+  ids->push_back(0);
+  return true;
+}
+
 TEST_CASE("text/long_sentences: source_spans splits sentences, then cuts the long ones") {
   const std::string line = "A dog. One two three four five. A cat.";
   std::vector<std::string> pieces;
-  for (const SentenceSpan& span : source_spans(line, true, "en", 4, count_words)) {
-    pieces.push_back(line.substr(span.begin, span.end - span.begin));
+  std::vector<std::vector<int32_t>> ids;
+  for (const EncodedSpan& source : source_spans(line, true, "en", 4, encode_words)) {
+    CHECK(source.encoded);
+    pieces.push_back(line.substr(source.span.begin, source.span.end - source.span.begin));
+    ids.push_back(source.ids);
   }
   CHECK(pieces == std::vector<std::string>{"A dog.", "One two three", "four five.", "A cat."});
+  // Each source's ids are its own text's encoding (the cut pieces' too).
+  CHECK(ids == std::vector<std::vector<int32_t>>{{1, 4, 0}, {3, 3, 5, 0}, {4, 5, 0}, {1, 4, 0}});
   // Without splitting the line stays whole, however long.
-  const std::vector<SentenceSpan> whole = source_spans(line, false, "en", 4, count_words);
+  const std::vector<EncodedSpan> whole = source_spans(line, false, "en", 4, encode_words);
   REQUIRE(whole.size() == 1);
-  CHECK(whole[0].end - whole[0].begin == line.size());
+  CHECK(whole[0].span.end - whole[0].span.begin == line.size());
+  CHECK(whole[0].ids.size() == 10);
+}
+
+TEST_CASE("text/long_sentences: a sentence the encoder refuses is kept whole, not encoded") {
+  const std::string line = "A dog! One two three four five. A cat.";
+  const std::vector<EncodedSpan> sources = source_spans(line, true, "en", 2, encode_words);
+  REQUIRE(sources.size() >= 2);
+  CHECK_FALSE(sources[0].encoded);
+  CHECK(line.substr(sources[0].span.begin, sources[0].span.end) == "A dog!");
 }
 
 }  // namespace
