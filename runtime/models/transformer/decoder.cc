@@ -245,8 +245,10 @@ Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
   // layout), so handed out once per step. Every row of a step is at the
   // same step, and a decode's first step starts from row 0.
   if (step.step == 0) w.next_cache_row = 0;
-  for (size_t r = 0; r < rows; ++r) {
-    w.cache_rows[step.row_slot[r] * cache_len + step.step] = (w.next_cache_row++) * d;
+  if (!has_ssru_decoder(config)) {  // SSRU decoders cache no positions
+    for (size_t r = 0; r < rows; ++r) {
+      w.cache_rows[step.row_slot[r] * cache_len + step.step] = (w.next_cache_row++) * d;
+    }
   }
   for (size_t l = 0; l < config.decoder_layers; ++l) {
     const DecoderLayerWeights& layer = weights.decoder[l];
@@ -290,25 +292,27 @@ Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
 
 void reorder_state(const RunContext& c, size_t first_slot, size_t old_count,
                    const size_t* parent, size_t new_count, size_t positions) {
+  Workspace& w = *c.workspace;
+  if (has_ssru_decoder(*c.config)) {
+    // SSRU states are the hypotheses' whole history: their rows move.
+    const size_t d = c.config->d_model;
+    for (size_t l = 0; l < c.config->decoder_layers; ++l) {
+      float* rows = w.ssru_state[l] + first_slot * d;  // [old_count, d] of this sentence
+      std::memcpy(w.ssru_state_scratch, rows, old_count * d * sizeof(float));
+      for (size_t j = 0; j < new_count; ++j) {
+        std::memcpy(rows + j * d, w.ssru_state_scratch + parent[j] * d, d * sizeof(float));
+      }
+    }
+    return;
+  }
   // Hypothesis j of the sentence takes over its parent's row offsets for
   // positions [0, positions); the cached k, v stay where they were written.
-  Workspace& w = *c.workspace;
   const size_t T = w.max_target_len;
   size_t* slots = w.cache_rows + first_slot * T;  // [old_count, T] of this sentence
   size_t* scratch = w.cache_rows_scratch;         // [old_count, T]
   const size_t bytes = positions * sizeof(size_t);
   for (size_t j = 0; j < old_count; ++j) std::memcpy(scratch + j * T, slots + j * T, bytes);
   for (size_t j = 0; j < new_count; ++j) std::memcpy(slots + j * T, scratch + parent[j] * T, bytes);
-  if (!has_ssru_decoder(*c.config)) return;
-  // SSRU states are the hypotheses' whole history: their rows move.
-  const size_t d = c.config->d_model;
-  for (size_t l = 0; l < c.config->decoder_layers; ++l) {
-    float* rows = w.ssru_state[l] + first_slot * d;  // [old_count, d] of this sentence
-    std::memcpy(w.ssru_state_scratch, rows, old_count * d * sizeof(float));
-    for (size_t j = 0; j < new_count; ++j) {
-      std::memcpy(rows + j * d, w.ssru_state_scratch + parent[j] * d, d * sizeof(float));
-    }
-  }
 }
 
 }  // namespace edgemt::transformer

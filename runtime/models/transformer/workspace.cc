@@ -34,12 +34,14 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
       w->ssru_state_scratch = arena->allocate<float>(s.max_beam * d, {kDecodeSearch, kDecodeSearch});
     }
   }
-  w->cache_rows = arena->allocate<size_t>(s.rows * s.max_target_len, kWholeDecode);
   // Greedy never reorders; beam search does so in its step.
-  w->cache_rows_scratch =
-      s.max_beam > 1
-          ? arena->allocate<size_t>(s.max_beam * s.max_target_len, {kDecodeSearch, kDecodeSearch})
-          : nullptr;
+  if (!s.ssru) {  // SSRU decoders cache no positions
+    w->cache_rows = arena->allocate<size_t>(s.rows * s.max_target_len, kWholeDecode);
+    w->cache_rows_scratch =
+        s.max_beam > 1
+            ? arena->allocate<size_t>(s.max_beam * s.max_target_len, {kDecodeSearch, kDecodeSearch})
+            : nullptr;
+  }
   const Lifetime layers{kDecodeLayers, kDecodeLayers};
   w->dec_x = arena->allocate<float>(s.rows * d, {kDecodeLayers, kDecodeOutput});
   w->dec_qkv = arena->allocate<float>(s.rows * 3 * d, layers);

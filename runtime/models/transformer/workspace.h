@@ -79,7 +79,7 @@ struct Workspace {
   float* ssru_state[kMaxLayers] = {};   // kWholeDecode
   float* ssru_state_scratch = nullptr;  // kDecodeSearch (max_beam > 1)
   float* dec_gates = nullptr;           // kDecodeLayers
-  size_t* cache_rows = nullptr;          // [R slots, T]   kWholeDecode
+  size_t* cache_rows = nullptr;          // [R slots, T]   kWholeDecode (none with SSRU)
   size_t* cache_rows_scratch = nullptr;  // [max_beam, T]  kDecodeSearch
   float* dec_x = nullptr;     // [R, d]   [kDecodeLayers, kDecodeOutput]
   float* dec_qkv = nullptr;   // [R, 3d]  kDecodeLayers, as the five below
