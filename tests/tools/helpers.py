@@ -28,6 +28,14 @@ SKIP_MESSAGE = "SKIPPED: ../shared checkpoint not found"
 CLI = os.environ.get("EDGEMT_CLI", os.path.join(REPO_ROOT, "build", "edgemt"))
 
 
+def project_version() -> str:
+    """"x.y.z" of CMakeLists.txt's project() line, read here on its own (the
+    tests compare every tool's version with it)."""
+    import re  # pylint: disable=import-outside-toplevel
+    with open(os.path.join(REPO_ROOT, "CMakeLists.txt"), encoding="utf-8") as handle:
+        return re.search(r"^project\(edgemt VERSION ([0-9.]+)", handle.read(), re.M).group(1)
+
+
 def checkpoint_paths():
     """Paths of the real checkpoint, or None when ../shared is absent."""
     paths = {"checkpoint": os.path.join(CHECKPOINT_DIR, "model.pt"),

@@ -32,11 +32,6 @@ SENTENCES = ["A man in an orange hat starring at something.",
              "Two dogs play in the snow. A cat sleeps."]
 
 
-def project_version() -> str:
-    with open(os.path.join(helpers.REPO_ROOT, "CMakeLists.txt"), encoding="utf-8") as handle:
-        return re.search(r"^project\(edgemt VERSION ([0-9.]+)", handle.read(), re.M).group(1)
-
-
 class PipPackage(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -150,7 +145,7 @@ class PipPackage(unittest.TestCase):
                          r"^edgemt \d+\.\d+\.\d+ ")
 
     def test_every_version_is_the_project_version(self):
-        version = project_version()
+        version = helpers.project_version()
         self.assertRegex(self.run_in_venv(self.tool("edgemt"), "--version"),
                          rf"^edgemt {re.escape(version)} ")
         code = "import edgemt, importlib.metadata as m; print(edgemt.version(), m.version('edgemt'))"

@@ -16,14 +16,9 @@ import helpers
 PYPROJECT = os.path.join(helpers.REPO_ROOT, "pyproject.toml")
 
 
-def project_version() -> str:
-    with open(os.path.join(helpers.REPO_ROOT, "CMakeLists.txt"), encoding="utf-8") as handle:
-        return re.search(r"^project\(edgemt VERSION ([0-9.]+)", handle.read(), re.M).group(1)
-
-
 class Versions(unittest.TestCase):
     def setUp(self):
-        self.version = project_version()
+        self.version = helpers.project_version()
 
     def cli(self, *arguments):
         return subprocess.run([helpers.CLI, *arguments], capture_output=True, text=True,
