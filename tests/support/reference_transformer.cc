@@ -31,6 +31,16 @@ Matrix linear(const Matrix& x, size_t rows, const Matrix& w, const Matrix* b, si
   return y;
 }
 
+// Column block `block` [rows, width] of m [rows, blocks · width] (q, k or v
+// of a fused projection's output).
+Matrix column_block(const Matrix& m, size_t rows, size_t width, size_t blocks, size_t block) {
+  Matrix out(rows * width);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < width; ++c) out[r * width + c] = m[r * blocks * width + block * width + c];
+  }
+  return out;
+}
+
 void layer_norm(Matrix* x, size_t rows, size_t d, const Matrix& g, const Matrix& b, double eps) {
   for (size_t r = 0; r < rows; ++r) {
     double mean = 0.0;
@@ -168,14 +178,8 @@ Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
     if (pre) layer_norm(&h, t, d, T("self_attn_norm.weight"), T("self_attn_norm.bias"), eps);
     const Matrix bqkv = T("self_attn.qkv.bias");
     const Matrix qkv = project(h, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d);
-    Matrix q(t * d), k(t * d), v(t * d);
-    for (size_t i = 0; i < t; ++i) {
-      for (size_t c2 = 0; c2 < d; ++c2) {
-        q[i * d + c2] = qkv[i * 3 * d + c2];
-        k[i * d + c2] = qkv[i * 3 * d + d + c2];
-        v[i * d + c2] = qkv[i * 3 * d + 2 * d + c2];
-      }
-    }
+    const Matrix q = column_block(qkv, t, d, 3, 0), k = column_block(qkv, t, d, 3, 1),
+                 v = column_block(qkv, t, d, 3, 2);
     const Matrix bo = T("self_attn.out.bias");
     Matrix a = project(attention(q, k, v, t, t, d, c.heads, false), t, N("self_attn.out.weight"), &bo, d, d);
     for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
@@ -249,14 +253,8 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
       h = input("self_attn_norm");
       const Matrix bqkv = T("self_attn.qkv.bias");
       const Matrix qkv = project(h, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d);
-      Matrix q(t * d), k(t * d), v(t * d);
-      for (size_t i = 0; i < t; ++i) {
-        for (size_t c2 = 0; c2 < d; ++c2) {
-          q[i * d + c2] = qkv[i * 3 * d + c2];
-          k[i * d + c2] = qkv[i * 3 * d + d + c2];
-          v[i * d + c2] = qkv[i * 3 * d + 2 * d + c2];
-        }
-      }
+      const Matrix q = column_block(qkv, t, d, 3, 0), k = column_block(qkv, t, d, 3, 1),
+                   v = column_block(qkv, t, d, 3, 2);
       const Matrix bo = T("self_attn.out.bias");
       residual(project(attention(q, k, v, t, t, d, c.heads, true), t, N("self_attn.out.weight"), &bo, d, d),
                "self_attn_norm");
@@ -266,13 +264,7 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
     const Matrix bq = T("cross_attn.q.bias"), bkv = T("cross_attn.kv.bias");
     const Matrix q = project(h, t, N("cross_attn.q.weight"), &bq, d, d);
     const Matrix kv = project(memory, s, N("cross_attn.kv.weight"), &bkv, d, 2 * d);
-    Matrix mk(s * d), mv(s * d);
-    for (size_t j = 0; j < s; ++j) {
-      for (size_t c2 = 0; c2 < d; ++c2) {
-        mk[j * d + c2] = kv[j * 2 * d + c2];
-        mv[j * d + c2] = kv[j * 2 * d + d + c2];
-      }
-    }
+    const Matrix mk = column_block(kv, s, d, 2, 0), mv = column_block(kv, s, d, 2, 1);
     const Matrix bco = T("cross_attn.out.bias");
     residual(project(attention(q, mk, mv, t, s, d, c.heads, false), t, N("cross_attn.out.weight"), &bco, d, d),
              "cross_attn_norm");
