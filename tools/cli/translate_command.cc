@@ -111,10 +111,11 @@ LineReader::Result translate_input(int input_fd, const TranslateSettings& settin
 // empty before it is read.
 std::string output_clash(const TranslateSettings& settings) {
   if (settings.output_path.empty()) return "";
-  const bool is_input = !settings.texts.empty() ? false
-                        : settings.input_path.empty()
-                            ? is_same_regular_file(STDIN_FILENO, settings.output_path)
-                            : is_same_regular_file(settings.input_path, settings.output_path);
+  // TEXTs on the command line: no input file to clash with.
+  const bool is_input =
+      settings.texts.empty() &&
+      (settings.input_path.empty() ? is_same_regular_file(STDIN_FILENO, settings.output_path)
+                                   : is_same_regular_file(settings.input_path, settings.output_path));
   const char* what = is_input ? "the input file"
                      : is_same_regular_file(settings.model_path, settings.output_path)
                          ? "the model file"
