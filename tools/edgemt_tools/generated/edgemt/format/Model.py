@@ -185,7 +185,18 @@ class Model(object):
             return obj
         return None
 
-def ModelStart(builder): builder.StartObject(16)
+    # Model
+    def Shortlist(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(36))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            from edgemt.format.Shortlist import Shortlist
+            obj = Shortlist()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
+def ModelStart(builder): builder.StartObject(17)
 def Start(builder):
     return ModelStart(builder)
 def ModelAddFormatVersion(builder, formatVersion): builder.PrependUint32Slot(0, formatVersion, 0)
@@ -239,6 +250,9 @@ def AddTargetTokenizer(builder, targetTokenizer):
 def ModelAddDecoding(builder, decoding): builder.PrependUOffsetTRelativeSlot(15, flatbuffers.number_types.UOffsetTFlags.py_type(decoding), 0)
 def AddDecoding(builder, decoding):
     return ModelAddDecoding(builder, decoding)
+def ModelAddShortlist(builder, shortlist): builder.PrependUOffsetTRelativeSlot(16, flatbuffers.number_types.UOffsetTFlags.py_type(shortlist), 0)
+def AddShortlist(builder, shortlist):
+    return ModelAddShortlist(builder, shortlist)
 def ModelEnd(builder): return builder.EndObject()
 def End(builder):
     return ModelEnd(builder)
