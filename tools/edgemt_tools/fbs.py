@@ -47,6 +47,7 @@ _load_generated_modules()
 decoding_fb = generated("Decoding")
 model_fb = generated("Model")
 provenance_fb = generated("Provenance")
+shortlist_fb = generated("Shortlist")
 special_tokens_fb = generated("SpecialTokens")
 tensor_fb = generated("Tensor")
 tokenizer_fb = generated("Tokenizer")
@@ -72,6 +73,7 @@ OLDEST_FORMAT_VERSION = 1
 __all__ = [
     "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "NEWEST_FORMAT_VERSION",
     "OLDEST_FORMAT_VERSION", "generated",
-    "model_fb", "decoding_fb", "provenance_fb", "special_tokens_fb", "tensor_fb", "tokenizer_fb",
+    "model_fb", "decoding_fb", "provenance_fb", "shortlist_fb", "special_tokens_fb", "tensor_fb",
+    "tokenizer_fb",
     "DType", "FamilyConfig", "QuantizationScheme", "SearchRules", "TokenizerKind",
 ]

@@ -19,9 +19,9 @@ any shape) and lays them out in the order given; aliases are extra table entries
 pointing at the same offset/size. The tensor table is sorted by the UTF-8 bytes
 of the names, as FlatBuffers `(key)` lookups require. `write_model` first
 validates everything (validate.py: config inside the runtime's limits,
-tokenizer, tensors exactly as the config implies, every value finite) and
-writes nothing when anything is wrong; `write_unvalidated` skips that, for
-tests that need deliberately broken files (`testing.write_unchecked`).
+tokenizer, shortlist, tensors exactly as the config implies, every value
+finite) and writes nothing when anything is wrong; `write_unvalidated` skips
+that, for tests that need deliberately broken files (`testing.write_unchecked`).
 
 Int8 files (weight_dtype "int8", quantization Int8PerRowDynamic, or
 Int8SmoothedPerRowDynamic with a `<name>_smooth` vector per projection): matrices
@@ -44,8 +44,8 @@ from .atomic_file import atomic_write
 from .errors import ModelFileError, UserError
 from .model_spec import (INT8_QUANTIZATIONS, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
                          QUANTIZATION_NONE, SEARCH_RULES, Decoding, ModelHeader, Provenance,
-                         SideTokenizer, SpecialTokens, quantization_scheme)
-from .validate import validate_model, validate_tensors
+                         Shortlist, SideTokenizer, SpecialTokens, quantization_scheme)
+from .validate import validate_model, validate_shortlist, validate_tensors
 
 ALIGNMENT = 64
 
@@ -134,6 +134,18 @@ def _build_decoding(b: flatbuffers.Builder, decoding: Decoding) -> int:
     return fbs.decoding_fb.End(b)
 
 
+def _build_shortlist(b: flatbuffers.Builder, shortlist: Shortlist) -> int:
+    offsets = b.CreateNumpyVector(np.ascontiguousarray(shortlist.offsets, dtype=np.uint32))
+    targets = b.CreateNumpyVector(np.ascontiguousarray(shortlist.targets, dtype=np.uint32))
+    fbs.shortlist_fb.Start(b)
+    fbs.shortlist_fb.AddFirst(b, shortlist.first)
+    fbs.shortlist_fb.AddBest(b, shortlist.best)
+    fbs.shortlist_fb.AddAddSourceIds(b, bool(shortlist.add_source_ids))
+    fbs.shortlist_fb.AddOffsets(b, offsets)
+    fbs.shortlist_fb.AddTargets(b, targets)
+    return fbs.shortlist_fb.End(b)
+
+
 def _read_tokenizer(t, what: str) -> SideTokenizer:
     spm = t.ModelAsNumpy().tobytes() if t.ModelLength() else b""
     recorded = t.ModelCrc32()  # -1: a file from before the field
@@ -153,6 +165,16 @@ def _read_decoding(d) -> Decoding:
     return Decoding(rules=inv_rules[d.Rules()], beam_size=d.BeamSize(),
                     length_penalty=d.LengthPenalty(), word_penalty=d.WordPenalty(),
                     max_len_a=d.MaxLenA(), max_len_b=d.MaxLenB(), banned_tokens=banned)
+
+
+def _read_shortlist(t) -> Shortlist:
+    """The table as stored (copies: the file's bytes may go away); the
+    caller checks it against the config's vocabulary sizes."""
+    def vector(length: int, as_numpy) -> np.ndarray:
+        return np.array(as_numpy(), dtype=np.uint32) if length else np.zeros(0, np.uint32)
+    return Shortlist(first=t.First(), best=t.Best(), add_source_ids=t.AddSourceIds(),
+                     offsets=vector(t.OffsetsLength(), t.OffsetsAsNumpy),
+                     targets=vector(t.TargetsLength(), t.TargetsAsNumpy))
 
 
 def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
@@ -184,6 +206,7 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     target_tokenizer = (_build_tokenizer(b, header.target_tokenizer, True)
                         if header.target_tokenizer is not None else None)
     decoding = _build_decoding(b, header.decoding) if header.decoding is not None else None
+    shortlist = _build_shortlist(b, header.shortlist) if header.shortlist is not None else None
 
     prov = header.provenance
     prov_strings = [b.CreateString(s) for s in (prov.source_format, prov.source_checkpoint,
@@ -232,6 +255,8 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
         fbs.model_fb.AddTargetTokenizer(b, target_tokenizer)
     if decoding is not None:
         fbs.model_fb.AddDecoding(b, decoding)
+    if shortlist is not None:  # any version: the format version stays the family's
+        fbs.model_fb.AddShortlist(b, shortlist)
     root = fbs.model_fb.End(b)
     b.FinishSizePrefixed(root, fbs.FILE_IDENTIFIER)
     return bytes(b.Output())
@@ -403,6 +428,13 @@ class ModelFile:
         target = (_read_tokenizer(model.TargetTokenizer(), "target ")
                   if model.TargetTokenizer() is not None else None)
         decoding = _read_decoding(model.Decoding()) if model.Decoding() is not None else None
+        shortlist = _read_shortlist(model.Shortlist()) if model.Shortlist() is not None else None
+        if shortlist is not None:
+            try:
+                validate_shortlist(shortlist, cfg.source_vocab_size or cfg.vocab_size,
+                                   cfg.vocab_size)
+            except UserError as err:
+                raise ModelFileError(str(err)) from None
         return ModelHeader(
             config=cfg, special_tokens=special,
             source_language=_str(model.SourceLanguage()),
@@ -412,7 +444,7 @@ class ModelFile:
             append_eos_to_source=t.AppendEosToSource(), provenance=prov,
             quantization=quantization, source_pieces=source.pieces,
             source_unk_id=source.unk_id, source_eos_id=source.eos_id,
-            target_tokenizer=target, decoding=decoding)
+            target_tokenizer=target, decoding=decoding, shortlist=shortlist)
 
     def _check_entry(self, e: TensorEntry) -> None:
         if e.dtype not in _NAME_TO_NUMPY:
@@ -434,14 +466,13 @@ class ModelFile:
         return np.frombuffer(self._data, dtype=dtype, count=e.size // dtype.itemsize,
                              offset=start).reshape(e.shape)
 
-    def check_against_config(self) -> None:
-        """Raise ModelFileError unless the tensor table is exactly what the config
-        and weight dtype imply (names, shapes, dtypes, aliases sharing bytes) and
-        every value is valid (finite floats; int8 codes and scales) — the checks
-        the writer makes (validate.validate_tensors), on what was read."""
-        tensors = {}
-        aliases = {}
-        owners = {}  # (offset, size) -> first stored name, in table order
+    def stored_tensors(self) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:
+        """(name -> read-only array of each tensor that owns its bytes, alias
+        -> owner), as write_model takes them: the first name in table order
+        at an (offset, size) owns it."""
+        tensors: Dict[str, np.ndarray] = {}
+        aliases: Dict[str, str] = {}
+        owners: Dict[Tuple[int, int], str] = {}
         for name in self.table_order:
             entry = self.entries[name]
             owner = owners.setdefault((entry.offset, entry.size), name)
@@ -449,6 +480,14 @@ class ModelFile:
                 aliases[name] = owner
             else:
                 tensors[name] = self.array(name)
+        return tensors, aliases
+
+    def check_against_config(self) -> None:
+        """Raise ModelFileError unless the tensor table is exactly what the config
+        and weight dtype imply (names, shapes, dtypes, aliases sharing bytes) and
+        every value is valid (finite floats; int8 codes and scales) — the checks
+        the writer makes (validate.validate_tensors), on what was read."""
+        tensors, aliases = self.stored_tensors()
         try:
             validate_tensors(self.header, tensors, aliases)
         except UserError as err:

@@ -100,6 +100,25 @@ class Provenance:
     created_utc: str = ""
 
 
+@dataclass(frozen=True, eq=False)
+class Shortlist:
+    """A lexical shortlist (schema `Shortlist`; shortlist.py reads Marian's
+    files into one): source id s lists the target ids
+    targets[offsets[s]:offsets[s + 1]], ascending; ids >= S list nothing.
+    At translation the candidates of a batch are the ids below `first`, the
+    lists of its source ids, with `add_source_ids` those ids themselves, and
+    EOS (the schema's comment has the whole rule).
+    eq=False: numpy arrays have no single truth value; compare the fields."""
+    first: int
+    best: int                         # the longest list may hold this many ids
+    add_source_ids: bool              # source and target share one vocabulary
+    offsets: np.ndarray               # uint32 [S + 1]; S <= the source vocabulary size
+    targets: np.ndarray               # uint32 [offsets[S]]
+
+    def targets_of(self, source_id: int) -> np.ndarray:
+        return self.targets[self.offsets[source_id]:self.offsets[source_id + 1]]
+
+
 @dataclass(frozen=True)
 class ModelHeader:
     """Everything in the FlatBuffer except the tensor table."""
@@ -123,6 +142,8 @@ class ModelHeader:
     source_eos_id: int = -1
     target_tokenizer: Optional[SideTokenizer] = None
     decoding: Optional[Decoding] = None
+    # Any format version: the lexical shortlist, or None.
+    shortlist: Optional[Shortlist] = None
 
 
 @dataclass
@@ -145,6 +166,8 @@ class ModelSpec:
     source_eos_id: int = -1
     target_tokenizer: Optional[SideTokenizer] = None
     decoding: Optional[Decoding] = None
+    # Set by edgemt-convert --shortlist (shortlist.py), whatever the source.
+    shortlist: Optional[Shortlist] = None
 
 
 def expected_tensors(cfg, weight_dtype: str = "fp32",

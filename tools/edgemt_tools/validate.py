@@ -12,6 +12,7 @@ one line naming the key or tensor and the bad value:
            languages without NUL, the tokenizer a SentencePiece model
            SentencePiece loads, with at most vocab_size pieces, each
            non-empty, NUL-free, with a finite score, exactly one <unk>;
+           a lexical shortlist's lists inside the vocabularies, ascending;
   tensors  exactly the names `model_spec.expected_tensors` implies, with its
            shapes and dtypes (matrices in the weight dtype, vectors float32)
            and its aliases; at most MAX_TENSORS entries and MAX_MODEL_BYTES;
@@ -33,7 +34,7 @@ from .errors import UserError
 from .families.checks import check_int, check_positive_float
 from .model_spec import (INT8_QUANTIZATIONS, MATRIX, QUANTIZATION_INT8_SMOOTHED, SCALE_SUFFIX,
                          SEARCH_RULES, SMOOTH_SUFFIX, WEIGHT_DTYPES, Decoding, ModelHeader,
-                         expected_tensors, resolve_alias)
+                         Shortlist, expected_tensors, resolve_alias)
 
 _MATRIX_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16),
                   "int8": np.dtype(np.int8)}
@@ -120,6 +121,8 @@ def validate_header(header: ModelHeader) -> None:
                 check_int(name, value, 0, vocab - 1)
     if header.decoding is not None:
         validate_decoding(header.decoding, vocab)
+    if header.shortlist is not None:
+        validate_shortlist(header.shortlist, source_vocab, vocab)
 
 
 def validate_decoding(decoding: Decoding, vocab: int) -> None:
@@ -135,6 +138,49 @@ def validate_decoding(decoding: Decoding, vocab: int) -> None:
         raise UserError(f"decoding max_len_a = {decoding.max_len_a} must be >= 0")
     for token in decoding.banned_tokens:
         check_int("decoding banned token", token, 0, vocab - 1)
+
+
+def validate_shortlist(shortlist: Shortlist, source_vocab: int, vocab: int) -> None:
+    """The lexical shortlist, as the runtime's verifier checks it (so that
+    a batch's candidates need no checks), and no list longer than `best`."""
+    if shortlist.first > vocab:
+        raise UserError(f"the shortlist's first {shortlist.first} ids exceed the {vocab}-piece "
+                        "target vocabulary")
+    sources = len(shortlist.offsets) - 1
+    if not 0 <= sources <= source_vocab:
+        raise UserError(f"the shortlist has lists for {sources} source ids, the source "
+                        f"vocabulary {source_vocab}")
+    problem = lists_problem(shortlist.offsets, shortlist.targets, vocab)
+    if problem:
+        raise UserError(f"the shortlist: {problem}")
+    longest = int(np.diff(np.asarray(shortlist.offsets, np.int64)).max(initial=0))
+    if longest > shortlist.best:
+        raise UserError(f"the shortlist lists {longest} target ids for a source id, more than "
+                        f"its best {shortlist.best}")
+
+
+def lists_problem(offsets: np.ndarray, targets: np.ndarray, vocab: int) -> Optional[str]:
+    """What is wrong with per-source lists in the Shortlist layout, or None:
+    offsets from 0 rising to len(targets); in each list strictly ascending
+    ids below `vocab` (also the binary shortlist reader's check)."""
+    offsets = np.asarray(offsets, np.int64)
+    targets = np.asarray(targets, np.int64)
+    if offsets.size == 0 or offsets[0] != 0 or offsets[-1] != targets.size:
+        return f"the offsets do not run from 0 to the {targets.size} target ids"
+    falling = np.flatnonzero(np.diff(offsets) < 0)
+    if falling.size:
+        return f"the offsets fall at source id {falling[0]}"
+    outside = np.flatnonzero(targets >= vocab)
+    if outside.size:
+        return f"target id {targets[outside[0]]} is outside the {vocab}-piece target vocabulary"
+    same_list = np.ones(max(targets.size - 1, 0), bool)  # (i, i + 1) in one list
+    starts = offsets[1:-1]
+    same_list[starts[(starts > 0) & (starts < targets.size)] - 1] = False
+    unsorted = np.flatnonzero(same_list & (np.diff(targets) <= 0))
+    if unsorted.size:
+        source = int(np.searchsorted(offsets, unsorted[0], side="right")) - 1
+        return f"the list of source id {source} is not strictly ascending"
+    return None
 
 
 def _where(array: np.ndarray, flat_index: int) -> str:

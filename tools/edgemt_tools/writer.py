@@ -91,5 +91,5 @@ def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None):
         append_eos_to_source=spec.append_eos_to_source, provenance=spec.provenance,
         source_pieces=spec.source_pieces, source_unk_id=spec.source_unk_id,
         source_eos_id=spec.source_eos_id, target_tokenizer=spec.target_tokenizer,
-        decoding=spec.decoding)
+        decoding=spec.decoding, shortlist=spec.shortlist)
     return header, tensors, aliases
