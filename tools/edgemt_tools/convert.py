@@ -21,9 +21,10 @@ take a fraction of a second.
 
 import argparse
 import datetime
+import math
 import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from . import __version__
 from . import hub
@@ -55,8 +56,8 @@ Sources (--from), each read from its own files, with no config of ours:
   marian     a Marian release folder as OPUS-MT publishes it: model .npz
              (with special:model.yml), decoder.yml, vocabulary (.yml or
              .spm) and source.spm / target.spm. Post-norm ("dan") or
-             pre-norm transformers; SSRU decoders and factored vocabularies
-             are refused.
+             pre-norm transformers, SSRU decoders (Firefox Translations'
+             students); factored vocabularies are refused.
   hf-marian  a Hugging Face MarianMT folder: config.json,
              model.safetensors or pytorch_model.bin, source.spm, target.spm,
              vocab.json, generation_config.json when present.
@@ -101,6 +102,19 @@ tensor's name, shape and values (NaN or infinite weights, or weights beyond
 the fp16 range with --dtype fp16, are refused naming the tensor). On any error
 the command prints one line and writes nothing.
 
+--shortlist FILE [FIRST BEST [THRESHOLD]] stores a Marian lexical shortlist
+in the file, for every source: `edgemt translate` then scores, per batch,
+only the candidate target ids (ids below FIRST and the BEST most probable
+targets of each source piece in the batch, as Marian does;
+docs/converting.md). FILE is marian-conv's binary shortlist (lex.*.bin),
+whose FIRST and BEST are in its header (numbers given are ignored), or its
+text form (lex.s2t: TARGET SOURCE PROB triples of the model's pieces), pruned
+as Marian's translator prunes it: defaults FIRST 100, BEST 100, THRESHOLD 0
+(probabilities above it are kept). It must be made for the model's
+vocabularies. Give CHECKPOINT before --shortlist (or use --checkpoint).
+--from marian notes a lex*.bin or lex*.s2t in the folder; none is stored
+unless named.
+
 --dtype fp16 stores the embedding and projection matrices as IEEE half;
 biases, LayerNorm parameters and the position table stay float32 (in RNN
 files the embedding, recurrent, attention and output matrices are half;
@@ -142,6 +156,15 @@ set (reproducible files). Exit status: 0 success, 1 conversion error, 2 usage
 error."""
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """--shortlist's numbers are optional as a group, which nargs cannot say."""
+
+    def _format_args(self, action, default_metavar):
+        if action.dest == "shortlist":
+            return "FILE [FIRST BEST [THRESHOLD]]"
+        return super()._format_args(action, default_metavar)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse prints usage + error; keep it to one line on stderr."""
 
@@ -151,7 +174,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, allow_abbrev=False,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+                formatter_class=_HelpFormatter)
     p.add_argument("checkpoint_argument", nargs="?", metavar="CHECKPOINT",
                    help="the checkpoint: a .pt file (opennmt, torch, torch-rnn), a folder "
                         "(marian, hf-marian) or a Hugging Face Hub model id org/name[@REVISION] "
@@ -201,6 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-calibration", action="store_true",
                    help="--dtype int8: nearest rounding and no smoothing vectors (scheme "
                         "Int8PerRowDynamic; faster to convert, less faithful)")
+    p.add_argument("--shortlist", nargs="+",
+                   help="a Marian lexical shortlist to store: binary (FIRST and BEST from its "
+                        "header; numbers given are ignored) or text (default FIRST 100, BEST "
+                        "100, THRESHOLD 0); see above")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output .emt file (written atomically): a new file or a regular "
                         "file that is none of the inputs (a device, FIFO or directory, or a "
@@ -217,6 +244,34 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _shortlist_option(parser: argparse.ArgumentParser,
+                      values: List[str]) -> Tuple[str, Optional[int], Optional[int], Optional[str]]:
+    """--shortlist FILE [FIRST BEST [THRESHOLD]] -> (FILE, FIRST, BEST,
+    THRESHOLD as written; None where not given). The threshold stays text:
+    shortlist.py rounds it to float32 from its digits, as Marian's stof."""
+    path, numbers = values[0], values[1:]
+    usage = "--shortlist takes FILE, FILE FIRST BEST or FILE FIRST BEST THRESHOLD"
+    # nargs="+" also takes a CHECKPOINT written after it.
+    taken = next((text for text in numbers if os.path.exists(text)), None)
+    hint = f" ({taken} is a path: give CHECKPOINT before --shortlist)" if taken else ""
+    if len(values) not in (1, 3, 4):
+        parser.error(f"{usage} (got {len(values)} values){hint}")
+    for name, text in zip(("FIRST", "BEST"), numbers):
+        if not (text.isascii() and text.isdigit()) or int(text) >= 1 << 32:
+            parser.error(f"{usage}: {name} {text!r} is not a whole number from 0 to "
+                         f"2^32 - 1{hint}")
+    threshold = numbers[2] if len(numbers) == 3 else None
+    if threshold is not None:
+        try:
+            finite = math.isfinite(float(threshold))
+        except ValueError:
+            finite = False
+        if not finite or "_" in threshold:
+            parser.error(f"{usage}: THRESHOLD {threshold!r} is not a number{hint}")
+    first, best = (int(numbers[0]), int(numbers[1])) if numbers else (None, None)
+    return path, first, best, threshold
 
 
 def _resolve_checkpoint(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -295,8 +350,9 @@ def _created_utc() -> str:
 
 def _named_inputs(args: argparse.Namespace, checkpoint: str) -> List[str]:
     """The input files the command line names (the output must be none of them)."""
+    shortlist = args.shortlist[0] if args.shortlist is not None else None
     return [path for path in (checkpoint, args.config, args.spm, args.src_spm,
-                              args.tgt_spm, args.calibrate) if path is not None]
+                              args.tgt_spm, args.calibrate, shortlist) if path is not None]
 
 
 def _download(args: argparse.Namespace) -> str:
@@ -304,6 +360,22 @@ def _download(args: argparse.Namespace) -> str:
     folder = hub.download(args.hub_id, SOURCES[args.source_format].HUB_FILES, __version__)
     print(f"{PROG}: note: {args.hub_id} is {folder}", file=sys.stderr)
     return folder
+
+
+def _read_shortlist(args: argparse.Namespace, spec) -> str:
+    """Puts the --shortlist file's lists in `spec` (before calibration, which
+    takes longer: a wrong file is refused first); returns the summary's words."""
+    from . import input_files
+    from .shortlist import read_shortlist, vocabularies
+    path, first, best, threshold = args.shortlist
+    if not input_files.regular_file(path, "shortlist"):
+        raise UserError(f"shortlist not found: {path}")
+    spec.shortlist, notes = read_shortlist(path, vocabularies(spec), first, best, threshold)
+    for note in notes:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
+    kept = spec.shortlist
+    return (f", shortlist of {len(kept.targets)} ids for {len(kept.offsets) - 1} source ids "
+            f"(first {kept.first}, best {kept.best})")
 
 
 def _int8_plan(args: argparse.Namespace, spec, lines):
@@ -352,9 +424,11 @@ def run(args: argparse.Namespace) -> str:
             src_lang=args.src_lang, tgt_lang=args.tgt_lang, converter_version=__version__,
             created_utc=_created_utc(), src_spm=args.src_spm, tgt_spm=args.tgt_spm,
             max_positions=args.max_positions, allow_missing_pieces=args.allow_missing_pieces,
-            checkpoint_name=args.hub_id.name if args.hub_id is not None else None))
+            checkpoint_name=args.hub_id.name if args.hub_id is not None else None,
+            shortlist=args.shortlist[0] if args.shortlist is not None else None))
         for note in notes:
             print(f"{PROG}: note: {note}", file=sys.stderr)
+        shortlist = _read_shortlist(args, spec) if args.shortlist is not None else ""
         plan = _int8_plan(args, spec, calibration_lines)
         header, tensors, aliases = writer.pack(spec, args.dtype, plan)
         size = write_model(args.output, header, tensors, aliases,
@@ -363,13 +437,15 @@ def run(args: argparse.Namespace) -> str:
     if args.dtype == "int8":
         scheme = f" ({QUANTIZATION_INT8_SMOOTHED if plan is not None else QUANTIZATION_INT8})"
     summary = (f"wrote {args.output}: {size} bytes, {len(tensors)} tensors "
-               f"(+{len(aliases)} aliases), weights {args.dtype}{scheme}")
+               f"(+{len(aliases)} aliases), weights {args.dtype}{scheme}{shortlist}")
     return "\n".join(([plan.summary()] if plan is not None else []) + [summary])
 
 
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.shortlist is not None:  # first: its values may have taken CHECKPOINT
+        args.shortlist = _shortlist_option(parser, args.shortlist)
     try:
         _resolve_checkpoint(parser, args)
         _check_option_combinations(parser, args)

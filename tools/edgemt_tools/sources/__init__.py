@@ -50,6 +50,9 @@ class SourceInputs:
     # repository's name, as a clone's folder is called); None: the path's
     # last part.
     checkpoint_name: Optional[str] = None
+    # --shortlist FILE (None: none given; a Marian folder's own is then
+    # suggested in a note, never taken unasked).
+    shortlist: Optional[str] = None
 
 
 class _Sources(Mapping):

@@ -32,7 +32,9 @@ src/graph/node_initializers.cpp (v1.12):
 - search: Marian's beam search (SearchRules Marian) with decoder.yml's
   beam-size, normalize, word-penalty, max-length-factor (Marian's defaults
   where it is silent); generated tokens stop at ceil(factor × source
-  tokens with </s>), at most max-length (the position table's rows).
+  tokens with </s>), at most max-length (the position table's rows);
+- a lexical shortlist in the folder (lex*.bin, lex*.s2t) is only named in
+  a note: edgemt-convert --shortlist stores one (shortlist.py).
 
 Name mapping (layer l = i + 1; Marian numbers layers from 1):
   {encoder,decoder}_l{l}_self_W{q,k,v}ᵀ / b{q,k,v}   -> self_attn.qkv
@@ -450,6 +452,19 @@ def _joint_vocabulary(folder: str) -> Optional[List[str]]:
     return [found[0], found[0]] if len(found) == 1 else None
 
 
+def _shortlist_note(folder: str) -> Optional[str]:
+    """A note suggesting the folder's lexical shortlist (lex*.bin, else
+    lex*.s2t; Firefox Translations ships lex.50.50.<pair>.s2t.bin), which
+    is stored only when named with --shortlist."""
+    found = sorted((not name.endswith(".bin"), name) for name in os.listdir(folder)
+                   if name.startswith("lex") and name.endswith((".bin", ".s2t")))
+    if not found:
+        return None
+    path = os.path.join(folder, found[0][1])
+    return (f"{folder} holds a lexical shortlist: add --shortlist {path} to translate over "
+            "its candidates only, as Marian does with it")
+
+
 def _decoder_number(decoder: Mapping, key: str, default, **bounds) -> float:
     """A decoding option of decoder.yml (Marian's default when absent); a
     number written as text counts, as yaml-cpp reads it."""
@@ -527,6 +542,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                               inputs.tgt_spm or os.path.join(folder, "target.spm"), "target",
                               inputs.allow_missing_pieces)
     notes.extend(vocab.note for vocab in (source_vocab, target_vocab) if vocab.note)
+    shortlist_note = _shortlist_note(folder) if inputs.shortlist is None else None
+    notes.extend([shortlist_note] if shortlist_note else [])
     weights = convert_tensors(npz, config, cfg, npz_path)
     special = SpecialTokens(pad=target_vocab.eos, unk=target_vocab.unk, bos=target_vocab.eos,
                             eos=target_vocab.eos, decoder_start=target_vocab.eos)
