@@ -1,0 +1,152 @@
+// Packs of selected columns (kernels/column_gather.h): a product on the
+// gathered pack gives, bit for bit, those columns of the naive reference
+// (and of the full pack's product), for every f32 and int8 kernel this CPU
+// runs, with column counts and depths that leave partial blocks and groups.
+#include "kernels/column_gather.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "support/f32_gemm_reference.h"
+#include "support/int8_reference.h"
+#include "support/kernel_testing.h"
+
+namespace edgemt::kernels {
+namespace {
+
+using testing::Random;
+
+// 64-byte-aligned scratch of `bytes`.
+struct Storage {
+  explicit Storage(size_t bytes) : bytes_(bytes + 64) {}
+  void* get() {
+    return bytes_.data() + (64 - reinterpret_cast<uintptr_t>(bytes_.data()) % 64) % 64;
+  }
+  std::vector<uint8_t> bytes_;
+};
+
+// Distinct ids in [0, n), in an order that is not sorted.
+std::vector<int32_t> pick_ids(Random& rng, size_t n, size_t count) {
+  std::vector<int32_t> ids;
+  std::vector<bool> used(n, false);
+  while (ids.size() < count) {
+    const size_t id = rng.index(0, n - 1);
+    if (used[id]) continue;
+    used[id] = true;
+    ids.push_back(static_cast<int32_t>(id));
+  }
+  return ids;
+}
+
+std::vector<f32::GemmKernel> f32_kernels() {
+  std::vector<f32::GemmKernel> kernels = {f32::gemm_portable};
+  if (f32::fast_gemm_kernel() != nullptr) kernels.push_back(f32::fast_gemm_kernel());
+  return kernels;
+}
+
+TEST_CASE("kernels/column_gather: f32 gathered and row-packed columns give the reference's bits") {
+  Random rng(4201);
+  for (size_t k : {1, 7, 64}) {
+    for (size_t count : {1, 15, 16, 17, 40}) {
+      const size_t n = 70, m = 5;
+      CAPTURE(k);
+      CAPTURE(count);
+      const std::vector<float> x = rng.normal_vector(m * k, 0.0f, 1.0f);
+      const std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
+      const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
+      const std::vector<int32_t> ids = pick_ids(rng, n, count);
+      const testing::PackedF32 full = testing::pack_f32(w, bias, n, k);
+      Storage gathered_storage(f32::packed_bytes(count, k));
+      Storage rows_storage(f32::packed_bytes(count, k));
+      f32::PackedWeights gathered;
+      f32::PackedWeights from_rows;
+      gather_columns(full.weights, ids.data(), count, gathered_storage.get(), &gathered);
+      pack_rows(w.data(), bias.data(), k, ids.data(), count, rows_storage.get(), &from_rows);
+      CHECK(gathered.columns == count);
+      CHECK(gathered.block_count == (count + 15) / 16);
+      // The two packs are the same bytes, padding included.
+      CHECK(std::memcmp(gathered.blocks, from_rows.blocks, f32::packed_bytes(count, k)) == 0);
+      for (f32::GemmKernel kernel : f32_kernels()) {
+        std::vector<float> got(m * count, NAN);
+        f32::GemmArgs args;
+        args.x = x.data();
+        args.x_stride = k;
+        args.rows = m;
+        args.weights = &gathered;
+        args.y = got.data();
+        args.y_stride = count;
+        kernel(args, 0, gathered.block_count);
+        for (size_t i = 0; i < m; ++i) {
+          for (size_t j = 0; j < count; ++j) {
+            const size_t id = static_cast<size_t>(ids[j]);
+            float want = bias[id];
+            for (size_t d = 0; d < k; ++d) want = std::fma(x[i * k + d], w[id * k + d], want);
+            CHECK(std::memcmp(&got[i * count + j], &want, sizeof(float)) == 0);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("kernels/column_gather: int8 gathered columns give the reference's bits on every kernel") {
+  Random rng(4202);
+  int8::GemmVariant variants[8];
+  const size_t variant_count = int8::available_gemm_kernels(variants, 8);
+  REQUIRE(variant_count >= 1);
+  for (size_t k : {3, 4, 37, 64}) {
+    for (size_t count : {1, 16, 17, 33}) {
+      const size_t n = 60, m = 3;
+      CAPTURE(k);
+      CAPTURE(count);
+      const testing::QuantizedWeights w = testing::random_int8_weights(rng, n, k);
+      const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
+      const testing::TestPack full(w, bias.data(), n, k);
+      const std::vector<int32_t> ids = pick_ids(rng, n, count);
+      Storage storage(int8::packed_bytes(count, k));
+      int8::PackedWeights gathered;
+      gather_columns(full.view, ids.data(), count, storage.get(), &gathered);
+      CHECK(gathered.columns == count);
+      // The selected columns' weights, scales and biases, for the reference.
+      testing::QuantizedWeights picked{std::vector<int8_t>(count * k), std::vector<float>(count)};
+      std::vector<float> picked_bias(count);
+      for (size_t j = 0; j < count; ++j) {
+        const size_t id = static_cast<size_t>(ids[j]);
+        std::memcpy(&picked.q[j * k], &w.q[id * k], k);
+        picked.scale[j] = w.scale[id];
+        picked_bias[j] = bias[id];
+      }
+      // What pack_weights makes of those rows is the gathered pack, byte for byte.
+      const testing::TestPack direct(picked, picked_bias.data(), count, k);
+      CHECK(std::memcmp(direct.view.blocks, gathered.blocks, int8::packed_bytes(count, k)) == 0);
+      const std::vector<float> x = rng.normal_vector(m * k, 0.0f, 1.0f);
+      for (int32_t limit : {int8::kFullCodes, int8::kNarrowCodes}) {
+        const testing::QuantizedRows xq = testing::reference_quantize_rows(x, m, k, limit);
+        const std::vector<float> want = testing::reference_int8_gemm(
+            xq, m, k, picked.q, picked.scale, picked_bias.data(), count, false);
+        for (size_t v = 0; v < variant_count; ++v) {
+          CAPTURE(variants[v].name);
+          std::vector<float> got(m * count, NAN);
+          int8::GemmArgs args;
+          args.xq = xq.q.data();
+          args.xq_stride = int8::padded_depth(k);
+          args.x_scale = xq.scale.data();
+          args.rows = m;
+          args.weights = &gathered;
+          args.y = got.data();
+          args.y_stride = count;
+          args.code_limit = limit;
+          variants[v].kernel(args, 0, gathered.block_count);
+          CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace edgemt::kernels
