@@ -263,6 +263,9 @@ int32_t Model::eos_id(TextSide side) const {
 }
 
 const DecodingDefaults& Model::decoding() const { return impl_->model.decoding; }
+const LexicalShortlist* Model::shortlist() const {
+  return impl_->model.has_shortlist ? &impl_->model.shortlist : nullptr;
+}
 
 bool Model::append_eos_to_source() const { return impl_->model.append_eos_to_source; }
 uint64_t Model::file_size() const { return impl_->file_size; }

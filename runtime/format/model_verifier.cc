@@ -293,6 +293,58 @@ Status check_finite(const char* field, float value, float min) {
   return Status::ok();
 }
 
+// The lexical shortlist: lists that index only the vocabularies, so that
+// computing a batch's candidates (search/shortlist.h) needs no checks.
+Status read_shortlist(const fb::Model& root, uint32_t source_vocab, uint32_t vocab,
+                      VerifiedModel* out) {
+  out->has_shortlist = false;
+  const fb::Shortlist* in = root.shortlist();
+  if (in == nullptr) return Status::ok();
+  const flatbuffers::Vector<uint32_t>* offsets = in->offsets();
+  const flatbuffers::Vector<uint32_t>* targets = in->targets();
+  const uint32_t target_count = targets != nullptr ? targets->size() : 0;
+  if (offsets == nullptr || offsets->size() == 0) return invalid("the shortlist has no offsets");
+  const uint32_t sources = offsets->size() - 1;
+  if (sources > source_vocab) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "the shortlist has lists for %u source ids, the source vocabulary %u",
+                         sources, source_vocab);
+  }
+  if (in->first() > vocab) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "the shortlist's first %u ids exceed the %u-token vocabulary",
+                         in->first(), vocab);
+  }
+  if (offsets->Get(0) != 0 || offsets->Get(sources) != target_count) {
+    return invalid("the shortlist's offsets do not run from 0 to its target count");
+  }
+  for (uint32_t s = 0; s < sources; ++s) {
+    const uint32_t begin = offsets->Get(s);
+    const uint32_t end = offsets->Get(s + 1);
+    if (end < begin || end > target_count) {
+      return Status::error(StatusCode::kInvalidModel,
+                           "the shortlist's offsets fall at source id %u", s);
+    }
+    for (uint32_t i = begin; i < end; ++i) {
+      const uint32_t id = targets->Get(i);
+      if (id >= vocab || (i > begin && id <= targets->Get(i - 1))) {
+        return Status::error(StatusCode::kInvalidModel,
+                             "the shortlist of source id %u is not ascending ids below %u", s,
+                             vocab);
+      }
+    }
+  }
+  LexicalShortlist& list = out->shortlist;
+  list.first = in->first();
+  list.best = in->best();
+  list.add_source_ids = in->add_source_ids();
+  list.offsets = offsets->data();
+  list.source_ids = sources;
+  list.targets = targets != nullptr ? targets->data() : nullptr;
+  out->has_shortlist = true;
+  return Status::ok();
+}
+
 // The decoding defaults (files before version 3 have none: edgemt's rules,
 // pad and bos banned).
 Status read_decoding(const fb::Model& root, uint32_t vocab, VerifiedModel* out) {
@@ -373,6 +425,7 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
   }
   out->append_eos_to_source = tokenizer->append_eos_to_source();
   EDGEMT_RETURN_IF_ERROR(read_decoding(root, vocab, out));
+  EDGEMT_RETURN_IF_ERROR(read_shortlist(root, source_vocab, vocab, out));
 
   out->source_language = string_or_empty(root.source_language());
   out->target_language = string_or_empty(root.target_language());

@@ -28,7 +28,10 @@
 //                  vocabulary (as many pieces as that side's ids, none
 //                  empty or holding a NUL) and unk/eos ids; the decoding
 //                  defaults (known rules, beam 1..kMaxBeam, finite
-//                  penalties and length rule, banned ids in the vocabulary)
+//                  penalties and length rule, banned ids in the vocabulary);
+//                  the lexical shortlist if any (offsets from 0 rising to
+//                  the target count, at most one list per source id, each
+//                  list's ids strictly ascending and in the vocabulary)
 //   5. segment     the weight segment starts at align64(4 + S) and its
 //                  weights_size bytes lie inside the file (trailing bytes
 //                  after it are allowed: flash images are often padded)
@@ -118,6 +121,8 @@ struct VerifiedModel {
   bool append_eos_to_source = true;
   DecodingDefaults decoding;  // banned_tokens point into the file or default_banned
   int32_t default_banned[2] = {0, 0};
+  LexicalShortlist shortlist;  // points into the file
+  bool has_shortlist = false;
   uint64_t weights_offset = 0;  // start of the weight segment in the buffer
   uint64_t weights_size = 0;
   std::unique_ptr<TensorView[]> tensors;  // sorted by name (strcmp order)

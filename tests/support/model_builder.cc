@@ -433,6 +433,13 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
   }
   const auto source = fbb.CreateString(source_language);
   const auto target = fbb.CreateString(target_language);
+  flatbuffers::Offset<fb::Shortlist> shortlist_table = 0;
+  if (shortlist) {
+    const auto list_offsets = fbb.CreateVector(shortlist->offsets);
+    const auto list_targets = fbb.CreateVector(shortlist->targets);
+    shortlist_table = fb::CreateShortlist(fbb, shortlist->first, shortlist->best,
+                                          shortlist->add_source_ids, list_offsets, list_targets);
+  }
   const int8_t family = raw_family ? *raw_family : 0;
   const int8_t wdtype = raw_weight_dtype ? *raw_weight_dtype : static_cast<int8_t>(weight_dtype);
   const uint64_t weights_size_field = weights_size ? *weights_size : segment_size;
@@ -449,7 +456,7 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
       static_cast<fb::QuantizationScheme>(
           raw_quantization ? *raw_quantization : (weight_dtype == DType::kI8 ? (smoothed ? 2 : 1) : 0)),
       v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
-      v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table);
+      v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table, shortlist_table);
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};
   std::memcpy(id, identifier.data(), std::min<size_t>(4, identifier.size()));
   fbb.FinishSizePrefixed(root, id);

@@ -76,6 +76,16 @@ struct BuilderDecoding {
   std::optional<int8_t> raw_rules;
 };
 
+// The lexical shortlist table as build() writes it (schema/edgemt.fbs
+// Shortlist), written as is.
+struct BuilderShortlist {
+  uint32_t first = 0;
+  uint32_t best = 0;
+  bool add_source_ids = false;
+  std::vector<uint32_t> offsets;  // [S + 1]
+  std::vector<uint32_t> targets;
+};
+
 // Where things landed in the last build.
 struct BuiltLayout {
   size_t flatbuffer_size = 0;   // the uint32 size prefix
@@ -117,6 +127,8 @@ class ModelBuilder {
   // uses edgemt's rules with pad and bos banned). config.source_vocab_size and
   // config.zero_decoder_start are written with the config.
   std::optional<BuilderDecoding> decoding;
+  // Any version: the lexical shortlist; unset writes none.
+  std::optional<BuilderShortlist> shortlist;
   // Format version 3: the source side's piece vocabulary (id i = piece i)
   // and its unk/eos ids (-1: special_tokens'); and a target tokenizer of
   // its own (its SentencePiece model and pieces).

@@ -81,6 +81,18 @@ struct DecodingDefaults {
   size_t banned_count = 0;
 };
 
+// A lexical shortlist stored in the model file (schema/edgemt.fbs
+// Shortlist): per batch the output covers only the candidate target ids
+// (edgemt/shortlist.h computes them).
+struct LexicalShortlist {
+  uint32_t first = 0;           // ids below it are always candidates
+  uint32_t best = 0;            // the most ids a source id lists (as converted)
+  bool add_source_ids = false;  // each source id is itself a candidate
+  const uint32_t* offsets = nullptr;  // [source_ids + 1]
+  size_t source_ids = 0;              // S: ids >= S list nothing
+  const uint32_t* targets = nullptr;  // [offsets[S]], ascending per source id
+};
+
 // The two sides of a translation; each has its tokenizer and vocabulary.
 enum class TextSide : uint8_t { kSource = 0, kTarget = 1 };
 
@@ -207,6 +219,8 @@ class Model {
   int32_t eos_id(TextSide side) const;
   // The source framework's decoding defaults and search rules.
   const DecodingDefaults& decoding() const;
+  // The file's lexical shortlist, or nullptr when it has none.
+  const LexicalShortlist* shortlist() const;
 
   uint64_t file_size() const;
   uint64_t weights_size() const;

@@ -727,6 +727,51 @@ TEST_CASE("format/model_verifier: format-3 decoding defaults are range-checked")
                StatusCode::kInvalidModel, "decoding bans");
 }
 
+// The lexical shortlist (any version): lists that index the vocabularies,
+// so that a batch's candidates need no checks at run time.
+TEST_CASE("format/model_verifier: a lexical shortlist's lists are checked") {
+  ModelBuilder builder;
+  const uint32_t vocab = builder.config.vocab_size;
+  testing::BuilderShortlist good;
+  good.first = 4;
+  good.best = 2;
+  good.offsets = {0, 2, 2, 3};  // source ids 0..2; ids from 3 on list nothing
+  good.targets = {5, 9, vocab - 1};
+  builder.shortlist = good;
+  REQUIRE(verify(builder).is_ok());
+  VerifiedModel verified;
+  const std::vector<uint8_t> bytes = builder.build();
+  REQUIRE(verify_model(bytes.data(), bytes.size(), &verified).is_ok());
+  CHECK(verified.has_shortlist);
+  CHECK(verified.shortlist.source_ids == 3);
+  CHECK(verified.shortlist.targets[2] == vocab - 1);
+
+  auto with = [&](auto change) {
+    ModelBuilder b = builder;
+    change(*b.shortlist);
+    return verify(b);
+  };
+  CHECK_STATUS(with([](testing::BuilderShortlist& l) { l.offsets.clear(); }),
+               StatusCode::kInvalidModel, "the shortlist has no offsets");
+  CHECK_STATUS(with([](testing::BuilderShortlist& l) { l.offsets = {1, 2, 2, 3}; }),
+               StatusCode::kInvalidModel, "do not run from 0 to its target count");
+  CHECK_STATUS(with([](testing::BuilderShortlist& l) { l.offsets = {0, 2, 2, 2}; }),
+               StatusCode::kInvalidModel, "do not run from 0 to its target count");
+  CHECK_STATUS(with([](testing::BuilderShortlist& l) { l.offsets = {0, 3, 2, 3}; }),
+               StatusCode::kInvalidModel, "offsets fall at source id 1");
+  CHECK_STATUS(with([](testing::BuilderShortlist& l) { l.targets = {9, 5, 1}; }),
+               StatusCode::kInvalidModel, "source id 0 is not ascending ids");
+  CHECK_STATUS(with([&](testing::BuilderShortlist& l) { l.targets = {5, 9, vocab}; }),
+               StatusCode::kInvalidModel, "source id 2 is not ascending ids");
+  CHECK_STATUS(with([&](testing::BuilderShortlist& l) { l.first = vocab + 1; }),
+               StatusCode::kInvalidModel, "first");
+  CHECK_STATUS(with([&](testing::BuilderShortlist& l) {
+                 l.offsets.assign(vocab + 2, 3);
+                 l.offsets[0] = 0;
+               }),
+               StatusCode::kInvalidModel, "lists for");
+}
+
 TEST_CASE("format/model_verifier: format-3 piece vocabularies and source vocabulary size") {
   ModelBuilder builder;
   const uint32_t vocab = builder.config.vocab_size;
