@@ -15,6 +15,7 @@
 #include "models/encoder_decoder.h"
 #include "models/families.h"
 #include "search/search.h"
+#include "search/shortlist.h"
 
 namespace edgemt {
 
@@ -30,6 +31,7 @@ struct Translator::Impl {
   char compute_path[192] = "f32";
   Profile* profile = nullptr;  // caller's, while attached
   bool greedy_scores = true;   // set_greedy_scores
+  bool use_shortlist = false;  // set_shortlist (planned at the next prepare())
 
   // Every run-phase buffer, carved from the arena by plan().
   struct Buffers {
@@ -37,11 +39,16 @@ struct Translator::Impl {
     int32_t* packed_ids = nullptr;  // [max_batch * max_source_len]
     size_t* offsets = nullptr;      // [max_batch + 1]
     size_t* max_len = nullptr;      // [max_batch]
+    // With a shortlist: the batch's candidate ids [V] and the marks that
+    // make them [V] (search/shortlist.h); nullptr without.
+    int32_t* candidates = nullptr;
+    uint8_t* candidate_marks = nullptr;
   };
 
   // Prepared state: replaced only by a prepare() that succeeds.
   bool prepared = false;
   Limits limits;
+  bool shortlist_planned = false;  // the prepared plan has the shortlist's buffers
   void* owned_arena = nullptr;
   Arena planner;  // planning scratch of prepare() (the last plan made)
   Buffers buffers;
@@ -68,6 +75,7 @@ struct Translator::Impl {
     shape.attention = l.attention;
     shape.attention_layer = l.attention_layer;
     shape.attention_head = l.attention_head;
+    shape.output_columns = use_shortlist ? gathered_columns(l) : 0;
     network->plan(shape, arena);
     SearchShape search_shape;
     search_shape.max_batch = l.max_batch;
@@ -80,6 +88,31 @@ struct Translator::Impl {
         arena->allocate<int32_t>(l.max_batch * l.max_source_len, {run_step::kPack, encoder_step(0)});
     out->offsets = arena->allocate<size_t>(l.max_batch + 1, {run_step::kPack, run_step::kDecodeSearch});
     out->max_len = arena->allocate<size_t>(l.max_batch, {run_step::kPack, run_step::kDecodeSearch});
+    if (use_shortlist) {
+      const size_t vocab = model->vocab_size();
+      out->candidates = arena->allocate<int32_t>(vocab, {run_step::kPack, run_step::kDecodeSearch});
+      out->candidate_marks = arena->allocate<uint8_t>(vocab, {run_step::kPack, run_step::kPack});
+    }
+  }
+
+  // How many output columns a batch's candidates may have and still be
+  // gathered into a pack of their own: all a batch of these limits can
+  // bring, but at most a quarter of the vocabulary (at least 2048 ids),
+  // so that the pack stays small beside the model; a batch with more
+  // computes every logit and keeps its candidates' (the same values).
+  size_t gathered_columns(const Limits& l) const {
+    const LexicalShortlist& list = *model->shortlist();
+    const size_t vocab = model->vocab_size();
+    size_t longest = 0;
+    for (size_t s = 0; s < list.source_ids; ++s) {
+      const size_t length = list.offsets[s + 1] - list.offsets[s];
+      longest = length > longest ? length : longest;
+    }
+    const size_t per_token = longest + (list.add_source_ids ? 1 : 0);
+    const size_t reachable = list.first + l.max_batch * l.max_source_len * per_token + 1 + 7;
+    const size_t cap = vocab / 4 > 2048 ? vocab / 4 : 2048;
+    size_t columns = reachable < cap ? reachable : cap;
+    return columns < vocab ? columns : vocab;
   }
 
   // Lays the plan in `planner` (made by plan_arena for `l`) over caller
@@ -101,6 +134,7 @@ struct Translator::Impl {
       return Status::error(StatusCode::kOutOfMemory, "arena layout differs from its plan (internal error)");
     }
     buffers = bound;
+    shortlist_planned = use_shortlist;
     network->commit_plan();
     limits = l;
     prepared = true;
@@ -232,6 +266,7 @@ Status Translator::create(const Model& model, const TranslatorOptions& options,
     return Status::error(StatusCode::kOutOfMemory, "cannot allocate translator");
   }
   impl->model = &model;
+  impl->use_shortlist = model.shortlist() != nullptr;
   impl->workers = options.threads;
   impl->min_parallel_nanoseconds = options.min_parallel_nanoseconds;
   if (options.threads > 1) EDGEMT_RETURN_IF_ERROR(ThreadPool::create(options.threads, &impl->pool));
@@ -293,6 +328,16 @@ Status Translator::set_greedy_scores(bool report) {
 }
 
 bool Translator::greedy_scores() const { return impl_->greedy_scores; }
+
+Status Translator::set_shortlist(bool use) {
+  if (use && impl_->model->shortlist() == nullptr) {
+    return Status::error(StatusCode::kFailedPrecondition, "the model file has no shortlist");
+  }
+  impl_->use_shortlist = use;
+  return Status::ok();
+}
+
+bool Translator::shortlist() const { return impl_->use_shortlist; }
 
 size_t Translator::greedy_shortcut_bytes() const { return impl_->network->argmax_shortcut_bytes(); }
 
@@ -360,7 +405,17 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
   packed.count = count;
   packed.offsets = impl.buffers.offsets;
   const Execution execution = impl.execution();
+  size_t candidates = 0;
+  if (impl.shortlist_planned) {
+    // From the packed ids, before the encoder's buffers take their memory.
+    candidates = shortlist_candidates(*impl.model->shortlist(), impl.buffers.packed_ids,
+                                      impl.buffers.offsets[count], impl.model->special_tokens().eos,
+                                      impl.model->vocab_size(), impl.buffers.candidate_marks,
+                                      impl.buffers.candidates);
+  }
   EDGEMT_RETURN_IF_ERROR(impl.network->encode(execution, impl.buffers.packed_ids, packed));
+  impl.network->select_output_columns(impl.shortlist_planned ? impl.buffers.candidates : nullptr,
+                                      candidates);
 
   SearchRequest request;
   request.sources = &packed;
@@ -370,6 +425,10 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
   request.banned = impl.model->decoding().banned_tokens;
   request.banned_count = impl.model->decoding().banned_count;
   request.vocab = impl.model->vocab_size();
+  if (impl.shortlist_planned) {
+    request.columns = impl.buffers.candidates;
+    request.column_count = candidates;
+  }
   request.max_len = impl.buffers.max_len;
   request.attention = wants_attention;
   request.greedy_scores = impl.greedy_scores;
@@ -398,6 +457,7 @@ Status Translator::force_decode(const TokenSpan& source, const TokenSpan& target
   packed.offsets = impl.buffers.offsets;
   const Execution execution = impl.execution();
   EDGEMT_RETURN_IF_ERROR(impl.network->encode(execution, impl.buffers.packed_ids, packed));
+  impl.network->select_output_columns(nullptr, 0);  // every logit, shortlist or not
 
   size_t row_source = 0;
   int32_t* token = impl.buffers.search.row_token;

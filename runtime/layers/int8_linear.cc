@@ -122,8 +122,13 @@ constexpr size_t kRowsPerTask = 8;
 
 Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel,
                        const LinearScratch& scratch) const {
+  return run_columns(x, rows, y, parallel, scratch, packed_.view());
+}
+
+Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Parallel& parallel,
+                               const LinearScratch& scratch,
+                               const q8::PackedWeights& packed) const {
   if (rows == 0) return Status::ok();
-  const q8::PackedWeights& packed = packed_.view();
   const size_t depth = packed.depth;
   if (packed_.empty() || scratch.quantized == nullptr || rows > scratch.max_rows ||
       depth > scratch.max_depth) {

@@ -57,6 +57,12 @@ class Int8Linear {
   // and GEMM are split over parallel.pool when the work is worth it.
   [[nodiscard]] Status run(const float* x, size_t rows, float* y, const Parallel& parallel,
                            const LinearScratch& scratch) const;
+  // The same product on `columns`, a pack of some of this matrix's columns
+  // (kernels/column_gather.h): y [rows, columns.columns] holds exactly
+  // those columns of run()'s y.
+  [[nodiscard]] Status run_columns(const float* x, size_t rows, float* y,
+                                   const Parallel& parallel, const LinearScratch& scratch,
+                                   const kernels::int8::PackedWeights& columns) const;
 
   size_t in_features() const { return packed_.view().depth; }
   size_t out_features() const { return packed_.view().columns; }

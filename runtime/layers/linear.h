@@ -98,6 +98,8 @@ class Linear {
   const kernels::int8::PackedWeights& int8_packed() const { return int8_.packed(); }
   // The own f32 pack (create_packed_f32 Linears only).
   const kernels::f32::PackedWeights& f32_packed() const { return packed_f32_.packed(); }
+  // The int8 product (int8 Linears only), e.g. to run it on some columns.
+  const Int8Linear& int8_linear() const { return int8_; }
 
  private:
   void reset();

@@ -61,6 +61,10 @@ struct RunShape {
   size_t max_beam = 1;        // hypotheses per sentence (state slots per sentence)
   size_t max_target_len = 0;  // T
   size_t workers = 1;         // parallel_for slots (per-worker scratch)
+  // A lexical shortlist's candidates (select_output_columns): room to
+  // gather up to this many output columns once per batch (0: none; larger
+  // selections still work, computing every logit).
+  size_t output_columns = 0;
   // Attention weights on request (Limits::attention): which layer and head
   // (-1: the last layer; the mean over heads), checked by
   // check_attention_choice() before planning.
@@ -105,6 +109,11 @@ class EncoderDecoder {
                                            const PackedSequences& sources,
                                            const DecoderStep& step) = 0;
   virtual float* logits() = 0;
+  // Run phase, once per batch between encode() and its first decode step:
+  // the steps then leave logits [rows, count] for the vocabulary ids
+  // ids[0..count) only (ascending; valid until the next call), with the
+  // values the full row has at those ids; nullptr: every id again.
+  virtual void select_output_columns(const int32_t* ids, size_t count) = 0;
 
   // Greedy search that reports no score (Translator::set_greedy_scores):
   // the same step as decode_step(), but a family with an arg-max shortcut

@@ -77,7 +77,7 @@ class FamilyModel final : public EncoderDecoder {
     pending_ = Workspace();
     plan_workspace(config_, weights_, run, arena, &pending_);
     weights_.head.plan(run.rows, run.workers, {run_step::kDecodeOutput, run_step::kDecodeOutput},
-                       arena, &pending_.head_scratch);
+                       run.output_columns, arena, &pending_.head_scratch);
   }
   void commit_plan() override { workspace_ = pending_; }
 
@@ -113,6 +113,9 @@ class FamilyModel final : public EncoderDecoder {
   size_t argmax_shortcut_bytes() const override { return weights_.head.shortcut_bytes(); }
 
   float* logits() override { return workspace_.logits; }
+  void select_output_columns(const int32_t* ids, size_t count) override {
+    weights_.head.select_columns(ids, count, workspace_.head_scratch);
+  }
 
   const float* attention_weights(size_t* stride) const override {
     return family_kit::attention_of(workspace_, stride);

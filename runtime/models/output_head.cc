@@ -1,5 +1,6 @@
 #include "models/output_head.h"
 
+#include "kernels/column_gather.h"
 #include "kernels/f32_gemm.h"
 #include "models/encoder_decoder.h"
 
@@ -92,9 +93,20 @@ Status OutputHead::pack() {
   return Status::ok();
 }
 
-void OutputHead::plan(size_t rows, size_t workers, Lifetime lifetime, Arena* arena,
-                      Scratch* out) const {
+size_t OutputHead::selection_bytes(size_t columns) const {
+  if (output_.is_packed_f32() || !rows_.empty()) return kernels::f32::packed_bytes(columns, in_);
+  if (output_.is_int8()) return kernels::int8::packed_bytes(columns, in_);
+  return 0;  // XNNPACK keeps its pack to itself
+}
+
+void OutputHead::plan(size_t rows, size_t workers, Lifetime lifetime, size_t selected_columns,
+                      Arena* arena, Scratch* out) const {
   *out = Scratch();
+  const size_t selected_bytes = selected_columns > 0 ? selection_bytes(selected_columns) : 0;
+  if (selected_bytes > 0) {
+    out->selected = arena->allocate<uint8_t>(selected_bytes, kWholeDecode);
+    out->selected_capacity = selected_columns;
+  }
   if (!argmax_possible()) return;
   plan_linear_scratch(rows, in_, vocab_, /*int8=*/true, /*f16=*/false, lifetime, arena, &out->argmax);
   if (!rows_.empty()) {
@@ -102,8 +114,67 @@ void OutputHead::plan(size_t rows, size_t workers, Lifetime lifetime, Arena* are
   }
 }
 
+void OutputHead::select_columns(const int32_t* ids, size_t count, const Scratch& scratch) {
+  selected_ids_ = ids;
+  selected_count_ = count;
+  selected_pack_ = false;
+  if (ids == nullptr || count > scratch.selected_capacity || scratch.selected == nullptr) return;
+  if (output_.is_packed_f32()) {
+    kernels::gather_columns(output_.f32_packed(), ids, count, scratch.selected, &selected_f32_);
+  } else if (output_.out_features() == 0 && !rows_.empty()) {
+    // Unpacked: the candidates' rows of the file, each read once per batch.
+    kernels::pack_rows(rows_.weight(), rows_.bias(), in_, ids, count, scratch.selected,
+                       &selected_f32_);
+  } else if (output_.is_int8()) {
+    kernels::gather_columns(output_.int8_packed(), ids, count, scratch.selected, &selected_int8_);
+  } else {
+    return;
+  }
+  selected_pack_ = true;
+}
+
+Status OutputHead::run_selected(const float* x, size_t rows, float* logits,
+                                const Parallel& parallel, const LinearScratch& linear,
+                                const Scratch& scratch) const {
+  const size_t count = selected_count_;
+  if (selected_pack_ && output_.is_int8()) {
+    return output_.int8_linear().run_columns(x, rows, logits, parallel, linear, selected_int8_);
+  }
+  if (selected_pack_) {
+    kernels::f32::GemmArgs args;
+    args.x = x;
+    args.x_stride = in_;
+    args.rows = rows;
+    args.weights = &selected_f32_;
+    args.y = logits;
+    args.y_stride = count;
+    const kernels::f32::GemmKernel kernel = kernels::f32::fast_gemm_kernel();
+    auto blocks = [&](size_t first, size_t block_count) { kernel(args, first, block_count); };
+    // ~16 multiply-adds per ns; 4 blocks (64 columns) is the kernels' widest tile.
+    run_column_blocks(parallel, selected_f32_.block_count, 4, rows * in_ * count / 16, blocks);
+    return Status::ok();
+  }
+  // Every logit, then the selected ones moved to the front of each row. In
+  // place: entry (r, j) goes to r·count + j <= r·V + ids[j], never past an
+  // entry still to be read.
+  const int32_t* ids = selected_ids_;
+  EDGEMT_RETURN_IF_ERROR(run_full(x, rows, logits, parallel, linear, scratch));
+  for (size_t r = 0; r < rows; ++r) {
+    const float* row = logits + r * vocab_;
+    float* kept = logits + r * count;
+    for (size_t j = 0; j < count; ++j) kept[j] = row[ids[j]];
+  }
+  return Status::ok();
+}
+
 Status OutputHead::run(const float* x, size_t rows, float* logits, const Parallel& parallel,
                        const LinearScratch& linear, const Scratch& scratch) const {
+  if (selected_ids_ != nullptr) return run_selected(x, rows, logits, parallel, linear, scratch);
+  return run_full(x, rows, logits, parallel, linear, scratch);
+}
+
+Status OutputHead::run_full(const float* x, size_t rows, float* logits, const Parallel& parallel,
+                            const LinearScratch& linear, const Scratch& scratch) const {
   if (output_.out_features() != 0 || rows_.empty()) return output_.run(x, rows, logits, parallel, &linear);
   // Unpacked (the shortcut's rows): the file's rows, the same bits as the pack.
   rows_.run(x, rows, logits, scratch.blocks, parallel);
@@ -114,7 +185,7 @@ Status OutputHead::run_argmax(const float* x, size_t rows, const int32_t* banned
                               size_t banned_count, float* logits, size_t* best,
                               const Parallel& parallel, const LinearScratch& linear,
                               const Scratch& scratch) const {
-  if (shortcut_.empty()) {
+  if (shortcut_.empty() || selected_ids_ != nullptr) {
     for (size_t r = 0; r < rows; ++r) best[r] = EncoderDecoder::kFullLogits;
     return run(x, rows, logits, parallel, linear, scratch);
   }

@@ -6,7 +6,11 @@
 //     it (layers/argmax_shortcut.h: an int8 copy and a proven bound; run()
 //     with `best`), so that most steps never read the f32 matrix;
 //   - a matrix that is also an embedding table (a tied output) serves the
-//     table's rows from its pack, so that it is resident once.
+//     table's rows from its pack, so that it is resident once;
+//   - a lexical shortlist restricts the logits to a batch's candidate ids
+//     (select_columns): their columns are gathered once per batch into a
+//     pack of their own (kernels/column_gather.h), so each step computes
+//     only those, with the bits of the full product's same columns.
 // Load phase: load(), set_argmax_shortcut(), finish_load() (allocate).
 // Plan: plan() requests its run-phase scratch. Run phase: run() (no
 // allocation). Not thread-safe per instance: one Translator owns it.
@@ -35,6 +39,8 @@ class OutputHead {
   struct Scratch {
     LinearScratch argmax;     // the shortcut's quantized rows [R, K] (argmax_possible())
     float* blocks = nullptr;  // [workers, UnpackedF32Linear::scratch_floats(K)] (unpacked rows)
+    void* selected = nullptr;       // the gathered pack of up to selected_capacity columns
+    size_t selected_capacity = 0;   // 0: selections run the full product and keep their columns
   };
 
   // `weight_name` [V, K] and `bias_name` [V] (nullptr: none) of `model`;
@@ -64,18 +70,31 @@ class OutputHead {
   const Linear& linear() const { return output_; }
 
   // Requests Scratch for up to `rows` rows on `workers` workers, live in
-  // `lifetime` (the output step), from `arena`.
-  void plan(size_t rows, size_t workers, Lifetime lifetime, Arena* arena, Scratch* out) const;
+  // `lifetime` (the output step), from `arena`; with `selected_columns` > 0
+  // also room to gather that many columns, live for the whole decode.
+  void plan(size_t rows, size_t workers, Lifetime lifetime, size_t selected_columns, Arena* arena,
+            Scratch* out) const;
 
-  // logits [rows, V] of x [rows, K]; `linear`: the decoder's LinearScratch
-  // (it serves the projection: K inputs, V outputs).
+  // Run phase, once per batch before its decode steps: from now on run()
+  // and run_argmax() write logits [rows, count] for the vocabulary ids
+  // ids[0..count) (ascending; the array must stay valid until the next
+  // call), or [rows, V] again when ids is nullptr. A selection larger than
+  // the scratch's room (or a projection on XNNPACK) computes every logit
+  // and keeps the selected ones: the same values, slower.
+  void select_columns(const int32_t* ids, size_t count, const Scratch& scratch);
+  size_t selected_count() const { return selected_ids_ != nullptr ? selected_count_ : vocab_; }
+
+  // logits [rows, V] (or [rows, selected_count()]) of x [rows, K]; `linear`:
+  // the decoder's LinearScratch (it serves the projection: K inputs, V
+  // outputs).
   [[nodiscard]] Status run(const float* x, size_t rows, float* logits, const Parallel& parallel,
                            const LinearScratch& linear, const Scratch& scratch) const;
   // The same for greedy decoding without scores: best[r] is row r's
   // arg-max over the ids not in banned[0..banned_count) (the lowest id
   // among equals) and logits row r holds approximations; or
   // EncoderDecoder::kFullLogits when row r's exact logits were computed
-  // instead (no shortcut, or one that could not prove its answer).
+  // instead (no shortcut, or one that could not prove its answer; always
+  // with a selection, whose few columns need no shortcut).
   [[nodiscard]] Status run_argmax(const float* x, size_t rows, const int32_t* banned,
                                   size_t banned_count, float* logits, size_t* best,
                                   const Parallel& parallel, const LinearScratch& linear,
@@ -85,6 +104,15 @@ class OutputHead {
   UnpackedF32Linear releasing_rows() const;
   // Packs an f32 projection that waits unpacked (nothing otherwise).
   Status pack();
+  // Bytes a gathered pack of `columns` columns takes (0: this projection's
+  // kind cannot be gathered).
+  size_t selection_bytes(size_t columns) const;
+  // Every logit [rows, V], whatever the selection.
+  Status run_full(const float* x, size_t rows, float* logits, const Parallel& parallel,
+                  const LinearScratch& linear, const Scratch& scratch) const;
+  // The product restricted to the selection, as run() with one.
+  Status run_selected(const float* x, size_t rows, float* logits, const Parallel& parallel,
+                      const LinearScratch& linear, const Scratch& scratch) const;
 
   Linear output_;
   UnpackedF32Linear rows_;                 // an f32 projection not yet packed
@@ -95,6 +123,13 @@ class OutputHead {
   ArgmaxShortcut shortcut_;                // empty unless set_argmax_shortcut(true)
   size_t in_ = 0;
   size_t vocab_ = 0;
+  // The batch's selection (select_columns): its ids, and their pack when
+  // gathered (selected_pack_), f32 or int8 as the projection.
+  const int32_t* selected_ids_ = nullptr;
+  size_t selected_count_ = 0;
+  bool selected_pack_ = false;
+  kernels::f32::PackedWeights selected_f32_;
+  kernels::int8::PackedWeights selected_int8_;
 };
 
 }  // namespace edgemt

@@ -70,13 +70,23 @@ class BatchSearch {
   BatchSearch(EncoderDecoder& network, const Execution& execution, const SearchRequest& request,
               SearchBuffers* buffers)
       : network_(network), exec_(execution), req_(request), b_(*buffers), T_(buffers->shape.max_target_len),
-        K_(request.options->beam_size), V_(request.vocab),
-        R_(buffers->shape.max_batch * buffers->shape.max_beam), S_(buffers->shape.max_source_len) {}
+        K_(request.options->beam_size),
+        V_(request.columns != nullptr ? request.column_count : request.vocab),
+        R_(buffers->shape.max_batch * buffers->shape.max_beam), S_(buffers->shape.max_source_len),
+        eos_column_(column_of(request.special->eos)) {}
 
   Status run(Translation* results);
 
  private:
   void score_rows(size_t rows, size_t step);
+  // The vocabulary id of logit column c, and the column of id (SIZE_MAX:
+  // not a candidate). The identity without a shortlist.
+  int32_t id_of(size_t c) const {
+    return req_.columns != nullptr ? req_.columns[c] : static_cast<int32_t>(c);
+  }
+  size_t column_of(int32_t id) const;
+  // Sets the banned ids' logits of a row to -inf.
+  void ban(float* row) const;
   // Greedy without scores: whether row r's arg-max came from the family
   // (its logits were not computed).
   bool picked(size_t r) const {
@@ -118,11 +128,26 @@ class BatchSearch {
   const size_t V_;
   const size_t R_;  // rows of the attention history per step
   const size_t S_;  // its source positions per row
+  const size_t eos_column_;  // EOS's column (a shortlist always holds it)
   float* logits_ = nullptr;  // [rows, V] of the current step (the network's buffer)
   const kernels::VocabRowKernels kernels_ = kernels::best_vocab_row_kernels();
   size_t cur_ = 0;
   size_t new_rows_ = 0;
 };
+
+size_t BatchSearch::column_of(int32_t id) const {
+  if (req_.columns == nullptr) return static_cast<size_t>(id);
+  const int32_t* end = req_.columns + req_.column_count;
+  const int32_t* at = std::lower_bound(req_.columns, end, id);
+  return at != end && *at == id ? static_cast<size_t>(at - req_.columns) : SIZE_MAX;
+}
+
+void BatchSearch::ban(float* row) const {
+  for (size_t i = 0; i < req_.banned_count; ++i) {
+    const size_t c = column_of(req_.banned[i]);
+    if (c != SIZE_MAX) row[c] = -INFINITY;
+  }
+}
 
 float BatchSearch::normalized(float score, size_t generated) const {
   if (K_ == 1) return score;
@@ -220,7 +245,7 @@ void BatchSearch::score_rows(size_t rows, size_t step) {
   // over all its logits, banned ones included; banned logits are then set to
   // -inf in place, so neither the arg-max nor the beam scan can pick them.
   float* logits = logits_;
-  const int32_t eos = req_.special->eos;
+  const size_t eos = eos_column_;
   const kernels::VocabRowKernels& k = kernels_;
   auto task = [&](size_t r, size_t) {
     if (picked(r)) {
@@ -228,7 +253,7 @@ void BatchSearch::score_rows(size_t rows, size_t step) {
       // log-sum-exp is: the row is usable.
       b_.row_lse[r] = 0.0f;
       const bool force_eos = forces_eos(b_.row_source[cur_][r], step);
-      b_.row_best[r] = force_eos ? static_cast<size_t>(eos) : b_.row_pick[r];
+      b_.row_best[r] = force_eos ? eos : b_.row_pick[r];
       return;
     }
     float* row = logits + r * V_;
@@ -236,18 +261,18 @@ void BatchSearch::score_rows(size_t rows, size_t step) {
       // No score to report: only whether the row's log-sum-exp is finite
       // matters (select_greedy fails the sentence otherwise), not its value.
       b_.row_lse[r] = kernels::log_sum_exp_finite(row, V_) ? 0.0f : NAN;
-      for (size_t i = 0; i < req_.banned_count; ++i) row[req_.banned[i]] = -INFINITY;
+      ban(row);
       const bool force_eos = forces_eos(b_.row_source[cur_][r], step);
-      b_.row_best[r] = force_eos ? static_cast<size_t>(eos) : k.argmax(row, V_);
+      b_.row_best[r] = force_eos ? eos : k.argmax(row, V_);
       return;
     }
     const kernels::RowNormalizer norm = k.normalize(row, V_);
     b_.row_norm[r] = norm;
     b_.row_lse[r] = norm.max + norm.log_total;
-    for (size_t i = 0; i < req_.banned_count; ++i) row[req_.banned[i]] = -INFINITY;
+    ban(row);
     if (K_ == 1) {
       const bool force_eos = forces_eos(b_.row_source[cur_][r], step);
-      b_.row_best[r] = force_eos ? static_cast<size_t>(eos) : k.argmax(row, V_);
+      b_.row_best[r] = force_eos ? eos : k.argmax(row, V_);
     }
   };
   parallel_for(exec_.parallel, rows, V_ * k.picoseconds_per_entry / 1000, task);
@@ -272,7 +297,7 @@ void BatchSearch::score_rows(size_t rows, size_t step) {
       const kernels::RowNormalizer norm = b_.row_norm[r];
       if (forces_eos(b_.row_source[cur_][r], step)) {
         // Hugging Face's last step: EOS is the row's only candidate.
-        top.push(kernels::beam_score(row[eos], base, norm), j * V_ + static_cast<size_t>(eos));
+        top.push(kernels::beam_score(row[eos], base, norm), j * V_ + eos);
         continue;
       }
       for (size_t v = 0;; ++v) {
@@ -329,7 +354,7 @@ void BatchSearch::select_greedy(size_t s, size_t step) {
   }
   const float score = !req_.greedy_scores ? NAN
                       : b_.row_score[cur_][r] + (logits[token] - b_.row_lse[r]);
-  const int32_t id = static_cast<int32_t>(token);
+  const int32_t id = id_of(token);
   if (id == req_.special->eos) {
     finish(s, r, step, -1, score);
   } else if (step + 1 >= b_.max_len[s]) {
@@ -359,7 +384,7 @@ void BatchSearch::select_beam(size_t s, size_t step) {
   size_t live = 0;
   for (size_t rank = 0; rank < b_.candidate_count[s] && live < K_; ++rank) {
     const size_t r = begin + indices[rank] / V_;
-    const int32_t token = static_cast<int32_t>(indices[rank] % V_);
+    const int32_t token = id_of(indices[rank] % V_);
     if (token == req_.special->eos) {
       if (!eos_ranks_limited || rank < K_) finish(s, r, step, -1, scores[rank]);
       if (rank == 0) b_.best_ended[s] = 1;

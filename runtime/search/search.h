@@ -39,6 +39,10 @@
 // above, their log-sum-exp only tested for being finite
 // (kernels::log_sum_exp_finite), not computed. Results then carry score NaN.
 //
+// With a shortlist (SearchRequest::columns) the rows hold the candidates'
+// logits only: the log-softmax, the arg-max and the beam's top N run over
+// them, and a column becomes its id when a token is chosen.
+//
 // Live hypotheses of a sentence occupy consecutive decoder rows, compacted
 // after each step (token history double-buffered); their decoder state
 // (whatever the family keeps per hypothesis) stays in the sentence's own
@@ -118,6 +122,11 @@ struct SearchRequest {
   const int32_t* banned = nullptr;  // [banned_count] ids never emitted
   size_t banned_count = 0;
   size_t vocab = 0;
+  // A lexical shortlist's candidates (search/shortlist.h): the decoder's
+  // logits cover ids columns[0..column_count) only, ascending, EOS among
+  // them; nullptr: every id of the vocabulary.
+  const int32_t* columns = nullptr;
+  size_t column_count = 0;
   const size_t* max_len = nullptr;  // [count] per sentence
   bool attention = false;  // some result asked for attention weights (planned)
   // Greedy reports each sentence's score (its log-probability). false: the

@@ -7,6 +7,7 @@
 // through the token-id API, greedy and beam 4, with 1 and 2 threads; between
 // translate()'s entry and return both counters must not move, also with a
 // Profile attached (edgemt/profile.h).
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -249,6 +250,25 @@ TEST_CASE("translate() with a Profile attached makes no heap or XNNPACK allocati
   CHECK(profile.ns(edgemt::ProfilePart::kDecoderStep) > 0);
 }
 
+// `count` sources of 3, 4, ... ids in [4, 4 + range), each ending with eos.
+struct SyntheticSources {
+  std::vector<std::vector<int32_t>> ids;
+  std::vector<edgemt::TokenSpan> spans;
+};
+static void make_sources(size_t count, int32_t range, int32_t eos, SyntheticSources* out) {
+  out->ids.clear();
+  for (int32_t s = 0; s < static_cast<int32_t>(count); ++s) {
+    std::vector<int32_t> sentence;
+    for (int32_t t = 0; t < 3 + s; ++t) sentence.push_back(4 + (s * 37 + t * 11) % range);
+    sentence.push_back(eos);
+    out->ids.push_back(sentence);
+  }
+  out->spans.clear();
+  for (const std::vector<int32_t>& sentence : out->ids) {
+    out->spans.push_back({sentence.data(), sentence.size()});
+  }
+}
+
 // An f32 model set to greedy without scores before prepare(): its output
 // projection stays unpacked (computed from the file's rows, packed 64 rows
 // at a time into the arena); the arg-max shortcut's candidates, and beam
@@ -266,15 +286,9 @@ TEST_CASE("translate() makes no heap or XNNPACK allocation (f32 output projectio
   REQUIRE(file.ok());
   std::unique_ptr<edgemt::Model> model;
   REQUIRE(edgemt::Model::load(file.path().c_str(), &model).is_ok());
-  std::vector<std::vector<int32_t>> ids;
-  for (int32_t s = 0; s < 6; ++s) {
-    std::vector<int32_t> sentence;
-    for (int32_t t = 0; t < 3 + s; ++t) sentence.push_back(4 + (s * 37 + t * 11) % 190);
-    sentence.push_back(builder.special_tokens.eos);
-    ids.push_back(sentence);
-  }
-  std::vector<edgemt::TokenSpan> spans;
-  for (const std::vector<int32_t>& sentence : ids) spans.push_back({sentence.data(), sentence.size()});
+  SyntheticSources sources;
+  make_sources(6, 190, builder.special_tokens.eos, &sources);
+  const std::vector<edgemt::TokenSpan>& spans = sources.spans;
   for (size_t threads : {size_t{1}, size_t{2}}) {
     CAPTURE(threads);
     edgemt::TranslatorOptions options;
@@ -313,6 +327,76 @@ TEST_CASE("translate() makes no heap or XNNPACK allocation (f32 output projectio
       one[0].tokens = buffers[i].data();
       one[0].capacity = buffers[i].size();
       translate_without_allocating(translator.get(), {spans[i]}, greedy, &one);
+    }
+  }
+}
+
+// A lexical shortlist: each call's candidates, the gathered pack of their
+// output columns (f32 from the pack or the file's rows, int8), and a set
+// too large to gather (every logit, the candidates kept), all in the arena.
+TEST_CASE("translate() makes no heap or XNNPACK allocation (lexical shortlist)") {
+  for (const uint32_t first : {uint32_t{4}, uint32_t{3000}}) {
+    for (const edgemt::DType dtype : {edgemt::DType::kF32, edgemt::DType::kI8}) {
+      CAPTURE(first);
+      CAPTURE(static_cast<int>(dtype));
+      edgemt::transformer::TransformerConfig config = edgemt::testing::tiny_config();
+      config.vocab_size = 4096;
+      config.d_model = 16;
+      config.heads = 2;
+      config.ffn_dim = 24;
+      config.output_bias = true;
+      config.max_positions = 32;
+      edgemt::testing::ModelBuilder builder(config, dtype, 6);
+      edgemt::testing::BuilderShortlist list;
+      list.first = first;
+      list.best = 3;
+      list.add_source_ids = true;
+      list.offsets.push_back(0);
+      for (uint32_t s = 0; s < config.vocab_size; ++s) {
+        for (uint32_t j = 0; j < 3; ++j) list.targets.push_back(4 + (s * 7 + j * 1301) % 4092 / 3 * 3 + j);
+        std::sort(list.targets.end() - 3, list.targets.end());
+        list.offsets.push_back(static_cast<uint32_t>(list.targets.size()));
+      }
+      builder.shortlist = list;
+      edgemt::testing::TempFile file(builder.build());
+      REQUIRE(file.ok());
+      std::unique_ptr<edgemt::Model> model;
+      const edgemt::Status loaded = edgemt::Model::load(file.path().c_str(), &model);
+      REQUIRE_MESSAGE(loaded.is_ok(), loaded.message());
+      SyntheticSources sources;
+      make_sources(4, 4000, builder.special_tokens.eos, &sources);
+      const std::vector<edgemt::TokenSpan>& spans = sources.spans;
+      for (size_t threads : {size_t{1}, size_t{2}}) {
+        for (bool scores : {true, false}) {
+          CAPTURE(threads);
+          CAPTURE(scores);
+          edgemt::TranslatorOptions options;
+          options.threads = threads;
+          options.min_parallel_nanoseconds = 0;
+          std::unique_ptr<edgemt::Translator> translator;
+          REQUIRE(edgemt::Translator::create(*model, options, &translator).is_ok());
+          REQUIRE(translator->set_greedy_scores(scores).is_ok());
+          edgemt::Limits limits;
+          limits.max_batch = spans.size();
+          limits.max_beam = 4;
+          limits.max_source_len = 32;
+          limits.max_target_len = 32;
+          REQUIRE(translator->prepare(limits).is_ok());
+          REQUIRE(translator->shortlist());
+          std::vector<std::vector<int32_t>> buffers(spans.size(), std::vector<int32_t>(32));
+          std::vector<edgemt::Translation> results(spans.size());
+          for (size_t beam : {size_t{1}, size_t{4}}) {
+            for (size_t i = 0; i < spans.size(); ++i) {
+              results[i].tokens = buffers[i].data();
+              results[i].capacity = buffers[i].size();
+            }
+            edgemt::DecodeOptions decode;
+            decode.beam_size = beam;
+            decode.max_len_b = 10.0f;
+            translate_without_allocating(translator.get(), spans, decode, &results);
+          }
+        }
+      }
     }
   }
 }

@@ -153,6 +153,19 @@ class Translator {
   // Bytes of the int8 copy set_greedy_scores(false) built (0: none).
   size_t greedy_shortcut_bytes() const;
 
+  // Whether translate() uses the model file's lexical shortlist (on by
+  // default when it has one; Model::shortlist()). On, each call's output
+  // covers only its candidate target ids (search/shortlist.h: the first ids,
+  // every source token's list, EOS), Marian's rule: the decoder computes
+  // those logits only and the log-softmax normalizes over them, so scores
+  // and some translations differ from the full vocabulary's, and a
+  // sentence's translation depends on the sentences batched with it.
+  // Takes effect at the next prepare() (its buffers are planned there).
+  // force_decode() always covers the whole vocabulary.
+  // Errors: kFailedPrecondition (on, for a model without a shortlist).
+  [[nodiscard]] Status set_shortlist(bool use);
+  bool shortlist() const;
+
   // How matrices are computed, e.g. "f32 (f16 weights widened at load)".
   const char* compute_path() const;
 

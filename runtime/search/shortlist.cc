@@ -1,0 +1,35 @@
+#include "search/shortlist.h"
+
+#include <cstring>
+
+namespace edgemt {
+
+size_t shortlist_candidates(const LexicalShortlist& shortlist, const int32_t* ids, size_t count,
+                            int32_t eos, size_t vocab, uint8_t* marks, int32_t* out) {
+  std::memset(marks, 0, vocab);  // arena memory: whatever the last step left
+  size_t chosen = 0;
+  auto mark = [&](size_t id) {
+    chosen += marks[id] == 0;
+    marks[id] = 1;
+  };
+  const size_t first = shortlist.first < vocab ? shortlist.first : vocab;
+  for (size_t id = 0; id < first; ++id) mark(id);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t source = static_cast<size_t>(ids[i]);
+    if (source < shortlist.source_ids) {
+      const uint32_t* list = shortlist.targets + shortlist.offsets[source];
+      const size_t length = shortlist.offsets[source + 1] - shortlist.offsets[source];
+      for (size_t j = 0; j < length; ++j) mark(list[j]);  // verified < vocab
+    }
+    if (shortlist.add_source_ids && source < vocab) mark(source);
+  }
+  mark(static_cast<size_t>(eos));
+  for (size_t id = first; chosen % 8 != 0 && id < vocab; ++id) mark(id);
+  size_t written = 0;
+  for (size_t id = 0; id < vocab && written < chosen; ++id) {
+    if (marks[id] != 0) out[written++] = static_cast<int32_t>(id);
+  }
+  return written;
+}
+
+}  // namespace edgemt
