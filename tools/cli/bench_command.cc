@@ -96,6 +96,12 @@ constexpr const char* kHelp =
     "                       gets its own rows, after a line naming it; the\n"
     "                       first is set before prepare (off first: an fp32\n"
     "                       file's projection is not packed, as in translate)\n"
+    "      --shortlist LIST on, off or on,off: whether a model with a lexical  [on]\n"
+    "                       shortlist uses it (Translator::set_shortlist:\n"
+    "                       each batch computes only its candidates'\n"
+    "                       logits). Each setting gets its own rows, after a\n"
+    "                       line naming it, and on,off ends with the time\n"
+    "                       per generated token of each (outputs may differ)\n"
     "      --profile        attach a Profile to the timed calls and print the\n"
     "                       share of decode time (translate - encoder) per part\n"
     "      --skip-checksum  load without computing the file's CRC-32C (for a\n"
@@ -132,6 +138,7 @@ struct Settings {
   float max_len_a = 0.0f;
   float max_len_b = 0.0f;
   std::vector<bool> greedy_scores;  // --greedy-scores, in order
+  std::vector<bool> shortlist;      // --shortlist, in order
 };
 
 bool parse_switch_list(const std::string& flag, const std::string& text, std::vector<bool>* out,
@@ -181,7 +188,7 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
       {"batch", '\0', true},   {"beam", '\0', true},   {"profile", '\0', false},
       {"help", 'h', false},    {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
       {"busy", '\0', false, true}, {"idle-seconds", '\0', true},
-      {"greedy-scores", '\0', true}, {"skip-checksum", '\0', false},
+      {"greedy-scores", '\0', true}, {"skip-checksum", '\0', false}, {"shortlist", '\0', true},
   };
   Arguments args;
   if (!args.parse(argc, argv, 2, specs, error)) return false;
@@ -215,6 +222,9 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
   settings->skip_checksum = args.has("skip-checksum");
   if (!parse_switch_list("greedy-scores", args.get("greedy-scores", "on"), &settings->greedy_scores,
                          error)) {
+    return false;
+  }
+  if (!parse_switch_list("shortlist", args.get("shortlist", "on"), &settings->shortlist, error)) {
     return false;
   }
   if (args.has("busy")) {
@@ -566,7 +576,16 @@ int run_bench(int argc, char** argv) {
     return kExitFailure;
   }
 
-  std::map<size_t, std::vector<std::vector<int32_t>>> reference;  // beam -> outputs
+  // (beam, shortlist) -> outputs
+  std::map<std::pair<size_t, bool>, std::vector<std::vector<int32_t>>> reference;
+  // ms per generated token by (threads, batch, beam, greedy scores, shortlist),
+  // for the shortlist's line at the end.
+  std::map<std::tuple<size_t, size_t, size_t, bool, bool>, double> token_ms;
+  const bool has_shortlist = model->shortlist() != nullptr;
+  if (!has_shortlist && (settings.shortlist.size() > 1 || !settings.shortlist.front())) {
+    std::fprintf(stderr, "edgemt bench: --shortlist: the model has no lexical shortlist\n");
+    return kExitUsage;
+  }
   // Greedy sentences/s by (threads, batch, greedy scores), for the arg-max
   // shortcut's speedup line at the end.
   std::map<std::tuple<size_t, size_t, bool>, double> greedy_speed;
@@ -642,6 +661,16 @@ int run_bench(int argc, char** argv) {
                         : (" (arg-max shortcut: " +
                            std::to_string(translator->greedy_shortcut_bytes() >> 10) + " KiB)").c_str());
       }
+      for (bool use_shortlist : settings.shortlist) {
+      if (has_shortlist) {
+        status = translator->set_shortlist(use_shortlist);
+        if (status.is_ok()) status = translator->prepare(limits);
+        if (!status.is_ok()) {
+          std::fprintf(stderr, "edgemt: %s\n", status.message());
+          return kExitFailure;
+        }
+        if (settings.shortlist.size() > 1) std::printf("shortlist %s\n", use_shortlist ? "on" : "off");
+      }
       for (size_t batch : settings.batches) {
         for (size_t beam : settings.beams) {
           if (!header_printed) {
@@ -676,10 +705,16 @@ int run_bench(int argc, char** argv) {
                         "-", row.sentences / seconds, row.target_tokens / seconds, arena_mib);
           }
           if (settings.profile) print_profile(profile);
-          if (beam == 1) greedy_speed[{threads, batch, scores}] = row.sentences / seconds;
-          auto found = reference.find(beam);
+          if (beam == 1 && use_shortlist == settings.shortlist.front()) {
+            greedy_speed[{threads, batch, scores}] = row.sentences / seconds;
+          }
+          if (row.target_tokens > 0) {
+            token_ms[{threads, batch, beam, scores, use_shortlist}] =
+                row.total_ms / static_cast<double>(row.target_tokens);
+          }
+          auto found = reference.find({beam, use_shortlist});
           if (found == reference.end()) {
-            reference.emplace(beam, std::move(row.outputs));
+            reference.emplace(std::make_pair(beam, use_shortlist), std::move(row.outputs));
           } else {
             size_t differing = 0;
             for (size_t i = 0; i < row.outputs.size(); ++i) differing += row.outputs[i] != found->second[i];
@@ -691,6 +726,7 @@ int run_bench(int argc, char** argv) {
           }
           std::fflush(stdout);
         }
+      }
       }
     }
     if (settings.idle_seconds > 0) {
@@ -704,8 +740,19 @@ int run_bench(int argc, char** argv) {
     }
   }
   busy.stop();
-  std::printf("\noutputs %s across configurations of the same beam size\n",
-              all_same ? "identical" : "NOT identical");
+  std::printf("\noutputs %s across configurations of the same beam size%s\n",
+              all_same ? "identical" : "NOT identical",
+              settings.shortlist.size() > 1 ? " and shortlist setting" : "");
+  // The shortlist on against off, the same threads, batch, beam and scores.
+  for (const auto& [key, on_ms] : token_ms) {
+    const auto& [threads, batch, beam, scores, use_shortlist] = key;
+    const auto off = token_ms.find({threads, batch, beam, scores, false});
+    if (!use_shortlist || off == token_ms.end() || off->second <= 0.0) continue;
+    std::printf("shortlist on / off, threads %zu batch %zu beam %zu greedy scores %s: %.3f / %.3f "
+                "ms per generated token: %+.1f%%\n",
+                threads, batch, beam, scores ? "on" : "off", on_ms, off->second,
+                100.0 * (on_ms - off->second) / off->second);
+  }
   // Greedy with scores off (the arg-max shortcut where the model has one)
   // against on, the same threads and batch, one line each.
   for (const auto& [key, off_speed] : greedy_speed) {

@@ -191,6 +191,14 @@ void print_decoding_defaults(const Model& model, bool unabridged) {
   std::vector<std::string> banned;
   for (size_t i = 0; i < d.banned_count; ++i) banned.push_back(std::to_string(d.banned_tokens[i]));
   print_field(2, "banned tokens", banned.empty() ? "none" : item_list(banned, unabridged, ""));
+  const LexicalShortlist* list = model.shortlist();
+  if (list == nullptr) return;  // every id is a candidate
+  const size_t entries = list->offsets[list->source_ids];
+  print_field(2, "shortlist",
+              text_printf("ids below %u, then up to %u per source id (%zu source ids, %zu "
+                          "entries)%s; 'translate --no-shortlist' ignores it",
+                          list->first, list->best, list->source_ids, entries,
+                          list->add_source_ids ? ", and the source ids themselves" : ""));
 }
 
 }  // namespace edgemt::cli

@@ -89,6 +89,13 @@ int load_translate_engine(const TranslateSettings& settings, TranslateEngine* en
     return kExitFailure;
   }
   engine->decode = decode_settings(model, settings);
+  if (!settings.shortlist && model.shortlist() != nullptr) {
+    status = engine->translator->set_shortlist(false);
+    if (!status.is_ok()) {
+      std::fprintf(stderr, "edgemt: %s\n", status.message());
+      return kExitFailure;
+    }
+  }
   // Greedy output without printed scores needs only each step's arg-max
   // (Translator::set_greedy_scores); --json prints the scores.
   if (settings.greedy_shortcut && !settings.json && engine->decode.beam_size == 1) {

@@ -54,6 +54,8 @@ constexpr const char* kHelp =
     "                          load (see 'model file' below)\n"
     "      --no-greedy-shortcut  greedy decoding computes every logit (see\n"
     "                          'greedy' below)\n"
+    "      --no-shortlist      a model with a lexical shortlist: choose from\n"
+    "                          the whole vocabulary (see 'shortlist' below)\n"
     "\n"
     "sentences:\n"
     "      --split-sentences   translate each sentence of a line on its own and\n"
@@ -107,6 +109,14 @@ constexpr const char* kHelp =
     "replaces the f32 one the projection keeps otherwise (the few rows computed\n"
     "exactly are read from the file): a quarter of that memory. For fp16 files\n"
     "it comes beside it. --no-greedy-shortcut turns it off.\n"
+    "\n"
+    "shortlist: a model converted with a lexical shortlist ('edgemt inspect'\n"
+    "says) computes, for each batch, only the logits of its candidate target\n"
+    "ids (the first ids, each source token's list, EOS) and normalizes over\n"
+    "them, as Marian does with the same shortlist: faster, and the output\n"
+    "Marian gives. A sentence's candidates are those of its whole batch, so\n"
+    "its translation may change with the sentences batched with it (--batch 1\n"
+    "matches Marian's --mini-batch 1).\n"
     "\n"
     "Sentence splitting is on by default because the models edgemt converts\n"
     "are trained on single sentences: a paragraph fed whole comes out\n"
@@ -214,7 +224,7 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
       {"threads", '\0', true},  {"batch", '\0', true},    {"help", 'h', false},
       {"max-line-bytes", '\0', true}, {"copy-model", '\0', false},
       {"skip-checksum", '\0', false},
-      {"no-greedy-shortcut", '\0', false},
+      {"no-greedy-shortcut", '\0', false}, {"no-shortlist", '\0', false},
       {"word-penalty", '\0', true}, {"target-prefix", '\0', true},
       {"progress", '\0', false}, {"no-progress", '\0', false}, {"json", '\0', false},
       {"split-sentences", '\0', false}, {"no-split-sentences", '\0', false},
@@ -244,6 +254,7 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
   settings->copy_model = args.has("copy-model");
   settings->verify_checksum = !args.has("skip-checksum");
   settings->greedy_shortcut = !args.has("no-greedy-shortcut");
+  settings->shortlist = !args.has("no-shortlist");
   settings->target_prefix = args.get("target-prefix", "");
   settings->beam_set = args.has("beam");
   settings->length_penalty_set = args.has("length-penalty");

@@ -41,6 +41,7 @@ struct TranslateSettings {
   bool copy_model = false;
   bool verify_checksum = true;  // false: --skip-checksum
   bool greedy_shortcut = true;  // --no-greedy-shortcut clears it
+  bool shortlist = true;        // --no-shortlist clears it (models that have one)
 
   ProgressMode progress = ProgressMode::kAuto;
   bool json = false;
