@@ -388,6 +388,15 @@ edgemt_code edgemt_translator_set_greedy_scores(edgemt_translator* translator, i
   return report(error, translator->translator->set_greedy_scores(scores != 0));
 }
 
+edgemt_code edgemt_translator_set_shortlist(edgemt_translator* translator, int use,
+                                            edgemt_error* error) {
+  if (translator == nullptr) {
+    return fail(error, StatusCode::kInvalidArgument,
+                "edgemt_translator_set_shortlist: translator must not be NULL");
+  }
+  return report(error, translator->translator->set_shortlist(use != 0));
+}
+
 edgemt_code edgemt_translator_arena_size(const edgemt_translator* translator,
                                          const edgemt_limits* limits, size_t* bytes,
                                          edgemt_error* error) {

@@ -231,6 +231,18 @@ EDGEMT_API void edgemt_translator_free(edgemt_translator* translator);
 EDGEMT_API edgemt_code edgemt_translator_set_greedy_scores(edgemt_translator* translator,
                                                           int scores, edgemt_error* error);
 
+/* Whether translations use the model file's lexical shortlist (nonzero, the
+ * default for a model converted with one) or the whole vocabulary (0). With
+ * it each call's output covers only the candidate ids of its sentences (the
+ * first ids, each source token's list, EOS) and scores are normalized over
+ * them, as Marian does with the same shortlist; a sentence's translation may
+ * then depend on the sentences translated with it. Takes effect at the next
+ * edgemt_translator_prepare (it plans the shortlist's buffers).
+ * Errors: INVALID_ARGUMENT (NULL translator), FAILED_PRECONDITION (nonzero
+ * for a model without a shortlist). */
+EDGEMT_API edgemt_code edgemt_translator_set_shortlist(edgemt_translator* translator, int use,
+                                                      edgemt_error* error);
+
 /* Alignment of a caller arena. */
 #define EDGEMT_ARENA_ALIGNMENT 64
 

@@ -223,6 +223,8 @@ _declare("edgemt_translator_arena_size", ctypes.c_int, ctypes.c_void_p, _P(_Limi
          _P(ctypes.c_size_t), _P(_Error))
 _declare("edgemt_translator_set_greedy_scores", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
          _P(_Error))
+_declare("edgemt_translator_set_shortlist", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+         _P(_Error))
 _declare("edgemt_translator_prepare", ctypes.c_int, ctypes.c_void_p, _P(_Limits),
          ctypes.c_void_p, ctypes.c_size_t, _P(_Error))
 _declare("edgemt_decode_options_default", ctypes.c_int, ctypes.c_void_p, _P(_DecodeOptions),
@@ -569,7 +571,7 @@ class Translator:
                  max_source_len: Optional[int] = None, max_beam: Optional[int] = None,
                  max_target_len: Optional[int] = None, attention: bool = False,
                  attention_layer: int = -1, attention_head: int = -1,
-                 greedy_scores: bool = True):
+                 greedy_scores: bool = True, shortlist: bool = True):
         """threads: 1..256 worker threads inside each call (1: the caller's).
         Limits (each at least 1; None: the default): sources and
         translations up to max_source_len and max_target_len tokens counting
@@ -587,7 +589,12 @@ class Translator:
         computing every logit (faster at small batches; an int8 copy of that
         matrix, vocab x (hidden size + 28) bytes, is kept instead of an f32
         one; beam search reads the model's rows, the same results slower).
-        Same tokens."""
+        Same tokens.
+        shortlist=False: a model converted with a lexical shortlist
+        chooses from the whole vocabulary; with it (the default) each C
+        call computes only its sentences' candidate ids, as Marian does,
+        so a translation may depend on the sentences sent with it
+        (max_batch=1 matches Marian's --mini-batch 1)."""
         if not isinstance(model, Model):
             raise ArgumentTypeError(f"Translator() takes an edgemt.Model, not "
                                     f"{type(model).__name__}")
@@ -606,6 +613,7 @@ class Translator:
             check.integer("attention_layer", attention_layer, check.INT_MIN, check.INT_MAX),
             check.integer("attention_head", attention_head, check.INT_MIN, check.INT_MAX))
         greedy_scores = check.flag("greedy_scores", greedy_scores)
+        shortlist = check.flag("shortlist", shortlist)
         self._model = model
         self._model_pointer = model._handle.acquire()  # released by close()
         self._decode_defaults = defaults
@@ -627,6 +635,9 @@ class Translator:
                 if not greedy_scores:
                     _check(_lib.edgemt_translator_set_greedy_scores(translator, 0,
                                                                     ctypes.byref(error)), error)
+                if not shortlist:
+                    _check(_lib.edgemt_translator_set_shortlist(translator, 0,
+                                                                ctypes.byref(error)), error)
                 # The library allocates the arena (a caller arena is for C callers).
                 _check(_lib.edgemt_translator_prepare(translator, ctypes.byref(self._limits),
                                                       None, 0, ctypes.byref(error)), error)

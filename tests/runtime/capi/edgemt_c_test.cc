@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "edgemt/edgemt.h"
+#include "support/model_builder.h"
 #include "support/reference_data.h"
 
 namespace {
@@ -327,6 +328,49 @@ TEST_CASE("capi/set_greedy_scores: same tokens, score NaN; a NULL translator is 
   }
   edgemt_translator_free(translator);
   edgemt_model_free(model);
+}
+
+// A shortlist: refused for a model without one; turned off, a file with
+// one translates as the same file without it; on, differently (random
+// weights rarely pick a candidate on their own).
+TEST_CASE("capi/set_shortlist: off gives the whole vocabulary's output; checked arguments") {
+  edgemt_error error;
+  CHECK(edgemt_translator_set_shortlist(nullptr, 0, &error) == EDGEMT_INVALID_ARGUMENT);
+  CHECK(std::string(error.message).find("NULL") != std::string::npos);
+  auto tokens_of = [&](const edgemt::testing::ModelBuilder& builder, int use, int expected) {
+    edgemt::testing::TempFile file(builder.build());
+    edgemt_model* model = nullptr;
+    REQUIRE(edgemt_model_open(file.path().c_str(), &model, &error) == EDGEMT_OK);
+    edgemt_translator* translator = nullptr;
+    REQUIRE(edgemt_translator_create(model, nullptr, &translator, &error) == EDGEMT_OK);
+    CHECK(edgemt_translator_set_shortlist(translator, use, &error) == expected);
+    edgemt_limits limits = edgemt_limits_default();
+    limits.max_source_len = 16;
+    limits.max_target_len = 16;
+    REQUIRE(edgemt_translator_prepare(translator, &limits, nullptr, 0, &error) == EDGEMT_OK);
+    std::vector<int32_t> source = {7, 19, 23, 3};
+    edgemt_tokens span = {source.data(), source.size()};
+    int32_t tokens[16];
+    edgemt_result result = {};
+    result.tokens = tokens;
+    result.capacity = 16;
+    REQUIRE(edgemt_translate(translator, &span, 1, nullptr, &result, &error) == EDGEMT_OK);
+    edgemt_translator_free(translator);
+    edgemt_model_free(model);
+    return std::vector<int32_t>(tokens, tokens + result.length);
+  };
+  edgemt::testing::ModelBuilder plain;
+  edgemt::testing::ModelBuilder listed = plain;
+  edgemt::testing::BuilderShortlist list;
+  list.first = 4;
+  list.offsets.assign(plain.config.vocab_size + 1, 0);
+  listed.shortlist = list;  // ids 0-3, the source ids, padded to 8
+  const std::vector<int32_t> whole = tokens_of(plain, 0, EDGEMT_OK);
+  CHECK(tokens_of(plain, 1, EDGEMT_FAILED_PRECONDITION) == whole);
+  CHECK(tokens_of(listed, 0, EDGEMT_OK) == whole);
+  const std::vector<int32_t> restricted = tokens_of(listed, 1, EDGEMT_OK);
+  CHECK(restricted != whole);
+  for (int32_t id : restricted) CHECK((id < 8 || id == 19 || id == 23));
 }
 
 TEST_CASE("capi/translate: the reference translations, detokenized without SentencePiece") {
