@@ -21,6 +21,8 @@ import numpy as np
 import framework_fixtures as ff
 import helpers
 from edgemt_tools.model_file import read_model
+from edgemt_tools import int8_calibration, writer
+from edgemt_tools.sources import SOURCES, SourceInputs
 from edgemt_tools.sources.detect import detect
 from edgemt_tools.sources.marian_binary import load_marian_binary
 
@@ -206,6 +208,57 @@ class MarianBinaryTest(unittest.TestCase):
                      f"int8 item {name} has quantMult 0.0")
         self.refused(marian_binary([(name, INTGEMM8_BMT, shape, codes.tobytes())] + rest),
                      f"int8 item {name} of shape")
+
+    def intgemm8_item(self, name: str):
+        """The fixture's float item `name` as an intgemm8 item of browsermt's
+        converter: (item, codes as stored, quantMult); Wᵀ, except Wemb."""
+        _, _, shape, data = next(item for item in self.items if item[0] == name)
+        weights = np.frombuffer(data, "<f4").reshape(shape)
+        quant_mult = np.float32(127) / np.abs(weights).max()
+        stored = weights if "Wemb" in name else weights.T
+        codes = np.clip(np.rint(stored * quant_mult), -127, 127).astype(np.int8)
+        block = codes.tobytes() + struct.pack("<f", quant_mult)
+        return (name, INTGEMM8_BMT, shape, block), codes, quant_mult
+
+    def test_an_int8_file_keeps_the_intgemm8_codes_wemb_included(self):
+        """browsermt quantizes Wemb too ([V, d], not transposed): with it and
+        one *_W* matrix as intgemm8 items, the int8 file keeps both codes
+        with 1/quantMult on every row (the tied output shares the table's);
+        calibration leaves the matrix out (in a smoothed file its smoothing
+        vector is ones). A code -128 is refused."""
+        kept = {"Wemb": "embedding.source", "encoder_l1_ffn_W1": "encoder.layers.0.ffn.in.weight"}
+        made = {name: self.intgemm8_item(name) for name in kept}
+        items = [made[item[0]][0] if item[0] in made else item for item in self.items]
+        folder = self.folder_with(marian_binary(items))
+        output = self.workspace.path("kept.emt")
+        result = helpers.run_tool("edgemt-convert", folder, *LANGS, "--dtype", "int8",
+                                  "--no-calibration", "-o", output)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("note: 2 of 23 int8 matrices keep the checkpoint's int8 codes",
+                      result.stderr)
+        model = read_model(output)
+        for marian, name in kept.items():
+            _, codes, quant_mult = made[marian]
+            np.testing.assert_array_equal(model.array(name), codes, name)
+            np.testing.assert_array_equal(model.array(name + "_scale"),
+                                          np.full(len(codes), np.float32(1) / quant_mult), name)
+        np.testing.assert_array_equal(model.array("output.weight"), made["Wemb"][1])
+
+        spec, _ = SOURCES["marian"].read(SourceInputs(
+            checkpoint=folder, config=None, spm=None, src_lang="en", tgt_lang="de",
+            converter_version="test", created_utc="2026-01-01T00:00:00Z"))
+        self.assertEqual(sorted(spec.int8_codes), sorted(kept.values()))
+        self.assertNotIn(kept["encoder_l1_ffn_W1"], int8_calibration.projections_to_calibrate(spec))
+        _, tensors, _ = writer.pack(spec, "int8", int8_calibration.Int8Plan())
+        name = kept["encoder_l1_ffn_W1"]
+        np.testing.assert_array_equal(tensors[name], made["encoder_l1_ffn_W1"][1])
+        self.assertTrue((tensors[name + "_smooth"] == 1).all())
+
+        (name, kind, shape, block), _, _ = made["encoder_l1_ffn_W1"]
+        low = struct.pack("b", -128) + block[1:]
+        self.refused(marian_binary([(name, kind, shape, low) if item[0] == name else item
+                                    for item in self.items]),
+                     f"int8 item {name} holds the code -128")
 
     def test_cpu_specific_items_are_refused(self):
         name, _, shape, data = self.items[0]

@@ -134,7 +134,11 @@ is stored) or, without it, 128 sentences sampled from the source
 SentencePiece model (seeded: the same file every time). This takes seconds
 for small models, about a minute and a half and 2.3 GB of memory for an
 OPUS-MT-base-sized one. --no-calibration gives plain nearest rounding
-(scheme Int8PerRowDynamic); RNN models are always stored so."""
+(scheme Int8PerRowDynamic); RNN models are always stored so. Matrices a
+Marian intgemm8 .bin holds as int8 (Firefox's models) keep Marian's codes,
+scale 1/quantMult on every row: not quantized again, not calibrated; when
+no other projection is left, nothing is calibrated (Int8PerRowDynamic). A
+note says so."""
 
 EPILOG = """\
 examples:
@@ -380,7 +384,8 @@ def _read_shortlist(args: argparse.Namespace, spec) -> str:
 
 def _int8_plan(args: argparse.Namespace, spec, lines):
     """The int8 calibration plan, or None for a plain Int8PerRowDynamic file
-    (--no-calibration, or a model of a family that is not calibrated)."""
+    (--no-calibration, a model of a family that is not calibrated, or one
+    whose every projection keeps the checkpoint's own int8 codes)."""
     if args.dtype != "int8" or args.no_calibration:
         return None
     from . import families, int8_calibration
@@ -391,7 +396,26 @@ def _int8_plan(args: argparse.Namespace, spec, lines):
                             f"models; this is {family.a_title} model, whose int8 file uses "
                             "nearest rounding (drop --calibrate)")
         return None
+    if not int8_calibration.projections_to_calibrate(spec):
+        return None
     return int8_calibration.calibrate(spec, lines)
+
+
+def _kept_codes_note(args: argparse.Namespace, spec, plan) -> str:
+    """The note of an int8 file that stores a checkpoint's own int8 codes
+    (ModelSpec.int8_codes: Marian's intgemm8 matrices)."""
+    from .model_spec import MATRIX, expected_tensors
+    matrices = [name for name, tensor in expected_tensors(spec.config, "fp32").items()
+                if tensor.kind == MATRIX and tensor.alias_of is None]
+    note = (f"{len(spec.int8_codes)} of {len(matrices)} int8 matrices keep the checkpoint's "
+            "int8 codes (Marian's intgemm8: codes as stored, scale 1/quantMult on every row), "
+            "not quantized again")
+    if plan is not None:
+        return note + "; calibration is for the other projections"
+    if args.no_calibration:
+        return note
+    unused = " (--calibrate is not used)" if args.calibrate is not None else ""
+    return note + f"; no other projection to calibrate: Int8PerRowDynamic{unused}"
 
 
 def run(args: argparse.Namespace) -> str:
@@ -430,6 +454,8 @@ def run(args: argparse.Namespace) -> str:
             print(f"{PROG}: note: {note}", file=sys.stderr)
         shortlist = _read_shortlist(args, spec) if args.shortlist is not None else ""
         plan = _int8_plan(args, spec, calibration_lines)
+        if args.dtype == "int8" and spec.int8_codes:
+            print(f"{PROG}: note: {_kept_codes_note(args, spec, plan)}", file=sys.stderr)
         header, tensors, aliases = writer.pack(spec, args.dtype, plan)
         size = write_model(args.output, header, tensors, aliases,
                            inputs=_named_inputs(args, checkpoint) + files_read)

@@ -23,7 +23,9 @@ MIN_GAIN or more, else m is all ones.
 
 Tied output projections (the matrix is also the target embedding table)
 keep plain per-row rounding and no smoothing: the table's rows are looked
-up as stored.
+up as stored. Matrices whose int8 codes the source gives
+(ModelSpec.int8_codes: Marian's intgemm8 items) keep those codes: no
+smoothing, no rounding of ours (in a smoothed file their vectors are ones).
 
 Calibration inputs come from the first lines of a text in the source
 language (`edgemt-convert --calibrate FILE`) or, without one, from
@@ -82,6 +84,13 @@ class Int8Plan:
         return (f"int8 calibration on {self.sentences} {text}: {smoothed} of "
                 f"{len(self.multipliers)} projections smoothed, rounding error-compensated; "
                 f"mean relative product error {self.error_before:.4f} -> {self.error_after:.4f}")
+
+
+def projections_to_calibrate(spec: ModelSpec) -> List[str]:
+    """The projection matrices calibration decides for: those that own their
+    bytes and whose codes the source does not give (spec.int8_codes)."""
+    return [name for name, tensor in expected_tensors(spec.config, "fp32").items()
+            if tensor.projection and tensor.alias_of is None and name not in spec.int8_codes]
 
 
 def calibrates(family) -> bool:
@@ -270,13 +279,13 @@ def calibrate(spec: ModelSpec, lines: Optional[Sequence[str]] = None,
     pairs = [(src, [tokens.decoder_start] + out) for src, out in zip(sources, outputs)]
     inputs = recorded_inputs(model, pairs, ROWS_PER_PROJECTION, SEED)
 
-    specs = expected_tensors(cfg, "fp32")
+    wanted = set(projections_to_calibrate(spec))  # not tied ones, not the source's codes
     plan = Int8Plan(sentences=len(pairs), synthetic=synthetic)
     before = after = 0.0
     for prefix, x in inputs.items():
         name = prefix + ".weight"
-        if specs[name].alias_of is not None:
-            continue  # a tied output projection: looked up as an embedding too
+        if name not in wanted:
+            continue
         weight = np.asarray(spec.weights[name], dtype=np.float32)
         chosen, nearest_error = choose(x, weight)
         plan.codes[name] = (chosen.codes, chosen.scale)

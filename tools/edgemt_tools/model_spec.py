@@ -168,6 +168,11 @@ class ModelSpec:
     decoding: Optional[Decoding] = None
     # Set by edgemt-convert --shortlist (shortlist.py), whatever the source.
     shortlist: Optional[Shortlist] = None
+    # Matrices the checkpoint holds as int8 codes already (Marian's intgemm8
+    # items): name -> (codes int8 [out, in] in [-127, 127], scale float32
+    # [out]), whose `weights` entry is codes * scale[row]. int8 files store
+    # them as they are: not quantized again, not calibrated.
+    int8_codes: Mapping[str, Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 def expected_tensors(cfg, weight_dtype: str = "fp32",

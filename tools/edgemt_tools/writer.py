@@ -6,8 +6,9 @@ family implies (model_spec.expected_tensors, dispatching on the config's
 type), aliases (tied and shared matrices are stored once), fp16 narrowing
 (refused beyond the fp16 range) and int8 per-row quantization (quantize.py,
 or the codes and smoothing vectors of an int8 calibration plan:
-int8_calibration.py); model_file.write_model then validates everything and
-writes the file atomically.
+int8_calibration.py, or the codes a source gives as they are:
+ModelSpec.int8_codes, Marian's intgemm8 matrices); model_file.write_model
+then validates everything and writes the file atomically.
 """
 
 from collections import OrderedDict
@@ -21,19 +22,29 @@ from .model_spec import (MATRIX, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES, Mode
                          ModelSpec, expected_tensors, scale_name, smooth_name)
 from .quantize import quantize_rows
 
+Int8Codes = Mapping[str, Tuple[np.ndarray, np.ndarray]]  # name -> (codes [out, in], scale [out])
+
+
+def _int8_matrix(name: str, array: np.ndarray, plan: Optional[Int8Plan],
+                 given: Int8Codes) -> Tuple[np.ndarray, np.ndarray]:
+    """(codes, scales) of int8 matrix `name`: the source's own codes when it
+    gives them, else the calibration plan's, else nearest rounding of `array`."""
+    if name in given:
+        return given[name]
+    if plan is not None and name in plan.codes:
+        return plan.codes[name]
+    return quantize_rows(array, name)
+
 
 def _stored(name: str, array: np.ndarray, kind: str, dtype: str,
-            plan: Optional[Int8Plan]) -> "OrderedDict[str, np.ndarray]":
+            plan: Optional[Int8Plan], given: Int8Codes) -> "OrderedDict[str, np.ndarray]":
     """The arrays stored for tensor `name`, in file order: the tensor itself in
     its storage type and, for an int8 matrix, its per-row scales after it
     (then its smoothing vector, when the plan has one for it)."""
     if kind != MATRIX or dtype == "fp32":
         return OrderedDict([(name, np.ascontiguousarray(array, dtype=np.float32))])
     if dtype == "int8":
-        if plan is not None and name in plan.codes:
-            codes, scale = plan.codes[name]
-        else:
-            codes, scale = quantize_rows(array, name)
+        codes, scale = _int8_matrix(name, array, plan, given)
         out = OrderedDict([(name, np.ascontiguousarray(codes)), (scale_name(name), scale)])
         if plan is not None and name in plan.multipliers:
             out[smooth_name(name)] = np.ascontiguousarray(plan.multipliers[name], dtype=np.float32)
@@ -44,13 +55,14 @@ def _stored(name: str, array: np.ndarray, kind: str, dtype: str,
 
 
 def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
-                 plan: Optional[Int8Plan] = None
+                 plan: Optional[Int8Plan] = None, int8_codes: Optional[Int8Codes] = None
                  ) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
     """(tensors in file order and storage type, aliases name -> owner) for
     float32 `weights` named as `expected_tensors(config, "fp32")` lists them
     (aliases left out); an int8 `plan` gives calibrated codes and the
-    smoothing vectors of a smoothed file. Raises UserError for a missing or
-    unexpected weight."""
+    smoothing vectors of a smoothed file, `int8_codes` the matrices int8
+    files store as given (ModelSpec.int8_codes; no smoothing). Raises
+    UserError for a missing or unexpected weight."""
     if dtype not in WEIGHT_DTYPES:
         raise UserError(f"unknown weight dtype {dtype!r} (known: {', '.join(WEIGHT_DTYPES)})")
     if plan is not None and dtype != "int8":
@@ -72,7 +84,7 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
             continue
         if name in tensors:
             continue  # an int8 scale or smoothing vector, stored with its matrix
-        tensors.update(_stored(name, weights[name], spec.kind, dtype, plan))
+        tensors.update(_stored(name, weights[name], spec.kind, dtype, plan, int8_codes or {}))
         if plan is not None and spec.projection and smooth_name(name) not in tensors:
             # a projection the calibration did not reach: no smoothing
             tensors[smooth_name(name)] = np.ones(spec.shape[1], np.float32)
@@ -81,8 +93,9 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
 
 def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None):
     """(ModelHeader, tensors, aliases) of `spec` stored as `dtype` (int8:
-    with a calibration `plan`, a smoothed file)."""
-    tensors, aliases = pack_tensors(spec.config, spec.weights, dtype, plan)
+    with a calibration `plan`, a smoothed file; matrices of spec.int8_codes
+    keep their codes)."""
+    tensors, aliases = pack_tensors(spec.config, spec.weights, dtype, plan, spec.int8_codes)
     header = ModelHeader(
         config=spec.config, special_tokens=spec.special_tokens,
         source_language=spec.source_language, target_language=spec.target_language,

@@ -1,7 +1,7 @@
 """Source `marian`: a Marian release folder, as OPUS-MT publishes them.
 
-Input: a folder with the model, `.npz` or Marian's binary `.bin` (float32;
-sources/marian_binary.py), its config as YAML in the entry
+Input: a folder with the model, `.npz` or Marian's binary `.bin` (float32
+or intgemm8; sources/marian_binary.py), its config as YAML in the entry
 `special:model.yml`, `decoder.yml` (which names the model and the two
 vocabularies, and holds the release's decoding options), the vocabularies
 (`.yml`: piece -> id, or `.spm`) and, for `.yml` vocabularies,
@@ -34,7 +34,10 @@ src/graph/node_initializers.cpp (v1.12):
   where it is silent); generated tokens stop at ceil(factor × source
   tokens with </s>), at most max-length (the position table's rows);
 - a lexical shortlist in the folder (lex*.bin, lex*.s2t) is only named in
-  a note: edgemt-convert --shortlist stores one (shortlist.py).
+  a note: edgemt-convert --shortlist stores one (shortlist.py);
+- intgemm8 items (Firefox's int8 models) give their codes' values as the
+  weights, and the codes themselves (ModelSpec.int8_codes), which an int8
+  file stores as they are: Marian's codes, scale 1/quantMult on every row.
 
 Name mapping (layer l = i + 1; Marian numbers layers from 1):
   {encoder,decoder}_l{l}_self_W{q,k,v}ᵀ / b{q,k,v}   -> self_attn.qkv
@@ -57,14 +60,15 @@ from .. import input_files
 from .. import limits
 from ..errors import UserError
 from ..families.transformer import TransformerConfig
-from ..model_spec import Decoding, ModelSpec, Provenance, SideTokenizer, SpecialTokens
+from ..model_spec import (MATRIX, Decoding, ModelSpec, Provenance, SideTokenizer,
+                          SpecialTokens, expected_tensors)
 from ..positions import marian as marian_positions
 from ..validate import first_line, validate_config
 from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, pieces_by_id,
                      read_sentencepiece, sha256_file)
 from .config_values import finite_number, flag, whole_number
 from .detect import detect, is_marian_binary_model, wrong_source
-from .marian_binary import load_marian_binary
+from .marian_binary import Intgemm8Item, read_marian_binary
 from .duplicate_keys import PlainLoader, SafeLoader
 
 NAME = "marian"
@@ -314,6 +318,32 @@ def convert_tensors(npz: Mapping[str, np.ndarray], config: Mapping, cfg: Transfo
     return out.result()
 
 
+def intgemm8_codes(items: Mapping[str, np.ndarray], quantized: Mapping[str, Intgemm8Item],
+                   config: Mapping, cfg: TransformerConfig,
+                   where: str) -> "Dict[str, Tuple[np.ndarray, np.ndarray]]":
+    """edgemt matrix name -> (codes int8 [out, in], scale float32 [out]) for
+    every matrix made only of intgemm8 items (`quantized`, of the model's
+    `items`): Marian's codes, and on each row the step 1/quantMult of the
+    item the row comes from (a fused matrix, such as qkv, has one per part).
+
+    convert_tensors only transposes, reshapes and concatenates, so it places
+    codes and steps exactly where it places the weights: it runs once on the
+    codes and once on each element's step (0 for a float item, so a matrix
+    with any float part keeps no codes)."""
+    def view(value) -> Dict[str, np.ndarray]:
+        return {name: value(quantized[name]) if name in quantized
+                else np.zeros(np.shape(array), np.float32) for name, array in items.items()}
+    codes = convert_tensors(view(lambda item: item.codes.astype(np.float32)), config, cfg, where)
+    steps = convert_tensors(view(lambda item: np.full(item.codes.shape, item.step, np.float32)),
+                            config, cfg, where)
+    specs = expected_tensors(cfg, "fp32")
+    kept = {}
+    for name, step in steps.items():
+        if specs[name].kind == MATRIX and (step > 0).all() and (step == step[:, :1]).all():
+            kept[name] = (codes[name].astype(np.int8), np.ascontiguousarray(step[:, 0]))
+    return kept
+
+
 def _put_dense(out: WeightAssembler, src: TensorSource, w: str, b: str, name: str,
                in_dim: int, out_dim: int) -> None:
     out.put(f"{name}.weight", src.take(w, (in_dim, out_dim)).T, w)
@@ -518,7 +548,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     if not isinstance(decoder, dict):
         raise UserError(f"{decoder_path}: expected a mapping")
     npz_path = _find_model(folder, decoder)
-    npz = load_marian_binary(npz_path) if npz_path.endswith(".bin") else _load_npz(npz_path)
+    npz, quantized = (read_marian_binary(npz_path) if npz_path.endswith(".bin")
+                      else (_load_npz(npz_path), {}))
     config = _model_yml(npz, npz_path)
     notes = []
     max_length = whole_number(decoder, "max-length", "decoder.yml", DEFAULT_MAX_LENGTH, low=1,
@@ -545,6 +576,7 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     shortlist_note = _shortlist_note(folder) if inputs.shortlist is None else None
     notes.extend([shortlist_note] if shortlist_note else [])
     weights = convert_tensors(npz, config, cfg, npz_path)
+    int8_codes = intgemm8_codes(npz, quantized, config, cfg, npz_path) if quantized else {}
     special = SpecialTokens(pad=target_vocab.eos, unk=target_vocab.unk, bos=target_vocab.eos,
                             eos=target_vocab.eos, decoder_start=target_vocab.eos)
     spec = ModelSpec(
@@ -558,5 +590,6 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
         source_pieces=source_vocab.pieces, source_unk_id=source_vocab.unk,
         source_eos_id=source_vocab.eos,
         target_tokenizer=SideTokenizer(target_vocab.spm, target_vocab.pieces),
-        decoding=decoding_defaults(decoder, target_vocab.unk, target_vocab.byte_control_ids))
+        decoding=decoding_defaults(decoder, target_vocab.unk, target_vocab.byte_control_ids),
+        int8_codes=int8_codes)
     return spec, notes

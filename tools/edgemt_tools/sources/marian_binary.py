@@ -15,13 +15,14 @@ reader allocate more than the file holds or read past it.
 Item types read: float32, float16 (as float32), int8 (the config item
 `special:model.yml`) and intgemm8 (Firefox Translations'
 `.intgemm.alphas.bin`, either fork's type code), read as the float32
-weights their codes stand for: the converter then writes them in the
---dtype asked for (int8: quantized again per row, not Marian's codes and
-scales as they are). The CPU-specific packed types (FBGEMM,
-intgemm8avx2, ...) are refused as such.
+weights their codes stand for and, by read_marian_binary, also as the
+codes and quantMult themselves (Intgemm8Item): an int8 file stores those
+codes as they are (sources/marian.py, intgemm8_codes). The CPU-specific
+packed types (FBGEMM, intgemm8avx2, ...) are refused as such.
 """
 
 import struct
+from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
 import numpy as np
@@ -100,12 +101,30 @@ def _names_and_shapes(reader: _Reader, headers) -> Tuple[List[str], List[Tuple[i
     return names, shapes
 
 
-def _dequantized(name: str, shape, block, where: str) -> np.ndarray:
-    """An intgemm8 item as the float32 weights its codes stand for, in
-    Marian's shape [R, C] (docs/marian-formats.md 1.3): the codes are Wᵀ
+@dataclass(frozen=True)
+class Intgemm8Item:
+    """An intgemm8 item's codes, in Marian's shape [R, C] as its float32
+    weights have it (transposed back from the stored Wᵀ), and its quantMult:
+    w = q * step, step = float32(1) / quantMult (docs/marian-formats.md 1.3)."""
+    codes: np.ndarray          # int8 [R, C], in [-127, 127]
+    quant_mult: np.float32
+
+    @property
+    def step(self) -> np.float32:
+        return np.float32(1) / self.quant_mult
+
+    def weights(self) -> np.ndarray:
+        """The float32 weights the codes stand for, as browsermt's loader
+        widens Wemb: q * (1 / qm), one float32 product per code."""
+        return self.codes.astype(np.float32) * self.step
+
+
+def _intgemm8(name: str, shape, block, where: str) -> Intgemm8Item:
+    """An intgemm8 item (docs/marian-formats.md 1.3): the codes are Wᵀ
     ([C][R], row-major; a `Wemb` item, which only browsermt's converter
-    quantizes, keeps [R][C]), then the float32 quantMult; w = q * (1 / qm),
-    as browsermt's loader widens Wemb."""
+    quantizes, keeps [R][C]), then the float32 quantMult. A code -128 is
+    refused: Marian's quantizer clamps to [-127, 127], and edgemt's int8
+    files keep these codes."""
     if len(shape) != 2:
         raise UserError(f"{where}: int8 item {name} has shape {list(shape)}, not a matrix")
     rows, cols = shape
@@ -117,15 +136,17 @@ def _dequantized(name: str, shape, block, where: str) -> np.ndarray:
     quant_mult = np.frombuffer(block, dtype="<f4", count=1, offset=count)[0]
     if not np.isfinite(quant_mult) or quant_mult <= 0:
         raise UserError(f"{where}: int8 item {name} has quantMult {quant_mult}")
-    step = np.float32(1) / np.float32(quant_mult)
+    if (codes == -128).any():
+        raise UserError(f"{where}: int8 item {name} holds the code -128, which Marian never "
+                        "writes (its codes lie in [-127, 127]): a damaged file?")
     if "Wemb" in name:
-        return codes.reshape(rows, cols).astype(np.float32) * step
-    return np.ascontiguousarray(codes.reshape(cols, rows).T).astype(np.float32) * step
+        stored = codes.reshape(rows, cols).copy()
+    else:
+        stored = np.ascontiguousarray(codes.reshape(cols, rows).T)
+    return Intgemm8Item(stored, np.float32(quant_mult))
 
 
 def _item(name: str, kind: int, shape, block: bytes, where: str) -> np.ndarray:
-    if kind in _INTGEMM8:
-        return _dequantized(name, shape, block, where)
     if kind in _REFUSED:
         raise UserError(f"{where}: item {name} is of type {_REFUSED[kind]}, a CPU-specific "
                         "packed layout; convert the model's float32 form")
@@ -142,10 +163,12 @@ def _item(name: str, kind: int, shape, block: bytes, where: str) -> np.ndarray:
     return array.astype(np.float32 if kind == FLOAT16 else dtype.newbyteorder("="))
 
 
-def load_marian_binary(path: str) -> Dict[str, np.ndarray]:
-    """{item name: array} of a Marian .bin model, as np.load gives a .npz's
-    (special:model.yml included, as its int8 bytes); UserError naming what is
-    wrong with a file edgemt cannot read."""
+def read_marian_binary(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, Intgemm8Item]]:
+    """({item name: array}, {name of an intgemm8 item: its codes}) of a
+    Marian .bin model: the arrays as np.load gives a .npz's (special:model.yml
+    included, as its int8 bytes; an intgemm8 item as the float32 weights its
+    codes stand for); UserError naming what is wrong with a file edgemt
+    cannot read."""
     if not input_files.regular_file(path, "Marian model"):
         raise UserError(f"Marian model not found: {path}")
     input_files.refuse_empty(path, "Marian model")
@@ -158,8 +181,17 @@ def load_marian_binary(path: str) -> Dict[str, np.ndarray]:
     headers = _headers(reader)
     names, shapes = _names_and_shapes(reader, headers)
     reader.take(reader.u64("the padding length"), "the padding")
-    items = {}
+    items, quantized = {}, {}
     for name, shape, (_, kind, _, data_length) in zip(names, shapes, headers):
         block = reader.take(data_length, f"the data of item {name}")
-        items[name] = _item(name, kind, shape, block, path)
-    return items
+        if kind in _INTGEMM8:
+            quantized[name] = _intgemm8(name, shape, block, path)
+            items[name] = quantized[name].weights()
+        else:
+            items[name] = _item(name, kind, shape, block, path)
+    return items, quantized
+
+
+def load_marian_binary(path: str) -> Dict[str, np.ndarray]:
+    """{item name: array} of a Marian .bin model (read_marian_binary's first half)."""
+    return read_marian_binary(path)[0]
