@@ -376,12 +376,14 @@ Status Translator::translate(const TokenSpan* sources, size_t count, const Decod
   bool wants_attention = false;
   for (size_t s = 0; s < count; ++s) {
     // floor(a·len + b) in double, as tools/edgemt_tools/SEARCH.md says
-    // (Marian: ceil, as it stops once the length reaches factor · len).
-    const double raw = static_cast<double>(options.max_len_a) *
-                           static_cast<double>(sources[s].length) +
-                       static_cast<double>(options.max_len_b);
-    const double wanted =
-        impl.model->decoding().rules == SearchRules::kMarian ? std::ceil(raw) : std::floor(raw);
+    // (Marian: ceil, as it stops once the length reaches factor · len, a
+    // product it takes in float32: 1.2f · 5 is 6, not 6.0000002).
+    const bool marian = impl.model->decoding().rules == SearchRules::kMarian;
+    const double product =
+        marian ? static_cast<double>(options.max_len_a * static_cast<float>(sources[s].length))
+               : static_cast<double>(options.max_len_a) * static_cast<double>(sources[s].length);
+    const double raw = product + static_cast<double>(options.max_len_b);
+    const double wanted = marian ? std::ceil(raw) : std::floor(raw);
     size_t max_len = impl.limits.max_target_len;
     if (wanted < static_cast<double>(max_len)) max_len = wanted < 1.0 ? 1 : static_cast<size_t>(wanted);
     if (results[s].tokens == nullptr || results[s].capacity < max_len) {

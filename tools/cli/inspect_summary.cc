@@ -186,8 +186,9 @@ void print_decoding_defaults(const Model& model, bool unabridged) {
               d.max_len_a == 0.0f
                   ? text_printf("%g tokens, whatever the source length",
                                 std::floor(static_cast<double>(d.max_len_b)))
-                  : text_printf("floor(%g * source tokens + %g)", static_cast<double>(d.max_len_a),
-                                static_cast<double>(d.max_len_b)));
+                  : text_printf("%s(%g * source tokens + %g)",
+                                d.rules == SearchRules::kMarian ? "ceil" : "floor",
+                                static_cast<double>(d.max_len_a), static_cast<double>(d.max_len_b)));
   std::vector<std::string> banned;
   for (size_t i = 0; i < d.banned_count; ++i) banned.push_back(std::to_string(d.banned_tokens[i]));
   print_field(2, "banned tokens", banned.empty() ? "none" : item_list(banned, unabridged, ""));

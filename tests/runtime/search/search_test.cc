@@ -181,8 +181,12 @@ Fixture make(const Variant& v, size_t threads,
 // floor(a·len + b) in double (Marian: ceil), at least 1, at most the limit.
 size_t max_len_for(size_t source_len, const DecodeOptions& options, size_t max_target_len,
                    SearchRules rules = SearchRules::kEdgemt) {
-  const double raw = static_cast<double>(options.max_len_a) * static_cast<double>(source_len) +
-                     static_cast<double>(options.max_len_b);
+  // Marian takes the product in float32 (1.2f · 5 = 6, in double 6.0000002).
+  const double product =
+      rules == SearchRules::kMarian
+          ? static_cast<double>(options.max_len_a * static_cast<float>(source_len))
+          : static_cast<double>(options.max_len_a) * static_cast<double>(source_len);
+  const double raw = product + static_cast<double>(options.max_len_b);
   const double wanted = rules == SearchRules::kMarian ? std::ceil(raw) : std::floor(raw);
   if (wanted >= static_cast<double>(max_target_len)) return max_target_len;
   return wanted < 1.0 ? 1 : static_cast<size_t>(wanted);
@@ -790,6 +794,28 @@ TEST_CASE("search: Marian max_len rounds a*len+b up") {
   }
   CHECK(tally.near_ties * 20 <= tally.compared);
   CHECK(above_floor > 0);
+}
+
+TEST_CASE("search: Marian's max_len takes factor x length in float32, as Marian") {
+  // A model that never ends (EOS far behind): every output is max_len long.
+  // 1.2 x 5 and 1.2 x 10 are 6 and 12 in float32 (Marian's
+  // beam_search.cpp), 6.0000002 and 12.0000005 in double (whose ceil, one
+  // token more, edgemt used to take).
+  const Variant v = {"post-norm relu f32 seed 7 eos never", NormPlacement::kPostNorm,
+                     Activation::kRelu, DType::kF32, 7, -100.0f, 0.0f};
+  Fixture f = make(v, 1, SearchRules::kMarian);
+  const std::vector<std::vector<int32_t>> sources = {{5, 17, 9, 30, 3},
+                                                     {11, 12, 13, 14, 15, 16, 17, 18, 19, 3}};
+  for (size_t beam : {size_t{1}, size_t{2}}) {
+    CAPTURE(beam);
+    DecodeOptions options;
+    options.beam_size = beam;
+    options.max_len_a = 1.2f;
+    options.max_len_b = 0.0f;
+    const Run run = translate(f.translator.get(), sources, options);
+    CHECK(run.tokens[0].size() == 6);
+    CHECK(run.tokens[1].size() == 12);
+  }
 }
 
 TEST_CASE("search: banned tokens are the file's list: bos is emitted under Marian-like, "
