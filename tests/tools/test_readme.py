@@ -109,7 +109,8 @@ COMMANDS = {
     "--dtype int8 -o rnn.emt": run("wrote rnn.emt"),
     "edgemt-convert --help": run("--from"),
     "edgemt translate -m en-de.emt -i input.en": run("\n"),
-    "edgemt-convert firefox-en-de --src-lang en --tgt-lang de -o en-de.emt":
+    "edgemt-convert firefox-en-de --src-lang en --tgt-lang de "
+    "--shortlist firefox-en-de/lex.50.50.ende.s2t.bin -o en-de.emt":
         custom("check_firefox_folder", "a Firefox download folder: made from the SSRU fixture"),
     "edgemt-convert Helsinki-NLP/opus-mt-en-de --dtype int8 -o en-de.emt":
         custom("check_hub_conversion", "downloads from the Hub: run offline from a Hub-layout "
@@ -337,11 +338,13 @@ class ReadmeTest(unittest.TestCase):
                                  ("lex.bin", "lex.50.50.ende.s2t.bin"),
                                  ("vocab.spm", "vocab.ende.spm")):
                 shutil.copyfile(os.path.join(fixture, name), os.path.join(folder, target))
-            command = "edgemt-convert firefox-en-de --src-lang en --tgt-lang de -o en-de.emt"
+            command = ("edgemt-convert firefox-en-de --src-lang en --tgt-lang de "
+                       "--shortlist firefox-en-de/lex.50.50.ende.s2t.bin -o en-de.emt")
             result = subprocess.run(["bash", "-c", command], cwd=scratch, env=self.env(scratch),
                                     capture_output=True, text=True, timeout=600)
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn("wrote en-de.emt", result.stdout)
+            self.assertIn("shortlist of", result.stdout)
 
     def check_pip_install(self):
         pyproject = os.path.join(ROOT, "pyproject.toml")

@@ -4,7 +4,7 @@ line-by-line comparison of edgemt's outputs with Marian's.
 Run with the Python of the pymarian venv (Marian v1.12.42, the library
 inside the pymarian wheel).
 
-  marian  --folder F --source S --work W [--factor 1.25] [--rounds 2]
+  marian  --folder F --source S --work W [--factor 1.2] [--rounds 2]
       Translates the lines of S (raw text) with pymarian.Translator, greedy,
       --mini-batch 1 --maxi-batch 1, 1 thread, once over the whole
       vocabulary and once with `--shortlist F/lex.bin 0`. Marian reads
@@ -30,8 +30,8 @@ sentence's). So n = the smallest n >= 1 with float32(n) >=
 float32(factor) * float32(source tokens + 1) (marian_length below). For a
 factor that is not a binary fraction this is not ceil of the exact product:
 with 1.2, float32(1.2) * 5 rounds to 6.0, and Marian stops at 6 where
-ceil(1.2000000476837158 * 5) = 7. The default factor 1.25 is exact, so both
-readings agree.
+ceil(1.2000000476837158 * 5) = 7 (edgemt took the product in double until
+it learnt this; it now does as Marian).
 """
 
 import argparse
@@ -182,7 +182,7 @@ def main() -> int:
     m.add_argument("--folder", required=True)
     m.add_argument("--source", required=True)
     m.add_argument("--work", required=True)
-    m.add_argument("--factor", type=float, default=1.25)
+    m.add_argument("--factor", type=float, default=1.2)
     m.add_argument("--rounds", type=int, default=2)
     c = sub.add_parser("compare")
     c.add_argument("--folder", required=True)
