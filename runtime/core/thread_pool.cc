@@ -8,6 +8,16 @@
 
 namespace edgemt {
 
+// The CPU the calling thread runs on, or -1 where the platform cannot say
+// (WebAssembly: one thread, no pool ever made there).
+static int current_cpu() {
+#if defined(__EMSCRIPTEN__)
+  return -1;
+#else
+  return sched_getcpu();
+#endif
+}
+
 namespace {
 
 // Tells the core this is a spin-wait (x86 PAUSE, Arm YIELD): cheaper for a
@@ -110,7 +120,7 @@ void ThreadPool::worker_loop(size_t slot) {
         word = claim_.load(std::memory_order_acquire);
         if (generation_of(word) != seen) break;
         if (spins % kSpinsPerCheck == 1 &&
-            sched_getcpu() == caller_cpu_.load(std::memory_order_relaxed)) {
+            current_cpu() == caller_cpu_.load(std::memory_order_relaxed)) {
           break;
         }
         if (spins % kSpinsPerCheck == 0) {
@@ -168,7 +178,7 @@ void ThreadPool::run(size_t chunks, ThreadPoolTask task, void* context,
     for (size_t c = 0; c < chunks; ++c) task(context, c, 0);
     return;
   }
-  caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+  caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
   const int64_t start = now_ns();
   if (start < solo_until_ns_) {  // backing off after a stall: run alone
     for (size_t c = 0; c < chunks; ++c) task(context, c, 0);
@@ -234,7 +244,7 @@ void ThreadPool::wake_for(size_t estimated_nanoseconds) {
   if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
   if (now_ns() < solo_until_ns_) return;
   if (wake_cost_ != 0.0 && alone_cost_ != 0.0 && wake_cost_ > alone_cost_) return;
-  caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+  caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
   // An empty job: a new generation with no chunks. Woken workers find
   // nothing to claim and spin for the next job (worker_loop).
   uint64_t generation = (generation_of(claim_.load(std::memory_order_relaxed)) + 1) & 0xFFFFFFFFu;

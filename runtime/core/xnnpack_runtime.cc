@@ -1,6 +1,8 @@
 #include "core/xnnpack_runtime.h"
 
+#if EDGEMT_WITH_XNNPACK
 #include <xnnpack.h>
+#endif
 
 #include <atomic>
 #include <cstdlib>
@@ -9,6 +11,13 @@
 #include "core/prefaulted_memory.h"
 
 namespace edgemt {
+
+#if !EDGEMT_WITH_XNNPACK
+// A build without XNNPACK (WebAssembly: platforms/wasm): nothing to set up,
+// nothing ever allocated by it.
+Status ensure_xnnpack_initialized() { return Status::ok(); }
+uint64_t xnnpack_allocation_count() { return 0; }
+#else
 namespace {
 
 // Constant-initialized (no global constructors): atomics with constexpr
@@ -56,5 +65,6 @@ Status ensure_xnnpack_initialized() {
 }
 
 uint64_t xnnpack_allocation_count() { return g_allocations.load(std::memory_order_relaxed); }
+#endif  // EDGEMT_WITH_XNNPACK
 
 }  // namespace edgemt

@@ -71,8 +71,8 @@ GemmKernel fast_gemm_kernel() {
   const CpuFeatures& cpu = cpu_features();
   if (cpu.avx512) return gemm_avx512;
   return cpu.avx2 && cpu.fma ? gemm_avx2 : nullptr;
-#elif defined(__aarch64__)
-  return gemm_portable;
+#elif defined(__aarch64__) || !EDGEMT_WITH_XNNPACK
+  return gemm_portable;  // a build without XNNPACK (WebAssembly) has no other
 #else
   return nullptr;
 #endif
@@ -88,7 +88,9 @@ const char* fast_gemm_kernel_name() {
 }
 
 bool replaces_xnnpack() {
-#if defined(__x86_64__)
+#if !EDGEMT_WITH_XNNPACK
+  return true;  // nothing to replace: every f32 matrix is on the own GEMM
+#elif defined(__x86_64__)
   return fast_gemm_kernel() != nullptr;
 #else
   return false;

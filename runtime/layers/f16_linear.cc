@@ -1,6 +1,8 @@
 #include "layers/f16_linear.h"
 
+#if EDGEMT_WITH_XNNPACK
 #include <xnnpack.h>
+#endif
 
 #include <atomic>
 #include <limits>
@@ -12,6 +14,26 @@
 
 namespace edgemt {
 
+#if !EDGEMT_WITH_XNNPACK
+// A build without XNNPACK (WebAssembly) has no f16 GEMM: f16 files are
+// widened to f32 at load, as on CPUs without fp16 arithmetic
+// (models/matrix_loader.cc never asks for one there).
+F16Linear::~F16Linear() = default;
+void F16Linear::reset() { blocks_ = ColumnBlocks(); }
+F16Linear::F16Linear(F16Linear&& other) noexcept { *this = std::move(other); }
+F16Linear& F16Linear::operator=(F16Linear&& other) noexcept {
+  blocks_ = std::exchange(other.blocks_, ColumnBlocks());
+  in_ = other.in_;
+  out_ = other.out_;
+  return *this;
+}
+Status F16Linear::create(const uint16_t*, const float*, size_t, size_t, bool, size_t) {
+  return Status::error(StatusCode::kUnsupported, "this build has no f16 GEMM");
+}
+Status F16Linear::run(const float*, size_t, float*, const Parallel&, const LinearScratch&) const {
+  return Status::error(StatusCode::kFailedPrecondition, "this build has no f16 GEMM");
+}
+#else
 F16Linear::~F16Linear() { reset(); }
 
 void F16Linear::reset() {
@@ -142,5 +164,6 @@ Status F16Linear::run(const float* x, size_t rows, float* y, const Parallel& par
   }
   return Status::ok();
 }
+#endif  // EDGEMT_WITH_XNNPACK
 
 }  // namespace edgemt

@@ -1,6 +1,8 @@
 #include "layers/linear.h"
 
+#if EDGEMT_WITH_XNNPACK
 #include <xnnpack.h>
+#endif
 
 #include <atomic>
 #include <limits>
@@ -12,7 +14,9 @@ Linear::~Linear() { reset(); }
 
 void Linear::reset() {
   for (xnn_operator*& op : ops_) {
+#if EDGEMT_WITH_XNNPACK
     if (op != nullptr) (void)xnn_delete_operator(op);
+#endif
     op = nullptr;
   }
   blocks_ = ColumnBlocks();
@@ -56,6 +60,11 @@ size_t Linear::packed_bytes() const {
 
 Status Linear::create(const float* weight, const float* bias, size_t in_features,
                       size_t out_features, bool relu, size_t threads) {
+#if !EDGEMT_WITH_XNNPACK
+  // No XNNPACK in this build (WebAssembly): the own f32 GEMM, XNNPACK's bits.
+  (void)threads;
+  return create_packed_f32(weight, bias, in_features, out_features, relu);
+#else
   const float output_min = relu ? 0.0f : -std::numeric_limits<float>::infinity();
   const float output_max = std::numeric_limits<float>::infinity();
   const ColumnBlocks blocks =
@@ -85,6 +94,7 @@ Status Linear::create(const float* weight, const float* bias, size_t in_features
   in_ = in_features;
   out_ = out_features;
   return Status::ok();
+#endif  // EDGEMT_WITH_XNNPACK
 }
 
 Status Linear::create_f16(const uint16_t* weight, const float* bias, size_t in_features,
@@ -136,6 +146,7 @@ Status Linear::create_int8(const int8_t* weight, const float* scale, const float
   return Status::ok();
 }
 
+#if EDGEMT_WITH_XNNPACK
 namespace {
 
 // One column block of an f32 GEMM: y[:, start:end] = x · W[start:end]ᵀ + b.
@@ -145,6 +156,7 @@ xnn_status run_block(xnn_operator_t op, size_t rows, const float* x, float* y) {
 }
 
 }  // namespace
+#endif  // EDGEMT_WITH_XNNPACK
 
 Status Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel,
                    const LinearScratch* scratch) const {
@@ -165,6 +177,9 @@ Status Linear::run(const float* x, size_t rows, float* y, const Parallel& parall
     packed_f32_.run(x, rows, y, parallel);
     return Status::ok();
   }
+#if !EDGEMT_WITH_XNNPACK
+  return Status::error(StatusCode::kFailedPrecondition, "Linear run before create");
+#else
   xnn_status status = xnn_status_success;
   const size_t gemm_nanoseconds = xnnpack_gemm_nanoseconds(rows, in_, out_);
   if (blocks_.count > 1 && parallel.worth(gemm_nanoseconds)) {
@@ -194,6 +209,7 @@ Status Linear::run(const float* x, size_t rows, float* y, const Parallel& parall
                          "XNNPACK fully_connected run failed (status %d)", static_cast<int>(status));
   }
   return Status::ok();
+#endif  // EDGEMT_WITH_XNNPACK
 }
 
 }  // namespace edgemt
