@@ -23,6 +23,7 @@ command -v emcc > /dev/null || need+=(emscripten)
 command -v node > /dev/null || need+=(nodejs)
 command -v flatc > /dev/null || need+=(flatbuffers-compiler)
 [ -f /usr/include/flatbuffers/flatbuffers.h ] || need+=(libflatbuffers-dev)
+[ -f /usr/include/doctest/doctest.h ] || need+=(doctest-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "wasm build: installing ${need[*]}" >&2
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
@@ -46,16 +47,18 @@ if [ ! -f "$DEPS/lib/libsentencepiece.a" ]; then
   cp "$BUILD/sentencepiece/src/libsentencepiece.a" "$DEPS/lib/"
   cp "$SRC/sentencepiece/src/sentencepiece_processor.h" "$DEPS/include/"
 fi
-rm -rf "$DEPS/include/flatbuffers"
+rm -rf "$DEPS/include/flatbuffers" "$DEPS/include/doctest"
 cp -r /usr/include/flatbuffers "$DEPS/include/flatbuffers"
+cp -r /usr/include/doctest "$DEPS/include/doctest"  # the kernel tests'
 
 emcmake cmake -S "$REPO" -B "$BUILD/edgemt" -DCMAKE_BUILD_TYPE=Release \
   -DEDGEMT_WASM_DEPS="$DEPS" -DEDGEMT_BUILD_TESTS=OFF -DEDGEMT_BUILD_TOOLS=OFF \
   -DEDGEMT_BUILD_EXAMPLES=OFF -DEDGEMT_BUILD_SHARED=OFF -DEDGEMT_INSTALL=OFF \
   -DCMAKE_CXX_FLAGS="-msimd128" -DCMAKE_C_FLAGS="-msimd128" > "$BUILD/configure.log"
-cmake --build "$BUILD/edgemt" -j"$(nproc)" --target edgemt_wasm
+cmake --build "$BUILD/edgemt" -j"$(nproc)" --target edgemt_wasm edgemt_wasm_kernel_tests
 mkdir -p "$HERE/dist"
 cp "$BUILD/edgemt/platforms/wasm/edgemt-module.mjs" "$BUILD/edgemt/platforms/wasm/edgemt-module.wasm" \
+  "$BUILD/edgemt/platforms/wasm/edgemt-kernel-tests.js" "$BUILD/edgemt/platforms/wasm/edgemt-kernel-tests.wasm" \
   "$HERE/dist/"
 wasm="$HERE/dist/edgemt-module.wasm"
 echo "built $wasm: $(stat -c %s "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) gzipped"

@@ -248,6 +248,9 @@ size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
   if (cpu.neon_dotprod) all[count++] = {gemm_neon_dotprod, "neon-dotprod", quantize_rows, 32};
   if (cpu.neon) all[count++] = {gemm_neon, "neon", quantize_rows, 12};
 #endif
+#if defined(__wasm_simd128__)
+  all[count++] = {gemm_wasm_simd, "wasm-simd128", quantize_rows, 16};
+#endif
   (void)cpu;
   all[count++] = {gemm_portable, "portable", quantize_rows, 6};
   const size_t written = count < capacity ? count : capacity;

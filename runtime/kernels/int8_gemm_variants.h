@@ -75,6 +75,9 @@ void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_st
 void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stride,
                         int32_t limit, const float* multiplier, int8_t* xq, float* scale);
 #endif
+#if defined(__wasm_simd128__)
+void gemm_wasm_simd(const GemmArgs& args, size_t first_block, size_t block_count);
+#endif
 #if defined(__aarch64__)
 void gemm_neon(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_neon_dotprod(const GemmArgs& args, size_t first_block, size_t block_count);
