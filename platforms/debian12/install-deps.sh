@@ -22,6 +22,8 @@ packages=(
   libopenblas0-openmp                        # an optimized BLAS for PyTorch: Debian's torch links
                                              # libblas.so.3, the reference BLAS unless this is
                                              # installed (~5x slower; edgemt-compare needs it)
+  emscripten nodejs chromium                 # the WebAssembly build, its tests under Node.js and
+                                             # the demo page in headless Chromium (ctest label wasm)
 )
 
 missing=()

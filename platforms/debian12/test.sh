@@ -6,7 +6,8 @@
 # checkpoint, Multi30k) carry the label 'checkpoint' and report SKIPPED when
 # it is absent. The native run includes the install tests (label install:
 # cmake --install, consumers through find_package and pkg-config, edgemt as a
-# subproject), the embedded C example and the CLI smoke.
+# subproject), the embedded C example, the CLI smoke and the WebAssembly
+# build with its tests under Node.js and headless Chromium (label wasm).
 #
 # The extended tier (the aarch64 cross build under qemu, ASan+UBSan, fuzzing,
 # ThreadSanitizer) is platforms/debian12/test-extended.sh; .ci/run runs both.
