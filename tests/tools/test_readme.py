@@ -123,6 +123,13 @@ COMMANDS = {
         custom("check_release_preset", "a full build"),
     "cmake --install build --prefix /opt/edgemt":
         custom("check_install_tests", "writes to /opt; the install tests install and use a build"),
+    # In the browser and Node.js
+    "bash platforms/wasm/build.sh":
+        scripts("platforms/wasm/build.sh", why="installs packages and builds the WebAssembly module "
+                "(ctest wasm.build runs it)"),
+    f"node platforms/wasm/translate.mjs -m {MODEL} < input.en > output.de":
+        custom("check_wasm_translate", "needs the WebAssembly build: run as written when it is "
+               "there (ctest wasm.node_outputs holds it to the CLI on 1,000 lines)"),
     # Tests
     f"bash {DEBIAN}test.sh": custom("check_quick_tier", "the whole quick tier"),
     f"bash {DEBIAN}test-extended.sh": custom("check_extended_tier", "the whole extended tier"),
@@ -356,6 +363,18 @@ class ReadmeTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, "python3 -m venv needs the venv and ensurepip modules")
         # tools.python.pip_package runs the install itself, into a fresh venv.
         self.assertIn("tools.python.pip_package", self.ctest_listing("-R", "pip_package"))
+
+    def check_wasm_translate(self):
+        """The command as written, with the scratch folder's platforms/ the
+        checkout's; skipped without node or platforms/wasm/dist."""
+        wasm = os.path.join(ROOT, "platforms", "wasm", "dist", "edgemt-module.wasm")
+        if shutil.which("node") is None or not os.path.isfile(wasm):
+            self.skipTest("no node or no WebAssembly build (bash platforms/wasm/build.sh)")
+        command = f"node platforms/wasm/translate.mjs -m {MODEL} < input.en > output.de"
+        with tempfile.TemporaryDirectory() as scratch:
+            self.make_scratch(scratch)
+            os.symlink(os.path.join(ROOT, "platforms"), os.path.join(scratch, "platforms"))
+            self.run_command(command, run("Ein Mann fährt auf einem Fahrrad.", file="output.de"), scratch)
 
     def check_release_preset(self):
         with open(os.path.join(ROOT, "CMakePresets.json"), encoding="utf-8") as f:
