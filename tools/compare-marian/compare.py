@@ -5,14 +5,32 @@ Run with the Python of a venv holding pymarian (tools/compare-marian/run.sh
 makes one): it times pymarian.Translator (Marian v1.12.42, the library
 inside the pymarian wheel) and the edgemt CLI on the same lines, greedy,
 batch 1 and batch 32, fp32 (Marian: model.npz; edgemt: its fp32
-conversion) and int8 (Marian: marian-conv's intgemm8 .bin; edgemt: its int8
-conversion of the same float model, uncalibrated), and prints sentences/s,
-words/s (target words, whitespace-split, of edgemt's output) and the ratio
-edgemt / Marian, with the cpu family. Each cell is the best of --rounds
-alternating runs. Outputs are compared too (lines identical).
+conversion) and int8 (Marian: marian-conv's intgemm8 .bin, chosen by its
+item types: the translator has no --gemm-type intgemm8; edgemt: its int8
+conversion of that same .bin, which keeps Marian's int8 codes), and prints
+sentences/s, source words/s (whitespace words of the input, the same for
+both engines) and edgemt's output words/s, the ratio edgemt / Marian, the
+lines the two engines translate identically, and the cpu family. Each cell
+is the best of --rounds alternating runs. Marian's time is its translate()
+call (model loaded, warmed up); edgemt's is the whole `edgemt translate`
+process (start and model load included: printed apart, from an empty input).
 
-    compare.py --folder FOLDER --source FILE --cli build/edgemt --work DIR
+    compare.py --folder FOLDER --source FILE --cli build/edgemt --convert
+               tools/edgemt-convert --work DIR [--shortlist lex.bin]
+               [--max-length-factor F] [--sort-by-length] [--bergamot]
 FOLDER holds model.npz, model.intgemm8.bin (optional) and vocab.spm.
+--shortlist: both engines use marian-conv's binary shortlist (Marian
+`--shortlist FILE 0`, edgemt a file converted with `--shortlist FILE`).
+--max-length-factor: Marian's, and edgemt's --max-len-a F --max-len-b 0
+(a model with random weights never ends a sentence: this sets its length).
+--sort-by-length: the lines ordered by their number of pieces (stable), for
+both engines. Marian stops a batch at factor x its longest source, edgemt
+each sentence at its own limit; sentences that never end (random weights)
+would make Marian's batch-32 outputs longer than edgemt's (more work, and
+lines that differ) unless a batch's sources have one length (Bergamot's
+figure sorts too: --maxi-batch 100 --maxi-batch-sort src).
+--bergamot: Bergamot's published figure for its es-en tiny11 student
+(BERGAMOT) beside edgemt's batch-32 figures.
 """
 
 import argparse
@@ -23,34 +41,53 @@ import subprocess
 import sys
 import time
 
+# browsermt/students esen/README.md ("Students", Spanish-English): student
+# tiny11 on newstest2013, "3,000 sentences (ca. 62k Spanish tokens and 56k
+# English tokens)", marian-dev (intgemm-reintegrated-computestats branch),
+# Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz (avx512vnni), single thread,
+# mini-batch 32, beam size 1, lexical shortlist (speed.cpu*.sh: --maxi-batch
+# 100 --maxi-batch-sort src, --shortlist lex.s2t.gz 50 50)
+BERGAMOT_SENTENCES = 3000
+BERGAMOT_SOURCE_TOKENS = 62000
+BERGAMOT_SECONDS = {"fp32": 25.0, "intgemm8": 17.0, "intgemm8 + alphas": 16.0}
+# edgemt's cell -> the Bergamot figure of the same kind (Marian's intgemm8
+# .bin without alphas is what compare.py measures as int8)
+BERGAMOT_PEER = {"fp32": "fp32", "int8": "intgemm8"}
 
-def cpu_family() -> str:
+
+def cpuinfo(key: str) -> str:
+    """The first `key : value` of /proc/cpuinfo ("" when none)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
             for line in handle:
-                if line.startswith("cpu family"):
-                    return line.split(":", 1)[1].strip()
+                name, _, value = line.partition(":")
+                if name.strip() == key:
+                    return value.strip()
     except OSError:
         pass
-    return "unknown"
+    return ""
 
 
 def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+    return cpuinfo("model name") or platform.processor() or "unknown"
 
 
-def marian_run(model: str, vocab: str, lines, batch: int):
+def cpu_family() -> str:
+    """'cpu family F model M', as docs/performance.md names machines."""
+    family, model = cpuinfo("cpu family"), cpuinfo("model")
+    return f"cpu family {family or 'unknown'}" + (f" model {model}" if model else "")
+
+
+def marian_run(args, model: str, lines, batch: int):
     """(seconds translating, outputs) of pymarian.Translator, 1 thread."""
     import pymarian  # the venv's; imported here so --help needs nothing
+    vocab = os.path.join(args.folder, "vocab.spm")
     options = (f"-m {model} -v {vocab} {vocab} --cpu-threads 1 --mini-batch {batch} "
                f"--maxi-batch 1 --workspace 256 --quiet --quiet-translation --beam-size 1")
+    if args.shortlist:
+        options += f" --shortlist {args.shortlist} 0"
+    if args.max_length_factor:
+        options += f" --max-length-factor {args.max_length_factor}"
     translator = pymarian.Translator(options)
     translator.translate(lines[:4])  # warm up
     start = time.perf_counter()
@@ -58,33 +95,82 @@ def marian_run(model: str, vocab: str, lines, batch: int):
     return time.perf_counter() - start, outputs
 
 
-def edgemt_run(cli: str, model: str, source: str, batch: int):
+def edgemt_run(args, model: str, source: str, batch: int):
     """(seconds of the whole `edgemt translate` process, outputs)."""
+    command = [args.cli, "translate", "-m", model, "-i", source, "--beam", "1", "--batch",
+               str(batch), "--threads", "1", "--no-split-sentences", "--length-penalty", "0",
+               "--no-progress"]
+    if args.max_length_factor:
+        command += ["--max-len-a", str(args.max_length_factor), "--max-len-b", "0"]
     start = time.perf_counter()
-    result = subprocess.run([cli, "translate", "-m", model, "-i", source, "--beam", "1",
-                             "--batch", str(batch), "--threads", "1", "--no-split-sentences",
-                             "--length-penalty", "0"],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
     return time.perf_counter() - start, result.stdout.split("\n")[:-1]
 
 
-def convert(args, dtype: str) -> str:
-    folder = os.path.join(args.work, "folder")
-    if not os.path.isdir(folder):
-        os.makedirs(folder)
-        shutil.copyfile(os.path.join(args.folder, "model.npz"), os.path.join(folder, "model.npz"))
-        shutil.copyfile(os.path.join(args.folder, "vocab.spm"), os.path.join(folder, "vocab.spm"))
-        with open(os.path.join(folder, "decoder.yml"), "w", encoding="utf-8") as handle:
-            handle.write("models:\n  - model.npz\nvocabs:\n  - vocab.spm\n  - vocab.spm\n")
+def convert(args, dtype: str, model: str) -> str:
+    """edgemt's file of FOLDER/model (a folder of its own, whose decoder.yml
+    names it), with the shortlist when given; int8 uncalibrated (an
+    intgemm8 .bin keeps Marian's codes: only its float32 matrices, Wemb in
+    upstream marian-conv's files, are rounded)."""
+    folder = os.path.join(args.work, f"folder.{dtype}")
+    os.makedirs(folder, exist_ok=True)
+    for name in (model, "vocab.spm"):
+        shutil.copyfile(os.path.join(args.folder, name), os.path.join(folder, name))
+    with open(os.path.join(folder, "decoder.yml"), "w", encoding="utf-8") as handle:
+        handle.write(f"models:\n  - {model}\nvocabs:\n  - vocab.spm\n  - vocab.spm\n")
     output = os.path.join(args.work, f"model.{dtype}.emt")
     extra = ["--no-calibration"] if dtype == "int8" else []
+    if args.shortlist:
+        extra += ["--shortlist", args.shortlist]
     subprocess.run(["/usr/bin/python3", args.convert, "--checkpoint", folder, "--src-lang", "en",
                     "--tgt-lang", "de", "--dtype", dtype, *extra, "-o", output],
                    check=True, capture_output=True)
     return output
 
 
+def read_lines(args) -> list:
+    with open(args.source, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")[:args.lines]
+    if args.sort_by_length:
+        import sentencepiece as spm
+        sp = spm.SentencePieceProcessor(model_file=os.path.join(args.folder, "vocab.spm"))
+        lines.sort(key=lambda line: len(sp.encode(line)))
+    return lines
+
+
+def words(lines) -> int:
+    return sum(len(line.split()) for line in lines)
+
+
+def bergamot_lines(best: dict, lines) -> list:
+    """Bergamot's published figure and edgemt's batch-32 ones, per second."""
+    per_sentence = BERGAMOT_SOURCE_TOKENS / BERGAMOT_SENTENCES
+    out = [f"Bergamot (published, browsermt/students esen/README.md): es-en student tiny11, "
+           f"newstest2013, {BERGAMOT_SENTENCES} sentences, ca. {BERGAMOT_SOURCE_TOKENS:,} "
+           f"Spanish tokens ({per_sentence:.1f} per sentence), 1 thread of an Intel Xeon "
+           f"Gold 6248 (avx512vnni), batch 32 greedy, sorted, shortlist 50 50:"]
+    out += [f"  {name:<18} {seconds:4.0f} s  {BERGAMOT_SENTENCES / seconds:7.1f} sent/s "
+            f"{bergamot_rate(name):7.0f} source tokens/s"
+            for name, seconds in BERGAMOT_SECONDS.items()]
+    out.append(f"edgemt here, batch 32 ({cpu_name()}; {len(lines)} lines of "
+               f"{words(lines) / len(lines):.1f} source words each, not newstest2013's "
+               f"{per_sentence:.1f}: per sentence not comparable, words/s closer):")
+    for (dtype, batch), seconds in best.items():
+        if batch == 32:
+            peer = BERGAMOT_PEER[dtype]
+            rate = words(lines) / seconds
+            out.append(f"  {dtype:<18} {seconds:4.1f} s  {len(lines) / seconds:7.1f} sent/s "
+                       f"{rate:7.0f} source words/s = {rate / bergamot_rate(peer):.2f}x "
+                       f"Bergamot's {peer} source tokens/s (other machine, other text)")
+    return out
+
+
+def bergamot_rate(name: str) -> float:
+    return BERGAMOT_SOURCE_TOKENS / BERGAMOT_SECONDS[name]
+
+
 def main() -> int:
+    started = time.perf_counter()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", required=True)
     parser.add_argument("--source", required=True)
@@ -93,35 +179,62 @@ def main() -> int:
     parser.add_argument("--work", required=True)
     parser.add_argument("--lines", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--shortlist", help="marian-conv's binary shortlist, for both")
+    parser.add_argument("--max-length-factor", type=float)
+    parser.add_argument("--sort-by-length", action="store_true")
+    parser.add_argument("--bergamot", action="store_true")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    with open(args.source, encoding="utf-8") as handle:
-        lines = handle.read().split("\n")[:args.lines]
+    lines = read_lines(args)
     source = os.path.join(args.work, "source.txt")
     with open(source, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
-    vocab = os.path.join(args.folder, "vocab.spm")
-    cells = [("fp32", os.path.join(args.folder, "model.npz"), convert(args, "fp32"))]
-    intgemm = os.path.join(args.folder, "model.intgemm8.bin")
-    if os.path.isfile(intgemm):
-        cells.append(("int8", intgemm, convert(args, "int8")))
-    print(f"edgemt vs Marian (pymarian), 1 thread, greedy, {len(lines)} lines; "
-          f"cpu family {cpu_family()} ({cpu_name()})")
-    print(f"{'cell':<16}{'Marian sent/s':>14}{'edgemt sent/s':>15}{'edgemt words/s':>16}"
-          f"{'ratio':>8}{'identical':>11}")
+    cells = [("fp32", os.path.join(args.folder, "model.npz"), convert(args, "fp32", "model.npz"))]
+    if os.path.isfile(os.path.join(args.folder, "model.intgemm8.bin")):
+        cells.append(("int8", os.path.join(args.folder, "model.intgemm8.bin"),
+                      convert(args, "int8", "model.intgemm8.bin")))
+    empty = os.path.join(args.work, "empty.txt")
+    open(empty, "w", encoding="utf-8").close()
+    startup = min(edgemt_run(args, cells[0][2], empty, 1)[0] for _ in range(3))
+    settings = [f"{len(lines)} lines ({words(lines)} source words)"]
+    if args.sort_by_length:
+        settings.append("sorted by length")
+    if args.shortlist:
+        settings.append(f"shortlist {os.path.basename(args.shortlist)}")
+    if args.max_length_factor:
+        settings.append(f"max-length-factor {args.max_length_factor}")
+    print(f"edgemt vs Marian (pymarian), 1 thread, greedy, {', '.join(settings)}; "
+          f"{cpu_family()} ({cpu_name()})")
+    print(f"{'cell':<15}{'Marian':>8}{'edgemt':>8}{'Marian':>9}{'edgemt':>9}{'edgemt':>9}"
+          f"{'edgemt/':>9}{'identical':>11}")
+    print(f"{'':<15}{'sent/s':>8}{'sent/s':>8}{'src w/s':>9}{'src w/s':>9}{'out w/s':>9}"
+          f"{'Marian':>9}{'lines':>11}")
+    best, notes = {}, []
     for dtype, marian_model, edgemt_model in cells:
         for batch in (1, 32):
             best_marian = best_edgemt = float("inf")
             for _ in range(args.rounds):
-                seconds, marian_out = marian_run(marian_model, vocab, lines, batch)
+                seconds, marian_out = marian_run(args, marian_model, lines, batch)
                 best_marian = min(best_marian, seconds)
-                seconds, edgemt_out = edgemt_run(args.cli, edgemt_model, source, batch)
+                seconds, edgemt_out = edgemt_run(args, edgemt_model, source, batch)
                 best_edgemt = min(best_edgemt, seconds)
-            words = sum(len(line.split()) for line in edgemt_out)
+            best[dtype, batch] = best_edgemt
             same = sum(a == b for a, b in zip(marian_out, edgemt_out))
-            print(f"{dtype + ' batch ' + str(batch):<16}{len(lines) / best_marian:>14.1f}"
-                  f"{len(lines) / best_edgemt:>15.1f}{words / best_edgemt:>16.0f}"
-                  f"{best_marian / best_edgemt:>7.2f}x{same:>7}/{len(lines)}")
+            print(f"{dtype + ' batch ' + str(batch):<15}{len(lines) / best_marian:>8.1f}"
+                  f"{len(lines) / best_edgemt:>8.1f}{words(lines) / best_marian:>9.0f}"
+                  f"{words(lines) / best_edgemt:>9.0f}{words(edgemt_out) / best_edgemt:>9.0f}"
+                  f"{best_marian / best_edgemt:>8.2f}x{same:>6}/{len(lines)}")
+            starts = sum(a != b and a.startswith(b) for a, b in zip(marian_out, edgemt_out))
+            notes.append(f"  {dtype} batch {batch}: {words(marian_out)} / {words(edgemt_out)}"
+                         + (f"; {starts} more lines where edgemt's is the start of Marian's "
+                            "(Marian's length limit is its batch's longest source's)"
+                            if starts else ""))
+    print("output words, Marian / edgemt:\n" + "\n".join(notes))
+    print(f"edgemt's times include {1000 * startup:.0f} ms of process start and model load "
+          f"(an empty input, best of 3); Marian's exclude its load")
+    if args.bergamot:
+        print("\n".join(bergamot_lines(best, lines)))
+    print(f"compare.py: {time.perf_counter() - started:.0f} s, best of {args.rounds} rounds")
     sys.stdout.flush()
     return 0
 

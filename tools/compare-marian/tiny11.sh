@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# edgemt against Marian on a tiny-sized Firefox-style SSRU student, with
+# the same lexical shortlist, beside Bergamot's published figure (issue 42,
+# acceptance 3).
+#
+#   tools/compare-marian/tiny11.sh [WORK_DIR] [compare.py options]
+#   (default /tmp/edgemt-tiny11, ~120 MB there; run.sh's own work files,
+#   ~250 MB, go to a temporary folder it removes)
+#
+# 1. WORK/tiny11: tools/fixtures/marian_tiny11/make_marian_model.py's
+#    folder (student.tiny11's shape: d 256, 6 encoder and 2 SSRU decoder
+#    layers, FFN 1536, 8 heads, 32,000 shared pieces; random weights, a
+#    synthetic lex.s2t), then marian-conv (marian_conv.py): lex.bin (50 50
+#    0) and model.intgemm8.bin. Made once; kept for the next run.
+# 2. run.sh on it and the SSRU fixture's 1,000 Multi30k test lines:
+#    Marian and edgemt, 1 thread, greedy, batch 1 and 32, fp32 and int8,
+#    both with lex.bin, max-length-factor 1.2 (random weights never end a
+#    sentence), lines sorted by length (compare.py says why), and
+#    Bergamot's figure beside edgemt's.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+work="$(realpath -m "${1:-/tmp/edgemt-tiny11}")"
+case "$work/" in
+  "$root"/*) echo "tiny11.sh: WORK_DIR $work is inside the checkout: use another" >&2; exit 2 ;;
+esac
+venv="$("$here/pymarian_venv.sh")"
+started=$(date +%s)
+folder="$work/tiny11"
+if [ ! -f "$folder/lex.s2t" ]; then
+  /usr/bin/python3 "$root/tools/fixtures/marian_tiny11/make_marian_model.py" "$folder"
+fi
+conv() {  # conv OUTPUT ARGS...: marian_conv.py ARGS unless OUTPUT exists
+  local output="$1"
+  shift
+  [ -f "$output" ] && return 0
+  "$venv/bin/python" "$here/marian_conv.py" "$@" 2> "$work/marian-conv.log" \
+    || { cat "$work/marian-conv.log" >&2; exit 1; }
+}
+conv "$folder/lex.bin" shortlist "$folder/lex.s2t" "$folder/vocab.spm" "$folder/lex.bin"
+conv "$folder/model.intgemm8.bin" intgemm8 "$folder/model.npz" "$folder/model.intgemm8.bin"
+"$here/run.sh" "$folder" "$root/tests/fixtures/marian_ssru/reference/source.en" \
+  --shortlist "$folder/lex.bin" --max-length-factor 1.2 --sort-by-length --bergamot "${@:2}"
+echo "tiny11.sh: $(( $(date +%s) - started )) s in all"
