@@ -154,10 +154,37 @@ Status OutputHead::run_selected(const float* x, size_t rows, float* logits,
     run_column_blocks(parallel, selected_f32_.block_count, 4, rows * in_ * count / 16, blocks);
     return Status::ok();
   }
+  const int32_t* ids = selected_ids_;
+  if (!rows_.empty() && output_.out_features() == 0) {
+    // The file's rows, unpacked, and more candidates than the batch's pack
+    // holds: each step packs them 64 at a time into a worker's slot (the
+    // bits of a pack: UnpackedF32Linear), reading only their rows.
+    constexpr size_t kChunk = UnpackedF32Linear::kGroupBlocks * kernels::f32::kBlockColumns;
+    const size_t slot_floats = UnpackedF32Linear::scratch_floats(in_);
+    const kernels::f32::GemmKernel kernel = rows_.kernel();
+    auto chunk = [&](size_t c, size_t slot) {
+      const size_t first = c * kChunk;
+      const size_t n = count - first < kChunk ? count - first : kChunk;
+      kernels::f32::PackedWeights packed;
+      kernels::pack_rows(rows_.weight(), rows_.bias(), in_, ids + first, n,
+                         scratch.blocks + slot * slot_floats, &packed);
+      kernels::f32::GemmArgs args;
+      args.x = x;
+      args.x_stride = in_;
+      args.rows = rows;
+      args.weights = &packed;
+      args.y = logits + first;
+      args.y_stride = count;
+      kernel(args, 0, packed.block_count);
+    };
+    // Per chunk: the transposition (~1 ns per weight) and rows x 64 x K
+    // multiply-adds (~16 per ns).
+    parallel_for(parallel, (count + kChunk - 1) / kChunk, kChunk * in_ * (16 + rows) / 16, chunk);
+    return Status::ok();
+  }
   // Every logit, then the selected ones moved to the front of each row. In
   // place: entry (r, j) goes to r·count + j <= r·V + ids[j], never past an
   // entry still to be read.
-  const int32_t* ids = selected_ids_;
   EDGEMT_RETURN_IF_ERROR(run_full(x, rows, logits, parallel, linear, scratch));
   for (size_t r = 0; r < rows; ++r) {
     const float* row = logits + r * vocab_;

@@ -79,8 +79,9 @@ class OutputHead {
   // and run_argmax() write logits [rows, count] for the vocabulary ids
   // ids[0..count) (ascending; the array must stay valid until the next
   // call), or [rows, V] again when ids is nullptr. A selection larger than
-  // the scratch's room (or a projection on XNNPACK) computes every logit
-  // and keeps the selected ones: the same values, slower.
+  // the scratch's room packs its rows of an unpacked f32 matrix per step,
+  // 64 at a time; of a packed one (or one on XNNPACK) it computes every
+  // logit and keeps the selected ones: the same values either way.
   void select_columns(const int32_t* ids, size_t count, const Scratch& scratch);
   size_t selected_count() const { return selected_ids_ != nullptr ? selected_count_ : vocab_; }
 

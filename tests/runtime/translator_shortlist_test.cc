@@ -221,13 +221,19 @@ TEST_CASE("translator/shortlist: greedy picks the best candidate, scored over th
 
 TEST_CASE("translator/shortlist: a candidate set too large to gather gives the same choice") {
   // 3000 first ids of 4096: more than the 2048 columns a translator
-  // gathers, so every logit is computed and the candidates' kept.
+  // gathers once, so each step packs the candidates' rows (f32 left
+  // unpacked: greedy without scores) or computes every logit and keeps
+  // the candidates' (packed f32, int8).
   for (DType dtype : {DType::kF32, DType::kI8}) {
-    Case c;
-    c.dtype = dtype;
-    c.vocab = 4096;
-    c.first = 3000;
-    check_greedy(c);
+    for (bool scores : {true, false}) {
+      Case c;
+      c.dtype = dtype;
+      c.greedy_scores = scores;
+      c.threads = scores ? 1 : 2;
+      c.vocab = 4096;
+      c.first = 3000;
+      check_greedy(c);
+    }
   }
 }
 
