@@ -15,10 +15,13 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <emscripten/emscripten.h>
 
+#include "cli/json_writer.h"  // the CLI's JSON, as `edgemt translate --json` writes it
 #include "edgemt/edgemt.h"
 
 namespace {
@@ -47,80 +50,74 @@ void close_session(Session* s) {
   delete s;
 }
 
-// JSON text of a UTF-8 string (control characters escaped; the C API's
-// strings are valid UTF-8).
-void append_string(std::string* out, const char* text, size_t length) {
-  out->push_back('"');
-  for (size_t i = 0; i < length; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));
-    } else if (c < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-      out->append(escaped);
-    } else {
-      out->push_back(static_cast<char>(c));
-    }
-  }
-  out->push_back('"');
-}
-
-void append_number(std::string* out, double value) {
-  if (!std::isfinite(value)) {
-    out->append("null");
-    return;
-  }
-  char number[32];
-  std::snprintf(number, sizeof(number), "%.9g", value);
-  out->append(number);
-}
-
-void append_piece(std::string* out, const edgemt_tokenizer* tokenizer, int side, int32_t id) {
+// The piece of `id` on `side` (0 source, 1 target), "" if it has none.
+std::string piece_of(const edgemt_tokenizer* tokenizer, int side, int32_t id) {
   char piece[256];
   size_t length = 0;
   edgemt_error error;
   if (edgemt_tokenizer_piece(tokenizer, side, id, piece, sizeof(piece), &length, &error) != EDGEMT_OK) {
-    length = 0;
+    return std::string();
   }
-  append_string(out, piece, length);
+  return std::string(piece, length);
 }
 
-// What the sentence callback writes: each sentence of each line, as JSON
-// objects, grouped by line.
+// One sentence as the sentence callback hands it over, kept until the
+// results are written.
+struct SentenceDetail {
+  std::vector<std::string> source_pieces;
+  std::vector<std::string> target_pieces;
+  std::string translation;
+  std::vector<float> attention;  // [rows, columns]
+  size_t columns = 0;
+};
+
+// What the sentence callback collects: each line's sentences, in order.
 struct SentenceLog {
   const edgemt_tokenizer* tokenizer = nullptr;
-  std::vector<std::string> per_line;  // "{...},{...}" of each line's sentences
+  std::vector<std::vector<SentenceDetail>> per_line;
 };
 
 void log_sentence(void* user, const edgemt_document_sentence* s) {
   SentenceLog& log = *static_cast<SentenceLog*>(user);
-  std::string& out = log.per_line[s->line];
-  if (!out.empty()) out.push_back(',');
-  out.append("{\"source_pieces\":[");
+  SentenceDetail d;
   for (size_t i = 0; i < s->source_length; ++i) {
-    if (i > 0) out.push_back(',');
-    append_piece(&out, log.tokenizer, 0, s->source[i]);
+    d.source_pieces.push_back(piece_of(log.tokenizer, 0, s->source[i]));
   }
-  out.append("],\"target_pieces\":[");
   for (size_t i = 0; i < s->token_length; ++i) {
-    if (i > 0) out.push_back(',');
-    append_piece(&out, log.tokenizer, 1, s->tokens[i]);
+    d.target_pieces.push_back(piece_of(log.tokenizer, 1, s->tokens[i]));
   }
-  out.append("],\"translation\":");
-  append_string(&out, s->translation, s->translation_length);
-  out.append(",\"attention\":[");
-  for (size_t r = 0; r < s->attention_rows; ++r) {
-    out.append(r > 0 ? ",[" : "[");
-    for (size_t c = 0; c < s->attention_columns; ++c) {
-      if (c > 0) out.push_back(',');
-      append_number(&out, static_cast<double>(s->attention[r * s->attention_columns + c]));
-    }
-    out.push_back(']');
-  }
-  out.append("]}");
+  d.translation.assign(s->translation, s->translation_length);
+  d.attention.assign(s->attention, s->attention + s->attention_rows * s->attention_columns);
+  d.columns = s->attention_columns;
+  log.per_line[s->line].push_back(std::move(d));
 }
+
+void write_strings(const std::vector<std::string>& strings, edgemt::cli::JsonWriter* json) {
+  json->begin_array();
+  for (const std::string& text : strings) json->value(text);
+  json->end_array();
+}
+
+void write_details(const std::vector<SentenceDetail>& sentences, edgemt::cli::JsonWriter* json) {
+  json->begin_array();
+  for (const SentenceDetail& d : sentences) {
+    json->begin_object().key("source_pieces");
+    write_strings(d.source_pieces, json);
+    json->key("target_pieces");
+    write_strings(d.target_pieces, json);
+    json->key("translation").value(d.translation).key("attention").begin_array();
+    for (size_t r = 0; d.columns > 0 && r < d.attention.size() / d.columns; ++r) {
+      json->begin_array();
+      for (size_t c = 0; c < d.columns; ++c) json->value(static_cast<double>(d.attention[r * d.columns + c]));
+      json->end_array();
+    }
+    json->end_array().end_object();
+  }
+  json->end_array();
+}
+
+// A copy the caller frees with ejs_free.
+char* released(const std::string& text) { return strdup(text.c_str()); }
 
 // Room for one line's results: text and tokens sized from the limits, the
 // alignment from the text.
@@ -206,24 +203,20 @@ EMSCRIPTEN_KEEPALIVE char* ejs_model_info(Session* s) {
       failed(edgemt_decode_options_default(s->model, &d, &error), error)) {
     return nullptr;
   }
-  std::string out = "{\"family\":";
-  append_string(&out, info.family, std::strlen(info.family));
-  out.append(",\"source_language\":");
-  append_string(&out, info.source_language, std::strlen(info.source_language));
-  out.append(",\"target_language\":");
-  append_string(&out, info.target_language, std::strlen(info.target_language));
-  out.append(",\"weight_dtype\":");
-  append_string(&out, info.weight_dtype, std::strlen(info.weight_dtype));
-  out.append(",\"format_version\":" + std::to_string(info.format_version));
-  out.append(",\"max_sequence_length\":" + std::to_string(info.max_sequence_length));
-  out.append(",\"beam_size\":" + std::to_string(d.beam_size) + ",\"length_penalty\":");
-  append_number(&out, static_cast<double>(d.length_penalty));
-  out.append(",\"max_len_a\":");
-  append_number(&out, static_cast<double>(d.max_len_a));
-  out.append(",\"max_len_b\":");
-  append_number(&out, static_cast<double>(d.max_len_b));
-  out.append("}");
-  return strdup(out.c_str());
+  edgemt::cli::JsonWriter json;
+  json.begin_object()
+      .key("family").value(info.family)
+      .key("source_language").value(info.source_language)
+      .key("target_language").value(info.target_language)
+      .key("weight_dtype").value(info.weight_dtype)
+      .key("format_version").value(uint64_t{info.format_version})
+      .key("max_sequence_length").value(uint64_t{info.max_sequence_length})
+      .key("beam_size").value(uint64_t{d.beam_size})
+      .key("length_penalty").value(static_cast<double>(d.length_penalty))
+      .key("max_len_a").value(static_cast<double>(d.max_len_a))
+      .key("max_len_b").value(static_cast<double>(d.max_len_b))
+      .end_object();
+  return released(json.text());
 }
 
 // Translates `count` lines, `texts` holding them one after another, line i
@@ -280,7 +273,7 @@ EMSCRIPTEN_KEEPALIVE char* ejs_translate(Session* s, const char* texts, const si
   for (size_t i = 0; i < count; ++i) bind(i);
   SentenceLog log;
   log.tokenizer = s->tokenizer;
-  log.per_line.assign(count, std::string());
+  log.per_line.assign(count, {});
   if (failed(edgemt_translate_document_sentences(s->translator, s->tokenizer, lines.data(), count,
                                                  &document, &options, results.data(), attention,
                                                  attention ? log_sentence : nullptr, &log, &error),
@@ -300,64 +293,57 @@ EMSCRIPTEN_KEEPALIVE char* ejs_translate(Session* s, const char* texts, const si
     room[i].tokens.resize(r.translation.token_length);
     if (align) room[i].alignment.resize(r.alignment_length);
     bind(i);
-    log.per_line[i].clear();
+    // Its sentences again, numbered as line 0 of this call.
+    SentenceLog again;
+    again.tokenizer = s->tokenizer;
+    again.per_line.resize(1);
     if (failed(edgemt_translate_document_sentences(s->translator, s->tokenizer, &lines[i], 1,
                                                    &document, &options, &results[i], attention,
-                                                   nullptr, nullptr, &error),
+                                                   attention ? log_sentence : nullptr, &again,
+                                                   &error),
                error)) {
       return nullptr;
     }
-    if (attention) {
-      // The sentences of this line again, numbered as line 0 of that call.
-      SentenceLog again;
-      again.tokenizer = s->tokenizer;
-      again.per_line.assign(1, std::string());
-      bind(i);
-      if (failed(edgemt_translate_document_sentences(s->translator, s->tokenizer, &lines[i], 1,
-                                                     &document, &options, &results[i], 1,
-                                                     log_sentence, &again, &error),
-                 error)) {
-        return nullptr;
-      }
-      log.per_line[i] = again.per_line[0];
-    }
+    log.per_line[i] = std::move(again.per_line[0]);
   }
-  std::string out = "[";
+  edgemt::cli::JsonWriter json;
+  json.begin_array();
   for (size_t i = 0; i < count; ++i) {
     const edgemt_document_result& r = results[i];
     const bool ok = r.translation.code == EDGEMT_OK;
-    if (i > 0) out.push_back(',');
-    out.append("{\"text\":");
-    append_string(&out, ok ? r.translation.text : "", ok ? r.translation.text_length : 0);
-    out.append(",\"tokens\":[");
+    json.begin_object().key("text").value(
+        std::string_view(ok ? r.translation.text : "", ok ? r.translation.text_length : 0));
+    json.key("tokens").begin_array();
     for (size_t t = 0; ok && t < r.translation.token_length; ++t) {
-      if (t > 0) out.push_back(',');
-      out.append(std::to_string(r.translation.tokens[t]));
+      json.value(uint64_t{static_cast<uint32_t>(r.translation.tokens[t])});
     }
-    out.append("],\"score\":");
-    append_number(&out, ok ? static_cast<double>(r.translation.score) : static_cast<double>(NAN));
-    out.append(",\"sentences\":" + std::to_string(r.sentence_count) + ",\"error\":");
+    json.end_array()
+        .key("score").value(ok ? static_cast<double>(r.translation.score) : static_cast<double>(NAN))
+        .key("sentences").value(uint64_t{r.sentence_count})
+        .key("error");
     if (ok) {
-      out.append("null");
+      json.null();
     } else {
-      const std::string message = std::string(edgemt_code_name(r.translation.code)) + ": " +
-                                  r.translation.error;
-      append_string(&out, message.data(), message.size());
+      json.value(std::string(edgemt_code_name(r.translation.code)) + ": " + r.translation.error);
     }
     if (align) {
-      out.append(",\"alignment\":[");
+      json.key("alignment").begin_array();
       for (size_t a = 0; ok && a < r.alignment_length; ++a) {
-        if (a > 0) out.push_back(',');
-        out.append("[" + std::to_string(r.alignment[a].source_word) + "," +
-                   std::to_string(r.alignment[a].target_word) + "]");
+        json.begin_array()
+            .value(uint64_t{r.alignment[a].source_word})
+            .value(uint64_t{r.alignment[a].target_word})
+            .end_array();
       }
-      out.push_back(']');
+      json.end_array();
     }
-    if (attention) out.append(",\"details\":[" + log.per_line[i] + "]");
-    out.push_back('}');
+    if (attention) {
+      json.key("details");
+      write_details(log.per_line[i], &json);
+    }
+    json.end_object();
   }
-  out.push_back(']');
-  return strdup(out.c_str());
+  json.end_array();
+  return released(json.text());
 }
 
 EMSCRIPTEN_KEEPALIVE void ejs_free(void* pointer) { std::free(pointer); }
