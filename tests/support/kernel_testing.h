@@ -1,6 +1,7 @@
 // Helpers for the kernel tests: deterministic random data and float bits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -46,5 +47,15 @@ inline float float_of(uint32_t u) {
 inline bool same_bits(const float* a, const float* b, size_t n) {
   return std::memcmp(a, b, n * sizeof(float)) == 0;
 }
+
+// 64-byte-aligned storage for a kernel's pack (the kernels load packed
+// blocks aligned).
+struct PackStorage {
+  explicit PackStorage(size_t bytes) : bytes_(bytes + 64) {}
+  void* aligned() {
+    return bytes_.data() + (64 - reinterpret_cast<uintptr_t>(bytes_.data()) % 64) % 64;
+  }
+  std::vector<uint8_t> bytes_;
+};
 
 }  // namespace edgemt::testing

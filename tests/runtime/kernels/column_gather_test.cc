@@ -20,14 +20,7 @@ namespace {
 
 using testing::Random;
 
-// 64-byte-aligned scratch of `bytes`.
-struct Storage {
-  explicit Storage(size_t bytes) : bytes_(bytes + 64) {}
-  void* get() {
-    return bytes_.data() + (64 - reinterpret_cast<uintptr_t>(bytes_.data()) % 64) % 64;
-  }
-  std::vector<uint8_t> bytes_;
-};
+using testing::PackStorage;
 
 // Distinct ids in [0, n), in an order that is not sorted.
 std::vector<int32_t> pick_ids(Random& rng, size_t n, size_t count) {
@@ -60,12 +53,12 @@ TEST_CASE("kernels/column_gather: f32 gathered and row-packed columns give the r
       const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
       const std::vector<int32_t> ids = pick_ids(rng, n, count);
       const testing::PackedF32 full = testing::pack_f32(w, bias, n, k);
-      Storage gathered_storage(f32::packed_bytes(count, k));
-      Storage rows_storage(f32::packed_bytes(count, k));
+      PackStorage gathered_storage(f32::packed_bytes(count, k));
+      PackStorage rows_storage(f32::packed_bytes(count, k));
       f32::PackedWeights gathered;
       f32::PackedWeights from_rows;
-      gather_columns(full.weights, ids.data(), count, gathered_storage.get(), &gathered);
-      pack_rows(w.data(), bias.data(), k, ids.data(), count, rows_storage.get(), &from_rows);
+      gather_columns(full.weights, ids.data(), count, gathered_storage.aligned(), &gathered);
+      pack_rows(w.data(), bias.data(), k, ids.data(), count, rows_storage.aligned(), &from_rows);
       CHECK(gathered.columns == count);
       CHECK(gathered.block_count == (count + 15) / 16);
       // The two packs are the same bytes, padding included.
@@ -107,9 +100,9 @@ TEST_CASE("kernels/column_gather: int8 gathered columns give the reference's bit
       const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
       const testing::TestPack full(w, bias.data(), n, k);
       const std::vector<int32_t> ids = pick_ids(rng, n, count);
-      Storage storage(int8::packed_bytes(count, k));
+      PackStorage storage(int8::packed_bytes(count, k));
       int8::PackedWeights gathered;
-      gather_columns(full.view, ids.data(), count, storage.get(), &gathered);
+      gather_columns(full.view, ids.data(), count, storage.aligned(), &gathered);
       CHECK(gathered.columns == count);
       // The selected columns' weights, scales and biases, for the reference.
       testing::QuantizedWeights picked{std::vector<int8_t>(count * k), std::vector<float>(count)};

@@ -24,14 +24,7 @@ namespace {
 
 using testing::Random;
 
-// 64-byte-aligned storage for a pack.
-struct PackStorage {
-  explicit PackStorage(size_t bytes) : bytes_(bytes + 64) {}
-  void* aligned() {
-    return bytes_.data() + (64 - reinterpret_cast<uintptr_t>(bytes_.data()) % 64) % 64;
-  }
-  std::vector<uint8_t> bytes_;
-};
+using testing::PackStorage;
 
 TEST_CASE("kernels/int8: pack_weights lays out 16-column blocks of 4-deep groups, zero padded") {
   const size_t columns = 20, depth = 6;  // 2 blocks, 2 groups (depth padded to 8)
