@@ -54,6 +54,31 @@ function cString(m, text) {
   return pointer;
 }
 
+// The bytes the library reads for `text`: UTF-8, except that a lone
+// surrogate (which TextEncoder would silently turn into U+FFFD, and the
+// sentence would be translated with it) becomes its 3-byte WTF-8 form. That
+// is not UTF-8, so the library gives the text its per-text error, as it does
+// a line of bytes that are not UTF-8 (the CLI) or a Python str with one.
+function utf8Bytes(encoder, text) {
+  if (!/[\uD800-\uDFFF]/.test(text) || text.isWellFormed?.()) return encoder.encode(text);
+  const parts = [];
+  for (const character of text) {  // code points; a lone surrogate alone
+    const unit = character.charCodeAt(0);
+    if (character.length === 1 && unit >= 0xD800 && unit <= 0xDFFF) {
+      parts.push(Uint8Array.of(0xE0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3F), 0x80 | (unit & 0x3F)));
+    } else {
+      parts.push(encoder.encode(character));
+    }
+  }
+  const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    bytes.set(part, offset);
+    offset += part.length;
+  }
+  return bytes;
+}
+
 function lastError(m) {
   return m.UTF8ToString(m._ejs_last_error());
 }
@@ -95,7 +120,7 @@ export class Translator {
     const encoder = new TextEncoder();
     const encoded = texts.map((text, i) => {
       if (typeof text !== "string") throw new TypeError(`texts[${i}] is not a string`);
-      return encoder.encode(text);
+      return utf8Bytes(encoder, text);
     });
     const total = encoded.reduce((sum, bytes) => sum + bytes.length, 0);
     const textsPointer = m._malloc(Math.max(total, 1));

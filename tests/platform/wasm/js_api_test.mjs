@@ -166,14 +166,23 @@ test("a text that cannot be translated fails alone, where the CLI and Python fai
                     "cut to 8 tokens");
 });
 
-test("a lone surrogate reaches the model as U+FFFD (TextEncoder), not as an error", async () => {
-  // The CLI and the Python module fail a line that is not UTF-8; a string
-  // of JavaScript is always encoded to valid UTF-8.
+test("a text with a lone surrogate fails alone, as the Python module fails it", async () => {
+  // TextEncoder would turn it into U+FFFD and translate that; the API hands
+  // the library the surrogate's own bytes, which are not UTF-8 (the CLI's
+  // error for such a line; Python's for such a str). Surrogate pairs are
+  // characters, translated as usual.
   const t = await translator(BUNDLED, { greedyScores: true });
-  const [lone, replaced] = t.translate(["A \ud800 cat.", "A \ufffd cat."]);
-  assert.equal(lone.error, null);
-  assert.deepEqual(lone, replaced);
-  assert.equal(lone.text, cli(BUNDLED, ["A \ufffd cat."])[0].translation);
+  const texts = ["A \ud800 cat.", "A dog.\udc00", "\udfff", "A \ud83d\ude00 cat.", "A man."];
+  const got = t.translate(texts);
+  const want = python({ model: BUNDLED, texts });
+  assert.deepEqual(got.map((r) => r.error !== null), [true, true, true, false, false]);
+  assert.deepEqual(want.map((r) => r.error !== null), [true, true, true, false, false]);
+  for (const failed of got.slice(0, 3)) {
+    // The C API's message (the module's names the byte).
+    assert.equal(failed.error, "invalid-argument: the line is not valid UTF-8");
+    assert.deepEqual([failed.text, failed.tokens, failed.score, failed.sentences], ["", [], null, 0]);
+  }
+  assertSameResults(got.slice(3), want.slice(3), "well-formed texts beside them");
 });
 
 test("misuse raises: EdgemtError from the runtime, TypeError from the arguments", async () => {
