@@ -69,6 +69,28 @@ function parse(argv) {
   return settings;
 }
 
+// Standard input's lines: split at "\n" (a final newline ends the last
+// line; a "\r" before "\n" is dropped), each decoded as UTF-8, or null for a
+// line that is not UTF-8, which fails alone as in `edgemt translate` (Node's
+// own decoding would turn its bytes into U+FFFD and translate that). A byte
+// order mark stays a character, as the CLI reads it.
+function readLines() {
+  const input = readFileSync(0);
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  const lines = [];
+  for (let start = 0; start < input.length;) {
+    const newline = input.indexOf(10, start);
+    const end = newline < 0 ? input.length : newline;
+    try {
+      lines.push(decoder.decode(input.subarray(start, end)).replace(/\r$/, ""));
+    } catch {
+      lines.push(null);
+    }
+    start = end + 1;
+  }
+  return lines;
+}
+
 async function main() {
   const settings = parse(process.argv.slice(2));
   let bytes;
@@ -84,19 +106,26 @@ async function main() {
     if (error instanceof EdgemtError) fail(`cannot load model '${settings.model}': ${error.message}`, 1);
     throw error;
   }
-  const input = readFileSync(0, "utf8");
-  const lines = input.split("\n");
-  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();  // the final newline
+  const lines = readLines();
   const out = [];
   let status = 0;
+  const failLine = (number, error) => {
+    process.stderr.write(`translate.mjs: line ${number}: ${error}; line left empty\n`);
+    status = 1;
+  };
   for (let first = 0; first < lines.length; first += settings.batch) {
-    const chunk = lines.slice(first, first + settings.batch).map((line) => line.replace(/\r$/, ""));
-    const results = translator.translate(chunk, { ...settings.options, splitSentences: settings.split });
-    results.forEach((result, i) => {
-      if (result.error !== null) {
-        process.stderr.write(`translate.mjs: line ${first + i + 1}: ${result.error}; line left empty\n`);
-        status = 1;
+    const chunk = lines.slice(first, first + settings.batch);
+    const texts = chunk.filter((line) => line !== null);
+    const results = translator.translate(texts, { ...settings.options, splitSentences: settings.split });
+    let next = 0;
+    chunk.forEach((line, i) => {
+      if (line === null) {
+        failLine(first + i + 1, "the line is not valid UTF-8");
+        out.push("");
+        return;
       }
+      const result = results[next++];
+      if (result.error !== null) failLine(first + i + 1, result.error);
       out.push(result.text);
     });
   }

@@ -109,6 +109,39 @@ class Int8(NodeMatchesNative, unittest.TestCase):
     model = os.path.join(ROOT, "models", "multi30k-en-de.int8.emt")
 
 
+class Int8Lines(unittest.TestCase):
+    """Lines as bytes: one that is not UTF-8 fails alone (status 1, the line
+    left empty) where the CLI fails it, not translated as U+FFFD; CRLF, an
+    empty line, a byte order mark and a last line without a newline read as
+    the CLI reads them."""
+
+    @classmethod
+    def setUpClass(cls):
+        require_build()
+
+    def test_lines_as_the_cli_reads_them(self):
+        model = os.path.join(ROOT, "models", "multi30k-en-de.int8.emt")
+        data = (b"A man.\r\n\nA \xff cat.\n\xef\xbb\xbfA dog runs.\nTwo \xc3\x28 women.\n"
+                b"A girl sings.")
+        outputs = []
+        for command in ([CLI, "translate", "-m", model, "--threads", "1"],
+                        ["node", NODE_CLI, "-m", model]):
+            done = subprocess.run(command, input=data, capture_output=True, check=False)
+            outputs.append((done.returncode, done.stdout))
+            if command[0] == "node":
+                stderr = done.stderr.decode("utf-8")
+                self.assertIn("line 3: the line is not valid UTF-8; line left empty", stderr)
+                self.assertIn("line 5: the line is not valid UTF-8; line left empty", stderr)
+        (native_status, native), (node_status, node) = outputs
+        self.assertEqual(native_status, 1)
+        self.assertEqual(node_status, 1)
+        self.assertEqual(node, native)
+        lines = node.decode("utf-8").split("\n")
+        self.assertEqual(len(lines), 7)  # six lines, each ended by a newline
+        self.assertEqual([lines[2], lines[4]], ["", ""])
+        self.assertNotEqual(lines[0], "")
+
+
 class Fp16(NodeMatchesNative, unittest.TestCase):
     kind = "fp16"
     model = os.path.join(ROOT, "models", "multi30k-en-de.fp16.emt")
