@@ -194,7 +194,35 @@ class SsruStudentTest(unittest.TestCase):
         for name in mine.table_order:
             self.assertTrue((mine.array(name) == theirs.array(name)).all(), name)
         os.remove(os.path.join(folder, "vocab.ende.spm"))
-        ff.refused(self, self.path("no-vocab.emt"), "not one vocab*.spm", folder, *LANGS)
+        ff.refused(self, self.path("no-vocab.emt"), "not one vocab*.spm for both sides", folder,
+                   *LANGS)
+
+    def test_a_firefox_folder_with_a_vocabulary_per_language(self):
+        """Firefox models with a vocabulary per language ship srcvocab.<pair>.spm
+        and trgvocab.<pair>.spm instead of vocab.<pair>.spm. Two files mean two
+        vocabularies to Marian even with the same pieces (here: copies of the
+        fixture's), so its shortlist adds no source ids: outputs equal Marian's
+        given the two files (fixture.py split-refs). Both layouts in one
+        folder are refused, naming the files."""
+        folder = self.path("firefox-split")
+        os.mkdir(folder)
+        for source, name in (("model.npz", "model.ende.npz"), ("vocab.spm", "srcvocab.ende.spm"),
+                             ("vocab.spm", "trgvocab.ende.spm")):
+            shutil.copyfile(os.path.join(FIXTURE, source), os.path.join(folder, name))
+        output = ff.convert(self, self.path("firefox-split.emt"), folder, *LANGS, "--shortlist",
+                            os.path.join(FIXTURE, "lex.bin"))
+        self.assertFalse(read_model(output).header.shortlist.add_source_ids)
+        self.assertTrue(read_model(self.models["npz"]).header.shortlist.add_source_ids)
+        for name, flags in (("npz.greedy.split_vocab.shortlist.pieces", MODES["npz.greedy.pieces"]),
+                            ("npz.beam4.split_vocab.shortlist.pieces", MODES["npz.beam4.pieces"])):
+            got, want = pieces_of(output, *flags), reference(name)
+            same = sum(g == w for g, w in zip(got, want))
+            print(f"srcvocab + trgvocab {name}: {same}/{len(want)} lines identical to Marian's")
+            self.assertEqual(len(got), len(want))
+            self.assertGreaterEqual(same, MIN_SHARE * len(want))
+        shutil.copyfile(os.path.join(FIXTURE, "vocab.spm"), os.path.join(folder, "vocab.ende.spm"))
+        ff.refused(self, self.path("both.emt"), "srcvocab.ende.spm, trgvocab.ende.spm", folder,
+                   *LANGS)
 
     def test_an_intgemm8_bin_converts_from_its_codes(self):
         """marian-conv's intgemm8 .bin (what Firefox ships, without the

@@ -173,6 +173,10 @@ class ModelSpec:
     # [out]), whose `weights` entry is codes * scale[row]. int8 files store
     # them as they are: not quantized again, not calibrated.
     int8_codes: Mapping[str, Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # Whether source and target use one vocabulary, when the source says so
+    # (Marian: both sides name one file); None: when their pieces are the
+    # same. A lexical shortlist adds the source's ids to its candidates then.
+    shared_vocabulary: Optional[bool] = None
 
 
 def expected_tensors(cfg, weight_dtype: str = "fp32",

@@ -19,7 +19,9 @@ Two forms, told apart by the first 8 bytes as Marian does:
 
 The lists are stored ascending, one per source id (empty when the file has
 none for it). add_source_ids is Marian's `shared`: both sides read one
-vocabulary file; here, both sides have the same pieces.
+vocabulary file; here, as the source declares it (ModelSpec.
+shared_vocabulary: a Marian folder naming one file twice), else when both
+sides have the same pieces.
 """
 
 import re
@@ -55,9 +57,14 @@ class Vocabularies:
     target_size: int
     source_unk: int
     target_unk: int
+    # One vocabulary for both sides, as the source declares it (None: when
+    # the pieces and sizes are the same).
+    declared_shared: Optional[bool] = None
 
     @property
     def shared(self) -> bool:
+        if self.declared_shared is not None:
+            return self.declared_shared
         return self.source_size == self.target_size and list(self.source) == list(self.target)
 
 
@@ -77,7 +84,8 @@ def vocabularies(spec: ModelSpec) -> Vocabularies:
         return side_unk if side_unk != -1 else spec.special_tokens.unk
 
     return Vocabularies(source_pieces, target_pieces, cfg.source_vocab_size or cfg.vocab_size,
-                        cfg.vocab_size, unk(spec.source_unk_id), unk(target_unk))
+                        cfg.vocab_size, unk(spec.source_unk_id), unk(target_unk),
+                        spec.shared_vocabulary)
 
 
 def _sentencepiece_pieces(model: bytes) -> Tuple[str, ...]:

@@ -473,13 +473,24 @@ def _find_model(folder: str, decoder: Mapping) -> str:
     return os.path.join(folder, found[0])
 
 
-def _joint_vocabulary(folder: str) -> Optional[List[str]]:
-    """Without a decoder.yml naming them (Firefox Translations' downloads:
-    model, lex.*.bin and one vocab.<pair>.spm): the folder's one
-    vocab*.spm, for both sides; None when there is not exactly one."""
-    found = sorted(name for name in os.listdir(folder)
-                   if name.startswith("vocab") and name.endswith(".spm"))
-    return [found[0], found[0]] if len(found) == 1 else None
+def _firefox_vocabularies(folder: str) -> List[str]:
+    """Without a decoder.yml naming them, the vocabularies of a folder as
+    Firefox Translations downloads a model (model, lex.*.bin and either one
+    vocab.<pair>.spm for both sides, or srcvocab.<pair>.spm and
+    trgvocab.<pair>.spm): [source, target] file names. UserError when the
+    folder holds neither layout, or both."""
+    def named(prefix: str) -> List[str]:
+        return sorted(name for name in os.listdir(folder)
+                      if name.startswith(prefix) and name.endswith(".spm"))
+    joint, source, target = named("vocab"), named("srcvocab"), named("trgvocab")
+    if len(joint) == 1 and not source and not target:
+        return [joint[0], joint[0]]
+    if len(source) == 1 and len(target) == 1 and not joint:
+        return [source[0], target[0]]
+    found = ", ".join(joint + source + target) or "none"
+    raise UserError(f"{folder}: no decoder.yml naming the vocabularies, and not one vocab*.spm "
+                    "for both sides nor one srcvocab*.spm with one trgvocab*.spm (found: "
+                    f"{found}); write a decoder.yml with 'vocabs: [SOURCE, TARGET]'")
 
 
 def _shortlist_note(folder: str) -> Optional[str]:
@@ -558,10 +569,7 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     validate_config(cfg)
     vocab_paths = decoder.get("vocabs")
     if vocab_paths is None:
-        vocab_paths = _joint_vocabulary(folder)
-    if vocab_paths is None:
-        raise UserError(f"{folder}: no decoder.yml naming the vocabularies, and not one "
-                        "vocab*.spm to use for both sides")
+        vocab_paths = _firefox_vocabularies(folder)
     if not isinstance(vocab_paths, list) or len(vocab_paths) != 2:
         raise UserError(f"{decoder_path}: expected 'vocabs' with a source and a target "
                         "vocabulary")
@@ -591,5 +599,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
         source_eos_id=source_vocab.eos,
         target_tokenizer=SideTokenizer(target_vocab.spm, target_vocab.pieces),
         decoding=decoding_defaults(decoder, target_vocab.unk, target_vocab.byte_control_ids),
-        int8_codes=int8_codes)
+        int8_codes=int8_codes,
+        # Marian's rule (translator.h): one vocabulary when both sides name
+        # the same file; a shortlist then adds the source's ids.
+        shared_vocabulary=str(vocab_paths[0]) == str(vocab_paths[1]))
     return spec, notes
