@@ -39,6 +39,7 @@ const char* quantization_scheme_name(QuantizationScheme scheme) {
     case QuantizationScheme::kNone: return "none";
     case QuantizationScheme::kInt8PerRowDynamic: return "int8-per-row-dynamic";
     case QuantizationScheme::kInt8SmoothedPerRowDynamic: return "int8-smoothed-per-row-dynamic";
+    case QuantizationScheme::kInt8PerTensorDynamic: return "int8-per-tensor-dynamic";
   }
   return "unknown";
 }

@@ -172,31 +172,44 @@ Status read_weight_dtype(fb::DType in, DType* out) {
                        static_cast<int>(in));
 }
 
-// The first format version with Int8SmoothedPerRowDynamic files.
+// The first format versions with Int8SmoothedPerRowDynamic and
+// Int8PerTensorDynamic files.
 constexpr uint32_t kFirstSmoothedFormatVersion = 5;
+constexpr uint32_t kFirstPerTensorFormatVersion = 7;
+
+// The file's scheme, refused before the format version that added it.
+Status scheme_since(QuantizationScheme scheme, uint32_t first_version, uint32_t version,
+                    QuantizationScheme* out) {
+  if (version < first_version) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "quantization scheme %s needs format version %u or later (the file "
+                         "says %u)",
+                         quantization_scheme_name(scheme), first_version, version);
+  }
+  *out = scheme;
+  return Status::ok();
+}
 
 // The scheme must be one the weight dtype implies (schema/edgemt.fbs); the
-// smoothed one exists since format version 5.
+// smoothed one exists since format version 5, the per-tensor one since 7.
 Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, uint32_t version,
                          QuantizationScheme* out) {
   switch (in) {
     case fb::QuantizationScheme::None: *out = QuantizationScheme::kNone; break;
     case fb::QuantizationScheme::Int8PerRowDynamic: *out = QuantizationScheme::kInt8PerRowDynamic; break;
     case fb::QuantizationScheme::Int8SmoothedPerRowDynamic:
-      if (version < kFirstSmoothedFormatVersion) {
-        return Status::error(StatusCode::kInvalidModel,
-                             "quantization scheme int8-smoothed-per-row-dynamic needs format "
-                             "version %u or later (the file says %u)",
-                             kFirstSmoothedFormatVersion, version);
-      }
-      *out = QuantizationScheme::kInt8SmoothedPerRowDynamic;
+      EDGEMT_RETURN_IF_ERROR(scheme_since(QuantizationScheme::kInt8SmoothedPerRowDynamic,
+                                          kFirstSmoothedFormatVersion, version, out));
+      break;
+    case fb::QuantizationScheme::Int8PerTensorDynamic:
+      EDGEMT_RETURN_IF_ERROR(scheme_since(QuantizationScheme::kInt8PerTensorDynamic,
+                                          kFirstPerTensorFormatVersion, version, out));
       break;
     default:
       return Status::error(StatusCode::kUnsupported, "quantization scheme %d is not supported",
                            static_cast<int>(in));
   }
-  const bool int8 = *out == QuantizationScheme::kInt8PerRowDynamic ||
-                    *out == QuantizationScheme::kInt8SmoothedPerRowDynamic;
+  const bool int8 = *out != QuantizationScheme::kNone;
   const QuantizationScheme implied =
       weight_dtype == DType::kI8 ? QuantizationScheme::kInt8PerRowDynamic : QuantizationScheme::kNone;
   if (int8 != (weight_dtype == DType::kI8)) {
@@ -631,7 +644,7 @@ Status check_layout(const VerifiedModel& model) {
   LayoutCheck check{model.tensors.get(), model.tensor_count, seen.get(),
                     model.quantization == QuantizationScheme::kInt8SmoothedPerRowDynamic, Status::ok()};
   const bool complete = for_each_expected_tensor(
-      model.family, model.weight_dtype,
+      model.family, weight_types(model.weight_dtype, model.quantization),
       [](const ExpectedTensor& expected, void* context) {
         return check_expected(expected, static_cast<LayoutCheck*>(context));
       },

@@ -151,51 +151,79 @@ bool pack_weights_from(RowSource source, void* context, float* scale, const floa
 
 namespace {
 
-// quantize_rows for multiplier == nullptr (kScaled false) or not: the value
-// quantized is x[m, k], or x[m, k] · multiplier[k] rounded to float32 once.
+// The value quantized: x[k], or x[k] · multiplier[k] rounded to float32 once.
 template <bool kScaled>
-void quantize_rows_impl(const float* x, size_t rows, size_t depth, size_t x_stride,
-                        int32_t limit, const float* __restrict multiplier, int8_t* xq,
-                        float* scale) {
+inline float scaled_value(const float* __restrict row, const float* __restrict multiplier,
+                          size_t k) {
+  return kScaled ? row[k] * multiplier[k] : row[k];
+}
+
+// max|value| of a row as bit patterns: for non-negative floats they order
+// like the values, and an integer max reduction vectorizes (a float one
+// does not without -ffast-math). inf/NaN patterns are the largest.
+template <bool kScaled>
+uint32_t row_max_bits(const float* __restrict row, size_t depth, const float* __restrict multiplier) {
+  uint32_t max_bits = 0;
+  for (size_t k = 0; k < depth; ++k) {
+    const uint32_t bits = math::float_bits(scaled_value<kScaled>(row, multiplier, k)) & 0x7FFFFFFFu;
+    max_bits = bits > max_bits ? bits : max_bits;
+  }
+  return max_bits;
+}
+
+// One row's codes q [padded_depth(depth)] and scale with the range
+// max_bits (the bits of the max|value| that sets the scale: the row's own,
+// or the whole tensor's).
+template <bool kScaled>
+void quantize_row(const float* __restrict row, size_t depth, int32_t limit,
+                  const float* __restrict multiplier, uint32_t max_bits, int8_t* __restrict q,
+                  float* scale) {
   const size_t stride = padded_depth(depth);
   const float codes = static_cast<float>(limit);
+  if (max_bits == 0 || max_bits >= 0x7F800000u) {
+    *scale = max_bits == 0 ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    std::memset(q, 0, stride);
+    return;
+  }
+  const float max_abs = math::bits_float(max_bits);
+  const float inverse = codes / max_abs;
+  if (inverse > std::numeric_limits<float>::max()) {
+    // max|x| < L / FLT_MAX (~3.7e-37 for L = 127, subnormals included):
+    // L / max|x| overflows and 0·inf would be NaN. Such a row's products
+    // are below any normal bias, so it quantizes as the zero row it all
+    // but is.
+    *scale = 0.0f;
+    std::memset(q, 0, stride);
+    return;
+  }
+  *scale = max_abs / codes;
+  for (size_t k = 0; k < depth; ++k) {
+    // |value·inverse| <= L up to one rounding, which rounds back to L.
+    float v = round_half_even(scaled_value<kScaled>(row, multiplier, k) * inverse);
+    v = v > codes ? codes : v;
+    v = v < -codes ? -codes : v;
+    q[k] = static_cast<int8_t>(static_cast<int32_t>(v));
+  }
+  for (size_t k = depth; k < stride; ++k) q[k] = 0;
+}
+
+// quantize_rows (kPerTensor false) or quantize_tensor, for multiplier ==
+// nullptr (kScaled false) or not.
+template <bool kScaled, bool kPerTensor>
+void quantize_impl(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
+                   const float* __restrict multiplier, int8_t* xq, float* scale) {
+  const size_t stride = padded_depth(depth);
+  uint32_t tensor_bits = 0;
+  if (kPerTensor) {
+    for (size_t m = 0; m < rows; ++m) {
+      const uint32_t bits = row_max_bits<kScaled>(x + m * x_stride, depth, multiplier);
+      tensor_bits = bits > tensor_bits ? bits : tensor_bits;
+    }
+  }
   for (size_t m = 0; m < rows; ++m) {
-    const float* __restrict row = x + m * x_stride;
-    int8_t* __restrict q = xq + m * stride;
-    auto value = [&](size_t k) { return kScaled ? row[k] * multiplier[k] : row[k]; };
-    // max|x| on the bit patterns: for non-negative floats they order like
-    // the values, and an integer max reduction vectorizes (a float one does
-    // not without -ffast-math). inf/NaN patterns are the largest.
-    uint32_t max_bits = 0;
-    for (size_t k = 0; k < depth; ++k) {
-      const uint32_t bits = math::float_bits(value(k)) & 0x7FFFFFFFu;
-      max_bits = bits > max_bits ? bits : max_bits;
-    }
-    if (max_bits == 0 || max_bits >= 0x7F800000u) {
-      scale[m] = max_bits == 0 ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-      std::memset(q, 0, stride);
-      continue;
-    }
-    const float max_abs = math::bits_float(max_bits);
-    const float inverse = codes / max_abs;
-    if (inverse > std::numeric_limits<float>::max()) {
-      // max|x| < L / FLT_MAX (~3.7e-37 for L = 127, subnormals included):
-      // L / max|x| overflows and 0·inf would be NaN. Such a row's products
-      // are below any normal bias, so it quantizes as the zero row it all
-      // but is.
-      scale[m] = 0.0f;
-      std::memset(q, 0, stride);
-      continue;
-    }
-    scale[m] = max_abs / codes;
-    for (size_t k = 0; k < depth; ++k) {
-      // |value·inverse| <= L up to one rounding, which rounds back to L.
-      float v = round_half_even(value(k) * inverse);
-      v = v > codes ? codes : v;
-      v = v < -codes ? -codes : v;
-      q[k] = static_cast<int8_t>(static_cast<int32_t>(v));
-    }
-    for (size_t k = depth; k < stride; ++k) q[k] = 0;
+    const float* row = x + m * x_stride;
+    const uint32_t max_bits = kPerTensor ? tensor_bits : row_max_bits<kScaled>(row, depth, multiplier);
+    quantize_row<kScaled>(row, depth, limit, multiplier, max_bits, xq + m * stride, scale + m);
   }
 }
 
@@ -204,9 +232,18 @@ void quantize_rows_impl(const float* x, size_t rows, size_t depth, size_t x_stri
 void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
                    const float* multiplier, int8_t* xq, float* scale) {
   if (multiplier != nullptr) {
-    quantize_rows_impl<true>(x, rows, depth, x_stride, limit, multiplier, xq, scale);
+    quantize_impl<true, false>(x, rows, depth, x_stride, limit, multiplier, xq, scale);
   } else {
-    quantize_rows_impl<false>(x, rows, depth, x_stride, limit, nullptr, xq, scale);
+    quantize_impl<false, false>(x, rows, depth, x_stride, limit, nullptr, xq, scale);
+  }
+}
+
+void quantize_tensor(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
+                     const float* multiplier, int8_t* xq, float* scale) {
+  if (multiplier != nullptr) {
+    quantize_impl<true, true>(x, rows, depth, x_stride, limit, multiplier, xq, scale);
+  } else {
+    quantize_impl<false, true>(x, rows, depth, x_stride, limit, nullptr, xq, scale);
   }
 }
 

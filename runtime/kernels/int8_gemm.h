@@ -102,6 +102,17 @@ using RowSource = void (*)(void* context, size_t first_row, size_t row_count, in
 void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
                    const float* multiplier, int8_t* xq, float* scale);
 
+// quantize_rows with one range for the whole tensor: every row's scale is
+// max|x[:, :]| / L and its codes round_half_even(x[m, k] · (L / max|x[:, :]|)),
+// clamped to ±L (with a multiplier, of the products as above). This is
+// Marian's intgemm8 activation quantization (127 / max|A| over the whole
+// product's input: schema/edgemt.fbs, Int8PerTensorDynamic); the GEMM then
+// runs as for per-row codes. A tensor holding inf or NaN gives every row
+// scale NaN, an all-zero one scale 0. Portable only, so the bits are the
+// same on every CPU without a variant per kernel.
+void quantize_tensor(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
+                     const float* multiplier, int8_t* xq, float* scale);
+
 // One GEMM call's operands. The kernels compute columns of blocks
 // [first_block, first_block + block_count) for every row.
 struct GemmArgs {

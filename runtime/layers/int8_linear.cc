@@ -64,6 +64,7 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
   kernel_ = q8::best_gemm_kernel();
   relu_ = relu;
   code_limit_ = code_limit;
+  tensor_range_ = false;
   multiplier_.reset();
   return Status::ok();
 }
@@ -85,6 +86,7 @@ Status Int8Linear::create_from_rows(q8::RowSource source, void* context, float* 
   kernel_ = q8::best_gemm_kernel();
   relu_ = relu;
   code_limit_ = code_limit;
+  tensor_range_ = false;
   multiplier_.reset();
   return Status::ok();
 }
@@ -139,8 +141,12 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
   const size_t stride = q8::padded_depth(depth);
   // Rows are quantized independently, so splitting them over threads keeps
   // the bits; worth it only for many long rows (the encoder). ~4 entries per
-  // ns (a max|x| pass and a rounding pass, vectorized).
-  if (parallel.worth(rows * depth / 4)) {
+  // ns (a max|x| pass and a rounding pass, vectorized). One range for the
+  // whole tensor needs every row first: one thread.
+  if (tensor_range_) {
+    q8::quantize_tensor(x, rows, depth, depth, code_limit_, multiplier_.get(), scratch.quantized,
+                        scratch.row_scale);
+  } else if (parallel.worth(rows * depth / 4)) {
     const q8::QuantizeKernel quantize = kernel_.quantize;
     auto task = [&](size_t first_tile, size_t end_tile, size_t) {
       const size_t first = first_tile * kRowsPerTask;

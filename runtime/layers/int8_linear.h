@@ -53,6 +53,12 @@ class Int8Linear {
   // value that is not, kOutOfMemory.
   [[nodiscard]] Status set_input_multiplier(const float* multiplier);
 
+  // Whether run() quantizes its input with one range for all rows
+  // (kernels::int8::quantize_tensor: Marian's intgemm8 arithmetic, the
+  // Int8PerTensorDynamic scheme) instead of one per row; off after create.
+  void set_tensor_range(bool on) { tensor_range_ = on; }
+  bool tensor_range() const { return tensor_range_; }
+
   // x: [rows, in] (row stride in_features), y: [rows, out]. Quantization
   // and GEMM are split over parallel.pool when the work is worth it.
   [[nodiscard]] Status run(const float* x, size_t rows, float* y, const Parallel& parallel,
@@ -78,6 +84,7 @@ class Int8Linear {
   kernels::int8::GemmVariant kernel_;
   bool relu_ = false;
   int32_t code_limit_ = kernels::int8::kFullCodes;
+  bool tensor_range_ = false;
 };
 
 }  // namespace edgemt

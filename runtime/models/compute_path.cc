@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "kernels/f32_gemm.h"
+#include "kernels/int8_gemm.h"
 #include "layers/linear.h"
 
 namespace edgemt {
@@ -30,6 +31,15 @@ void describe_linear_compute_path(const Model& model, const Linear& output, bool
                     besides);
       return;
     case DType::kI8:
+      if (model.quantization() == QuantizationScheme::kInt8PerTensorDynamic) {
+        // Marian's intgemm8 arithmetic; a tied output projection is the F32 table.
+        std::snprintf(out, size,
+                      "int8 (%s: own int8 GEMM, %s kernel; activations quantized with one range per "
+                      "product at run time, as Marian; embedding tables in f32%s)",
+                      quantization_scheme_name(model.quantization()),
+                      kernels::int8::best_gemm_kernel().name, besides);
+        return;
+      }
       std::snprintf(out, size, "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time%s)",
                     quantization_scheme_name(model.quantization()), output.int8_kernel_name(), besides);
       return;

@@ -28,7 +28,7 @@ enum class TensorRole : uint8_t {
 struct ExpectedTensor {
   char name[kMaxTensorNameLength] = {};
   TensorRole role = TensorRole::kVector;
-  DType dtype = DType::kF32;  // weight dtype for matrices, F32 for vectors
+  DType dtype = DType::kF32;  // the file's WeightTypes for matrices, F32 for vectors
   uint32_t rank = 0;
   uint32_t shape[kMaxTensorRank] = {0, 0, 0, 0};
   // Name of the tensor whose bytes this one shares (same offset and size in
@@ -43,30 +43,49 @@ struct ExpectedTensor {
   bool projection = false;
 };
 
+// The storage types of a file's matrices: `matrices` for the projections,
+// `tables` for embedding tables and the projections that alias one (a tied
+// output projection). They differ only in Int8PerTensorDynamic files (I8
+// projections, F32 tables, as Marian keeps them); any other file stores
+// every matrix in its weight dtype, which converts implicitly.
+struct WeightTypes {
+  DType matrices = DType::kF32;
+  DType tables = DType::kF32;
+  constexpr WeightTypes(DType all) : matrices(all), tables(all) {}  // NOLINT(runtime/explicit)
+  constexpr WeightTypes(DType projections, DType embedding_tables)
+      : matrices(projections), tables(embedding_tables) {}
+};
+
+// A file's WeightTypes from its weight dtype and quantization scheme.
+constexpr WeightTypes weight_types(DType weight_dtype, QuantizationScheme scheme) {
+  return scheme == QuantizationScheme::kInt8PerTensorDynamic ? WeightTypes(weight_dtype, DType::kF32)
+                                                             : WeightTypes(weight_dtype);
+}
+
 // Called once per expected tensor; return false to stop the enumeration.
 // `tensor` is only valid during the call.
 using ExpectedTensorVisitor = bool (*)(const ExpectedTensor& tensor, void* context);
 
-// Calls `for_each_expected_tensor(config, weight_dtype, visit, context)` of
+// Calls `for_each_expected_tensor(config, types, visit, context)` of
 // the config's family with any callable `bool(const ExpectedTensor&)` (a
 // lambda with captures, say). No heap: the callable is passed by address.
 template <typename Config, typename Visitor,
           typename = std::enable_if_t<!std::is_convertible_v<Visitor, ExpectedTensorVisitor>>>
-bool for_each_expected_tensor(const Config& config, DType weight_dtype, Visitor&& visit) {
+bool for_each_expected_tensor(const Config& config, WeightTypes types, Visitor&& visit) {
   using V = std::remove_reference_t<Visitor>;
   return for_each_expected_tensor(
-      config, weight_dtype,
+      config, types,
       [](const ExpectedTensor& tensor, void* context) {
         return static_cast<bool>((*static_cast<V*>(context))(tensor));
       },
       const_cast<void*>(static_cast<const void*>(&visit)));
 }
 
-// Number of tensors `config` implies in a file of `weight_dtype`.
+// Number of tensors `config` implies in a file of these weight types.
 template <typename Config>
-size_t expected_tensor_count(const Config& config, DType weight_dtype = DType::kF32) {
+size_t expected_tensor_count(const Config& config, WeightTypes types = DType::kF32) {
   size_t count = 0;
-  for_each_expected_tensor(config, weight_dtype, [&count](const ExpectedTensor&) {
+  for_each_expected_tensor(config, types, [&count](const ExpectedTensor&) {
     ++count;
     return true;
   });

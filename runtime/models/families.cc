@@ -41,10 +41,10 @@ uint32_t family_max_sequence_length(const FamilyConfig& config) {
   return family != nullptr ? family->max_sequence_length(config) : 0;
 }
 
-bool for_each_expected_tensor(const FamilyConfig& config, DType weight_dtype,
+bool for_each_expected_tensor(const FamilyConfig& config, WeightTypes types,
                               ExpectedTensorVisitor visit, void* context) {
   const Family* family = find_family(config.id);
-  return family != nullptr && family->for_each_expected_tensor(config, weight_dtype, visit, context);
+  return family != nullptr && family->for_each_expected_tensor(config, types, visit, context);
 }
 
 void describe_family_config(const FamilyConfig& config, char* out, size_t size) {

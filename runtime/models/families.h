@@ -66,7 +66,7 @@ struct Family {
   uint32_t (*vocab_size)(const FamilyConfig& config);         // target ids
   uint32_t (*source_vocab_size)(const FamilyConfig& config);  // source ids
   uint32_t (*max_sequence_length)(const FamilyConfig& config);
-  bool (*for_each_expected_tensor)(const FamilyConfig& config, DType weight_dtype,
+  bool (*for_each_expected_tensor)(const FamilyConfig& config, WeightTypes types,
                                    ExpectedTensorVisitor visit, void* context);
   void (*describe_config)(const FamilyConfig& config, char* out, size_t size);
   Status (*create)(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder>* out);
@@ -84,7 +84,7 @@ uint32_t family_max_sequence_length(const FamilyConfig& config);
 
 // Calls `visit` for every tensor the config implies (the family's
 // tensor_layout); false if the visitor stopped early.
-bool for_each_expected_tensor(const FamilyConfig& config, DType weight_dtype,
+bool for_each_expected_tensor(const FamilyConfig& config, WeightTypes types,
                               ExpectedTensorVisitor visit, void* context);
 
 // The config as `edgemt inspect` prints it (indented lines).

@@ -12,7 +12,7 @@
 //   Status read_config(const Table&, Config*)        the file's config table
 //   uint32_t vocab_size(const Config&), source_vocab_size(const Config&),
 //            max_sequence_length(const Config&)
-//   bool for_each_expected_tensor(const Config&, DType, ExpectedTensorVisitor, void*)
+//   bool for_each_expected_tensor(const Config&, WeightTypes, ExpectedTensorVisitor, void*)
 //   void describe_config(const Config&, char*, size_t)
 //   Status check_attention_choice(const Config&, int layer, int head)
 //   const char* own_kernels(const Config&)          compute-path words (nullptr: none)
@@ -171,8 +171,8 @@ template <typename Config>
 uint32_t max_length(const FamilyConfig& c) { return max_sequence_length(config_of<Config>(c)); }
 
 template <typename Config>
-bool walk(const FamilyConfig& c, DType weight_dtype, ExpectedTensorVisitor visit, void* context) {
-  return for_each_expected_tensor(config_of<Config>(c), weight_dtype, visit, context);
+bool walk(const FamilyConfig& c, WeightTypes types, ExpectedTensorVisitor visit, void* context) {
+  return for_each_expected_tensor(config_of<Config>(c), types, visit, context);
 }
 
 template <typename Config>

@@ -132,7 +132,8 @@ Status MatrixLoader::matrix(Linear* out, const char* weight_name, const char* bi
       EDGEMT_RETURN_IF_ERROR(row_scales(model_, weight->name, &scale));
       EDGEMT_RETURN_IF_ERROR(smoothing_vector(model_, weight_name, &smoothing));
       created = out->create_int8(static_cast<const int8_t*>(weight->data), scale, bias, in, rows,
-                                 fused_relu, smoothing);
+                                 fused_relu, smoothing,
+                                 model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic);
       break;
     }
     case DType::kF16:

@@ -49,14 +49,17 @@ void Emitter::entry(TableKind kind, const char* scope, const char* name, uint32_
   }
 }
 
-// A matrix in the weight dtype; in an I8 file followed by `<name>_scale`
-// [rows] F32, which aliases the owner's scales when the matrix is an alias.
-// (A projection's smoothing vector in smoothed files is the verifier's:
-// ExpectedTensor::projection.)
+// A matrix in the file's type for it (an embedding table, or a projection
+// that aliases one: every alias in the tables is of an embedding table,
+// `tables`; other projections `matrices`); an I8 one followed by
+// `<name>_scale` [rows] F32, which aliases the owner's scales when the
+// matrix is an alias. (A projection's smoothing vector in smoothed files is
+// the verifier's: ExpectedTensor::projection.)
 void Emitter::matrix(const char* name, uint32_t rows, uint32_t cols, const char* owner,
                      bool projection) {
-  emit(name, TensorRole::kMatrix, weight_dtype_, 2, rows, cols, owner, projection);
-  if (weight_dtype_ != DType::kI8) return;
+  const DType dtype = projection && owner == nullptr ? types_.matrices : types_.tables;
+  emit(name, TensorRole::kMatrix, dtype, 2, rows, cols, owner, projection);
+  if (dtype != DType::kI8) return;
   char scale[kMaxTensorNameLength];
   char owner_scale[kMaxTensorNameLength];
   join(scale, "", name, "_scale");

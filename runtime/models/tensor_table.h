@@ -52,13 +52,13 @@ struct TableEntry {
 // its table (models/family_kit.h asks for both):
 //   tensor_name(id, layer, out, size)   the name of one entry in a file, as
 //                                       table_tensor_name() below gives it
-//   for_each_expected_tensor(config, weight_dtype, visit, context)
+//   for_each_expected_tensor(config, types, visit, context)
 //                                       every tensor `config` implies, as
 //                                       walk_tensor_table() below gives them;
 //                                       false if the visitor stopped early
 #define EDGEMT_TENSOR_TABLE_FUNCTIONS(Tensor, Config)                           \
   bool tensor_name(Tensor tensor, uint32_t layer, char* out, size_t size);      \
-  bool for_each_expected_tensor(const Config& config, DType weight_dtype,       \
+  bool for_each_expected_tensor(const Config& config, WeightTypes types,        \
                                 ExpectedTensorVisitor visit, void* context)
 
 // What a family's config decides about its table's entries.
@@ -92,8 +92,8 @@ void group_scope(TableGroup group, uint32_t layer, char* out, size_t size);
 // Hands each tensor of the walk to the visitor; stops once it returns false.
 class Emitter {
  public:
-  Emitter(DType weight_dtype, ExpectedTensorVisitor visit, void* context)
-      : weight_dtype_(weight_dtype), visit_(visit), context_(context) {}
+  Emitter(WeightTypes types, ExpectedTensorVisitor visit, void* context)
+      : types_(types), visit_(visit), context_(context) {}
   bool stopped() const { return stopped_; }
   // One entry of `kind`, named `scope`.`name`; `owner`: the name of the
   // entry whose bytes it shares (MATRIX, PROJECTION), or nullptr.
@@ -105,7 +105,7 @@ class Emitter {
   void emit(const char* name, TensorRole role, DType dtype, uint32_t rank, uint32_t dim0,
             uint32_t dim1, const char* alias_of, bool projection = false);
 
-  DType weight_dtype_;
+  WeightTypes types_;
   ExpectedTensorVisitor visit_;
   void* context_;
   bool stopped_ = false;
@@ -118,8 +118,8 @@ class Emitter {
 // False if the visitor stopped early.
 template <const auto& table, typename Entry, typename Config>
 bool walk_tensor_table(const TableRules<Entry, Config>& rules, const Config& config,
-                       DType weight_dtype, ExpectedTensorVisitor visit, void* context) {
-  tensor_table::Emitter out(weight_dtype, visit, context);
+                       WeightTypes types, ExpectedTensorVisitor visit, void* context) {
+  tensor_table::Emitter out(types, visit, context);
   const TableGroup order[] = {TableGroup::MODEL, TableGroup::ENCODER_LAYER, TableGroup::ENCODER_END,
                               TableGroup::DECODER_LAYER, TableGroup::DECODER_END};
   for (TableGroup group : order) {

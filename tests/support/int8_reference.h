@@ -40,6 +40,27 @@ inline QuantizedRows reference_quantize_rows(const std::vector<float>& x, size_t
   return out;
 }
 
+// Marian's intgemm8 activations: one range, max|x| over the whole tensor,
+// for every row (kernels::int8::quantize_tensor).
+inline QuantizedRows reference_quantize_tensor(const std::vector<float>& x, size_t rows,
+                                               size_t depth, int32_t limit) {
+  const float codes = static_cast<float>(limit);
+  const size_t stride = kernels::int8::padded_depth(depth);
+  QuantizedRows out{std::vector<int8_t>(rows * stride, 0), std::vector<float>(rows, 0.0f)};
+  float max_abs = 0.0f;
+  for (size_t i = 0; i < rows * depth; ++i) max_abs = std::fmax(max_abs, std::fabs(x[i]));
+  const float inverse = codes / max_abs;
+  if (std::isinf(inverse)) return out;  // max|x| 0 or < L / FLT_MAX: zero rows
+  for (size_t m = 0; m < rows; ++m) {
+    out.scale[m] = max_abs / codes;
+    for (size_t k = 0; k < depth; ++k) {
+      const float v = std::nearbyint(x[m * depth + k] * inverse);  // default mode: ties to even
+      out.q[m * stride + k] = static_cast<int8_t>(std::fmin(codes, std::fmax(-codes, v)));
+    }
+  }
+  return out;
+}
+
 // y[m, n] = float(Σ q·w) · (x_scale · w_scale) + bias, ReLU optional.
 inline std::vector<float> reference_int8_gemm(const QuantizedRows& x, size_t rows, size_t depth,
                                               const std::vector<int8_t>& w,

@@ -206,7 +206,9 @@ void ModelBuilder::regenerate_tensors() {
   std::vector<float> scales;  // of the I8 matrix just generated
   std::string smooth_after;   // a smoothed projection: its vector follows its scales
   uint32_t smooth_size = 0;
-  for_each_expected_tensor(config, weight_dtype, [&](const ExpectedTensor& expected) {
+  const WeightTypes types = weight_types(
+      weight_dtype, per_tensor ? QuantizationScheme::kInt8PerTensorDynamic : QuantizationScheme::kNone);
+  for_each_expected_tensor(config, types, [&](const ExpectedTensor& expected) {
     BuilderTensor tensor;
     tensor.name = expected.name;
     tensor.shape.assign(expected.shape, expected.shape + expected.rank);
@@ -454,7 +456,8 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
       static_cast<fb::DType>(wdtype), tokenizer_table, provenance_table, weights_size_field,
       tensor_vector,
       static_cast<fb::QuantizationScheme>(
-          raw_quantization ? *raw_quantization : (weight_dtype == DType::kI8 ? (smoothed ? 2 : 1) : 0)),
+          raw_quantization ? *raw_quantization
+                           : (weight_dtype == DType::kI8 ? (smoothed ? 2 : per_tensor ? 3 : 1) : 0)),
       v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
       v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table, shortlist_table);
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};

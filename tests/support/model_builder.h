@@ -141,7 +141,7 @@ class ModelBuilder {
   std::optional<int8_t> raw_family;
   std::optional<int8_t> raw_weight_dtype;
   // default: Int8PerRowDynamic for I8 (Int8SmoothedPerRowDynamic when
-  // `smoothed`), else None
+  // `smoothed`, Int8PerTensorDynamic when `per_tensor`), else None
   std::optional<int8_t> raw_quantization;
   std::optional<int8_t> raw_activation;
   std::optional<int8_t> raw_tokenizer_kind;
@@ -170,6 +170,9 @@ class ModelBuilder {
   // bytes a smoothing vector `<name>_smooth` (values in [1/e, e]) and the
   // file is Int8SmoothedPerRowDynamic (format version 5).
   bool smoothed = false;
+  // I8 files: Int8PerTensorDynamic (format version 7): the embedding tables
+  // (and a tied output projection) F32 without scales; regenerate_tensors().
+  bool per_tensor = false;
 
   // Re-creates `tensors` from `config`, `weight_dtype` and `seed`.
   void regenerate_tensors();

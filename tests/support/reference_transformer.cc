@@ -100,9 +100,11 @@ void activate(Matrix* x, Activation activation) {
 ReferenceTransformer::ReferenceTransformer(const Model& model) : model_(model) {}
 
 Matrix ReferenceTransformer::project(const Matrix& x, size_t rows, const std::string& weight,
-                                     const Matrix* b, size_t in, size_t out) const {
+                                     const Matrix* b, size_t in, size_t out,
+                                     bool one_product) const {
   const Matrix w = tensor(weight.c_str());
-  if (model_.weight_dtype() != DType::kI8) return linear(x, rows, w, b, in, out);
+  // F32 and F16 files, and the F32 tables of Int8PerTensorDynamic ones.
+  if (model_.find_tensor(weight.c_str())->dtype != DType::kI8) return linear(x, rows, w, b, in, out);
   // Int8PerRowDynamic: every input row (times the projection's smoothing
   // vector in a smoothed file) is rounded to the 255 levels of its own
   // max|x| / 127 (Int8Linear's full codes, kernels/int8_gemm.h) before the
@@ -114,9 +116,13 @@ Matrix ReferenceTransformer::project(const Matrix& x, size_t rows, const std::st
       for (size_t i = 0; i < in; ++i) quantized[r * in + i] *= m[i];
     }
   }
+  // Int8PerTensorDynamic: one product's rows share the range of them all.
+  const bool whole = one_product && model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic;
+  double tensor_max = 0.0;
+  for (size_t i = 0; whole && i < rows * in; ++i) tensor_max = std::max(tensor_max, std::fabs(quantized[i]));
   for (size_t r = 0; r < rows; ++r) {
-    double max_abs = 0.0;
-    for (size_t i = 0; i < in; ++i) max_abs = std::max(max_abs, std::fabs(quantized[r * in + i]));
+    double max_abs = tensor_max;
+    for (size_t i = 0; !whole && i < in; ++i) max_abs = std::max(max_abs, std::fabs(quantized[r * in + i]));
     if (max_abs == 0.0) continue;
     const double step = max_abs / kernels::int8::kFullCodes;
     for (size_t i = 0; i < in; ++i) {
@@ -177,20 +183,21 @@ Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
     Matrix h = x;
     if (pre) layer_norm(&h, t, d, T("self_attn_norm.weight"), T("self_attn_norm.bias"), eps);
     const Matrix bqkv = T("self_attn.qkv.bias");
-    const Matrix qkv = project(h, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d);
+    const Matrix qkv = project(h, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d, true);
     const Matrix q = column_block(qkv, t, d, 3, 0), k = column_block(qkv, t, d, 3, 1),
                  v = column_block(qkv, t, d, 3, 2);
     const Matrix bo = T("self_attn.out.bias");
-    Matrix a = project(attention(q, k, v, t, t, d, c.heads, false), t, N("self_attn.out.weight"), &bo, d, d);
+    Matrix a = project(attention(q, k, v, t, t, d, c.heads, false), t, N("self_attn.out.weight"), &bo, d,
+                       d, true);
     for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
     if (!pre) layer_norm(&x, t, d, T("self_attn_norm.weight"), T("self_attn_norm.bias"), eps);
     // Feed-forward.
     h = x;
     if (pre) layer_norm(&h, t, d, T("ffn_norm.weight"), T("ffn_norm.bias"), eps);
     const Matrix b1 = T("ffn.in.bias"), b2 = T("ffn.out.bias");
-    Matrix f = project(h, t, N("ffn.in.weight"), &b1, d, c.ffn_dim);
+    Matrix f = project(h, t, N("ffn.in.weight"), &b1, d, c.ffn_dim, true);
     activate(&f, c.activation);
-    a = project(f, t, N("ffn.out.weight"), &b2, c.ffn_dim, d);
+    a = project(f, t, N("ffn.out.weight"), &b2, c.ffn_dim, d, true);
     for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
     if (!pre) layer_norm(&x, t, d, T("ffn_norm.weight"), T("ffn_norm.bias"), eps);
   }
@@ -263,7 +270,7 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
     h = input("cross_attn_norm");
     const Matrix bq = T("cross_attn.q.bias"), bkv = T("cross_attn.kv.bias");
     const Matrix q = project(h, t, N("cross_attn.q.weight"), &bq, d, d);
-    const Matrix kv = project(memory, s, N("cross_attn.kv.weight"), &bkv, d, 2 * d);
+    const Matrix kv = project(memory, s, N("cross_attn.kv.weight"), &bkv, d, 2 * d, true);
     const Matrix mk = column_block(kv, s, d, 2, 0), mv = column_block(kv, s, d, 2, 1);
     const Matrix bco = T("cross_attn.out.bias");
     residual(project(attention(q, mk, mv, t, s, d, c.heads, false), t, N("cross_attn.out.weight"), &bco, d, d),

@@ -33,10 +33,13 @@ class ReferenceTransformer {
   // The tensor's values as the file means them (f16 widened, i8 · scale).
   Matrix tensor(const char* name) const;
   // y [rows, out] = x [rows, in] · Wᵀ + b, W the tensor named `weight`; for
-  // int8 models x (times W's smoothing vector in smoothed files) is
-  // quantized per row first, as the Int8PerRowDynamic scheme defines.
+  // an I8 W, x (times W's smoothing vector in smoothed files) is quantized
+  // first: per row (Int8PerRowDynamic), or with one range for all rows in an
+  // Int8PerTensorDynamic file when `one_product` (the runtime multiplies
+  // these rows in one product: the encoder's, the cross-attention memory's;
+  // the decoder's rows, one per step of one sentence, stay per row).
   Matrix project(const Matrix& x, size_t rows, const std::string& weight, const Matrix* b,
-                 size_t in, size_t out) const;
+                 size_t in, size_t out, bool one_product = false) const;
   Matrix encode(const std::vector<int32_t>& source) const;
 
   const Model& model_;

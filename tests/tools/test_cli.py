@@ -15,6 +15,7 @@ import unittest
 import numpy as np
 
 import helpers
+from edgemt_tools import fbs
 from edgemt_tools.model_file import read_model, write_unvalidated
 
 CLI = helpers.CLI
@@ -284,8 +285,9 @@ class CliTest(unittest.TestCase):
         field_offset = struct.unpack_from("<H", data, vtable + 4)[0]  # field 0: format_version
         self.assertNotEqual(field_offset, 0)
         patched = bytearray(data)
-        struct.pack_into("<I", patched, root + field_offset, 7)
-        self.check_bad_model(bytes(patched), "version 7")
+        unknown = fbs.NEWEST_FORMAT_VERSION + 1  # one past what this runtime reads
+        struct.pack_into("<I", patched, root + field_offset, unknown)
+        self.check_bad_model(bytes(patched), f"version {unknown}")
 
     def test_corrupted_bytes_never_crash(self):
         rng = np.random.default_rng(5)

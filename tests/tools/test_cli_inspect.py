@@ -21,7 +21,10 @@ import unittest
 import numpy as np
 
 import helpers
+from edgemt_tools import fbs
 from edgemt_tools.model_file import read_model, write_model
+
+NEWEST = str(fbs.NEWEST_FORMAT_VERSION)  # the newest version the runtime reads
 
 CLI = helpers.CLI
 MODEL = helpers.BUNDLED_MODEL
@@ -144,7 +147,7 @@ class CliInspectTest(unittest.TestCase):
         self.assert_fits_a_screen(out, "bundled model")
         entries = len(read_model(MODEL).table_order)
         for pattern in (r"^file +.*multi30k-en-de\.int8\.emt \(\d+ bytes\)$",
-                        r"^format version +5 \(edgemt [0-9.]+ reads 1 to 6\)$",
+                        r"^format version +5 \(edgemt [0-9.]+ reads 1 to " + NEWEST + r"\)$",
                         r"^checksum +CRC-32C header [0-9a-f]{8}, weights [0-9a-f]{8}: verified at load$",
                         r"^languages +en -> de$",
                         r"^precision +i8, int8-smoothed-per-row-dynamic \(\d+ of 33 projections "
@@ -190,7 +193,7 @@ class CliInspectTest(unittest.TestCase):
         out = self.inspect(RNN_LSTM)
         for pattern in (r"^family +rnn$", r"^  cell +LSTM, 2 layers, hidden 64$",
                         r"^  encoder +bidirectional", r"^  attention +additive score",
-                        r"^precision +i8, int8-per-row-dynamic", r"^format version +3 \(edgemt [0-9.]+ reads 1 to 6\)$",
+                        r"^precision +i8, int8-per-row-dynamic", r"^format version +3 \(edgemt [0-9.]+ reads 1 to " + NEWEST + r"\)$",
                         r"^checksum +none \(files before format version 4 have none\)$",
                         r"^converted from +torch-rnn checkpoint",
                         r"^  max length +60 tokens, whatever the source length$",

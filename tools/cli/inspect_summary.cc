@@ -97,6 +97,10 @@ void print_file_facts(const std::string& path, const Model& model, const TensorS
     precision += text_printf("%s (%zu of %zu projections smoothed)",
                              quantization_scheme_name(model.quantization()),
                              tensors.smoothed_projections, tensors.smoothing_vectors);
+  } else if (model.quantization() == QuantizationScheme::kInt8PerTensorDynamic) {
+    precision += text_printf("%s (Marian's intgemm8 arithmetic: one activation range per "
+                             "product; embeddings f32)",
+                             quantization_scheme_name(model.quantization()));
   } else {
     precision += "no quantization";
   }

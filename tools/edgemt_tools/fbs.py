@@ -66,13 +66,16 @@ FILE_IDENTIFIER = b"EMT1"
 FORMAT_VERSION = 5
 # Version 6 adds SSRU decoders (TransformerConfig.decoder_autoregression):
 # only files that use one are written as 6 (families' format_version), so
-# every other file still loads in a runtime that reads up to 5.
-NEWEST_FORMAT_VERSION = 6
+# every other file still loads in a runtime that reads up to 5. Version 7
+# adds Int8PerTensorDynamic files (Marian's intgemm8 arithmetic), written
+# as 7 only when they are one (PER_TENSOR_FORMAT_VERSION).
+NEWEST_FORMAT_VERSION = 7
+PER_TENSOR_FORMAT_VERSION = 7
 OLDEST_FORMAT_VERSION = 1
 
 __all__ = [
     "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "NEWEST_FORMAT_VERSION",
-    "OLDEST_FORMAT_VERSION", "generated",
+    "OLDEST_FORMAT_VERSION", "PER_TENSOR_FORMAT_VERSION", "generated",
     "model_fb", "decoding_fb", "provenance_fb", "shortlist_fb", "special_tokens_fb", "tensor_fb",
     "tokenizer_fb",
     "DType", "FamilyConfig", "QuantizationScheme", "SearchRules", "TokenizerKind",

@@ -20,7 +20,7 @@ void plan_workspace(const RnnConfig& config, const RnnWeights& weights, const Ru
   shape.max_source_len = run.max_source_len;
   shape.rows = run.rows;
   shape.sentences = run.max_beam != 0 ? run.rows / run.max_beam : run.rows;
-  shape.int8 = weights.head.linear().is_int8();  // an int8 file: every matrix is
+  shape.int8 = weights.int8;
   shape.f16 = weights.f16_native;
   plan_workspace(config, shape, run.max_beam, arena, out);
 }

@@ -67,10 +67,10 @@ bool tensor_name(RnnTensor tensor, uint32_t layer, char* out, size_t size) {
   return table_tensor_name<kTable>(tensor, layer, out, size);
 }
 
-bool for_each_expected_tensor(const RnnConfig& config, DType weight_dtype,
+bool for_each_expected_tensor(const RnnConfig& config, WeightTypes types,
                               ExpectedTensorVisitor visit, void* context) {
   const TableRules<Entry, RnnConfig> rules{size_of, present, no_owner, config.layers, config.layers};
-  return walk_tensor_table<kTable>(rules, config, weight_dtype, visit, context);
+  return walk_tensor_table<kTable>(rules, config, types, visit, context);
 }
 
 }  // namespace edgemt::rnn

@@ -39,6 +39,7 @@ Status load_weights(const Model& model, size_t threads, RnnWeights* w) {
   EDGEMT_RETURN_IF_ERROR(find_embedding_table(model, named(T::kTargetEmbedding, name), &w->target_embedding));
   EDGEMT_RETURN_IF_ERROR(load.prepare());
   w->f16_native = load.f16_native();
+  w->int8 = model.weight_dtype() == DType::kI8;
   {
     char weight[kMaxTensorNameLength];
     char bias[kMaxTensorNameLength];

@@ -33,6 +33,9 @@ struct RnnWeights {
   Linear attention_combine;   // 2H -> H, + combine bias (TanhCombine, LinearCombine)
   OutputHead head;            // H or 2H -> V: models/output_head.h
   bool f16_native = false;
+  // An I8 file: its projections run on the own int8 GEMM and need scratch
+  // for their quantized inputs (its output projection may be F32 even so).
+  bool int8 = false;
   size_t matrix_bytes = 0;
 };
 

@@ -68,11 +68,11 @@ bool tensor_name(TransformerTensor tensor, uint32_t layer, char* out, size_t siz
   return table_tensor_name<kTable>(tensor, layer, out, size);
 }
 
-bool for_each_expected_tensor(const TransformerConfig& config, DType weight_dtype,
+bool for_each_expected_tensor(const TransformerConfig& config, WeightTypes types,
                               ExpectedTensorVisitor visit, void* context) {
   const TableRules<Entry, TransformerConfig> rules{size_of, present, owner_of,
                                                    config.encoder_layers, config.decoder_layers};
-  return walk_tensor_table<kTable>(rules, config, weight_dtype, visit, context);
+  return walk_tensor_table<kTable>(rules, config, types, visit, context);
 }
 
 }  // namespace edgemt::transformer

@@ -24,7 +24,7 @@ void plan_workspace(const TransformerConfig& config, const TransformerWeights& w
   shape.encoder_layers = config.encoder_layers;
   shape.decoder_layers = config.decoder_layers;
   shape.heads = config.heads;
-  shape.int8 = weights.head.linear().is_int8();  // an int8 file: every matrix is
+  shape.int8 = weights.int8;
   shape.f16 = weights.f16_native;
   shape.raw_self_memory = config.raw_decoder_self_memory;
   shape.ssru = has_ssru_decoder(config);

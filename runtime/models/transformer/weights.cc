@@ -55,6 +55,7 @@ Status load_weights(const Model& model, size_t threads, TransformerWeights* w) {
   EDGEMT_RETURN_IF_ERROR(find_vector(model, named(T::kPositionTable, name), &w->positions));
   EDGEMT_RETURN_IF_ERROR(load.prepare());
   w->f16_native = load.f16_native();
+  w->int8 = model.weight_dtype() == DType::kI8;
   const char* output_bias_name = config.output_bias ? named(T::kOutputBias, bias_name) : nullptr;
   kernels::EmbeddingTable* const tables[] = {&w->source_embedding, &w->target_embedding};
   EDGEMT_RETURN_IF_ERROR(w->head.load(model, &load, named(T::kOutputWeight, name), output_bias_name,

@@ -60,6 +60,9 @@ struct TransformerWeights {
   EncoderLayerWeights encoder[kMaxLayers];
   DecoderLayerWeights decoder[kMaxLayers];
   bool f16_native = false;  // f16 matrices on XNNPACK's f16 GEMM (else widened to f32)
+  // An I8 file: its projections run on the own int8 GEMM and need scratch
+  // for their quantized inputs (its output projection may be F32 even so).
+  bool int8 = false;
   size_t matrix_bytes = 0;  // bytes of packed matrices (XNNPACK's f32 copies or int8 packs)
 };
 

@@ -107,14 +107,15 @@ TEST_CASE("format/model_verifier: wrong identifier") {
                "not an edgemt model file: identifier is 'garb'");
 }
 
-TEST_CASE("format/model_verifier: unsupported versions 0 and 7 and up") {
-  for (uint32_t version : {0u, 7u, 100u}) {
+TEST_CASE("format/model_verifier: unsupported versions 0 and past kFormatVersion") {
+  for (uint32_t version : {0u, kFormatVersion + 1, 100u}) {
     CAPTURE(version);
     ModelBuilder builder;
     builder.format_version = version;
     CHECK_STATUS(verify(builder), StatusCode::kUnsupportedVersion,
                  "model format version " + std::to_string(version) +
-                     " is not supported (this runtime reads versions 1 to 6)");
+                     " is not supported (this runtime reads versions 1 to " +
+                     std::to_string(kFormatVersion) + ")");
   }
 }
 
@@ -450,6 +451,21 @@ TEST_CASE("format/model_verifier: int8 files (Int8PerRowDynamic) and their row s
                "tensor 'output.weight_scale' must share its bytes with 'embedding.target_scale'");
 }
 
+// A scheme's file (`good`, scheme value `raw`) is refused a format version
+// before `first`, and the scheme in an f32 file.
+void check_scheme_gates(const ModelBuilder& good, int8_t raw, const std::string& name,
+                        uint32_t first) {
+  ModelBuilder older = good;
+  older.format_version = first - 1;
+  CHECK_STATUS(verify(older), StatusCode::kInvalidModel,
+               "quantization scheme " + name + " needs format version " + std::to_string(first) +
+                   " or later");
+  ModelBuilder f32;
+  f32.raw_quantization = raw;
+  CHECK_STATUS(verify(f32), StatusCode::kInvalidModel,
+               "quantization scheme " + name + " does not fit weight dtype f32");
+}
+
 // A smoothed int8 builder file (Int8SmoothedPerRowDynamic, format version 5).
 ModelBuilder smoothed_builder(const TransformerConfig& config = testing::tiny_config()) {
   ModelBuilder builder(config, DType::kI8);
@@ -504,14 +520,26 @@ TEST_CASE("format/model_verifier: smoothed int8 files: a smoothing vector per pr
   unsmoothed_scheme.raw_quantization = 1;
   CHECK_STATUS(verify(unsmoothed_scheme), StatusCode::kInvalidModel,
                "unexpected tensor 'decoder.layers.0.cross_attn.kv.weight_smooth'");
-  ModelBuilder version4 = smoothed_builder();
-  version4.format_version = 4;
-  CHECK_STATUS(verify(version4), StatusCode::kInvalidModel,
-               "quantization scheme int8-smoothed-per-row-dynamic needs format version 5 or later");
-  ModelBuilder f32;
-  f32.raw_quantization = 2;
-  CHECK_STATUS(verify(f32), StatusCode::kInvalidModel,
-               "quantization scheme int8-smoothed-per-row-dynamic does not fit weight dtype f32");
+  check_scheme_gates(smoothed_builder(), 2, "int8-smoothed-per-row-dynamic", 5);
+}
+
+TEST_CASE("format/model_verifier: per-tensor int8 files: F32 tables, I8 projections, version 7") {
+  ModelBuilder good(testing::tiny_config(), DType::kI8);
+  good.per_tensor = true;
+  good.regenerate_tensors();
+  VerifiedModel model;
+  const std::vector<uint8_t> bytes = good.build();
+  REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
+  CHECK(model.quantization == QuantizationScheme::kInt8PerTensorDynamic);
+  CHECK(good.find("embedding.source")->dtype == DType::kF32);
+  CHECK(good.find("embedding.source_scale") == nullptr);
+  CHECK(good.find("encoder.layers.0.ffn.in.weight")->dtype == DType::kI8);
+  CHECK(good.find("encoder.layers.0.ffn.in.weight_scale") != nullptr);
+  // An I8 table, or the scales of one, belong to the other schemes.
+  ModelBuilder i8_table(testing::tiny_config(), DType::kI8);
+  i8_table.raw_quantization = 3;
+  CHECK_STATUS(verify(i8_table), StatusCode::kInvalidModel, "'embedding.source'");
+  check_scheme_gates(good, 3, "int8-per-tensor-dynamic", 7);
 }
 
 TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {

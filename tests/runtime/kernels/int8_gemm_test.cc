@@ -168,6 +168,43 @@ TEST_CASE("kernels/int8: quantize_rows matches the reference on random rows of a
   }
 }
 
+TEST_CASE("kernels/int8: quantize_tensor gives every row the whole tensor's range") {
+  Random rng(8);
+  for (size_t depth : {size_t{1}, size_t{5}, size_t{64}, size_t{257}}) {
+    const size_t rows = 7;
+    std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 2.0f);
+    x[3 % (rows * depth)] = 40.0f;  // one large value sets every row's scale
+    const testing::QuantizedRows want = testing::reference_quantize_tensor(x, rows, depth, kFullCodes);
+    std::vector<int8_t> q(rows * padded_depth(depth), 99);
+    std::vector<float> scale(rows, -1.0f);
+    quantize_tensor(x.data(), rows, depth, depth, kFullCodes, nullptr, q.data(), scale.data());
+    CAPTURE(depth);
+    CHECK(q == want.q);
+    CHECK(testing::same_bits(scale.data(), want.scale.data(), rows));
+    for (float s : scale) CHECK(s == 40.0f / 127.0f);
+  }
+  // A stride wider than the depth, and a multiplier: the products' range.
+  const std::vector<float> x = {1.0f, -2.0f, 99.0f, 0.5f, 4.0f, 99.0f};
+  const std::vector<float> m = {2.0f, 0.25f};
+  std::vector<int8_t> q(8, 99);
+  std::vector<float> scale(2, -1.0f);
+  quantize_tensor(x.data(), 2, 2, 3, kFullCodes, m.data(), q.data(), scale.data());
+  CHECK(scale[0] == 2.0f / 127.0f);  // max|x·m| = |1·2| = 2
+  CHECK(scale[1] == 2.0f / 127.0f);
+  CHECK(q == std::vector<int8_t>{127, -32, 0, 0, 64, 64, 0, 0});  // -0.5 and 1: -31.75, 63.5
+  // All-zero rows beside a non-zero one keep the tensor's scale and zeros;
+  // a non-finite value anywhere makes every row NaN.
+  const std::vector<float> z = {0.0f, 0.0f, 0.0f, 3.0f};
+  quantize_tensor(z.data(), 2, 2, 2, kFullCodes, nullptr, q.data(), scale.data());
+  CHECK(scale[0] == 3.0f / 127.0f);
+  CHECK(q[0] == 0);
+  CHECK(q[5] == 127);
+  const std::vector<float> n = {1.0f, 2.0f, NAN, 1.0f};
+  quantize_tensor(n.data(), 2, 2, 2, kFullCodes, nullptr, q.data(), scale.data());
+  CHECK(std::isnan(scale[0]));
+  CHECK(std::isnan(scale[1]));
+}
+
 TEST_CASE("kernels/int8: quantize_rows maps max|x| to +-127, rounds ties to even, pads zeros") {
   // max 127 gives 127/max = 1 exactly: q is x rounded, ties to even.
   const std::vector<float> x = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, -3.5f};

@@ -2,7 +2,7 @@
 // (tests/support/reference_transformer.h) on small random models covering
 // every config switch: post/pre-norm, ReLU/GELU/swish, final norms or not,
 // shared/separate embeddings, tied/untied output with/without bias, f32/f16,
-// int8, self-attention or SSRU decoder layers.
+// int8 (per row, smoothed, per tensor), self-attention or SSRU decoder layers.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -35,6 +35,7 @@ struct Variant {
   edgemt::DType dtype;
   bool smoothed = false;  // I8: an Int8SmoothedPerRowDynamic file
   bool ssru = false;      // SSRU decoder layers (Marian's; post-norm only)
+  bool per_tensor = false;  // I8: an Int8PerTensorDynamic file (Marian's intgemm8 arithmetic)
 };
 
 constexpr Variant kVariants[] = {
@@ -59,6 +60,11 @@ constexpr Variant kVariants[] = {
      edgemt::DType::kF32, false, true},
     {"post-norm swish SSRU decoder untied int8", edgemt::transformer::NormPlacement::kPostNorm,
      edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, false, true},
+    {"post-norm relu SSRU decoder tied per-tensor int8 (Firefox's students as Marian runs them)",
+     edgemt::transformer::NormPlacement::kPostNorm, edgemt::Activation::kRelu, false, true, true, true,
+     edgemt::DType::kI8, false, true, true},
+    {"post-norm swish untied per-tensor int8", edgemt::transformer::NormPlacement::kPostNorm,
+     edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, false, false, true},
 };
 
 edgemt::transformer::TransformerConfig config_for(const Variant& v) {
@@ -90,8 +96,9 @@ struct Fixture {
 Fixture make(const Variant& v, size_t threads) {
   Fixture f;
   ModelBuilder builder(config_for(v), v.dtype, 7);
-  if (v.smoothed) {
-    builder.smoothed = true;
+  if (v.smoothed || v.per_tensor) {
+    builder.smoothed = v.smoothed;
+    builder.per_tensor = v.per_tensor;
     builder.regenerate_tensors();
   }
   f.file = std::make_unique<TempFile>(builder.build());
@@ -160,7 +167,15 @@ TEST_CASE("greedy translation matches the naive reference greedy decoding") {
     edgemt::DecodeOptions options;
     options.max_len_a = 1.0f;
     options.max_len_b = 3.0f;
-    REQUIRE(f.translator->translate(spans.data(), spans.size(), options, results.data()).is_ok());
+    if (v.per_tensor) {
+      // One activation range per product spans every sentence of a batch
+      // (as in Marian): the reference's, one sentence at a time.
+      for (size_t i = 0; i < sources.size(); ++i) {
+        REQUIRE(f.translator->translate(&spans[i], 1, options, &results[i]).is_ok());
+      }
+    } else {
+      REQUIRE(f.translator->translate(spans.data(), spans.size(), options, results.data()).is_ok());
+    }
     for (size_t i = 0; i < sources.size(); ++i) {
       CAPTURE(i);
       const size_t max_len = sources[i].size() + 3;

@@ -6,3 +6,4 @@ class QuantizationScheme(object):
     None_ = 0
     Int8PerRowDynamic = 1
     Int8SmoothedPerRowDynamic = 2
+    Int8PerTensorDynamic = 3
