@@ -222,17 +222,18 @@ class MarianBinaryTest(unittest.TestCase):
 
     def test_an_int8_file_keeps_the_intgemm8_codes_wemb_included(self):
         """browsermt quantizes Wemb too ([V, d], not transposed): with it and
-        one *_W* matrix as intgemm8 items, the int8 file keeps both codes
-        with 1/quantMult on every row (the tied output shares the table's);
-        calibration leaves the matrix out (in a smoothed file its smoothing
-        vector is ones). A code -128 is refused."""
+        one *_W* matrix as intgemm8 items, the per-row int8 file keeps both
+        codes with 1/quantMult on every row (the tied output shares the
+        table's); Marian's arithmetic keeps tables in float32 (the values of
+        Wemb's codes); calibration leaves the matrix out (in a smoothed file
+        its smoothing vector is ones). A code -128 is refused."""
         kept = {"Wemb": "embedding.source", "encoder_l1_ffn_W1": "encoder.layers.0.ffn.in.weight"}
         made = {name: self.intgemm8_item(name) for name in kept}
         items = [made[item[0]][0] if item[0] in made else item for item in self.items]
         folder = self.folder_with(marian_binary(items))
         output = self.workspace.path("kept.emt")
         result = helpers.run_tool("edgemt-convert", folder, *LANGS, "--dtype", "int8",
-                                  "--no-calibration", "-o", output)
+                                  "--no-calibration", "--per-row-activations", "-o", output)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("note: 2 of 23 int8 matrices keep the checkpoint's int8 codes",
                       result.stderr)
@@ -243,6 +244,16 @@ class MarianBinaryTest(unittest.TestCase):
             np.testing.assert_array_equal(model.array(name + "_scale"),
                                           np.full(len(codes), np.float32(1) / quant_mult), name)
         np.testing.assert_array_equal(model.array("output.weight"), made["Wemb"][1])
+        # Marian's arithmetic (the default): the table in float32, the
+        # values of its codes; the other matrix keeps its codes.
+        output = ff.convert(self, self.workspace.path("kept-marian.emt"), folder, *LANGS,
+                            "--dtype", "int8")
+        model = read_model(output)
+        _, codes, quant_mult = made["Wemb"]
+        want = codes.astype(np.float32) * (np.float32(1) / quant_mult)
+        np.testing.assert_array_equal(model.array("embedding.source"), want)
+        np.testing.assert_array_equal(model.array(kept["encoder_l1_ffn_W1"]),
+                                      made["encoder_l1_ffn_W1"][1])
 
         spec, _ = SOURCES["marian"].read(SourceInputs(
             checkpoint=folder, config=None, spm=None, src_lang="en", tgt_lang="de",

@@ -134,11 +134,17 @@ is stored) or, without it, 128 sentences sampled from the source
 SentencePiece model (seeded: the same file every time). This takes seconds
 for small models, about a minute and a half and 2.3 GB of memory for an
 OPUS-MT-base-sized one. --no-calibration gives plain nearest rounding
-(scheme Int8PerRowDynamic); RNN models are always stored so. Matrices a
-Marian intgemm8 .bin holds as int8 (Firefox's models) keep Marian's codes,
-scale 1/quantMult on every row: not quantized again, not calibrated; when
-no other projection is left, nothing is calibrated (Int8PerRowDynamic). A
-note says so."""
+(scheme Int8PerRowDynamic); RNN models are always stored so. A Marian
+intgemm8 .bin (Firefox's models) gives an int8 file in Marian's own int8
+arithmetic (scheme Int8PerTensorDynamic, format version 7): its int8
+matrices keep Marian's codes (scale 1/quantMult on every row; not
+quantized again, not calibrated), each product's activations are quantized
+with one range over all its rows, and the embeddings (with a tied output
+layer) stay float32, as in Marian; a line's output then depends on the
+sentences batched with it, as Marian's does. --per-row-activations gives
+edgemt's own arithmetic instead (per-row activations, Marian's codes kept,
+other projections calibrated; Int8PerRowDynamic when none is left). A note
+says which."""
 
 EPILOG = """\
 examples:
@@ -228,6 +234,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-calibration", action="store_true",
                    help="--dtype int8: nearest rounding and no smoothing vectors (scheme "
                         "Int8PerRowDynamic; faster to convert, less faithful)")
+    p.add_argument("--per-row-activations", action="store_true",
+                   help="--dtype int8 of a Marian intgemm8 model: edgemt's own int8 arithmetic "
+                        "(activations quantized per row, every matrix int8, calibrated where "
+                        "not given) instead of Marian's (scheme Int8PerTensorDynamic)")
     p.add_argument("--shortlist", nargs="+",
                    help="a Marian lexical shortlist to store: binary (FIRST and BEST from its "
                         "header; numbers given are ignored) or text (default FIRST 100, BEST "
@@ -322,6 +332,8 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
         parser.error(f"--calibrate needs --dtype int8 (got --dtype {args.dtype})")
     if args.calibrate_lines is not None and args.calibrate is None:
         parser.error("--calibrate-lines needs --calibrate FILE")
+    if args.per_row_activations and args.dtype != "int8":
+        parser.error(f"--per-row-activations needs --dtype int8 (got --dtype {args.dtype})")
     if args.no_calibration and args.dtype != "int8":
         parser.error(f"--no-calibration needs --dtype int8 (got --dtype {args.dtype})")
     if args.no_calibration and args.calibrate is not None:
@@ -382,11 +394,23 @@ def _read_shortlist(args: argparse.Namespace, spec) -> str:
             f"(first {kept.first}, best {kept.best})")
 
 
+def _marian_int8(args: argparse.Namespace, spec) -> bool:
+    """Whether the int8 file follows Marian's intgemm8 arithmetic
+    (Int8PerTensorDynamic): a Marian intgemm8 model's int8 file, unless
+    --per-row-activations."""
+    return args.dtype == "int8" and bool(spec.int8_codes) and not args.per_row_activations
+
+
 def _int8_plan(args: argparse.Namespace, spec, lines):
     """The int8 calibration plan, or None for a plain Int8PerRowDynamic file
     (--no-calibration, a model of a family that is not calibrated, or one
-    whose every projection keeps the checkpoint's own int8 codes)."""
-    if args.dtype != "int8" or args.no_calibration:
+    whose every projection keeps the checkpoint's own int8 codes) and for
+    Marian's arithmetic (_marian_int8)."""
+    if args.dtype != "int8" or args.no_calibration or _marian_int8(args, spec):
+        if lines is not None and _marian_int8(args, spec):
+            raise UserError("--calibrate is not used for a Marian intgemm8 model's int8 file, "
+                            "which follows Marian's arithmetic (add --per-row-activations to "
+                            "calibrate edgemt's)")
         return None
     from . import families, int8_calibration
     family = families.of(spec.config)
@@ -404,12 +428,18 @@ def _int8_plan(args: argparse.Namespace, spec, lines):
 def _kept_codes_note(args: argparse.Namespace, spec, plan) -> str:
     """The note of an int8 file that stores a checkpoint's own int8 codes
     (ModelSpec.int8_codes: Marian's intgemm8 matrices)."""
-    from .model_spec import MATRIX, expected_tensors
+    from .model_spec import MATRIX, QUANTIZATION_INT8_PER_TENSOR, expected_tensors, matrix_dtype
+    scheme = QUANTIZATION_INT8_PER_TENSOR if _marian_int8(args, spec) else None
     matrices = [name for name, tensor in expected_tensors(spec.config, "fp32").items()
-                if tensor.kind == MATRIX and tensor.alias_of is None]
+                if tensor.kind == MATRIX and tensor.alias_of is None
+                and matrix_dtype(tensor, "int8", scheme) == "int8"]
     note = (f"{len(spec.int8_codes)} of {len(matrices)} int8 matrices keep the checkpoint's "
             "int8 codes (Marian's intgemm8: codes as stored, scale 1/quantMult on every row), "
             "not quantized again")
+    if _marian_int8(args, spec):
+        return note + ("; Marian's arithmetic: Int8PerTensorDynamic (one activation range per "
+                       "product, embeddings and a tied output projection in float32; "
+                       "--per-row-activations for edgemt's per-row scheme)")
     if plan is not None:
         return note + "; calibration is for the other projections"
     if args.no_calibration:
@@ -423,7 +453,7 @@ def run(args: argparse.Namespace) -> str:
     calibrated int8 file, the calibration's line before it)."""
     from . import calibration, input_files, writer
     from .model_file import write_model
-    from .model_spec import QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED
+    from .model_spec import QUANTIZATION_INT8
     from .output_target import check_output
     if args.hub_id is None and not os.path.exists(args.checkpoint):
         raise UserError(f"checkpoint not found: {args.checkpoint}")
@@ -456,12 +486,13 @@ def run(args: argparse.Namespace) -> str:
         plan = _int8_plan(args, spec, calibration_lines)
         if args.dtype == "int8" and spec.int8_codes:
             print(f"{PROG}: note: {_kept_codes_note(args, spec, plan)}", file=sys.stderr)
-        header, tensors, aliases = writer.pack(spec, args.dtype, plan)
+        per_tensor = _marian_int8(args, spec)
+        header, tensors, aliases = writer.pack(spec, args.dtype, plan, per_tensor)
         size = write_model(args.output, header, tensors, aliases,
                            inputs=_named_inputs(args, checkpoint) + files_read)
     scheme = ""
     if args.dtype == "int8":
-        scheme = f" ({QUANTIZATION_INT8_SMOOTHED if plan is not None else QUANTIZATION_INT8})"
+        scheme = f" ({header.quantization or QUANTIZATION_INT8})"
     summary = (f"wrote {args.output}: {size} bytes, {len(tensors)} tensors "
                f"(+{len(aliases)} aliases), weights {args.dtype}{scheme}{shortlist}")
     return "\n".join(([plan.summary()] if plan is not None else []) + [summary])

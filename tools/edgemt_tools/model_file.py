@@ -24,7 +24,8 @@ finite) and writes nothing when anything is wrong; `write_unvalidated` skips
 that, for tests that need deliberately broken files (`testing.write_unchecked`).
 
 Int8 files (weight_dtype "int8", quantization Int8PerRowDynamic, or
-Int8SmoothedPerRowDynamic with a `<name>_smooth` vector per projection): matrices
+Int8SmoothedPerRowDynamic with a `<name>_smooth` vector per projection, or
+Int8PerTensorDynamic, whose embedding tables stay F32): matrices
 are I8 codes in [-127, 127] with F32 per-row `<name>_scale` tensors (see
 `quantize`); `check_against_config` also checks those values (no -128 code,
 scales finite and >= 0, smoothing values > 0), since a reader cannot trust
@@ -42,8 +43,8 @@ import numpy as np
 from . import families, fbs
 from .atomic_file import atomic_write
 from .errors import ModelFileError, UserError
-from .model_spec import (INT8_QUANTIZATIONS, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
-                         QUANTIZATION_NONE, SEARCH_RULES, Decoding, ModelHeader, Provenance,
+from .model_spec import (INT8_QUANTIZATIONS, QUANTIZATION_INT8, QUANTIZATION_INT8_PER_TENSOR,
+                         QUANTIZATION_INT8_SMOOTHED, QUANTIZATION_NONE, SEARCH_RULES, Decoding, ModelHeader, Provenance,
                          Shortlist, SideTokenizer, SpecialTokens, quantization_scheme)
 from .validate import validate_model, validate_shortlist, validate_tensors
 
@@ -57,7 +58,8 @@ _NAME_TO_NUMPY = {"f32": np.dtype("<f4"), "f16": np.dtype("<f2"), "i8": np.dtype
 _WEIGHT_DTYPE = {"fp32": fbs.DType.F32, "fp16": fbs.DType.F16, "int8": fbs.DType.I8}
 _QUANTIZATION = {QUANTIZATION_NONE: fbs.QuantizationScheme.None_,
                  QUANTIZATION_INT8: fbs.QuantizationScheme.Int8PerRowDynamic,
-                 QUANTIZATION_INT8_SMOOTHED: fbs.QuantizationScheme.Int8SmoothedPerRowDynamic}
+                 QUANTIZATION_INT8_SMOOTHED: fbs.QuantizationScheme.Int8SmoothedPerRowDynamic,
+                 QUANTIZATION_INT8_PER_TENSOR: fbs.QuantizationScheme.Int8PerTensorDynamic}
 _RULES = {"edgemt": fbs.SearchRules.Edgemt, "opennmt": fbs.SearchRules.OpenNMT,
           "marian": fbs.SearchRules.Marian, "huggingface": fbs.SearchRules.HuggingFace}
 assert tuple(_RULES) == SEARCH_RULES
@@ -237,7 +239,9 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     config = config_table.build(b, cfg)
 
     fbs.model_fb.Start(b)
-    fbs.model_fb.AddFormatVersion(b, max(fbs.FORMAT_VERSION, family.format_version(cfg)))
+    per_tensor = header.quantization == QUANTIZATION_INT8_PER_TENSOR
+    fbs.model_fb.AddFormatVersion(b, max(fbs.FORMAT_VERSION, family.format_version(cfg),
+                                         fbs.PER_TENSOR_FORMAT_VERSION if per_tensor else 0))
     fbs.model_fb.AddFamilyConfigType(b, config_table.union_type)
     fbs.model_fb.AddFamilyConfig(b, config)
     fbs.model_fb.AddSpecialTokens(b, special)
@@ -424,6 +428,10 @@ class ModelFile:
                 "only for them")
         if quantization == QUANTIZATION_INT8_SMOOTHED and model.FormatVersion() < 5:
             raise ModelFileError(f"quantization {quantization} needs format version 5 or later")
+        if (quantization == QUANTIZATION_INT8_PER_TENSOR
+                and model.FormatVersion() < fbs.PER_TENSOR_FORMAT_VERSION):
+            raise ModelFileError(f"quantization {quantization} needs format version "
+                                 f"{fbs.PER_TENSOR_FORMAT_VERSION} or later")
         source = _read_tokenizer(t, "")
         target = (_read_tokenizer(model.TargetTokenizer(), "target ")
                   if model.TargetTokenizer() is not None else None)

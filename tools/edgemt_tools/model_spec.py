@@ -34,7 +34,10 @@ SEARCH_RULES = ("edgemt", "opennmt", "marian", "huggingface")
 QUANTIZATION_NONE = "None"
 QUANTIZATION_INT8 = "Int8PerRowDynamic"
 QUANTIZATION_INT8_SMOOTHED = "Int8SmoothedPerRowDynamic"
-INT8_QUANTIZATIONS = (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED)
+# Marian's intgemm8 arithmetic: one activation range per product, embedding
+# tables (and an output projection tied to one) in float32.
+QUANTIZATION_INT8_PER_TENSOR = "Int8PerTensorDynamic"
+INT8_QUANTIZATIONS = (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED, QUANTIZATION_INT8_PER_TENSOR)
 
 SCALE_SUFFIX = "_scale"  # int8 files: `X_scale` holds the per-row scales of matrix `X`
 SMOOTH_SUFFIX = "_smooth"  # smoothed int8 files: `X_smooth` multiplies projection X's inputs
@@ -179,6 +182,21 @@ class ModelSpec:
     shared_vocabulary: Optional[bool] = None
 
 
+def is_table(spec: TensorSpec) -> bool:
+    """An embedding table, or a projection that shares one's bytes (a tied
+    output projection): a matrix that is not a projection of its own."""
+    return spec.kind == MATRIX and (not spec.projection or spec.alias_of is not None)
+
+
+def matrix_dtype(spec: TensorSpec, weight_dtype: str, quantization: Optional[str]) -> str:
+    """The storage type of matrix `spec` in a file of this weight dtype and
+    scheme: the weight dtype, except the tables of an Int8PerTensorDynamic
+    file, which are fp32 (schema/edgemt.fbs)."""
+    if quantization == QUANTIZATION_INT8_PER_TENSOR and is_table(spec):
+        return "fp32"
+    return weight_dtype
+
+
 def expected_tensors(cfg, weight_dtype: str = "fp32",
                      quantization: Optional[str] = None) -> "OrderedDict[str, TensorSpec]":
     """Every tensor a file with this config (of any family), weight dtype
@@ -186,27 +204,28 @@ def expected_tensors(cfg, weight_dtype: str = "fp32",
     (schema/TENSORS.md), in the family table's order (its groups in file
     order, layer groups once per layer). Aliases carry `alias_of` and own no
     bytes.
-    With weight_dtype "int8" each matrix is directly followed by its scales,
-    and with QUANTIZATION_INT8_SMOOTHED each projection that owns its bytes
-    then by its smoothing vector."""
+    With weight_dtype "int8" each int8 matrix (matrix_dtype) is directly
+    followed by its scales, and with QUANTIZATION_INT8_SMOOTHED each
+    projection that owns its bytes then by its smoothing vector."""
     if weight_dtype not in WEIGHT_DTYPES:
         raise ValueError(f"unknown weight dtype {weight_dtype!r} (known: {WEIGHT_DTYPES})")
     specs = families.of(cfg).tensors.float_tensors(cfg)
     if weight_dtype != "int8":
         return specs
-    return _with_scales(specs, quantization == QUANTIZATION_INT8_SMOOTHED)
+    return _with_scales(specs, quantization)
 
 
 def _with_scales(specs: "OrderedDict[str, TensorSpec]",
-                 smoothed: bool) -> "OrderedDict[str, TensorSpec]":
-    """Insert `X_scale` [out] (F32) after every matrix X; the scales of an alias
-    alias the scales of its target (output.weight_scale -> embedding.target_scale).
-    `smoothed`: also `X_smooth` [in] (F32) after the scales of a projection
-    that is not an alias."""
+                 quantization: Optional[str]) -> "OrderedDict[str, TensorSpec]":
+    """Insert `X_scale` [out] (F32) after every int8 matrix X; the scales of an
+    alias alias the scales of its target (output.weight_scale ->
+    embedding.target_scale). QUANTIZATION_INT8_SMOOTHED: also `X_smooth`
+    [in] (F32) after the scales of a projection that is not an alias."""
+    smoothed = quantization == QUANTIZATION_INT8_SMOOTHED
     out: "OrderedDict[str, TensorSpec]" = OrderedDict()
     for name, spec in specs.items():
         out[name] = spec
-        if spec.kind == MATRIX:
+        if spec.kind == MATRIX and matrix_dtype(spec, "int8", quantization) == "int8":
             target = scale_name(spec.alias_of) if spec.alias_of is not None else None
             out[scale_name(name)] = TensorSpec((spec.shape[0],), VECTOR, target)
             if smoothed and spec.projection and spec.alias_of is None:

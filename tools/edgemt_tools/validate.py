@@ -34,7 +34,7 @@ from .errors import UserError
 from .families.checks import check_int, check_positive_float
 from .model_spec import (INT8_QUANTIZATIONS, MATRIX, QUANTIZATION_INT8_SMOOTHED, SCALE_SUFFIX,
                          SEARCH_RULES, SMOOTH_SUFFIX, WEIGHT_DTYPES, Decoding, ModelHeader,
-                         Shortlist, expected_tensors, resolve_alias)
+                         Shortlist, expected_tensors, matrix_dtype, resolve_alias)
 
 _MATRIX_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16),
                   "int8": np.dtype(np.int8)}
@@ -235,7 +235,6 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
                         + (f"; {len(extra) - 1} more" if len(extra) > 1 else ""))
     if len(specs) > limits.MAX_TENSORS:
         raise UserError(f"{len(specs)} tensors, more than the limit of {limits.MAX_TENSORS}")
-    matrix_dtype = _MATRIX_DTYPES[header.weight_dtype]
     for name, spec in specs.items():
         if spec.alias_of is not None:
             owner = resolve_alias(specs, name)
@@ -251,7 +250,8 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
         if tuple(array.shape) != spec.shape:
             raise UserError(f"tensor {name} has shape {list(array.shape)}, the config implies "
                             f"{list(spec.shape)}")
-        want = matrix_dtype if spec.kind == MATRIX else np.dtype(np.float32)
+        want = (_MATRIX_DTYPES[matrix_dtype(spec, header.weight_dtype, header.quantization)]
+                if spec.kind == MATRIX else np.dtype(np.float32))
         if array.dtype != want:
             raise UserError(f"tensor {name} has dtype {array.dtype}, expected {want}")
         validate_values(name, array)

@@ -18,8 +18,9 @@ import numpy as np
 
 from .errors import UserError
 from .int8_calibration import Int8Plan
-from .model_spec import (MATRIX, QUANTIZATION_INT8_SMOOTHED, WEIGHT_DTYPES, ModelHeader,
-                         ModelSpec, expected_tensors, scale_name, smooth_name)
+from .model_spec import (MATRIX, QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_SMOOTHED,
+                         WEIGHT_DTYPES, ModelHeader, ModelSpec, expected_tensors, matrix_dtype,
+                         scale_name, smooth_name)
 from .quantize import quantize_rows
 
 Int8Codes = Mapping[str, Tuple[np.ndarray, np.ndarray]]  # name -> (codes [out, in], scale [out])
@@ -55,20 +56,25 @@ def _stored(name: str, array: np.ndarray, kind: str, dtype: str,
 
 
 def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
-                 plan: Optional[Int8Plan] = None, int8_codes: Optional[Int8Codes] = None
+                 plan: Optional[Int8Plan] = None, int8_codes: Optional[Int8Codes] = None,
+                 per_tensor: bool = False
                  ) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
     """(tensors in file order and storage type, aliases name -> owner) for
     float32 `weights` named as `expected_tensors(config, "fp32")` lists them
     (aliases left out); an int8 `plan` gives calibrated codes and the
     smoothing vectors of a smoothed file, `int8_codes` the matrices int8
-    files store as given (ModelSpec.int8_codes; no smoothing). Raises
-    UserError for a missing or unexpected weight."""
+    files store as given (ModelSpec.int8_codes; no smoothing); `per_tensor`
+    an Int8PerTensorDynamic file (its tables in fp32). Raises UserError for
+    a missing or unexpected weight."""
     if dtype not in WEIGHT_DTYPES:
         raise UserError(f"unknown weight dtype {dtype!r} (known: {', '.join(WEIGHT_DTYPES)})")
-    if plan is not None and dtype != "int8":
-        raise ValueError("an int8 calibration plan needs dtype int8")
-    specs = expected_tensors(config, dtype,
-                             QUANTIZATION_INT8_SMOOTHED if plan is not None else None)
+    if (plan is not None or per_tensor) and dtype != "int8":
+        raise ValueError("an int8 calibration plan or scheme needs dtype int8")
+    if plan is not None and per_tensor:
+        raise ValueError("a per-tensor int8 file is not calibrated")
+    quantization = (QUANTIZATION_INT8_SMOOTHED if plan is not None
+                    else QUANTIZATION_INT8_PER_TENSOR if per_tensor else None)
+    specs = expected_tensors(config, dtype, quantization)
     wanted = [name for name, spec in expected_tensors(config, "fp32").items()
               if spec.alias_of is None]
     missing = [name for name in wanted if name not in weights]
@@ -84,23 +90,27 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
             continue
         if name in tensors:
             continue  # an int8 scale or smoothing vector, stored with its matrix
-        tensors.update(_stored(name, weights[name], spec.kind, dtype, plan, int8_codes or {}))
+        tensors.update(_stored(name, weights[name], spec.kind,
+                               matrix_dtype(spec, dtype, quantization), plan, int8_codes or {}))
         if plan is not None and spec.projection and smooth_name(name) not in tensors:
             # a projection the calibration did not reach: no smoothing
             tensors[smooth_name(name)] = np.ones(spec.shape[1], np.float32)
     return tensors, aliases
 
 
-def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None):
+def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None, per_tensor: bool = False):
     """(ModelHeader, tensors, aliases) of `spec` stored as `dtype` (int8:
-    with a calibration `plan`, a smoothed file; matrices of spec.int8_codes
-    keep their codes)."""
-    tensors, aliases = pack_tensors(spec.config, spec.weights, dtype, plan, spec.int8_codes)
+    with a calibration `plan`, a smoothed file; with `per_tensor`, an
+    Int8PerTensorDynamic one; matrices of spec.int8_codes keep their
+    codes)."""
+    tensors, aliases = pack_tensors(spec.config, spec.weights, dtype, plan, spec.int8_codes,
+                                    per_tensor)
     header = ModelHeader(
         config=spec.config, special_tokens=spec.special_tokens,
         source_language=spec.source_language, target_language=spec.target_language,
         weight_dtype=dtype, tokenizer_model=spec.tokenizer_model,
-        quantization=QUANTIZATION_INT8_SMOOTHED if plan is not None else None,
+        quantization=(QUANTIZATION_INT8_SMOOTHED if plan is not None
+                      else QUANTIZATION_INT8_PER_TENSOR if per_tensor else None),
         append_eos_to_source=spec.append_eos_to_source, provenance=spec.provenance,
         source_pieces=spec.source_pieces, source_unk_id=spec.source_unk_id,
         source_eos_id=spec.source_eos_id, target_tokenizer=spec.target_tokenizer,
