@@ -207,44 +207,32 @@ void quantize_row(const float* __restrict row, size_t depth, int32_t limit,
   for (size_t k = depth; k < stride; ++k) q[k] = 0;
 }
 
-// quantize_rows (kPerTensor false) or quantize_tensor, for multiplier ==
-// nullptr (kScaled false) or not.
-template <bool kScaled, bool kPerTensor>
-void quantize_impl(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
-                   const float* __restrict multiplier, int8_t* xq, float* scale) {
-  const size_t stride = padded_depth(depth);
-  uint32_t tensor_bits = 0;
-  if (kPerTensor) {
-    for (size_t m = 0; m < rows; ++m) {
-      const uint32_t bits = row_max_bits<kScaled>(x + m * x_stride, depth, multiplier);
-      tensor_bits = bits > tensor_bits ? bits : tensor_bits;
-    }
-  }
-  for (size_t m = 0; m < rows; ++m) {
-    const float* row = x + m * x_stride;
-    const uint32_t max_bits = kPerTensor ? tensor_bits : row_max_bits<kScaled>(row, depth, multiplier);
-    quantize_row<kScaled>(row, depth, limit, multiplier, max_bits, xq + m * stride, scale + m);
-  }
+uint32_t portable_row_max_bits(const float* row, size_t depth, const float* multiplier) {
+  return multiplier != nullptr ? row_max_bits<true>(row, depth, multiplier)
+                               : row_max_bits<false>(row, depth, nullptr);
 }
 
 }  // namespace
 
+void quantize_row_with_range(const float* row, size_t depth, int32_t limit,
+                             const float* multiplier, uint32_t max_bits, int8_t* q, float* scale) {
+  if (multiplier != nullptr) {
+    quantize_row<true>(row, depth, limit, multiplier, max_bits, q, scale);
+  } else {
+    quantize_row<false>(row, depth, limit, nullptr, max_bits, q, scale);
+  }
+}
+
 void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
                    const float* multiplier, int8_t* xq, float* scale) {
-  if (multiplier != nullptr) {
-    quantize_impl<true, false>(x, rows, depth, x_stride, limit, multiplier, xq, scale);
-  } else {
-    quantize_impl<false, false>(x, rows, depth, x_stride, limit, nullptr, xq, scale);
-  }
+  quantize_with<portable_row_max_bits, quantize_row_with_range, false>(
+      x, rows, depth, x_stride, limit, multiplier, xq, scale);
 }
 
 void quantize_tensor(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
                      const float* multiplier, int8_t* xq, float* scale) {
-  if (multiplier != nullptr) {
-    quantize_impl<true, true>(x, rows, depth, x_stride, limit, multiplier, xq, scale);
-  } else {
-    quantize_impl<false, true>(x, rows, depth, x_stride, limit, nullptr, xq, scale);
-  }
+  quantize_with<portable_row_max_bits, quantize_row_with_range, true>(
+      x, rows, depth, x_stride, limit, multiplier, xq, scale);
 }
 
 void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
@@ -278,18 +266,27 @@ size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
   size_t count = 0;
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
-  if (cpu.avx512_vnni) all[count++] = {gemm_avx512_vnni, "avx512-vnni", quantize_rows_avx512, 100};
-  if (cpu.avx2) all[count++] = {gemm_avx2, "avx2", quantize_rows_avx2, 60};
+  if (cpu.avx512_vnni) {
+    all[count++] = {gemm_avx512_vnni, "avx512-vnni",
+                    quantize_with<row_max_bits_avx512, quantize_row_avx512, false>,
+                    quantize_with<row_max_bits_avx512, quantize_row_avx512, true>, 100};
+  }
+  if (cpu.avx2) {
+    all[count++] = {gemm_avx2, "avx2", quantize_with<row_max_bits_avx2, quantize_row_avx2, false>,
+                    quantize_with<row_max_bits_avx2, quantize_row_avx2, true>, 60};
+  }
 #endif
 #if defined(__aarch64__)
-  if (cpu.neon_dotprod) all[count++] = {gemm_neon_dotprod, "neon-dotprod", quantize_rows, 32};
-  if (cpu.neon) all[count++] = {gemm_neon, "neon", quantize_rows, 12};
+  if (cpu.neon_dotprod) {
+    all[count++] = {gemm_neon_dotprod, "neon-dotprod", quantize_rows, quantize_tensor, 32};
+  }
+  if (cpu.neon) all[count++] = {gemm_neon, "neon", quantize_rows, quantize_tensor, 12};
 #endif
 #if defined(__wasm_simd128__)
-  all[count++] = {gemm_wasm_simd, "wasm-simd128", quantize_rows, 16};
+  all[count++] = {gemm_wasm_simd, "wasm-simd128", quantize_rows, quantize_tensor, 16};
 #endif
   (void)cpu;
-  all[count++] = {gemm_portable, "portable", quantize_rows, 6};
+  all[count++] = {gemm_portable, "portable", quantize_rows, quantize_tensor, 6};
   const size_t written = count < capacity ? count : capacity;
   for (size_t i = 0; i < written; ++i) out[i] = all[i];
   return written;

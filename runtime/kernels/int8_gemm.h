@@ -108,8 +108,8 @@ void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, i
 // Marian's intgemm8 activation quantization (127 / max|A| over the whole
 // product's input: schema/edgemt.fbs, Int8PerTensorDynamic); the GEMM then
 // runs as for per-row codes. A tensor holding inf or NaN gives every row
-// scale NaN, an all-zero one scale 0. Portable only, so the bits are the
-// same on every CPU without a variant per kernel.
+// scale NaN, an all-zero one scale 0. GemmVariant::quantize_tensor gives
+// the same bits with the CPU's vectors.
 void quantize_tensor(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
                      const float* multiplier, int8_t* xq, float* scale);
 
@@ -148,7 +148,8 @@ using QuantizeKernel = void (*)(const float* x, size_t rows, size_t depth, size_
 struct GemmVariant {
   GemmKernel kernel = nullptr;
   const char* name = "";
-  QuantizeKernel quantize = nullptr;
+  QuantizeKernel quantize = nullptr;         // quantize_rows' bits
+  QuantizeKernel quantize_tensor = nullptr;  // quantize_tensor's bits
   size_t multiply_adds_per_ns = 1;
 };
 

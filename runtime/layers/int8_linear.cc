@@ -144,8 +144,8 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
   // ns (a max|x| pass and a rounding pass, vectorized). One range for the
   // whole tensor needs every row first: one thread.
   if (tensor_range_) {
-    q8::quantize_tensor(x, rows, depth, depth, code_limit_, multiplier_.get(), scratch.quantized,
-                        scratch.row_scale);
+    kernel_.quantize_tensor(x, rows, depth, depth, code_limit_, multiplier_.get(),
+                            scratch.quantized, scratch.row_scale);
   } else if (parallel.worth(rows * depth / 4)) {
     const q8::QuantizeKernel quantize = kernel_.quantize;
     auto task = [&](size_t first_tile, size_t end_tile, size_t) {

@@ -7,7 +7,9 @@ inside the pymarian wheel) and the edgemt CLI on the same lines, greedy,
 batch 1 and batch 32, fp32 (Marian: model.npz; edgemt: its fp32
 conversion) and int8 (Marian: marian-conv's intgemm8 .bin, chosen by its
 item types: the translator has no --gemm-type intgemm8; edgemt: its int8
-conversion of that same .bin, which keeps Marian's int8 codes), and prints
+conversion of that same .bin, which keeps Marian's int8 codes: "int8" in
+Marian's arithmetic, the default, and "int8 per-row" with
+--per-row-activations, edgemt's own), and prints
 sentences/s, source words/s (whitespace words of the input, the same for
 both engines) and edgemt's output words/s, the ratio edgemt / Marian, the
 lines the two engines translate identically, and the cpu family. Each cell
@@ -52,7 +54,7 @@ BERGAMOT_SOURCE_TOKENS = 62000
 BERGAMOT_SECONDS = {"fp32": 25.0, "intgemm8": 17.0, "intgemm8 + alphas": 16.0}
 # edgemt's cell -> the Bergamot figure of the same kind (Marian's intgemm8
 # .bin without alphas is what compare.py measures as int8)
-BERGAMOT_PEER = {"fp32": "fp32", "int8": "intgemm8"}
+BERGAMOT_PEER = {"fp32": "fp32", "int8": "intgemm8", "int8 per-row": "intgemm8"}
 
 
 def cpuinfo(key: str) -> str:
@@ -107,19 +109,20 @@ def edgemt_run(args, model: str, source: str, batch: int):
     return time.perf_counter() - start, result.stdout.split("\n")[:-1]
 
 
-def convert(args, dtype: str, model: str) -> str:
+def convert(args, dtype: str, model: str, *flags: str) -> str:
     """edgemt's file of FOLDER/model (a folder of its own, whose decoder.yml
-    names it), with the shortlist when given; int8 uncalibrated (an
-    intgemm8 .bin keeps Marian's codes: only its float32 matrices, Wemb in
-    upstream marian-conv's files, are rounded)."""
+    names it), with the shortlist when given and `flags`; int8 uncalibrated
+    (an intgemm8 .bin keeps Marian's codes: with --per-row-activations only
+    its float32 matrices, Wemb in upstream marian-conv's files, are
+    rounded)."""
     folder = os.path.join(args.work, f"folder.{dtype}")
     os.makedirs(folder, exist_ok=True)
     for name in (model, "vocab.spm"):
         shutil.copyfile(os.path.join(args.folder, name), os.path.join(folder, name))
     with open(os.path.join(folder, "decoder.yml"), "w", encoding="utf-8") as handle:
         handle.write(f"models:\n  - {model}\nvocabs:\n  - vocab.spm\n  - vocab.spm\n")
-    output = os.path.join(args.work, f"model.{dtype}.emt")
-    extra = ["--no-calibration"] if dtype == "int8" else []
+    output = os.path.join(args.work, f"model.{dtype}{''.join(flags)}.emt")
+    extra = ["--no-calibration", *flags] if dtype == "int8" else []
     if args.shortlist:
         extra += ["--shortlist", args.shortlist]
     subprocess.run(["/usr/bin/python3", args.convert, "--checkpoint", folder, "--src-lang", "en",
@@ -191,8 +194,10 @@ def main() -> int:
         handle.write("\n".join(lines) + "\n")
     cells = [("fp32", os.path.join(args.folder, "model.npz"), convert(args, "fp32", "model.npz"))]
     if os.path.isfile(os.path.join(args.folder, "model.intgemm8.bin")):
-        cells.append(("int8", os.path.join(args.folder, "model.intgemm8.bin"),
-                      convert(args, "int8", "model.intgemm8.bin")))
+        intgemm8 = os.path.join(args.folder, "model.intgemm8.bin")
+        cells.append(("int8", intgemm8, convert(args, "int8", "model.intgemm8.bin")))
+        cells.append(("int8 per-row", intgemm8,
+                      convert(args, "int8", "model.intgemm8.bin", "--per-row-activations")))
     empty = os.path.join(args.work, "empty.txt")
     open(empty, "w", encoding="utf-8").close()
     startup = min(edgemt_run(args, cells[0][2], empty, 1)[0] for _ in range(3))
@@ -205,9 +210,9 @@ def main() -> int:
         settings.append(f"max-length-factor {args.max_length_factor}")
     print(f"edgemt vs Marian (pymarian), 1 thread, greedy, {', '.join(settings)}; "
           f"{cpu_family()} ({cpu_name()})")
-    print(f"{'cell':<15}{'Marian':>8}{'edgemt':>8}{'Marian':>9}{'edgemt':>9}{'edgemt':>9}"
+    print(f"{'cell':<24}{'Marian':>8}{'edgemt':>8}{'Marian':>9}{'edgemt':>9}{'edgemt':>9}"
           f"{'edgemt/':>9}{'identical':>11}")
-    print(f"{'':<15}{'sent/s':>8}{'sent/s':>8}{'src w/s':>9}{'src w/s':>9}{'out w/s':>9}"
+    print(f"{'':<24}{'sent/s':>8}{'sent/s':>8}{'src w/s':>9}{'src w/s':>9}{'out w/s':>9}"
           f"{'Marian':>9}{'lines':>11}")
     best, notes = {}, []
     for dtype, marian_model, edgemt_model in cells:
@@ -220,7 +225,7 @@ def main() -> int:
                 best_edgemt = min(best_edgemt, seconds)
             best[dtype, batch] = best_edgemt
             same = sum(a == b for a, b in zip(marian_out, edgemt_out))
-            print(f"{dtype + ' batch ' + str(batch):<15}{len(lines) / best_marian:>8.1f}"
+            print(f"{dtype + ' batch ' + str(batch):<24}{len(lines) / best_marian:>8.1f}"
                   f"{len(lines) / best_edgemt:>8.1f}{words(lines) / best_marian:>9.0f}"
                   f"{words(lines) / best_edgemt:>9.0f}{words(edgemt_out) / best_edgemt:>9.0f}"
                   f"{best_marian / best_edgemt:>8.2f}x{same:>6}/{len(lines)}")

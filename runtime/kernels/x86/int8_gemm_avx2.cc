@@ -171,57 +171,55 @@ inline __m256 load8_masked(const float* row, const float* multiplier, size_t k, 
 
 }  // namespace
 
-// quantize_rows' bits, 8 values at a time (the portable loop compiles to
-// SSE2, and it took 5-6% of int8 batch-32 beam-4 time on a Zen 3 VM).
-void quantize_rows_avx2(const float* x, size_t rows, size_t depth, size_t x_stride,
-                        int32_t limit, const float* multiplier, int8_t* xq, float* scale) {
-  const size_t stride = padded_depth(depth);
+// max|value| of a row on the bit patterns, as the portable loop (inf/NaN
+// largest; masked-off lanes load 0, which changes no max).
+uint32_t row_max_bits_avx2(const float* row, size_t depth, const float* multiplier) {
   const size_t full = depth / 8 * 8;
-  const __m256i tail = avx2::tail_mask(depth - full);
   const __m256i magnitude = _mm256_set1_epi32(0x7FFFFFFF);
-  const __m256 codes = _mm256_set1_ps(static_cast<float>(limit));
-  for (size_t m = 0; m < rows; ++m) {
-    const float* row = x + m * x_stride;
-    int8_t* q = xq + m * stride;
-    // max|x| on the bit patterns, as the portable loop (inf/NaN largest);
-    // masked-off lanes load 0, which changes no max.
-    __m256i max_bits = _mm256_and_si256(
-        _mm256_castps_si256(load8_masked(row, multiplier, full, tail)), magnitude);
-    for (size_t k = 0; k < full; k += 8) {
-      max_bits = _mm256_max_epu32(
-          max_bits, _mm256_and_si256(_mm256_castps_si256(load8(row, multiplier, k)), magnitude));
-    }
-    alignas(32) uint32_t lanes[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), max_bits);
-    uint32_t bits = 0;
-    for (uint32_t lane : lanes) bits = lane > bits ? lane : bits;
-    float inverse_value;
-    if (!regular_row_scale(bits, limit, scale + m, &inverse_value)) {
-      quantize_rows(row, 1, depth, depth, limit, multiplier, q, scale + m);
-      continue;
-    }
-    const __m256 inverse = _mm256_set1_ps(inverse_value);
-    size_t k = 0;
-    for (; k + 32 <= depth; k += 32) {
-      // int32 -> int16 -> int8 packs work within 128-bit halves: bytes come
-      // out as [a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7], put back in order.
-      const __m256i ab = _mm256_packs_epi32(quantize8(load8(row, multiplier, k), inverse, codes),
-                                            quantize8(load8(row, multiplier, k + 8), inverse, codes));
-      const __m256i cd = _mm256_packs_epi32(quantize8(load8(row, multiplier, k + 16), inverse, codes),
-                                            quantize8(load8(row, multiplier, k + 24), inverse, codes));
-      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(ab, cd),
-                                                        _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + k), bytes);
-    }
-    for (; k < depth; k += 8) {
-      const size_t count = depth - k < 8 ? depth - k : 8;
-      const __m256 v = load8_masked(row, multiplier, k, avx2::tail_mask(count));
-      alignas(32) int32_t values[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(values), quantize8(v, inverse, codes));
-      for (size_t i = 0; i < count; ++i) q[k + i] = static_cast<int8_t>(values[i]);
-    }
-    for (size_t p = depth; p < stride; ++p) q[p] = 0;
+  __m256i max_bits = _mm256_and_si256(
+      _mm256_castps_si256(load8_masked(row, multiplier, full, avx2::tail_mask(depth - full))),
+      magnitude);
+  for (size_t k = 0; k < full; k += 8) {
+    max_bits = _mm256_max_epu32(
+        max_bits, _mm256_and_si256(_mm256_castps_si256(load8(row, multiplier, k)), magnitude));
   }
+  alignas(32) uint32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), max_bits);
+  uint32_t bits = 0;
+  for (uint32_t lane : lanes) bits = lane > bits ? lane : bits;
+  return bits;
+}
+
+// One row with the range of max_bits, quantize_rows' bits.
+void quantize_row_avx2(const float* row, size_t depth, int32_t limit, const float* multiplier,
+                       uint32_t max_bits, int8_t* q, float* scale) {
+  float inverse_value;
+  if (!regular_row_scale(max_bits, limit, scale, &inverse_value)) {
+    quantize_row_with_range(row, depth, limit, multiplier, max_bits, q, scale);
+    return;
+  }
+  const __m256 codes = _mm256_set1_ps(static_cast<float>(limit));
+  const __m256 inverse = _mm256_set1_ps(inverse_value);
+  size_t k = 0;
+  for (; k + 32 <= depth; k += 32) {
+    // int32 -> int16 -> int8 packs work within 128-bit halves: bytes come
+    // out as [a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7], put back in order.
+    const __m256i ab = _mm256_packs_epi32(quantize8(load8(row, multiplier, k), inverse, codes),
+                                          quantize8(load8(row, multiplier, k + 8), inverse, codes));
+    const __m256i cd = _mm256_packs_epi32(quantize8(load8(row, multiplier, k + 16), inverse, codes),
+                                          quantize8(load8(row, multiplier, k + 24), inverse, codes));
+    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(ab, cd),
+                                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + k), bytes);
+  }
+  for (; k < depth; k += 8) {
+    const size_t count = depth - k < 8 ? depth - k : 8;
+    const __m256 v = load8_masked(row, multiplier, k, avx2::tail_mask(count));
+    alignas(32) int32_t values[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(values), quantize8(v, inverse, codes));
+    for (size_t i = 0; i < count; ++i) q[k + i] = static_cast<int8_t>(values[i]);
+  }
+  for (size_t p = depth; p < padded_depth(depth); ++p) q[p] = 0;
 }
 
 void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {

@@ -75,57 +75,58 @@ constexpr TileFunction kTiles[4][4] = {
 };
 constexpr size_t kMaxBlocks[4] = {4, 4, 4, 4};  // 16 accumulators at most
 
+// The 16 values from row + k the quantizer works on: x, or x · multiplier
+// (one float32 product, as quantize_rows), in full or masked to a tail.
+inline __m512 load16(const float* row, const float* multiplier, size_t k) {
+  const __m512 v = _mm512_loadu_ps(row + k);
+  return multiplier != nullptr ? _mm512_mul_ps(v, _mm512_loadu_ps(multiplier + k)) : v;
+}
+inline __m512 load16_tail(const float* row, const float* multiplier, size_t k, __mmask16 tail) {
+  const __m512 v = _mm512_maskz_loadu_ps(tail, row + k);
+  return multiplier != nullptr ? _mm512_mul_ps(v, _mm512_maskz_loadu_ps(tail, multiplier + k)) : v;
+}
+
 }  // namespace
 
-// quantize_rows' bits, 16 values at a time; the value quantized is x, or
-// x · multiplier when there is one (one float32 product, as quantize_rows).
-void quantize_rows_avx512(const float* x, size_t rows, size_t depth, size_t x_stride,
-                          int32_t limit, const float* multiplier, int8_t* xq, float* scale) {
-  const size_t stride = padded_depth(depth);
+// max|value| of a row on the bit patterns, as the portable loop (inf/NaN
+// largest; masked-off lanes load 0, which changes no max).
+uint32_t row_max_bits_avx512(const float* row, size_t depth, const float* multiplier) {
   const size_t full = depth / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (depth - full)) - 1u);
   const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF);
-  for (size_t m = 0; m < rows; ++m) {
-    const float* row = x + m * x_stride;
-    int8_t* q = xq + m * stride;
-    auto load = [&](size_t k) {
-      const __m512 v = _mm512_loadu_ps(row + k);
-      return multiplier != nullptr ? _mm512_mul_ps(v, _mm512_loadu_ps(multiplier + k)) : v;
-    };
-    auto load_tail = [&](size_t k) {
-      const __m512 v = _mm512_maskz_loadu_ps(tail, row + k);
-      return multiplier != nullptr ? _mm512_mul_ps(v, _mm512_maskz_loadu_ps(tail, multiplier + k)) : v;
-    };
-    // max|x| on the bit patterns, as the portable loop (inf/NaN largest).
-    __m512i max_bits = _mm512_setzero_si512();
-    for (size_t k = 0; k < full; k += 16) {
-      max_bits = _mm512_max_epu32(max_bits, _mm512_and_si512(_mm512_castps_si512(load(k)), magnitude));
-    }
-    max_bits = _mm512_max_epu32(max_bits, _mm512_and_si512(_mm512_castps_si512(load_tail(full)), magnitude));
-    const uint32_t bits = _mm512_reduce_max_epu32(max_bits);
-    float inverse_value;
-    if (!regular_row_scale(bits, limit, scale + m, &inverse_value)) {
-      quantize_rows(row, 1, depth, depth, limit, multiplier, q, scale + m);
-      continue;
-    }
-    const __m512 inverse = _mm512_set1_ps(inverse_value);
-    const __m512 high = _mm512_set1_ps(static_cast<float>(limit));
-    const __m512 low = _mm512_set1_ps(-static_cast<float>(limit));
-    auto convert = [&](__m512 v) {
-      // Nearest, ties to even (what the portable 1.5·2^23 trick does), clamped.
-      v = _mm512_roundscale_ps(_mm512_mul_ps(v, inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      return _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_max_ps(_mm512_min_ps(v, high), low)));
-    };
-    size_t k = 0;
-    for (; k < full; k += 16) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k), convert(load(k)));
-    }
-    if (k < depth) {
-      const __m128i last = convert(load_tail(k));
-      _mm_mask_storeu_epi8(q + k, tail, last);
-    }
-    for (size_t p = depth; p < stride; ++p) q[p] = 0;
+  __m512i max_bits = _mm512_and_si512(_mm512_castps_si512(load16_tail(row, multiplier, full, tail)),
+                                      magnitude);
+  for (size_t k = 0; k < full; k += 16) {
+    max_bits = _mm512_max_epu32(max_bits,
+                                _mm512_and_si512(_mm512_castps_si512(load16(row, multiplier, k)), magnitude));
   }
+  return _mm512_reduce_max_epu32(max_bits);
+}
+
+// One row with the range of max_bits, quantize_rows' bits.
+void quantize_row_avx512(const float* row, size_t depth, int32_t limit, const float* multiplier,
+                         uint32_t max_bits, int8_t* q, float* scale) {
+  float inverse_value;
+  if (!regular_row_scale(max_bits, limit, scale, &inverse_value)) {
+    quantize_row_with_range(row, depth, limit, multiplier, max_bits, q, scale);
+    return;
+  }
+  const size_t full = depth / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (depth - full)) - 1u);
+  const __m512 inverse = _mm512_set1_ps(inverse_value);
+  const __m512 high = _mm512_set1_ps(static_cast<float>(limit));
+  const __m512 low = _mm512_set1_ps(-static_cast<float>(limit));
+  auto convert = [&](__m512 v) {
+    // Nearest, ties to even (what the portable 1.5·2^23 trick does), clamped.
+    v = _mm512_roundscale_ps(_mm512_mul_ps(v, inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_max_ps(_mm512_min_ps(v, high), low)));
+  };
+  size_t k = 0;
+  for (; k < full; k += 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k), convert(load16(row, multiplier, k)));
+  }
+  if (k < depth) _mm_mask_storeu_epi8(q + k, tail, convert(load16_tail(row, multiplier, k, tail)));
+  for (size_t p = depth; p < padded_depth(depth); ++p) q[p] = 0;
 }
 
 void gemm_avx512_vnni(const GemmArgs& a, size_t first_block, size_t block_count) {

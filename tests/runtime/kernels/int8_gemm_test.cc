@@ -282,7 +282,7 @@ TEST_CASE("kernels/int8: quantize_rows reads rows with a stride wider than the d
   CHECK(q == std::vector<int8_t>{64, -127, 0, 0, 127, 64, 0, 0});
 }
 
-TEST_CASE("kernels/int8: every variant's activation quantizer gives quantize_rows' bits") {
+TEST_CASE("kernels/int8: every variant's activation quantizers give quantize_rows' and quantize_tensor's bits") {
   Random rng(6);
   GemmVariant kernels[8];
   const size_t count = available_gemm_kernels(kernels, 8);
@@ -317,6 +317,24 @@ TEST_CASE("kernels/int8: every variant's activation quantizer gives quantize_row
         CAPTURE(gap);
         CHECK(q == want);
         CHECK(testing::same_bits(scale.data(), want_scale.data(), rows));
+      }
+      // quantize_tensor: every row (a NaN among them: scale NaN everywhere),
+      // and the finite rows 3.. (ties, subnormals and normal rows).
+      for (size_t first : {size_t{0}, size_t{3}}) {
+        const float* tensor = x.data() + first * x_stride;
+        const size_t n = rows - first;
+        std::vector<int8_t> want_t(n * padded_depth(depth), 99);
+        std::vector<float> want_t_scale(n, -1.0f);
+        quantize_tensor(tensor, n, depth, x_stride, limit, nullptr, want_t.data(), want_t_scale.data());
+        for (size_t i = 0; i < count; ++i) {
+          std::vector<int8_t> q(want_t.size(), 99);
+          std::vector<float> scale(n, -1.0f);
+          kernels[i].quantize_tensor(tensor, n, depth, x_stride, limit, nullptr, q.data(), scale.data());
+          CAPTURE(std::string(kernels[i].name));
+          CAPTURE(first);
+          CHECK(q == want_t);
+          CHECK(testing::same_bits(scale.data(), want_t_scale.data(), n));
+        }
       }
     }
   }
@@ -361,6 +379,16 @@ TEST_CASE("kernels/int8: an input multiplier quantizes x·m, with the same bits 
           CHECK(std::equal(q.begin() + m * padded_depth(depth), q.begin() + (m + 1) * padded_depth(depth),
                            want.q.begin() + m * padded_depth(depth)));
         }
+        // One range for rows 3.. (tiny and normal ones): their products' max.
+        const std::vector<float> finite(product.begin() + 3 * depth, product.end());
+        const testing::QuantizedRows whole =
+            testing::reference_quantize_tensor(finite, rows - 3, depth, limit);
+        std::vector<int8_t> qt(whole.q.size(), 99);
+        std::vector<float> scale_t(rows - 3, -1.0f);
+        kernels[i].quantize_tensor(x.data() + 3 * depth, rows - 3, depth, depth, limit,
+                                   multiplier.data(), qt.data(), scale_t.data());
+        CHECK(qt == whole.q);
+        CHECK(testing::same_bits(scale_t.data(), whole.scale.data(), rows - 3));
       }
     }
   }
