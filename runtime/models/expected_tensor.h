@@ -20,7 +20,7 @@ inline constexpr size_t kMaxTensorNameLength = 96;
 
 // How a tensor is stored.
 enum class TensorRole : uint8_t {
-  kMatrix,  // projection matrix or embedding table: stored in the weight dtype
+  kMatrix,  // projection matrix or embedding table: stored as WeightTypes says
   kVector,  // bias, LayerNorm parameter, position table, int8 row scales: always F32
 };
 

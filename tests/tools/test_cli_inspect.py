@@ -193,7 +193,8 @@ class CliInspectTest(unittest.TestCase):
         out = self.inspect(RNN_LSTM)
         for pattern in (r"^family +rnn$", r"^  cell +LSTM, 2 layers, hidden 64$",
                         r"^  encoder +bidirectional", r"^  attention +additive score",
-                        r"^precision +i8, int8-per-row-dynamic", r"^format version +3 \(edgemt [0-9.]+ reads 1 to " + NEWEST + r"\)$",
+                        r"^precision +i8, int8-per-row-dynamic",
+                        r"^format version +3 \(edgemt [0-9.]+ reads 1 to " + NEWEST + r"\)$",
                         r"^checksum +none \(files before format version 4 have none\)$",
                         r"^converted from +torch-rnn checkpoint",
                         r"^  max length +60 tokens, whatever the source length$",

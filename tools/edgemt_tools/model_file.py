@@ -44,8 +44,9 @@ from . import families, fbs
 from .atomic_file import atomic_write
 from .errors import ModelFileError, UserError
 from .model_spec import (INT8_QUANTIZATIONS, QUANTIZATION_INT8, QUANTIZATION_INT8_PER_TENSOR,
-                         QUANTIZATION_INT8_SMOOTHED, QUANTIZATION_NONE, SEARCH_RULES, Decoding, ModelHeader, Provenance,
-                         Shortlist, SideTokenizer, SpecialTokens, quantization_scheme)
+                         QUANTIZATION_INT8_SMOOTHED, QUANTIZATION_NONE, SEARCH_RULES, Decoding,
+                         ModelHeader, Provenance, Shortlist, SideTokenizer, SpecialTokens,
+                         quantization_scheme)
 from .validate import validate_model, validate_shortlist, validate_tensors
 
 ALIGNMENT = 64
