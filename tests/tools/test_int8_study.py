@@ -65,6 +65,20 @@ class StudyTest(unittest.TestCase):
         for scheme in int8_study.SCHEMES:
             self.assertRegex(text, rf"\n  {scheme} +[0-9.]+% of positions")
 
+    def test_a_model_it_cannot_read_is_one_error_line(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp, True)
+        garbage = os.path.join(tmp, "garbage.emt")
+        with open(garbage, "wb") as handle:
+            handle.write(b"not a model")
+        for path in (garbage, os.path.join(tmp, "missing.emt")):
+            result = subprocess.run([os.path.join(helpers.REPO_ROOT, "tools", "research",
+                                                  "edgemt-int8-study"), path],
+                                    capture_output=True, text=True, check=False)
+            self.assertEqual(result.returncode, 1, result.stderr)
+            self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+            self.assertIn(f"edgemt-int8-study: error: cannot read {path}", result.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -50,6 +50,7 @@ from research.study_cli import REPO_ROOT, StudyParser
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
 from edgemt_tools.int8_calibration import choose, recorded_inputs  # noqa: E402
+from edgemt_tools.errors import ModelFileError  # noqa: E402
 from edgemt_tools.model_file import read_model  # noqa: E402
 from edgemt_tools.numpy_transformer import NumpyTransformer  # noqa: E402
 from edgemt_tools.quantize import dequantize_rows, quantize_rows  # noqa: E402
@@ -208,7 +209,10 @@ def main(argv=None) -> int:
     import sentencepiece
     edgemt = runtime_module()
 
-    model = read_model(args.model)
+    try:
+        model = read_model(args.model)
+    except (OSError, ModelFileError) as err:
+        parser.exit(1, f"{parser.prog}: error: cannot read {args.model}: {err}\n")
     if model.header.weight_dtype != "fp32" or not hasattr(model.header.config, "heads"):
         parser.error("give an fp32 file of the Transformer family")
     spm = sentencepiece.SentencePieceProcessor(model_proto=model.header.tokenizer_model)
