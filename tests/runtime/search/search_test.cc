@@ -423,6 +423,15 @@ struct Run {
   std::vector<std::string> errors;
 };
 
+// Decoding options of this beam and length rule (max_len = a·len + b).
+DecodeOptions with_lengths(size_t beam, float max_len_a, float max_len_b) {
+  DecodeOptions options;
+  options.beam_size = beam;
+  options.max_len_a = max_len_a;
+  options.max_len_b = max_len_b;
+  return options;
+}
+
 // Translates `sources` in one call.
 Run translate(Translator* translator, const std::vector<std::vector<int32_t>>& sources,
               const DecodeOptions& options) {
@@ -554,10 +563,7 @@ TEST_CASE("search: outputs never contain pad bos or eos even when they are favou
     const SpecialTokens& special = f.model->special_tokens();
     for (size_t beam : {size_t{1}, size_t{2}, size_t{3}}) {
       CAPTURE(beam);
-      DecodeOptions options;
-      options.beam_size = beam;
-      options.max_len_a = 2.0f;
-      options.max_len_b = 5.0f;
+      const DecodeOptions options = with_lengths(beam, 2.0f, 5.0f);
       const Run run = translate(f.translator.get(), kSources, options);
       for (size_t i = 0; i < kSources.size(); ++i) {
         CAPTURE(i);
@@ -575,10 +581,7 @@ TEST_CASE("search: max_len of 1 and 2 caps beam and greedy outputs") {
     for (size_t beam : {size_t{1}, size_t{2}, size_t{3}}) {
       CAPTURE(b);
       CAPTURE(beam);
-      DecodeOptions options;
-      options.beam_size = beam;
-      options.max_len_a = 0.0f;
-      options.max_len_b = b;
+      const DecodeOptions options = with_lengths(beam, 0.0f, b);
       const size_t max_len = b < 1.0f ? 1 : static_cast<size_t>(b);
       const Run run = translate(f.translator.get(), kSources, options);
       for (size_t i = 0; i < kSources.size(); ++i) {
@@ -776,10 +779,7 @@ TEST_CASE("search: Marian max_len rounds a*len+b up") {
     Fixture f = make(v, 1, SearchRules::kMarian);
     for (size_t beam : {size_t{1}, size_t{2}, size_t{3}}) {
       CAPTURE(beam);
-      DecodeOptions options;
-      options.beam_size = beam;
-      options.max_len_a = 0.5f;
-      options.max_len_b = 0.0f;
+      const DecodeOptions options = with_lengths(beam, 0.5f, 0.0f);
       const Run run = translate(f.translator.get(), kSources, options);
       for (size_t i = 0; i < kSources.size(); ++i) {
         CAPTURE(i);
@@ -808,10 +808,7 @@ TEST_CASE("search: Marian's max_len takes factor x length in float32, as Marian"
                                                      {11, 12, 13, 14, 15, 16, 17, 18, 19, 3}};
   for (size_t beam : {size_t{1}, size_t{2}}) {
     CAPTURE(beam);
-    DecodeOptions options;
-    options.beam_size = beam;
-    options.max_len_a = 1.2f;
-    options.max_len_b = 0.0f;
+    const DecodeOptions options = with_lengths(beam, 1.2f, 0.0f);
     const Run run = translate(f.translator.get(), sources, options);
     CHECK(run.tokens[0].size() == 6);
     CHECK(run.tokens[1].size() == 12);
@@ -837,10 +834,7 @@ TEST_CASE("search: banned tokens are the file's list: bos is emitted under Maria
     size_t with_unk = 0;
     for (size_t beam : {size_t{1}, size_t{2}, size_t{3}}) {
       CAPTURE(beam);
-      DecodeOptions options;
-      options.beam_size = beam;
-      options.max_len_a = 1.0f;
-      options.max_len_b = 3.0f;
+      const DecodeOptions options = with_lengths(beam, 1.0f, 3.0f);
       const Run run = translate(f.translator.get(), kSources, options);
       for (size_t i = 0; i < kSources.size(); ++i) {
         CAPTURE(i);
@@ -1074,10 +1068,7 @@ TEST_CASE("search: greedy without scores gives greedy's tokens and failures, eve
                 kernels::f32::replaces_xnnpack()) {
               CHECK(f.translator->greedy_shortcut_bytes() > 0);
             }
-            DecodeOptions options;
-            options.beam_size = 1;
-            options.max_len_a = 0.5f;
-            options.max_len_b = b;
+            const DecodeOptions options = with_lengths(1, 0.5f, b);
             check_same_without_scores(f.translator.get(), sources, options);
           }
         }
