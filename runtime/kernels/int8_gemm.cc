@@ -171,32 +171,12 @@ uint32_t row_max_bits(const float* __restrict row, size_t depth, const float* __
   return max_bits;
 }
 
-// One row's codes q [padded_depth(depth)] and scale with the range
-// max_bits (the bits of the max|value| that sets the scale: the row's own,
-// or the whole tensor's).
+// One row's codes q [padded_depth(depth)] with `inverse` = limit / max|x|
+// of its range (quantize_with has checked it is regular).
 template <bool kScaled>
-void quantize_row(const float* __restrict row, size_t depth, int32_t limit,
-                  const float* __restrict multiplier, uint32_t max_bits, int8_t* __restrict q,
-                  float* scale) {
-  const size_t stride = padded_depth(depth);
+void quantize_values(const float* __restrict row, size_t depth, int32_t limit,
+                     const float* __restrict multiplier, float inverse, int8_t* __restrict q) {
   const float codes = static_cast<float>(limit);
-  if (max_bits == 0 || max_bits >= 0x7F800000u) {
-    *scale = max_bits == 0 ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-    std::memset(q, 0, stride);
-    return;
-  }
-  const float max_abs = math::bits_float(max_bits);
-  const float inverse = codes / max_abs;
-  if (inverse > std::numeric_limits<float>::max()) {
-    // max|x| < L / FLT_MAX (~3.7e-37 for L = 127, subnormals included):
-    // L / max|x| overflows and 0·inf would be NaN. Such a row's products
-    // are below any normal bias, so it quantizes as the zero row it all
-    // but is.
-    *scale = 0.0f;
-    std::memset(q, 0, stride);
-    return;
-  }
-  *scale = max_abs / codes;
   for (size_t k = 0; k < depth; ++k) {
     // |value·inverse| <= L up to one rounding, which rounds back to L.
     float v = round_half_even(scaled_value<kScaled>(row, multiplier, k) * inverse);
@@ -204,7 +184,7 @@ void quantize_row(const float* __restrict row, size_t depth, int32_t limit,
     v = v < -codes ? -codes : v;
     q[k] = static_cast<int8_t>(static_cast<int32_t>(v));
   }
-  for (size_t k = depth; k < stride; ++k) q[k] = 0;
+  for (size_t k = depth; k < padded_depth(depth); ++k) q[k] = 0;
 }
 
 uint32_t portable_row_max_bits(const float* row, size_t depth, const float* multiplier) {
@@ -212,27 +192,36 @@ uint32_t portable_row_max_bits(const float* row, size_t depth, const float* mult
                                : row_max_bits<false>(row, depth, nullptr);
 }
 
+void portable_row(const float* row, size_t depth, int32_t limit, const float* multiplier,
+                  float inverse, int8_t* q) {
+  if (multiplier != nullptr) {
+    quantize_values<true>(row, depth, limit, multiplier, inverse, q);
+  } else {
+    quantize_values<false>(row, depth, limit, nullptr, inverse, q);
+  }
+}
+
 }  // namespace
 
-void quantize_row_with_range(const float* row, size_t depth, int32_t limit,
-                             const float* multiplier, uint32_t max_bits, int8_t* q, float* scale) {
-  if (multiplier != nullptr) {
-    quantize_row<true>(row, depth, limit, multiplier, max_bits, q, scale);
-  } else {
-    quantize_row<false>(row, depth, limit, nullptr, max_bits, q, scale);
-  }
+void quantize_irregular_row(uint32_t max_bits, size_t depth, int8_t* q, float* scale) {
+  // inf/NaN: NaN (the output row becomes NaN on every CPU alike). All zero,
+  // or max|x| < L / FLT_MAX (~3.7e-37 for L = 127, subnormals included):
+  // L / max|x| would overflow and 0·inf be NaN; such a row's products are
+  // below any normal bias, so it quantizes as the zero row it all but is.
+  *scale = max_bits >= 0x7F800000u ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+  std::memset(q, 0, padded_depth(depth));
 }
 
 void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
                    const float* multiplier, int8_t* xq, float* scale) {
-  quantize_with<portable_row_max_bits, quantize_row_with_range, false>(
-      x, rows, depth, x_stride, limit, multiplier, xq, scale);
+  quantize_with<portable_row_max_bits, portable_row, false>(x, rows, depth, x_stride, limit,
+                                                            multiplier, xq, scale);
 }
 
 void quantize_tensor(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
                      const float* multiplier, int8_t* xq, float* scale) {
-  quantize_with<portable_row_max_bits, quantize_row_with_range, true>(
-      x, rows, depth, x_stride, limit, multiplier, xq, scale);
+  quantize_with<portable_row_max_bits, portable_row, true>(x, rows, depth, x_stride, limit,
+                                                           multiplier, xq, scale);
 }
 
 void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {

@@ -59,21 +59,21 @@ inline void run_tiles(const GemmArgs& a, size_t first_block, size_t block_count,
   }
 }
 
-// One row's codes q [padded_depth(depth)] and scale, quantized with the
-// range whose max|x| has the bit pattern `max_bits` (the row's own, or the
-// whole tensor's): quantize_rows' arithmetic, portable. The vector
-// quantizers hand it the rows regular_row_scale turns down.
-void quantize_row_with_range(const float* row, size_t depth, int32_t limit,
-                             const float* multiplier, uint32_t max_bits, int8_t* q, float* scale);
+// A row whose range regular_row_scale turns down (all zero, inf/NaN, or a
+// max|x| so small that limit / max|x| overflows): scale 0 (NaN for inf/NaN)
+// and zero codes, as quantize_rows defines them.
+void quantize_irregular_row(uint32_t max_bits, size_t depth, int8_t* q, float* scale);
 
 // A quantizer from its two parts: RowMax(row, depth, multiplier) -> the bit
 // pattern of max|value| of one row, and Row(row, depth, limit, multiplier,
-// max_bits, q, scale) -> that row quantized with that range. kPerTensor:
-// every row with the range of all rows (quantize_tensor), else each with
-// its own (quantize_rows).
+// inverse, q) -> the row's codes round_half_even(value · inverse) clamped
+// to ±limit, zero-padded to padded_depth(depth). kPerTensor: every row with
+// the range of all rows (quantize_tensor), else each with its own
+// (quantize_rows). The scales, and the rows no regular range fits, are
+// handled here, once for every instruction set.
 using RowMaxBits = uint32_t (*)(const float* row, size_t depth, const float* multiplier);
 using RowQuantizer = void (*)(const float* row, size_t depth, int32_t limit,
-                              const float* multiplier, uint32_t max_bits, int8_t* q, float* scale);
+                              const float* multiplier, float inverse, int8_t* q);
 template <RowMaxBits kRowMax, RowQuantizer kRow, bool kPerTensor>
 void quantize_with(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
                    const float* multiplier, int8_t* xq, float* scale) {
@@ -86,7 +86,12 @@ void quantize_with(const float* x, size_t rows, size_t depth, size_t x_stride, i
   for (size_t m = 0; m < rows; ++m) {
     const float* row = x + m * x_stride;
     const uint32_t bits = kPerTensor ? tensor_bits : kRowMax(row, depth, multiplier);
-    kRow(row, depth, limit, multiplier, bits, xq + m * stride, scale + m);
+    float inverse;
+    if (regular_row_scale(bits, limit, scale + m, &inverse)) {
+      kRow(row, depth, limit, multiplier, inverse, xq + m * stride);
+    } else {
+      quantize_irregular_row(bits, depth, xq + m * stride, scale + m);
+    }
   }
 }
 
@@ -105,10 +110,10 @@ void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_cou
 // of int8 batch-32 beam-4 time on a Zen 3 VM).
 uint32_t row_max_bits_avx512(const float* row, size_t depth, const float* multiplier);
 void quantize_row_avx512(const float* row, size_t depth, int32_t limit, const float* multiplier,
-                         uint32_t max_bits, int8_t* q, float* scale);
+                         float inverse, int8_t* q);
 uint32_t row_max_bits_avx2(const float* row, size_t depth, const float* multiplier);
 void quantize_row_avx2(const float* row, size_t depth, int32_t limit, const float* multiplier,
-                       uint32_t max_bits, int8_t* q, float* scale);
+                       float inverse, int8_t* q);
 #endif
 #if defined(__wasm_simd128__)
 void gemm_wasm_simd(const GemmArgs& args, size_t first_block, size_t block_count);

@@ -190,14 +190,9 @@ uint32_t row_max_bits_avx2(const float* row, size_t depth, const float* multipli
   return bits;
 }
 
-// One row with the range of max_bits, quantize_rows' bits.
+// One row's codes with `inverse_value` (quantize_with), quantize_rows' bits.
 void quantize_row_avx2(const float* row, size_t depth, int32_t limit, const float* multiplier,
-                       uint32_t max_bits, int8_t* q, float* scale) {
-  float inverse_value;
-  if (!regular_row_scale(max_bits, limit, scale, &inverse_value)) {
-    quantize_row_with_range(row, depth, limit, multiplier, max_bits, q, scale);
-    return;
-  }
+                       float inverse_value, int8_t* q) {
   const __m256 codes = _mm256_set1_ps(static_cast<float>(limit));
   const __m256 inverse = _mm256_set1_ps(inverse_value);
   size_t k = 0;

@@ -103,14 +103,9 @@ uint32_t row_max_bits_avx512(const float* row, size_t depth, const float* multip
   return _mm512_reduce_max_epu32(max_bits);
 }
 
-// One row with the range of max_bits, quantize_rows' bits.
+// One row's codes with `inverse_value` (quantize_with), quantize_rows' bits.
 void quantize_row_avx512(const float* row, size_t depth, int32_t limit, const float* multiplier,
-                         uint32_t max_bits, int8_t* q, float* scale) {
-  float inverse_value;
-  if (!regular_row_scale(max_bits, limit, scale, &inverse_value)) {
-    quantize_row_with_range(row, depth, limit, multiplier, max_bits, q, scale);
-    return;
-  }
+                         float inverse_value, int8_t* q) {
   const size_t full = depth / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (depth - full)) - 1u);
   const __m512 inverse = _mm512_set1_ps(inverse_value);
