@@ -40,6 +40,7 @@ const char* quantization_scheme_name(QuantizationScheme scheme) {
     case QuantizationScheme::kInt8PerRowDynamic: return "int8-per-row-dynamic";
     case QuantizationScheme::kInt8SmoothedPerRowDynamic: return "int8-smoothed-per-row-dynamic";
     case QuantizationScheme::kInt8PerTensorDynamic: return "int8-per-tensor-dynamic";
+    case QuantizationScheme::kInt8PerTensorStatic: return "int8-per-tensor-static";
   }
   return "unknown";
 }

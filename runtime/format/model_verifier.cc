@@ -172,10 +172,11 @@ Status read_weight_dtype(fb::DType in, DType* out) {
                        static_cast<int>(in));
 }
 
-// The first format versions with Int8SmoothedPerRowDynamic and
-// Int8PerTensorDynamic files.
+// The first format versions with Int8SmoothedPerRowDynamic,
+// Int8PerTensorDynamic and Int8PerTensorStatic files.
 constexpr uint32_t kFirstSmoothedFormatVersion = 5;
 constexpr uint32_t kFirstPerTensorFormatVersion = 7;
+constexpr uint32_t kFirstStaticFormatVersion = 8;
 
 // The file's scheme, refused before the format version that added it.
 Status scheme_since(QuantizationScheme scheme, uint32_t first_version, uint32_t version,
@@ -191,7 +192,8 @@ Status scheme_since(QuantizationScheme scheme, uint32_t first_version, uint32_t 
 }
 
 // The scheme must be one the weight dtype implies (schema/edgemt.fbs); the
-// smoothed one exists since format version 5, the per-tensor one since 7.
+// smoothed one exists since format version 5, the per-tensor ones since 7
+// and 8.
 Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, uint32_t version,
                          QuantizationScheme* out) {
   switch (in) {
@@ -204,6 +206,10 @@ Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, uint32_t
     case fb::QuantizationScheme::Int8PerTensorDynamic:
       EDGEMT_RETURN_IF_ERROR(scheme_since(QuantizationScheme::kInt8PerTensorDynamic,
                                           kFirstPerTensorFormatVersion, version, out));
+      break;
+    case fb::QuantizationScheme::Int8PerTensorStatic:
+      EDGEMT_RETURN_IF_ERROR(scheme_since(QuantizationScheme::kInt8PerTensorStatic,
+                                          kFirstStaticFormatVersion, version, out));
       break;
     default:
       return Status::error(StatusCode::kUnsupported, "quantization scheme %d is not supported",
@@ -570,26 +576,31 @@ struct LayoutCheck {
   const TensorView* tensors;
   size_t count;
   bool* seen;  // [count]
-  bool smoothed;  // an Int8SmoothedPerRowDynamic file
+  QuantizationScheme scheme;
   Status status;
 };
 
 bool check_expected(const ExpectedTensor& expected, LayoutCheck* check);
 
-// In a smoothed int8 file, a projection matrix that owns its bytes has its
-// smoothing vector `<name>_smooth` [in] F32 (schema/edgemt.fbs).
-bool check_smoothing_vector(const ExpectedTensor& matrix, LayoutCheck* check) {
-  if (!check->smoothed || !matrix.projection || matrix.alias_of != nullptr) return true;
+// A projection matrix that owns its bytes has, in a smoothed int8 file, its
+// smoothing vector `<name>_smooth` [in], in an Int8PerTensorStatic file its
+// activation multiplier `<name>_input_scale` [1]; both F32
+// (schema/edgemt.fbs).
+bool check_projection_vector(const ExpectedTensor& matrix, LayoutCheck* check) {
+  const bool smoothed = check->scheme == QuantizationScheme::kInt8SmoothedPerRowDynamic;
+  const bool fixed_range = check->scheme == QuantizationScheme::kInt8PerTensorStatic;
+  if (!(smoothed || fixed_range) || !matrix.projection || matrix.alias_of != nullptr) return true;
+  const char* suffix = smoothed ? "_smooth" : "_input_scale";
   ExpectedTensor vector;
-  if (!format_tensor_name(vector.name, sizeof(vector.name), "%s_smooth", matrix.name)) {
-    check->status = Status::error(StatusCode::kInvalidModel, "tensor name '%s_smooth' is too long",
-                                  matrix.name);
+  if (!format_tensor_name(vector.name, sizeof(vector.name), "%s%s", matrix.name, suffix)) {
+    check->status = Status::error(StatusCode::kInvalidModel, "tensor name '%s%s' is too long",
+                                  matrix.name, suffix);
     return false;
   }
   vector.role = TensorRole::kVector;
   vector.dtype = DType::kF32;
   vector.rank = 1;
-  vector.shape[0] = matrix.shape[1];
+  vector.shape[0] = smoothed ? matrix.shape[1] : 1;
   return check_expected(vector, check);
 }
 
@@ -635,14 +646,14 @@ bool check_expected(const ExpectedTensor& expected, LayoutCheck* check) {
       return false;
     }
   }
-  return expected.role != TensorRole::kMatrix || check_smoothing_vector(expected, check);
+  return expected.role != TensorRole::kMatrix || check_projection_vector(expected, check);
 }
 
 Status check_layout(const VerifiedModel& model) {
   std::unique_ptr<bool[]> seen(new (std::nothrow) bool[model.tensor_count]());
   if (!seen) return Status::error(StatusCode::kOutOfMemory, "cannot allocate verifier scratch");
-  LayoutCheck check{model.tensors.get(), model.tensor_count, seen.get(),
-                    model.quantization == QuantizationScheme::kInt8SmoothedPerRowDynamic, Status::ok()};
+  LayoutCheck check{model.tensors.get(), model.tensor_count, seen.get(), model.quantization,
+                    Status::ok()};
   const bool complete = for_each_expected_tensor(
       model.family, weight_types(model.weight_dtype, model.quantization),
       [](const ExpectedTensor& expected, void* context) {
@@ -702,12 +713,13 @@ Status check_tensor_values(const TensorView& tensor, size_t begin, size_t end) {
           }
         }
       }
-      if (length >= 7 && std::strcmp(tensor.name + length - 7, "_smooth") == 0) {
-        for (size_t k = 0; k < count; ++k) {
-          if (!(values[k] > 0.0f)) {
-            return bad_value(tensor, begin + k, values[k] == 0.0f ? "zero" : "a negative value",
-                             "int8 smoothing vectors must be > 0");
-          }
+      const bool smooth = length >= 7 && std::strcmp(tensor.name + length - 7, "_smooth") == 0;
+      const bool input = length >= 12 && std::strcmp(tensor.name + length - 12, "_input_scale") == 0;
+      for (size_t k = 0; (smooth || input) && k < count; ++k) {
+        if (!(values[k] > 0.0f)) {
+          return bad_value(tensor, begin + k, values[k] == 0.0f ? "zero" : "a negative value",
+                           smooth ? "int8 smoothing vectors must be > 0"
+                                  : "int8 input scales must be > 0");
         }
       }
       return Status::ok();

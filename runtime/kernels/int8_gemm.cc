@@ -224,6 +224,12 @@ void quantize_tensor(const float* x, size_t rows, size_t depth, size_t x_stride,
                                                            multiplier, xq, scale);
 }
 
+void quantize_fixed(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
+                    const float* multiplier, float inverse, int8_t* xq, float* scale) {
+  quantize_fixed_with<portable_row_max_bits, portable_row>(x, rows, depth, x_stride, limit,
+                                                           multiplier, inverse, xq, scale);
+}
+
 void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
   const PackedWeights& w = *a.weights;
   for (size_t b = first_block; b < first_block + block_count; ++b) {
@@ -258,24 +264,30 @@ size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
   if (cpu.avx512_vnni) {
     all[count++] = {gemm_avx512_vnni, "avx512-vnni",
                     quantize_with<row_max_bits_avx512, quantize_row_avx512, false>,
-                    quantize_with<row_max_bits_avx512, quantize_row_avx512, true>, 100};
+                    quantize_with<row_max_bits_avx512, quantize_row_avx512, true>,
+                    quantize_fixed_with<row_max_bits_avx512, quantize_row_avx512>, 100};
   }
   if (cpu.avx2) {
     all[count++] = {gemm_avx2, "avx2", quantize_with<row_max_bits_avx2, quantize_row_avx2, false>,
-                    quantize_with<row_max_bits_avx2, quantize_row_avx2, true>, 60};
+                    quantize_with<row_max_bits_avx2, quantize_row_avx2, true>,
+                    quantize_fixed_with<row_max_bits_avx2, quantize_row_avx2>, 60};
   }
 #endif
 #if defined(__aarch64__)
   if (cpu.neon_dotprod) {
-    all[count++] = {gemm_neon_dotprod, "neon-dotprod", quantize_rows, quantize_tensor, 32};
+    all[count++] = {gemm_neon_dotprod, "neon-dotprod", quantize_rows, quantize_tensor,
+                    quantize_fixed, 32};
   }
-  if (cpu.neon) all[count++] = {gemm_neon, "neon", quantize_rows, quantize_tensor, 12};
+  if (cpu.neon) {
+    all[count++] = {gemm_neon, "neon", quantize_rows, quantize_tensor, quantize_fixed, 12};
+  }
 #endif
 #if defined(__wasm_simd128__)
-  all[count++] = {gemm_wasm_simd, "wasm-simd128", quantize_rows, quantize_tensor, 16};
+  all[count++] = {gemm_wasm_simd, "wasm-simd128", quantize_rows, quantize_tensor,
+                  quantize_fixed, 16};
 #endif
   (void)cpu;
-  all[count++] = {gemm_portable, "portable", quantize_rows, quantize_tensor, 6};
+  all[count++] = {gemm_portable, "portable", quantize_rows, quantize_tensor, quantize_fixed, 6};
   const size_t written = count < capacity ? count : capacity;
   for (size_t i = 0; i < written; ++i) out[i] = all[i];
   return written;

@@ -113,6 +113,16 @@ void quantize_rows(const float* x, size_t rows, size_t depth, size_t x_stride, i
 void quantize_tensor(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
                      const float* multiplier, int8_t* xq, float* scale);
 
+// quantize_rows with a fixed range instead of the input's: xq[m, k] =
+// round_half_even(x[m, k] · inverse) clamped to ±L, scale[m] = 1 (the
+// caller's weight scales hold the whole dequantization). This is
+// browsermt Marian's int8 product with a model's precomputed activation
+// multiplier ("alphas"; Int8PerTensorStatic): values beyond ±L / inverse
+// saturate. A row holding inf or NaN gets scale NaN and zero codes.
+// GemmVariant::quantize_fixed gives the same bits with the CPU's vectors.
+void quantize_fixed(const float* x, size_t rows, size_t depth, size_t x_stride, int32_t limit,
+                    const float* multiplier, float inverse, int8_t* xq, float* scale);
+
 // One GEMM call's operands. The kernels compute columns of blocks
 // [first_block, first_block + block_count) for every row.
 struct GemmArgs {
@@ -135,6 +145,9 @@ void gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count)
 using QuantizeKernel = void (*)(const float* x, size_t rows, size_t depth, size_t x_stride,
                                 int32_t limit, const float* multiplier, int8_t* xq,
                                 float* scale);
+using FixedQuantizeKernel = void (*)(const float* x, size_t rows, size_t depth, size_t x_stride,
+                                     int32_t limit, const float* multiplier, float inverse,
+                                     int8_t* xq, float* scale);
 
 // The fastest kernel this CPU runs (see core/cpu_features.h), its name
 // ("avx512-vnni", "avx2", "neon-dotprod", "neon", "portable"), the
@@ -150,6 +163,7 @@ struct GemmVariant {
   const char* name = "";
   QuantizeKernel quantize = nullptr;         // quantize_rows' bits
   QuantizeKernel quantize_tensor = nullptr;  // quantize_tensor's bits
+  FixedQuantizeKernel quantize_fixed = nullptr;  // quantize_fixed's bits
   size_t multiply_adds_per_ns = 1;
 };
 

@@ -95,6 +95,27 @@ void quantize_with(const float* x, size_t rows, size_t depth, size_t x_stride, i
   }
 }
 
+// quantize_fixed from the same two parts: every row's codes with the given
+// `inverse` (a fixed range, codes clamped to ±limit), scale 1; a row holding
+// inf or NaN (RowMax says so) gets scale NaN and zero codes, as in
+// quantize_rows.
+template <RowMaxBits kRowMax, RowQuantizer kRow>
+void quantize_fixed_with(const float* x, size_t rows, size_t depth, size_t x_stride,
+                         int32_t limit, const float* multiplier, float inverse, int8_t* xq,
+                         float* scale) {
+  const size_t stride = padded_depth(depth);
+  for (size_t m = 0; m < rows; ++m) {
+    const float* row = x + m * x_stride;
+    const uint32_t bits = kRowMax(row, depth, multiplier);
+    if (bits >= 0x7F800000u) {
+      quantize_irregular_row(bits, depth, xq + m * stride, scale + m);
+    } else {
+      kRow(row, depth, limit, multiplier, inverse, xq + m * stride);
+      scale[m] = 1.0f;
+    }
+  }
+}
+
 // Shared by every kernel: the float part, in one order (see int8_gemm.h).
 inline float dequantize(int32_t sum, float x_scale, float w_scale, float bias, bool relu) {
   const float y = static_cast<float>(sum) * (x_scale * w_scale) + bias;

@@ -65,6 +65,7 @@ Status Int8Linear::create(const int8_t* weight, const float* scale, const float*
   relu_ = relu;
   code_limit_ = code_limit;
   tensor_range_ = false;
+  fixed_inverse_ = 0.0f;
   multiplier_.reset();
   return Status::ok();
 }
@@ -87,7 +88,17 @@ Status Int8Linear::create_from_rows(q8::RowSource source, void* context, float* 
   relu_ = relu;
   code_limit_ = code_limit;
   tensor_range_ = false;
+  fixed_inverse_ = 0.0f;
   multiplier_.reset();
+  return Status::ok();
+}
+
+Status Int8Linear::set_fixed_range(float inverse) {
+  if (!(inverse > 0.0f) || !std::isfinite(inverse)) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "int8 input scale %g is not a finite value > 0", static_cast<double>(inverse));
+  }
+  fixed_inverse_ = inverse;
   return Status::ok();
 }
 
@@ -143,7 +154,10 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
   // the bits; worth it only for many long rows (the encoder). ~4 entries per
   // ns (a max|x| pass and a rounding pass, vectorized). One range for the
   // whole tensor needs every row first: one thread.
-  if (tensor_range_) {
+  if (fixed_inverse_ > 0.0f) {
+    kernel_.quantize_fixed(x, rows, depth, depth, code_limit_, multiplier_.get(), fixed_inverse_,
+                           scratch.quantized, scratch.row_scale);
+  } else if (tensor_range_) {
     kernel_.quantize_tensor(x, rows, depth, depth, code_limit_, multiplier_.get(),
                             scratch.quantized, scratch.row_scale);
   } else if (parallel.worth(rows * depth / 4)) {

@@ -59,6 +59,13 @@ class Int8Linear {
   void set_tensor_range(bool on) { tensor_range_ = on; }
   bool tensor_range() const { return tensor_range_; }
 
+  // A fixed activation range (kernels::int8::quantize_fixed: the
+  // Int8PerTensorStatic scheme): run() quantizes x · inverse, whatever x's
+  // range, and the weight scales hold the whole dequantization. inverse
+  // must be finite and > 0 (kInvalidModel); none after create.
+  [[nodiscard]] Status set_fixed_range(float inverse);
+  float fixed_range() const { return fixed_inverse_; }
+
   // x: [rows, in] (row stride in_features), y: [rows, out]. Quantization
   // and GEMM are split over parallel.pool when the work is worth it.
   [[nodiscard]] Status run(const float* x, size_t rows, float* y, const Parallel& parallel,
@@ -85,6 +92,7 @@ class Int8Linear {
   bool relu_ = false;
   int32_t code_limit_ = kernels::int8::kFullCodes;
   bool tensor_range_ = false;
+  float fixed_inverse_ = 0.0f;  // 0: none
 };
 
 }  // namespace edgemt

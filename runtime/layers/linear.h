@@ -71,12 +71,13 @@ class Linear {
   // or nullptr; full activation codes. input_multiplier: [in], the
   // matrix's smoothing vector in a smoothed int8 file (copied), or nullptr.
   // tensor_range: activations quantized with one range per product
-  // (Int8PerTensorDynamic files) instead of one per row.
-  // Errors as Int8Linear::create and set_input_multiplier.
+  // (Int8PerTensorDynamic files) instead of one per row; fixed_range > 0:
+  // with that fixed multiplier (Int8PerTensorStatic files).
+  // Errors as Int8Linear::create, set_input_multiplier and set_fixed_range.
   [[nodiscard]] Status create_int8(const int8_t* weight, const float* scale, const float* bias,
                                    size_t in_features, size_t out_features, bool relu,
                                    const float* input_multiplier = nullptr,
-                                   bool tensor_range = false);
+                                   bool tensor_range = false, float fixed_range = 0.0f);
 
   // x: [rows, in] (row stride in_features), y: [rows, out]. int8 and f16
   // Linears convert x into `scratch` (kFailedPrecondition without enough).

@@ -31,6 +31,15 @@ void describe_linear_compute_path(const Model& model, const Linear& output, bool
                     besides);
       return;
     case DType::kI8:
+      if (model.quantization() == QuantizationScheme::kInt8PerTensorStatic) {
+        std::snprintf(out, size,
+                      "int8 (%s: own int8 GEMM, %s kernel; activations quantized with each "
+                      "product's fixed range from the file, as browsermt Marian with alphas; "
+                      "embedding tables in f32%s)",
+                      quantization_scheme_name(model.quantization()),
+                      kernels::int8::best_gemm_kernel().name, besides);
+        return;
+      }
       if (model.quantization() == QuantizationScheme::kInt8PerTensorDynamic) {
         // Marian's intgemm8 arithmetic; a tied output projection is the F32 table.
         std::snprintf(out, size,

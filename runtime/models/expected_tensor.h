@@ -45,7 +45,7 @@ struct ExpectedTensor {
 
 // The storage types of a file's matrices: `matrices` for the projections,
 // `tables` for embedding tables and the projections that alias one (a tied
-// output projection). They differ only in Int8PerTensorDynamic files (I8
+// output projection). They differ only in Int8PerTensor* files (I8
 // projections, F32 tables, as Marian keeps them); any other file stores
 // every matrix in its weight dtype, which converts implicitly.
 struct WeightTypes {
@@ -58,8 +58,10 @@ struct WeightTypes {
 
 // A file's WeightTypes from its weight dtype and quantization scheme.
 constexpr WeightTypes weight_types(DType weight_dtype, QuantizationScheme scheme) {
-  return scheme == QuantizationScheme::kInt8PerTensorDynamic ? WeightTypes(weight_dtype, DType::kF32)
-                                                             : WeightTypes(weight_dtype);
+  return scheme == QuantizationScheme::kInt8PerTensorDynamic ||
+                 scheme == QuantizationScheme::kInt8PerTensorStatic
+             ? WeightTypes(weight_dtype, DType::kF32)
+             : WeightTypes(weight_dtype);
 }
 
 // Called once per expected tensor; return false to stop the enumeration.

@@ -30,6 +30,20 @@ Status smoothing_vector(const Model& model, const char* matrix_name, const float
   return find_vector(model, name, out);
 }
 
+// An I8 projection's fixed activation multiplier `<name>_input_scale` [1]
+// in an Int8PerTensorStatic file; 0 (none) otherwise.
+Status input_scale(const Model& model, const char* matrix_name, float* out) {
+  *out = 0.0f;
+  if (model.quantization() != QuantizationScheme::kInt8PerTensorStatic) return Status::ok();
+  char name[kMaxTensorNameLength];
+  (void)format_tensor_name(name, sizeof(name), "%s_input_scale", matrix_name);
+  if (model.find_tensor(name) == nullptr) return Status::ok();  // an alias
+  const float* value = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find_vector(model, name, &value));
+  *out = value[0];
+  return Status::ok();
+}
+
 // True when this CPU has fp16 arithmetic and XNNPACK an f16 GEMM for it
 // (tried on a 1x1 matrix, so the answer is XNNPACK's own).
 bool f16_gemm_is_native() {
@@ -130,10 +144,13 @@ Status MatrixLoader::matrix(Linear* out, const char* weight_name, const char* bi
       const float* scale = nullptr;
       const float* smoothing = nullptr;
       EDGEMT_RETURN_IF_ERROR(row_scales(model_, weight->name, &scale));
+      float fixed_range = 0.0f;
       EDGEMT_RETURN_IF_ERROR(smoothing_vector(model_, weight_name, &smoothing));
+      EDGEMT_RETURN_IF_ERROR(input_scale(model_, weight_name, &fixed_range));
       created = out->create_int8(static_cast<const int8_t*>(weight->data), scale, bias, in, rows,
                                  fused_relu, smoothing,
-                                 model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic);
+                                 model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic,
+                                 fixed_range);
       break;
     }
     case DType::kF16:

@@ -61,6 +61,28 @@ inline QuantizedRows reference_quantize_tensor(const std::vector<float>& x, size
   return out;
 }
 
+// quantize_fixed's definition: every finite row round_half_even(x · inverse)
+// clamped to ±limit, scale 1; a row holding inf or NaN scale NaN, zeros.
+inline QuantizedRows reference_quantize_fixed(const std::vector<float>& x, size_t rows,
+                                              size_t depth, int32_t limit, float inverse) {
+  const float codes = static_cast<float>(limit);
+  const size_t stride = kernels::int8::padded_depth(depth);
+  QuantizedRows out{std::vector<int8_t>(rows * stride, 0), std::vector<float>(rows, 1.0f)};
+  for (size_t m = 0; m < rows; ++m) {
+    bool finite = true;
+    for (size_t k = 0; k < depth; ++k) finite = finite && std::isfinite(x[m * depth + k]);
+    if (!finite) {
+      out.scale[m] = NAN;
+      continue;
+    }
+    for (size_t k = 0; k < depth; ++k) {
+      const float v = std::nearbyint(x[m * depth + k] * inverse);  // default mode: ties to even
+      out.q[m * stride + k] = static_cast<int8_t>(std::fmin(codes, std::fmax(-codes, v)));
+    }
+  }
+  return out;
+}
+
 // y[m, n] = float(Σ q·w) · (x_scale · w_scale) + bias, ReLU optional.
 inline std::vector<float> reference_int8_gemm(const QuantizedRows& x, size_t rows, size_t depth,
                                               const std::vector<int8_t>& w,

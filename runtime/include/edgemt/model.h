@@ -28,7 +28,7 @@ struct FamilyConfig;  // runtime/models/families.h
 
 // The model file format version this runtime writes in its tests and reads,
 // and the oldest it still reads (schema/edgemt.fbs lists what changed).
-inline constexpr uint32_t kFormatVersion = 7;
+inline constexpr uint32_t kFormatVersion = 8;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
@@ -39,19 +39,22 @@ enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 // multiplies each input row before it is quantized; kInt8PerTensorDynamic
 // (format version 7, Marian's intgemm8 arithmetic) quantizes a product's
 // activations with one range for all its rows and keeps embedding tables
-// (and an output projection tied to one) in F32. kNone for F32 and F16
-// files.
+// (and an output projection tied to one) in F32; kInt8PerTensorStatic
+// (format version 8, Firefox's Marian models with alphas) quantizes each
+// product's activations with a fixed multiplier `<matrix>_input_scale` from
+// the file. kNone for F32 and F16 files.
 enum class QuantizationScheme : uint8_t {
   kNone = 0,
   kInt8PerRowDynamic = 1,
   kInt8SmoothedPerRowDynamic = 2,
   kInt8PerTensorDynamic = 3,
+  kInt8PerTensorStatic = 4,
 };
 
 const char* dtype_name(DType dtype);            // "f32", "f16", "i8"
 size_t dtype_size(DType dtype);                 // bytes per element
 // "none", "int8-per-row-dynamic", "int8-smoothed-per-row-dynamic",
-// "int8-per-tensor-dynamic"
+// "int8-per-tensor-dynamic", "int8-per-tensor-static"
 const char* quantization_scheme_name(QuantizationScheme scheme);
 
 struct SpecialTokens {

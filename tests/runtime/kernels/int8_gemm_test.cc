@@ -205,6 +205,35 @@ TEST_CASE("kernels/int8: quantize_tensor gives every row the whole tensor's rang
   CHECK(std::isnan(scale[1]));
 }
 
+TEST_CASE("kernels/int8: quantize_fixed quantizes with the given multiplier, saturating") {
+  Random rng(9);
+  for (size_t depth : {size_t{1}, size_t{5}, size_t{64}, size_t{257}}) {
+    const size_t rows = 6;
+    std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 2.0f);
+    x[0] = 1e30f;                                // far beyond the range: +127
+    x[(rows - 1) * depth] = -3.5f;               // -3.5 · 2 = -7: exact
+    x[(rows - 2) * depth] = NAN;                 // that row: scale NaN, zeros
+    const float inverse = 20.0f;                 // codes reach ±127 at ±6.35
+    const testing::QuantizedRows want = testing::reference_quantize_fixed(x, rows, depth, kFullCodes, inverse);
+    std::vector<int8_t> q(rows * padded_depth(depth), 99);
+    std::vector<float> scale(rows, -1.0f);
+    quantize_fixed(x.data(), rows, depth, depth, kFullCodes, nullptr, inverse, q.data(), scale.data());
+    CAPTURE(depth);
+    CHECK(q == want.q);
+    CHECK(testing::same_bits(scale.data(), want.scale.data(), rows));
+    CHECK(q[0] == 127);
+    CHECK(scale[0] == 1.0f);
+    CHECK(std::isnan(scale[rows - 2]));
+  }
+  // Ties to even: 0.125 · 20 = 2.5 -> 2, 0.175 · 20 = 3.5 -> 4; a multiplier.
+  const std::vector<float> x = {0.125f, 0.175f, -0.125f, 9.0f};
+  const std::vector<float> m = {1.0f, 1.0f, 1.0f, 0.5f};
+  std::vector<int8_t> q(4, 99);
+  std::vector<float> scale(1, -1.0f);
+  quantize_fixed(x.data(), 1, 4, 4, kFullCodes, m.data(), 20.0f, q.data(), scale.data());
+  CHECK(q == std::vector<int8_t>{2, 4, -2, 90});
+}
+
 TEST_CASE("kernels/int8: quantize_rows maps max|x| to +-127, rounds ties to even, pads zeros") {
   // max 127 gives 127/max = 1 exactly: q is x rounded, ties to even.
   const std::vector<float> x = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, -3.5f};
@@ -282,7 +311,7 @@ TEST_CASE("kernels/int8: quantize_rows reads rows with a stride wider than the d
   CHECK(q == std::vector<int8_t>{64, -127, 0, 0, 127, 64, 0, 0});
 }
 
-TEST_CASE("kernels/int8: every variant's activation quantizers give quantize_rows' and quantize_tensor's bits") {
+TEST_CASE("kernels/int8: every variant's activation quantizers give the portable ones' bits") {
   Random rng(6);
   GemmVariant kernels[8];
   const size_t count = available_gemm_kernels(kernels, 8);
@@ -334,6 +363,23 @@ TEST_CASE("kernels/int8: every variant's activation quantizers give quantize_row
           CAPTURE(first);
           CHECK(q == want_t);
           CHECK(testing::same_bits(scale.data(), want_t_scale.data(), n));
+        }
+      }
+      // quantize_fixed: a range that saturates the larger values.
+      for (float inverse : {1.0f, 40.0f}) {
+        std::vector<int8_t> want_f(want.size(), 99);
+        std::vector<float> want_f_scale(rows, -1.0f);
+        quantize_fixed(x.data(), rows, depth, x_stride, limit, nullptr, inverse, want_f.data(),
+                       want_f_scale.data());
+        for (size_t i = 0; i < count; ++i) {
+          std::vector<int8_t> q(want_f.size(), 99);
+          std::vector<float> scale(rows, -1.0f);
+          kernels[i].quantize_fixed(x.data(), rows, depth, x_stride, limit, nullptr, inverse,
+                                    q.data(), scale.data());
+          CAPTURE(std::string(kernels[i].name));
+          CAPTURE(inverse);
+          CHECK(q == want_f);
+          CHECK(testing::same_bits(scale.data(), want_f_scale.data(), rows));
         }
       }
     }
