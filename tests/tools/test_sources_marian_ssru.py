@@ -39,7 +39,7 @@ from edgemt_tools.bleu import corpus_bleu
 from edgemt_tools.model_file import read_model
 from edgemt_tools.textio import read_lines
 from edgemt_tools.model_spec import (QUANTIZATION_INT8, QUANTIZATION_INT8_PER_TENSOR,
-                                     QUANTIZATION_INT8_SMOOTHED)
+                                     QUANTIZATION_INT8_SMOOTHED, QUANTIZATION_INT8_STATIC)
 from edgemt_tools.numpy_transformer import NumpyTransformer
 from edgemt_tools.quantize import quantize_rows
 from edgemt_tools.sources.marian_binary import read_marian_binary
@@ -276,6 +276,45 @@ class SsruStudentTest(unittest.TestCase):
                 same = sum(g == w for g, w in zip(got, reference(ref)))
                 print(f"int8 (Marian's arithmetic) {ref}: {same}/1000 lines identical to Marian's")
                 self.assertGreaterEqual(same, 990, ref)
+
+    def test_int8_of_an_alphas_bin_is_firefox_s_int8_output(self):
+        """Issue 42, acceptance 2 with alphas: model.intgemm8.alphas.bin
+        (tools/fixtures/marian_ssru/alphas.py: the intgemm8 .bin in
+        browsermt's layout with alphas) converts to Int8PerTensorStatic
+        (format 8): each product's input quantized with its alpha, the
+        output layer int8 (Wemb quantized again), the embeddings float32.
+        Against Bergamot 0.4.5 (Firefox's translator; bergamot_refs.py,
+        int8shiftAlphaAll), one sentence per batch, lines of 1000 identical:
+        986 greedy, 979 beam 4 without the shortlist, 986 / 988 with it.
+        (The alphas alone, read and ignored as before: 693 / 712 / 702 /
+        761.) The rest is the float rounding of Marian's shifted product
+        (docs/marian-formats.md 1.5), which edgemt does not emulate yet."""
+        folder = self.path("alphas-bin")
+        os.mkdir(folder)
+        for name in ("model.intgemm8.alphas.bin", "vocab.spm"):
+            shutil.copyfile(os.path.join(FIXTURE, name), os.path.join(folder, name))
+        output = ff.convert(self, self.path("alphas.emt"), folder, *LANGS, "--dtype", "int8",
+                            "--shortlist", os.path.join(FIXTURE, "lex.bin"))
+        model = read_model(output)
+        self.assertEqual(model.header.quantization, QUANTIZATION_INT8_STATIC)
+        self.assertEqual(model.format_version, 8)
+        self.assertFalse(model.header.config.tied_output)
+        self.assertEqual(model.array("output.weight").dtype, np.int8)
+        self.assertEqual(model.array("embedding.source").dtype, np.float32)
+        alphas = json.load(open(os.path.join(REFERENCE, "alphas.json"), encoding="utf-8"))["alphas"]
+        self.assertEqual(model.array("encoder.layers.0.ffn.in.weight_input_scale")[0],
+                         np.float32(alphas["encoder_l1_ffn_W1"]["alpha"]))
+        for name, flags, floor in (("greedy", ("--beam", "1"), 980),
+                                   ("beam4", ("--beam", "4", "--length-penalty", "0"), 970)):
+            for shortlist in (False, True):
+                ref = f"bergamot.alphas.{name}" + (".shortlist" if shortlist else "") + ".de"
+                got = ff.translate(self, output, SOURCE, *flags, "--batch", "1",
+                                   "--no-split-sentences",
+                                   *(() if shortlist else ("--no-shortlist",)))
+                same = sum(g == w for g, w in zip(got, read_lines(os.path.join(REFERENCE, ref))))
+                print(f"int8 (Firefox's arithmetic) {ref}: {same}/1000 lines identical to "
+                      "Bergamot's")
+                self.assertGreaterEqual(same, floor, ref)
 
     def test_bleu_of_the_intgemm8_file_within_0_2_of_marian_s_int8(self):
         """The fp32 file of the intgemm8 .bin (the codes' values, float

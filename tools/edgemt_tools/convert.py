@@ -141,7 +141,11 @@ matrices keep Marian's codes (scale 1/quantMult on every row; not
 quantized again, not calibrated), each product's activations are quantized
 with one range over all its rows, and the embeddings (with a tied output
 layer) stay float32, as in Marian; a line's output then depends on the
-sentences batched with it, as Marian's does. --per-row-activations gives
+sentences batched with it, as Marian's does. A file with alphas (Firefox's
+.intgemm.alphas.bin) gives Firefox's arithmetic instead (scheme
+Int8PerTensorStatic, format version 8): each product's activations
+quantized with its fixed alpha, the output layer int8 too; the output then
+does not depend on the batch. --per-row-activations gives
 edgemt's own arithmetic instead (per-row activations, Marian's codes kept,
 other projections calibrated; Int8PerRowDynamic when none is left). A note
 says which."""
@@ -396,9 +400,27 @@ def _read_shortlist(args: argparse.Namespace, spec) -> str:
 
 def _marian_int8(args: argparse.Namespace, spec) -> bool:
     """Whether the int8 file follows Marian's intgemm8 arithmetic
-    (Int8PerTensorDynamic): a Marian intgemm8 model's int8 file, unless
-    --per-row-activations."""
+    (Int8PerTensorDynamic or, with alphas, Int8PerTensorStatic): a Marian
+    intgemm8 model's int8 file, unless --per-row-activations."""
     return args.dtype == "int8" and bool(spec.int8_codes) and not args.per_row_activations
+
+
+def _marian_static(args: argparse.Namespace, spec) -> bool:
+    """Whether the int8 file is Int8PerTensorStatic: _marian_int8 of a model
+    with alphas (ModelSpec.int8_static)."""
+    return _marian_int8(args, spec) and bool(spec.int8_static)
+
+
+def _untied(spec):
+    """`spec` with an output projection of its own (an Int8PerTensorStatic
+    file's output layer is an int8 matrix, its embedding tables float32)."""
+    import dataclasses
+    from .model_spec import expected_tensors, resolve_alias
+    if not spec.config.tied_output:
+        return spec
+    owner = resolve_alias(expected_tensors(spec.config, "fp32"), "output.weight")
+    return dataclasses.replace(spec, config=dataclasses.replace(spec.config, tied_output=False),
+                               weights={**spec.weights, "output.weight": spec.weights[owner]})
 
 
 def _int8_plan(args: argparse.Namespace, spec, lines):
@@ -428,14 +450,22 @@ def _int8_plan(args: argparse.Namespace, spec, lines):
 def _kept_codes_note(args: argparse.Namespace, spec, plan) -> str:
     """The note of an int8 file that stores a checkpoint's own int8 codes
     (ModelSpec.int8_codes: Marian's intgemm8 matrices)."""
-    from .model_spec import MATRIX, QUANTIZATION_INT8_PER_TENSOR, expected_tensors, matrix_dtype
-    scheme = QUANTIZATION_INT8_PER_TENSOR if _marian_int8(args, spec) else None
+    from .model_spec import (MATRIX, QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_STATIC,
+                             expected_tensors, matrix_dtype)
+    scheme = (QUANTIZATION_INT8_STATIC if _marian_static(args, spec)
+              else QUANTIZATION_INT8_PER_TENSOR if _marian_int8(args, spec) else None)
     matrices = [name for name, tensor in expected_tensors(spec.config, "fp32").items()
                 if tensor.kind == MATRIX and tensor.alias_of is None
                 and matrix_dtype(tensor, "int8", scheme) == "int8"]
-    note = (f"{len(spec.int8_codes)} of {len(matrices)} int8 matrices keep the checkpoint's "
+    kept = [name for name in spec.int8_codes if name in matrices]
+    note = (f"{len(kept)} of {len(matrices)} int8 matrices keep the checkpoint's "
             "int8 codes (Marian's intgemm8: codes as stored, scale 1/quantMult on every row), "
             "not quantized again")
+    if _marian_static(args, spec):
+        return note + ("; the model's alphas: Int8PerTensorStatic (browsermt Marian's "
+                       "int8shiftAlphaAll, as Firefox runs it: each product's activations "
+                       "quantized with its fixed alpha, the output layer int8 too, embeddings "
+                       "in float32; --per-row-activations for edgemt's per-row scheme)")
     if _marian_int8(args, spec):
         return note + ("; Marian's arithmetic: Int8PerTensorDynamic (one activation range per "
                        "product, embeddings and a tied output projection in float32; "
@@ -486,8 +516,10 @@ def run(args: argparse.Namespace) -> str:
         plan = _int8_plan(args, spec, calibration_lines)
         if args.dtype == "int8" and spec.int8_codes:
             print(f"{PROG}: note: {_kept_codes_note(args, spec, plan)}", file=sys.stderr)
-        per_tensor = _marian_int8(args, spec)
-        header, tensors, aliases = writer.pack(spec, args.dtype, plan, per_tensor)
+        static = _marian_static(args, spec)
+        per_tensor = _marian_int8(args, spec) and not static
+        header, tensors, aliases = writer.pack(_untied(spec) if static else spec, args.dtype, plan,
+                                               per_tensor, static)
         size = write_model(args.output, header, tensors, aliases,
                            inputs=_named_inputs(args, checkpoint) + files_read)
     scheme = ""

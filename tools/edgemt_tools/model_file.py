@@ -44,6 +44,7 @@ from . import families, fbs
 from .atomic_file import atomic_write
 from .errors import ModelFileError, UserError
 from .model_spec import (INT8_QUANTIZATIONS, QUANTIZATION_INT8, QUANTIZATION_INT8_PER_TENSOR,
+                         QUANTIZATION_INT8_STATIC,
                          QUANTIZATION_INT8_SMOOTHED, QUANTIZATION_NONE, SEARCH_RULES, Decoding,
                          ModelHeader, Provenance, Shortlist, SideTokenizer, SpecialTokens,
                          quantization_scheme)
@@ -60,7 +61,8 @@ _WEIGHT_DTYPE = {"fp32": fbs.DType.F32, "fp16": fbs.DType.F16, "int8": fbs.DType
 _QUANTIZATION = {QUANTIZATION_NONE: fbs.QuantizationScheme.None_,
                  QUANTIZATION_INT8: fbs.QuantizationScheme.Int8PerRowDynamic,
                  QUANTIZATION_INT8_SMOOTHED: fbs.QuantizationScheme.Int8SmoothedPerRowDynamic,
-                 QUANTIZATION_INT8_PER_TENSOR: fbs.QuantizationScheme.Int8PerTensorDynamic}
+                 QUANTIZATION_INT8_PER_TENSOR: fbs.QuantizationScheme.Int8PerTensorDynamic,
+                 QUANTIZATION_INT8_STATIC: fbs.QuantizationScheme.Int8PerTensorStatic}
 _RULES = {"edgemt": fbs.SearchRules.Edgemt, "opennmt": fbs.SearchRules.OpenNMT,
           "marian": fbs.SearchRules.Marian, "huggingface": fbs.SearchRules.HuggingFace}
 assert tuple(_RULES) == SEARCH_RULES
@@ -240,9 +242,10 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     config = config_table.build(b, cfg)
 
     fbs.model_fb.Start(b)
-    per_tensor = header.quantization == QUANTIZATION_INT8_PER_TENSOR
+    scheme_version = {QUANTIZATION_INT8_PER_TENSOR: fbs.PER_TENSOR_FORMAT_VERSION,
+                      QUANTIZATION_INT8_STATIC: fbs.STATIC_FORMAT_VERSION}.get(header.quantization, 0)
     fbs.model_fb.AddFormatVersion(b, max(fbs.FORMAT_VERSION, family.format_version(cfg),
-                                         fbs.PER_TENSOR_FORMAT_VERSION if per_tensor else 0))
+                                         scheme_version))
     fbs.model_fb.AddFamilyConfigType(b, config_table.union_type)
     fbs.model_fb.AddFamilyConfig(b, config)
     fbs.model_fb.AddSpecialTokens(b, special)
@@ -429,10 +432,11 @@ class ModelFile:
                 "only for them")
         if quantization == QUANTIZATION_INT8_SMOOTHED and model.FormatVersion() < 5:
             raise ModelFileError(f"quantization {quantization} needs format version 5 or later")
-        if (quantization == QUANTIZATION_INT8_PER_TENSOR
-                and model.FormatVersion() < fbs.PER_TENSOR_FORMAT_VERSION):
-            raise ModelFileError(f"quantization {quantization} needs format version "
-                                 f"{fbs.PER_TENSOR_FORMAT_VERSION} or later")
+        first = {QUANTIZATION_INT8_PER_TENSOR: fbs.PER_TENSOR_FORMAT_VERSION,
+                 QUANTIZATION_INT8_STATIC: fbs.STATIC_FORMAT_VERSION}.get(quantization, 0)
+        if model.FormatVersion() < first:
+            raise ModelFileError(f"quantization {quantization} needs format version {first} or "
+                                 "later")
         source = _read_tokenizer(t, "")
         target = (_read_tokenizer(model.TargetTokenizer(), "target ")
                   if model.TargetTokenizer() is not None else None)

@@ -37,10 +37,16 @@ QUANTIZATION_INT8_SMOOTHED = "Int8SmoothedPerRowDynamic"
 # Marian's intgemm8 arithmetic: one activation range per product, embedding
 # tables (and an output projection tied to one) in float32.
 QUANTIZATION_INT8_PER_TENSOR = "Int8PerTensorDynamic"
-INT8_QUANTIZATIONS = (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED, QUANTIZATION_INT8_PER_TENSOR)
+# browsermt Marian's arithmetic with a model's alphas: a fixed activation
+# multiplier per product (`X_input_scale`), tables in float32, the output
+# projection an int8 matrix of its own.
+QUANTIZATION_INT8_STATIC = "Int8PerTensorStatic"
+INT8_QUANTIZATIONS = (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED, QUANTIZATION_INT8_PER_TENSOR,
+                      QUANTIZATION_INT8_STATIC)
 
 SCALE_SUFFIX = "_scale"  # int8 files: `X_scale` holds the per-row scales of matrix `X`
 SMOOTH_SUFFIX = "_smooth"  # smoothed int8 files: `X_smooth` multiplies projection X's inputs
+INPUT_SCALE_SUFFIX = "_input_scale"  # Int8PerTensorStatic: X's fixed activation multiplier
 
 
 def quantization_scheme(weight_dtype: str) -> str:
@@ -59,6 +65,12 @@ def scale_name(matrix_name: str) -> str:
 def smooth_name(matrix_name: str) -> str:
     """Name of the F32 smoothing vector of a projection in a smoothed int8 file."""
     return matrix_name + SMOOTH_SUFFIX
+
+
+def input_scale_name(matrix_name: str) -> str:
+    """Name of the F32 [1] activation multiplier of a projection in an
+    Int8PerTensorStatic file."""
+    return matrix_name + INPUT_SCALE_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -176,6 +188,11 @@ class ModelSpec:
     # [out]), whose `weights` entry is codes * scale[row]. int8 files store
     # them as they are: not quantized again, not calibrated.
     int8_codes: Mapping[str, Tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # The same matrices for an Int8PerTensorStatic file, when the source has
+    # fixed activation multipliers (the alphas of Firefox's Marian models):
+    # name -> (codes, row scales holding the activation's part too,
+    # multiplier). Empty when it has none.
+    int8_static: Mapping[str, Tuple[np.ndarray, np.ndarray, np.float32]] = field(default_factory=dict)
     # Whether source and target use one vocabulary, when the source says so
     # (Marian: both sides name one file); None: when their pieces are the
     # same. A lexical shortlist adds the source's ids to its candidates then.
@@ -190,9 +207,9 @@ def is_table(spec: TensorSpec) -> bool:
 
 def matrix_dtype(spec: TensorSpec, weight_dtype: str, quantization: Optional[str]) -> str:
     """The storage type of matrix `spec` in a file of this weight dtype and
-    scheme: the weight dtype, except the tables of an Int8PerTensorDynamic
-    file, which are fp32 (schema/edgemt.fbs)."""
-    if quantization == QUANTIZATION_INT8_PER_TENSOR and is_table(spec):
+    scheme: the weight dtype, except the tables of an Int8PerTensor* file,
+    which are fp32 (schema/edgemt.fbs)."""
+    if quantization in (QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_STATIC) and is_table(spec):
         return "fp32"
     return weight_dtype
 
@@ -220,8 +237,10 @@ def _with_scales(specs: "OrderedDict[str, TensorSpec]",
     """Insert `X_scale` [out] (F32) after every int8 matrix X; the scales of an
     alias alias the scales of its target (output.weight_scale ->
     embedding.target_scale). QUANTIZATION_INT8_SMOOTHED: also `X_smooth`
-    [in] (F32) after the scales of a projection that is not an alias."""
+    [in] (F32) after the scales of a projection that is not an alias;
+    QUANTIZATION_INT8_STATIC: `X_input_scale` [1] there."""
     smoothed = quantization == QUANTIZATION_INT8_SMOOTHED
+    fixed = quantization == QUANTIZATION_INT8_STATIC
     out: "OrderedDict[str, TensorSpec]" = OrderedDict()
     for name, spec in specs.items():
         out[name] = spec
@@ -230,6 +249,8 @@ def _with_scales(specs: "OrderedDict[str, TensorSpec]",
             out[scale_name(name)] = TensorSpec((spec.shape[0],), VECTOR, target)
             if smoothed and spec.projection and spec.alias_of is None:
                 out[smooth_name(name)] = TensorSpec((spec.shape[1],), VECTOR)
+            if fixed and spec.projection and spec.alias_of is None:
+                out[input_scale_name(name)] = TensorSpec((1,), VECTOR)
     return out
 
 

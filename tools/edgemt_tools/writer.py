@@ -19,11 +19,14 @@ import numpy as np
 from .errors import UserError
 from .int8_calibration import Int8Plan
 from .model_spec import (MATRIX, QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_SMOOTHED,
-                         WEIGHT_DTYPES, ModelHeader, ModelSpec, expected_tensors, matrix_dtype,
-                         scale_name, smooth_name)
+                         QUANTIZATION_INT8_STATIC, WEIGHT_DTYPES, ModelHeader, ModelSpec,
+                         expected_tensors, input_scale_name, matrix_dtype, scale_name,
+                         smooth_name)
 from .quantize import quantize_rows
 
 Int8Codes = Mapping[str, Tuple[np.ndarray, np.ndarray]]  # name -> (codes [out, in], scale [out])
+# name -> (codes, scale, activation multiplier): ModelSpec.int8_static
+Int8Static = Mapping[str, Tuple[np.ndarray, np.ndarray, np.float32]]
 
 
 def _int8_matrix(name: str, array: np.ndarray, plan: Optional[Int8Plan],
@@ -57,14 +60,16 @@ def _stored(name: str, array: np.ndarray, kind: str, dtype: str,
 
 def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
                  plan: Optional[Int8Plan] = None, int8_codes: Optional[Int8Codes] = None,
-                 per_tensor: bool = False
+                 per_tensor: bool = False, static: Optional[Int8Static] = None
                  ) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
     """(tensors in file order and storage type, aliases name -> owner) for
     float32 `weights` named as `expected_tensors(config, "fp32")` lists them
     (aliases left out); an int8 `plan` gives calibrated codes and the
     smoothing vectors of a smoothed file, `int8_codes` the matrices int8
     files store as given (ModelSpec.int8_codes; no smoothing); `per_tensor`
-    an Int8PerTensorDynamic file (its tables in fp32). Raises UserError for
+    an Int8PerTensorDynamic file (its tables in fp32), `static`
+    (ModelSpec.int8_static) an Int8PerTensorStatic one, every projection's
+    codes, scales and activation multiplier as given. Raises UserError for
     a missing or unexpected weight."""
     if dtype not in WEIGHT_DTYPES:
         raise UserError(f"unknown weight dtype {dtype!r} (known: {', '.join(WEIGHT_DTYPES)})")
@@ -72,8 +77,11 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
         raise ValueError("an int8 calibration plan or scheme needs dtype int8")
     if plan is not None and per_tensor:
         raise ValueError("a per-tensor int8 file is not calibrated")
-    quantization = (QUANTIZATION_INT8_SMOOTHED if plan is not None
-                    else QUANTIZATION_INT8_PER_TENSOR if per_tensor else None)
+    if static and (plan is not None or per_tensor or dtype != "int8"):
+        raise ValueError("a static int8 file is neither calibrated nor dynamic")
+    quantization = _scheme(plan, per_tensor, static)
+    if static:
+        int8_codes = {name: (codes, scales) for name, (codes, scales, _) in static.items()}
     specs = expected_tensors(config, dtype, quantization)
     wanted = [name for name, spec in expected_tensors(config, "fp32").items()
               if spec.alias_of is None]
@@ -95,22 +103,35 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
         if plan is not None and spec.projection and smooth_name(name) not in tensors:
             # a projection the calibration did not reach: no smoothing
             tensors[smooth_name(name)] = np.ones(spec.shape[1], np.float32)
+        if static and spec.projection and spec.alias_of is None:
+            if name not in static:
+                raise UserError(f"{name}: the model has no int8 codes and activation scale for it")
+            tensors[input_scale_name(name)] = np.array([static[name][2]], np.float32)
     return tensors, aliases
 
 
-def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None, per_tensor: bool = False):
+def _scheme(plan: Optional[Int8Plan], per_tensor: bool, static: Optional[Int8Static]):
+    """The quantization scheme of an int8 file packed with these options."""
+    if static:
+        return QUANTIZATION_INT8_STATIC
+    return (QUANTIZATION_INT8_SMOOTHED if plan is not None
+            else QUANTIZATION_INT8_PER_TENSOR if per_tensor else None)
+
+
+def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None, per_tensor: bool = False,
+         static: bool = False):
     """(ModelHeader, tensors, aliases) of `spec` stored as `dtype` (int8:
     with a calibration `plan`, a smoothed file; with `per_tensor`, an
-    Int8PerTensorDynamic one; matrices of spec.int8_codes keep their
-    codes)."""
+    Int8PerTensorDynamic one; with `static`, an Int8PerTensorStatic one from
+    spec.int8_static; matrices of spec.int8_codes keep their codes)."""
+    fixed = spec.int8_static if static else None
     tensors, aliases = pack_tensors(spec.config, spec.weights, dtype, plan, spec.int8_codes,
-                                    per_tensor)
+                                    per_tensor, fixed)
     header = ModelHeader(
         config=spec.config, special_tokens=spec.special_tokens,
         source_language=spec.source_language, target_language=spec.target_language,
         weight_dtype=dtype, tokenizer_model=spec.tokenizer_model,
-        quantization=(QUANTIZATION_INT8_SMOOTHED if plan is not None
-                      else QUANTIZATION_INT8_PER_TENSOR if per_tensor else None),
+        quantization=_scheme(plan, per_tensor, fixed),
         append_eos_to_source=spec.append_eos_to_source, provenance=spec.provenance,
         source_pieces=spec.source_pieces, source_unk_id=spec.source_unk_id,
         source_eos_id=spec.source_eos_id, target_tokenizer=spec.target_tokenizer,

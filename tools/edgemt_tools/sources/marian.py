@@ -68,6 +68,7 @@ from .common import (TensorSource, WeightAssembler, check_covers_sentencepiece, 
                      read_sentencepiece, sha256_file)
 from .config_values import finite_number, flag, whole_number
 from .detect import detect, is_marian_binary_model, wrong_source
+from . import marian_alphas
 from .marian_binary import Intgemm8Item, read_marian_binary
 from .duplicate_keys import PlainLoader, SafeLoader
 
@@ -330,18 +331,33 @@ def intgemm8_codes(items: Mapping[str, np.ndarray], quantized: Mapping[str, Intg
     codes and steps exactly where it places the weights: it runs once on the
     codes and once on each element's step (0 for a float item, so a matrix
     with any float part keeps no codes)."""
-    def view(value) -> Dict[str, np.ndarray]:
-        return {name: value(quantized[name]) if name in quantized
-                else np.zeros(np.shape(array), np.float32) for name, array in items.items()}
-    codes = convert_tensors(view(lambda item: item.codes.astype(np.float32)), config, cfg, where)
-    steps = convert_tensors(view(lambda item: np.full(item.codes.shape, item.step, np.float32)),
-                            config, cfg, where)
+    codes = _placed(items, quantized, config, cfg, where, lambda item: item.codes.astype(np.float32))
+    steps = _placed(items, quantized, config, cfg, where,
+                    lambda item: np.full(item.codes.shape, item.step, np.float32))
     specs = expected_tensors(cfg, "fp32")
     kept = {}
     for name, step in steps.items():
         if specs[name].kind == MATRIX and (step > 0).all() and (step == step[:, :1]).all():
             kept[name] = (codes[name].astype(np.int8), np.ascontiguousarray(step[:, 0]))
     return kept
+
+
+def intgemm8_quant_mults(items: Mapping[str, np.ndarray], quantized: Mapping[str, Intgemm8Item],
+                         config: Mapping, cfg: TransformerConfig,
+                         where: str) -> "Dict[str, np.ndarray]":
+    """edgemt matrix name -> each row's Marian quantMult [out] (0 where a
+    row is no intgemm8 item's), placed as intgemm8_codes places the steps."""
+    placed = _placed(items, quantized, config, cfg, where,
+                     lambda item: np.full(item.codes.shape, item.quant_mult, np.float32))
+    return {name: np.ascontiguousarray(rows[:, 0]) for name, rows in placed.items()
+            if np.ndim(rows) == 2}
+
+
+def _placed(items, quantized, config, cfg, where, value) -> "Dict[str, np.ndarray]":
+    """convert_tensors of value(item) for each intgemm8 item, zeros elsewhere."""
+    view = {name: value(quantized[name]) if name in quantized
+            else np.zeros(np.shape(array), np.float32) for name, array in items.items()}
+    return convert_tensors(view, config, cfg, where)
 
 
 def _put_dense(out: WeightAssembler, src: TensorSource, w: str, b: str, name: str,
@@ -585,6 +601,14 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     notes.extend([shortlist_note] if shortlist_note else [])
     weights = convert_tensors(npz, config, cfg, npz_path)
     int8_codes = intgemm8_codes(npz, quantized, config, cfg, npz_path) if quantized else {}
+    int8_static = {}
+    alphas = marian_alphas.alphas_of(npz)
+    if int8_codes and alphas:
+        table = weights.get("output.weight", weights.get("embedding.target",
+                                                         weights.get("embedding.source")))
+        int8_static = marian_alphas.static_matrices(
+            alphas, int8_codes, intgemm8_quant_mults(npz, quantized, config, cfg, npz_path),
+            table, "none" if inputs.shortlist is not None else "Wemb", npz_path)
     special = SpecialTokens(pad=target_vocab.eos, unk=target_vocab.unk, bos=target_vocab.eos,
                             eos=target_vocab.eos, decoder_start=target_vocab.eos)
     spec = ModelSpec(
@@ -599,7 +623,7 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
         source_eos_id=source_vocab.eos,
         target_tokenizer=SideTokenizer(target_vocab.spm, target_vocab.pieces),
         decoding=decoding_defaults(decoder, target_vocab.unk, target_vocab.byte_control_ids),
-        int8_codes=int8_codes,
+        int8_codes=int8_codes, int8_static=int8_static,
         # Marian's rule (translator.h): one vocabulary when both sides name
         # the same file; a shortlist then adds the source's ids.
         shared_vocabulary=str(vocab_paths[0]) == str(vocab_paths[1]))

@@ -7,3 +7,4 @@ class QuantizationScheme(object):
     Int8PerRowDynamic = 1
     Int8SmoothedPerRowDynamic = 2
     Int8PerTensorDynamic = 3
+    Int8PerTensorStatic = 4

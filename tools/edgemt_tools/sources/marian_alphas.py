@@ -1,0 +1,86 @@
+"""The alphas of Firefox's Marian models: Int8PerTensorStatic matrices.
+
+A `model.<pair>.intgemm.alphas.bin` holds, beside the intgemm8 weights, a
+float `<weight>_QuantMultA` [1, 1] per int8 product: a fixed activation
+multiplier qA. browsermt's Marian (Bergamot, Firefox; `gemm-precision:
+int8shiftAlphaAll`) quantizes the product's input as round(x · qA) clamped
+to ±127 and scales the int32 sums by unquant = 1 / (qA · qB)
+(docs/marian-formats.md 1.5); in that mode the output layer is an int8
+product too: the float Wemb (browsermt widens its codes) quantized again
+with qB = 127 / max|Wemb|, its alpha `Wemb_QuantMultA`, or with a
+shortlist `none_QuantMultA`.
+
+static_matrices gives each edgemt projection (codes, row scales = unquant
+as Marian computes it in float32, qA). A fused projection (qkv, the
+cross-attention kv, the SSRU gates) reads one input, so its parts' alphas
+must agree; they do when extract_stats.py made them from that input.
+"""
+
+from typing import Dict, Mapping, Tuple
+
+import numpy as np
+
+from ..errors import UserError
+
+SUFFIX = "_QuantMultA"
+
+# edgemt projection (after "<stack>.layers.<i>.") -> Marian weights (after "<stack>_l<i+1>_").
+PARTS = {"self_attn.qkv": ("self_Wq", "self_Wk", "self_Wv"), "self_attn.out": ("self_Wo",),
+         "ffn.in": ("ffn_W1",), "ffn.out": ("ffn_W2",), "ssru.gates": ("rnn_W", "rnn_Wf"),
+         "cross_attn.q": ("context_Wq",), "cross_attn.kv": ("context_Wk", "context_Wv"),
+         "cross_attn.out": ("context_Wo",)}
+
+Static = Dict[str, Tuple[np.ndarray, np.ndarray, np.float32]]
+
+
+def alphas_of(items: Mapping[str, np.ndarray]) -> Dict[str, np.float32]:
+    """Marian weight name -> its alpha, for every `*_QuantMultA` item."""
+    return {name[:-len(SUFFIX)]: np.float32(np.asarray(value, np.float32).reshape(-1)[0])
+            for name, value in items.items() if name.endswith(SUFFIX)}
+
+
+def unquant(alpha: np.float32, quant_mult: np.float32) -> np.float32:
+    """Marian's 1.0f / (aQuantMult * bQuantMult), in float32."""
+    return np.float32(1) / np.float32(np.float32(alpha) * np.float32(quant_mult))
+
+
+def marian_parts(matrix: str) -> Tuple[str, ...]:
+    """The Marian weights of edgemt matrix `matrix` ("decoder.layers.0.ssru.gates.weight")."""
+    stack, _, layer, rest = matrix[:-len(".weight")].split(".", 3)
+    return tuple(f"{stack}_l{int(layer) + 1}_{part}" for part in PARTS[rest])
+
+
+def _alpha(alphas: Mapping[str, np.float32], names, where: str, matrix: str) -> np.float32:
+    missing = [name + SUFFIX for name in names if name not in alphas]
+    if missing:
+        raise UserError(f"{where}: the model has alphas but not {missing[0]}")
+    values = {float(alphas[name]) for name in names}
+    if len(values) > 1:
+        raise UserError(f"{where}: {' / '.join(n + SUFFIX for n in names)} differ ({sorted(values)}); "
+                        f"edgemt computes {matrix} as one product, so its parts need one alpha "
+                        "(convert with --per-row-activations to ignore the alphas)")
+    return alphas[names[0]]
+
+
+def static_matrices(alphas: Mapping[str, np.float32], codes: Mapping[str, Tuple[np.ndarray, np.ndarray]],
+                    quant_mults: Mapping[str, np.ndarray], output_table: np.ndarray,
+                    output_alpha: str, where: str) -> Static:
+    """edgemt matrix -> (codes, row scales, qA) for every projection of
+    `codes` (Marian's intgemm8 matrices; `quant_mults` their rows'
+    quantMult, marian.intgemm8_quant_mults) and the output projection,
+    quantized from `output_table` (the float Wemb) with alpha
+    `output_alpha` ("Wemb", or "none" with a shortlist)."""
+    static: Static = {}
+    for matrix, (q, _) in codes.items():
+        if matrix.startswith("embedding.") or matrix == "output.weight":
+            continue
+        alpha = _alpha(alphas, marian_parts(matrix), where, matrix)
+        scales = np.array([unquant(alpha, qm) for qm in quant_mults[matrix]], np.float32)
+        static[matrix] = (q, scales, alpha)
+    alpha = _alpha(alphas, (output_alpha,), where, "output.weight")
+    table = np.asarray(output_table, np.float32)
+    quant_mult = np.float32(127) / np.float32(np.abs(table).max())
+    q = np.clip(np.rint(table * quant_mult), -127, 127).astype(np.int8)
+    static["output.weight"] = (q, np.full(len(table), unquant(alpha, quant_mult), np.float32), alpha)
+    return static
+
