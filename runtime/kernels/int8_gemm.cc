@@ -250,7 +250,8 @@ void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
       }
       float* yr = a.y + m * a.y_stride + n0;
       for (size_t c = 0; c < width; ++c) {
-        yr[c] = dequantize(sum[c], a.x_scale[m], w.scale[n0 + c], w.bias[n0 + c], a.relu);
+        yr[c] = dequantize(shifted_sum(sum[c], a, n0 + c), a.x_scale[m], w.scale[n0 + c],
+                           w.bias[n0 + c], a.relu);
       }
     }
   }

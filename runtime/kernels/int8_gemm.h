@@ -135,6 +135,12 @@ struct GemmArgs {
   size_t y_stride = 0;
   bool relu = false;
   int32_t code_limit = kFullCodes;  // the `limit` xq was quantized with
+  // Added times each column's Σ_k wq to its exact sum before the float part:
+  // 0, or 127 for Marian's shifted product (Int8PerTensorStatic: its
+  // activations go in as unsigned codes + 127, which intgemm sums exactly on
+  // VNNI and a corrected bias takes out again in float32; edgemt adds the
+  // 127·Σ w back in int32 so that the float rounding is Marian's).
+  int32_t sum_shift = 0;
 };
 
 using GemmKernel = void (*)(const GemmArgs& args, size_t first_block, size_t block_count);

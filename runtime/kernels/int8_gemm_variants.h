@@ -116,6 +116,12 @@ void quantize_fixed_with(const float* x, size_t rows, size_t depth, size_t x_str
   }
 }
 
+// A column's exact sum with GemmArgs::sum_shift's term added (int32: both
+// terms are at most 127·127·K).
+inline int32_t shifted_sum(int32_t sum, const GemmArgs& args, size_t column) {
+  return sum + args.sum_shift * args.weights->column_sum[column];
+}
+
 // Shared by every kernel: the float part, in one order (see int8_gemm.h).
 inline float dequantize(int32_t sum, float x_scale, float w_scale, float bias, bool relu) {
   const float y = static_cast<float>(sum) * (x_scale * w_scale) + bias;

@@ -130,6 +130,9 @@ namespace {
 constexpr size_t kBlocksPerTask = 4;
 // Rows per quantization tile.
 constexpr size_t kRowsPerTask = 8;
+// A fixed range is Marian's shifted product (GemmArgs::sum_shift): its
+// activation codes go in as unsigned bytes, code + 127.
+constexpr int32_t kMarianShift = 127;
 
 }  // namespace
 
@@ -184,6 +187,7 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
   args.y = y;
   args.y_stride = packed.columns;
   args.relu = relu_;
+  args.sum_shift = fixed_inverse_ > 0.0f ? kMarianShift : 0;
   const q8::GemmKernel kernel = kernel_.kernel;
   auto blocks = [&](size_t first, size_t count) { kernel(args, first, count); };
   run_column_blocks(parallel, packed.block_count, kBlocksPerTask,

@@ -61,8 +61,10 @@ class Int8Linear {
 
   // A fixed activation range (kernels::int8::quantize_fixed: the
   // Int8PerTensorStatic scheme): run() quantizes x · inverse, whatever x's
-  // range, and the weight scales hold the whole dequantization. inverse
-  // must be finite and > 0 (kInvalidModel); none after create.
+  // range, the weight scales hold the whole dequantization, and the sums
+  // are Marian's shifted ones (GemmArgs::sum_shift 127; the bias holds
+  // Marian's correction). inverse must be finite and > 0 (kInvalidModel);
+  // none after create.
   [[nodiscard]] Status set_fixed_range(float inverse);
   float fixed_range() const { return fixed_inverse_; }
 

@@ -83,11 +83,13 @@ inline QuantizedRows reference_quantize_fixed(const std::vector<float>& x, size_
   return out;
 }
 
-// y[m, n] = float(Σ q·w) · (x_scale · w_scale) + bias, ReLU optional.
+// y[m, n] = float(Σ q·w + shift·Σ w) · (x_scale · w_scale) + bias, ReLU
+// optional (shift: GemmArgs::sum_shift).
 inline std::vector<float> reference_int8_gemm(const QuantizedRows& x, size_t rows, size_t depth,
                                               const std::vector<int8_t>& w,
                                               const std::vector<float>& w_scale,
-                                              const float* bias, size_t columns, bool relu) {
+                                              const float* bias, size_t columns, bool relu,
+                                              int32_t shift = 0) {
   const size_t stride = kernels::int8::padded_depth(depth);
   std::vector<float> y(rows * columns);
   for (size_t m = 0; m < rows; ++m) {
@@ -95,6 +97,7 @@ inline std::vector<float> reference_int8_gemm(const QuantizedRows& x, size_t row
       int64_t sum = 0;
       for (size_t k = 0; k < depth; ++k) {
         sum += static_cast<int64_t>(x.q[m * stride + k]) * w[n * depth + k];
+        sum += static_cast<int64_t>(shift) * w[n * depth + k];
       }
       const float scale = x.scale[m] * w_scale[n];
       float v = static_cast<float>(static_cast<int32_t>(sum)) * scale;
@@ -152,7 +155,7 @@ struct TestPack {
 // The kernel arguments for xq's rows times `pack` into y (row stride y_stride).
 inline kernels::int8::GemmArgs gemm_args(const QuantizedRows& xq, size_t rows, size_t depth,
                                          const TestPack& pack, float* y, size_t y_stride,
-                                         bool relu, int32_t limit) {
+                                         bool relu, int32_t limit, int32_t shift = 0) {
   kernels::int8::GemmArgs args;
   args.xq = xq.q.data();
   args.xq_stride = kernels::int8::padded_depth(depth);
@@ -163,15 +166,17 @@ inline kernels::int8::GemmArgs gemm_args(const QuantizedRows& xq, size_t rows, s
   args.y_stride = y_stride;
   args.relu = relu;
   args.code_limit = limit;
+  args.sum_shift = shift;
   return args;
 }
 
 // Runs `kernel` over odd and round shapes (rows 1-17, columns not multiples
 // of 16, depth not multiple of 4), with and without bias and ReLU, for
-// activation codes of `limit`, and checks every output bit against
-// reference_int8_gemm; columns past N untouched.
+// activation codes of `limit` (and a GemmArgs::sum_shift), and checks every
+// output bit against reference_int8_gemm; columns past N untouched.
 inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel,
-                                                const char* name, int32_t limit) {
+                                                const char* name, int32_t limit,
+                                                int32_t shift = 0) {
   Random rng(811);
   for (size_t depth : {size_t{1}, size_t{3}, size_t{4}, size_t{5}, size_t{64}, size_t{255}, size_t{256}}) {
     for (size_t columns : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{33}, size_t{64}, size_t{100}}) {
@@ -185,10 +190,11 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
           for (bool relu : {false, true}) {
             const size_t y_stride = columns + 3;  // a stride wider than N: the gap stays untouched
             std::vector<float> y(rows * y_stride, -7.0f);
-            kernel(gemm_args(xq, rows, depth, pack, y.data(), y_stride, relu, limit), 0,
+            kernel(gemm_args(xq, rows, depth, pack, y.data(), y_stride, relu, limit, shift), 0,
                    pack.view.block_count);
             const std::vector<float> want = reference_int8_gemm(
-                xq, rows, depth, w.q, w.scale, with_bias ? bias.data() : nullptr, columns, relu);
+                xq, rows, depth, w.q, w.scale, with_bias ? bias.data() : nullptr, columns, relu,
+                shift);
             bool same = true, gap_untouched = true;
             for (size_t m = 0; m < rows; ++m) {
               same = same && same_bits(&y[m * y_stride], &want[m * columns], columns);
@@ -196,6 +202,7 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
             }
             CAPTURE(name);
             CAPTURE(limit);
+            CAPTURE(shift);
             CAPTURE(depth);
             CAPTURE(columns);
             CAPTURE(rows);

@@ -411,16 +411,21 @@ def _marian_static(args: argparse.Namespace, spec) -> bool:
     return _marian_int8(args, spec) and bool(spec.int8_static)
 
 
-def _untied(spec):
-    """`spec` with an output projection of its own (an Int8PerTensorStatic
-    file's output layer is an int8 matrix, its embedding tables float32)."""
+def _static_spec(spec):
+    """`spec` as an Int8PerTensorStatic file holds it: an output projection
+    of its own (an int8 matrix; the embedding tables stay float32) with a
+    bias, and every projection's bias with Marian's shift correction
+    (ModelSpec.int8_static)."""
     import dataclasses
     from .model_spec import expected_tensors, resolve_alias
-    if not spec.config.tied_output:
-        return spec
-    owner = resolve_alias(expected_tensors(spec.config, "fp32"), "output.weight")
-    return dataclasses.replace(spec, config=dataclasses.replace(spec.config, tied_output=False),
-                               weights={**spec.weights, "output.weight": spec.weights[owner]})
+    weights = dict(spec.weights)
+    if spec.config.tied_output:
+        weights["output.weight"] = weights[resolve_alias(expected_tensors(spec.config, "fp32"),
+                                                         "output.weight")]
+    for matrix, (_, _, _, bias) in spec.int8_static.items():
+        weights[matrix[:-len("weight")] + "bias"] = bias
+    config = dataclasses.replace(spec.config, tied_output=False, output_bias=True)
+    return dataclasses.replace(spec, config=config, weights=weights)
 
 
 def _int8_plan(args: argparse.Namespace, spec, lines):
@@ -518,7 +523,7 @@ def run(args: argparse.Namespace) -> str:
             print(f"{PROG}: note: {_kept_codes_note(args, spec, plan)}", file=sys.stderr)
         static = _marian_static(args, spec)
         per_tensor = _marian_int8(args, spec) and not static
-        header, tensors, aliases = writer.pack(_untied(spec) if static else spec, args.dtype, plan,
+        header, tensors, aliases = writer.pack(_static_spec(spec) if static else spec, args.dtype, plan,
                                                per_tensor, static)
         size = write_model(args.output, header, tensors, aliases,
                            inputs=_named_inputs(args, checkpoint) + files_read)

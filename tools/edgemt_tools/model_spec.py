@@ -191,8 +191,10 @@ class ModelSpec:
     # The same matrices for an Int8PerTensorStatic file, when the source has
     # fixed activation multipliers (the alphas of Firefox's Marian models):
     # name -> (codes, row scales holding the activation's part too,
-    # multiplier). Empty when it has none.
-    int8_static: Mapping[str, Tuple[np.ndarray, np.ndarray, np.float32]] = field(default_factory=dict)
+    # multiplier, the bias that file stores: Marian's shift correction
+    # added). Empty when it has none.
+    int8_static: Mapping[str, Tuple[np.ndarray, np.ndarray, np.float32, np.ndarray]] = field(
+        default_factory=dict)
     # Whether source and target use one vocabulary, when the source says so
     # (Marian: both sides name one file); None: when their pieces are the
     # same. A lexical shortlist adds the source's ids to its candidates then.

@@ -25,8 +25,8 @@ from .model_spec import (MATRIX, QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8
 from .quantize import quantize_rows
 
 Int8Codes = Mapping[str, Tuple[np.ndarray, np.ndarray]]  # name -> (codes [out, in], scale [out])
-# name -> (codes, scale, activation multiplier): ModelSpec.int8_static
-Int8Static = Mapping[str, Tuple[np.ndarray, np.ndarray, np.float32]]
+# name -> (codes, scale, activation multiplier, bias): ModelSpec.int8_static
+Int8Static = Mapping[str, Tuple[np.ndarray, np.ndarray, np.float32, np.ndarray]]
 
 
 def _int8_matrix(name: str, array: np.ndarray, plan: Optional[Int8Plan],
@@ -81,7 +81,7 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
         raise ValueError("a static int8 file is neither calibrated nor dynamic")
     quantization = _scheme(plan, per_tensor, static)
     if static:
-        int8_codes = {name: (codes, scales) for name, (codes, scales, _) in static.items()}
+        int8_codes = {name: (codes, scales) for name, (codes, scales, _, _) in static.items()}
     specs = expected_tensors(config, dtype, quantization)
     wanted = [name for name, spec in expected_tensors(config, "fp32").items()
               if spec.alias_of is None]

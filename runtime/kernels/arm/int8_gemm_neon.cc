@@ -48,8 +48,8 @@ void tile(const GemmArgs& a, size_t m0, size_t b) {
     const size_t n = n0 + 4 * q;
     for (int r = 0; r < MR; ++r) {
       const int32x4_t sum = vpaddq_s32(partial[r][q][0], partial[r][q][1]);
-      store_dequantized_neon(sum, a.x_scale[m0 + r], w.scale + n, w.bias + n, a.relu,
-                             a.y + (m0 + r) * a.y_stride + n, width - 4 * q);
+      store_dequantized_neon(sum, a.x_scale[m0 + r], w.scale + n, w.bias + n, w.column_sum + n,
+                             a.sum_shift, a.relu, a.y + (m0 + r) * a.y_stride + n, width - 4 * q);
     }
   }
 }

@@ -64,7 +64,8 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
     for (int q = 0; q < 4 && 4 * static_cast<size_t>(q) < width; ++q) {
       const size_t n = n0 + 4 * q;
       for (int r = 0; r < MR; ++r) {
-        store_dequantized_neon(sum[r][nb][q], a.x_scale[m0 + r], w.scale + n, w.bias + n, a.relu,
+        store_dequantized_neon(sum[r][nb][q], a.x_scale[m0 + r], w.scale + n, w.bias + n,
+                               w.column_sum + n, a.sum_shift, a.relu,
                                a.y + (m0 + r) * a.y_stride + n, width - 4 * q);
       }
     }

@@ -53,7 +53,8 @@ void store_block(const GemmArgs& a, const PackedWeights& w, size_t b, size_t m,
   const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
   float* yr = a.y + m * a.y_stride + n0;
   for (size_t c = 0; c < width; ++c) {
-    yr[c] = dequantize(sums[c], a.x_scale[m], w.scale[n0 + c], w.bias[n0 + c], a.relu);
+    yr[c] = dequantize(shifted_sum(sums[c], a, n0 + c), a.x_scale[m], w.scale[n0 + c],
+                       w.bias[n0 + c], a.relu);
   }
 }
 

@@ -112,9 +112,13 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
       const size_t n = n0 + 8 * h;
       const __m256 w_scale = _mm256_load_ps(w.scale + n);
       const __m256 bias = _mm256_load_ps(w.bias + n);
-      // 64·Σ_k w, which the offset added (exact: |Σ_k w| <= 127·K).
+      // 64·Σ_k w, which the offset added (exact: |Σ_k w| <= 127·K), less
+      // sum_shift·Σ_k w.
       const __m256i column_sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(w.column_sum + n));
-      const __m256i correction = kNarrow ? _mm256_slli_epi32(column_sum, 6) : _mm256_setzero_si256();
+      const __m256i correction =
+          a.sum_shift != 0
+              ? _mm256_mullo_epi32(column_sum, _mm256_set1_epi32((kNarrow ? 64 : 0) - a.sum_shift))
+              : (kNarrow ? _mm256_slli_epi32(column_sum, 6) : _mm256_setzero_si256());
       const size_t count = width > 8 * static_cast<size_t>(h) ? width - 8 * h : 0;
       for (int r = 0; r < MR; ++r) {
         const __m256i sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][nb][h]));

@@ -51,7 +51,11 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
   const __m512 zero = _mm512_setzero_ps();
   for (int nb = 0; nb < NB; ++nb) {
     const size_t n0 = (b0 + nb) * kBlockColumns;
-    const __m512i correction = _mm512_slli_epi32(_mm512_load_si512(w.column_sum + n0), 7);
+    // 128·Σ_k w, which the flip to unsigned added, less sum_shift·Σ_k w.
+    const __m512i column_sum = _mm512_load_si512(w.column_sum + n0);
+    const __m512i correction =
+        a.sum_shift == 0 ? _mm512_slli_epi32(column_sum, 7)
+                         : _mm512_mullo_epi32(column_sum, _mm512_set1_epi32(128 - a.sum_shift));
     const __m512 w_scale = _mm512_load_ps(w.scale + n0);
     const __m512 bias = _mm512_load_ps(w.bias + n0);
     const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;

@@ -210,8 +210,9 @@ TEST_CASE("kernels/int8: quantize_fixed quantizes with the given multiplier, sat
   for (size_t depth : {size_t{1}, size_t{5}, size_t{64}, size_t{257}}) {
     const size_t rows = 6;
     std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 2.0f);
-    x[0] = 1e30f;                                // far beyond the range: +127
-    x[(rows - 1) * depth] = -3.5f;               // -3.5 · 2 = -7: exact
+    const size_t far = 3 % (rows * depth);       // row 3 or 0
+    x[far] = 1e30f;                              // far beyond the range: +127
+    x[(rows - 1) * depth] = -3.5f;               // -3.5 · 20 = -70: exact
     x[(rows - 2) * depth] = NAN;                 // that row: scale NaN, zeros
     const float inverse = 20.0f;                 // codes reach ±127 at ±6.35
     const testing::QuantizedRows want = testing::reference_quantize_fixed(x, rows, depth, kFullCodes, inverse);
@@ -221,8 +222,9 @@ TEST_CASE("kernels/int8: quantize_fixed quantizes with the given multiplier, sat
     CAPTURE(depth);
     CHECK(q == want.q);
     CHECK(testing::same_bits(scale.data(), want.scale.data(), rows));
-    CHECK(q[0] == 127);
-    CHECK(scale[0] == 1.0f);
+    CHECK(q[far / depth * padded_depth(depth) + far % depth] == 127);
+    CHECK(q[(rows - 1) * padded_depth(depth)] == -70);
+    CHECK(scale[far / depth] == 1.0f);
     CHECK(std::isnan(scale[rows - 2]));
   }
   // Ties to even: 0.125 · 20 = 2.5 -> 2, 0.175 · 20 = 3.5 -> 4; a multiplier.
@@ -450,6 +452,10 @@ TEST_CASE("kernels/int8: every GEMM kernel this CPU runs equals the exact intege
     MESSAGE("int8 GEMM kernel: " << std::string(kernels[i].name));
     testing::check_gemm_kernel_against_reference(kernels[i].kernel, kernels[i].name, kFullCodes);
     testing::check_gemm_kernel_against_reference(kernels[i].kernel, kernels[i].name, kNarrowCodes);
+    // Marian's shifted sums (Int8PerTensorStatic), and a shift with the
+    // AVX2 kernel's narrow-code offset.
+    testing::check_gemm_kernel_against_reference(kernels[i].kernel, kernels[i].name, kFullCodes, 127);
+    testing::check_gemm_kernel_against_reference(kernels[i].kernel, kernels[i].name, kNarrowCodes, 127);
   }
 }
 

@@ -5,13 +5,17 @@ float `<weight>_QuantMultA` [1, 1] per int8 product: a fixed activation
 multiplier qA. browsermt's Marian (Bergamot, Firefox; `gemm-precision:
 int8shiftAlphaAll`) quantizes the product's input as round(x · qA) clamped
 to ±127 and scales the int32 sums by unquant = 1 / (qA · qB)
-(docs/marian-formats.md 1.5); in that mode the output layer is an int8
+(docs/marian-formats.md 1.5), its product shifted: activations go in as
+unsigned codes + 127 and a corrected bias, bias + Σ_k q_w · m with
+m = -(127 / qA)(127 / qB) / 127, takes the shift out again in float32 (the
+runtime adds 127 · Σ_k q_w to its exact sums to round alike: GemmArgs::
+sum_shift). In that mode the output layer is an int8
 product too: the float Wemb (browsermt widens its codes) quantized again
 with qB = 127 / max|Wemb|, its alpha `Wemb_QuantMultA`, or with a
 shortlist `none_QuantMultA`.
 
 static_matrices gives each edgemt projection (codes, row scales = unquant
-as Marian computes it in float32, qA). A fused projection (qkv, the
+as Marian computes it in float32, qA, the corrected bias). A fused projection (qkv, the
 cross-attention kv, the SSRU gates) reads one input, so its parts' alphas
 must agree; they do when extract_stats.py made them from that input.
 """
@@ -30,7 +34,7 @@ PARTS = {"self_attn.qkv": ("self_Wq", "self_Wk", "self_Wv"), "self_attn.out": ("
          "cross_attn.q": ("context_Wq",), "cross_attn.kv": ("context_Wk", "context_Wv"),
          "cross_attn.out": ("context_Wo",)}
 
-Static = Dict[str, Tuple[np.ndarray, np.ndarray, np.float32]]
+Static = Dict[str, Tuple[np.ndarray, np.ndarray, np.float32, np.ndarray]]
 
 
 def alphas_of(items: Mapping[str, np.ndarray]) -> Dict[str, np.float32]:
@@ -42,6 +46,18 @@ def alphas_of(items: Mapping[str, np.ndarray]) -> Dict[str, np.float32]:
 def unquant(alpha: np.float32, quant_mult: np.float32) -> np.float32:
     """Marian's 1.0f / (aQuantMult * bQuantMult), in float32."""
     return np.float32(1) / np.float32(np.float32(alpha) * np.float32(quant_mult))
+
+
+def shifted_bias(codes: np.ndarray, alpha: np.float32, quant_mults: np.ndarray,
+                 bias: np.ndarray) -> np.ndarray:
+    """intgemm's Int8Shift::PrepareBias as browsermt's Marian calls it: per
+    output n, float(Σ_k codes[n, k]) · m[n] + bias[n] (float32, multiply then
+    add), m = (-1 · ((127 / qA) · (127 / qB[n]))) / 127."""
+    f32 = np.float32
+    m = (f32(-1) * ((f32(127) / f32(alpha)) * (f32(127) / quant_mults.astype(f32))).astype(f32)
+         ).astype(f32) / f32(127)
+    sums = codes.astype(np.int64).sum(axis=1).astype(f32)
+    return ((sums * m.astype(f32)).astype(f32) + bias.astype(f32)).astype(f32)
 
 
 def marian_parts(matrix: str) -> Tuple[str, ...]:
@@ -63,24 +79,29 @@ def _alpha(alphas: Mapping[str, np.float32], names, where: str, matrix: str) -> 
 
 
 def static_matrices(alphas: Mapping[str, np.float32], codes: Mapping[str, Tuple[np.ndarray, np.ndarray]],
-                    quant_mults: Mapping[str, np.ndarray], output_table: np.ndarray,
-                    output_alpha: str, where: str) -> Static:
-    """edgemt matrix -> (codes, row scales, qA) for every projection of
-    `codes` (Marian's intgemm8 matrices; `quant_mults` their rows'
-    quantMult, marian.intgemm8_quant_mults) and the output projection,
-    quantized from `output_table` (the float Wemb) with alpha
-    `output_alpha` ("Wemb", or "none" with a shortlist)."""
+                    quant_mults: Mapping[str, np.ndarray], weights: Mapping[str, np.ndarray],
+                    output_table: np.ndarray, output_alpha: str, where: str) -> Static:
+    """edgemt matrix -> (codes, row scales, qA, corrected bias) for every
+    projection of `codes` (Marian's intgemm8 matrices; `quant_mults` their
+    rows' quantMult, marian.intgemm8_quant_mults; `weights` the model's, for
+    the biases) and the output projection, quantized from `output_table`
+    (the float Wemb) with alpha `output_alpha` ("Wemb", or "none" with a
+    shortlist)."""
     static: Static = {}
     for matrix, (q, _) in codes.items():
         if matrix.startswith("embedding.") or matrix == "output.weight":
             continue
         alpha = _alpha(alphas, marian_parts(matrix), where, matrix)
         scales = np.array([unquant(alpha, qm) for qm in quant_mults[matrix]], np.float32)
-        static[matrix] = (q, scales, alpha)
+        bias = weights.get(matrix[:-len("weight")] + "bias", np.zeros(len(q), np.float32))
+        static[matrix] = (q, scales, alpha, shifted_bias(q, alpha, quant_mults[matrix], bias))
     alpha = _alpha(alphas, (output_alpha,), where, "output.weight")
     table = np.asarray(output_table, np.float32)
     quant_mult = np.float32(127) / np.float32(np.abs(table).max())
     q = np.clip(np.rint(table * quant_mult), -127, 127).astype(np.int8)
-    static["output.weight"] = (q, np.full(len(table), unquant(alpha, quant_mult), np.float32), alpha)
+    mults = np.full(len(table), quant_mult, np.float32)
+    bias = weights.get("output.bias", np.zeros(len(q), np.float32))
+    static["output.weight"] = (q, np.full(len(table), unquant(alpha, quant_mult), np.float32), alpha,
+                               shifted_bias(q, alpha, mults, bias))
     return static
 
