@@ -153,29 +153,36 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
                          rows, depth, scratch.max_rows, scratch.max_depth);
   }
   const size_t stride = q8::padded_depth(depth);
-  // Rows are quantized independently, so splitting them over threads keeps
-  // the bits; worth it only for many long rows (the encoder). ~4 entries per
-  // ns (a max|x| pass and a rounding pass, vectorized). One range for the
-  // whole tensor needs every row first: one thread.
-  if (fixed_inverse_ > 0.0f) {
-    kernel_.quantize_fixed(x, rows, depth, depth, code_limit_, multiplier_.get(), fixed_inverse_,
-                           scratch.quantized, scratch.row_scale);
-  } else if (tensor_range_) {
+  // Rows are quantized independently (per row, or with the fixed range),
+  // so splitting them over threads keeps the bits; worth it only for many
+  // long rows (the encoder). ~4 entries per ns (a max|x| pass and a
+  // rounding pass, vectorized). One range for the whole tensor needs every
+  // row first: one thread.
+  const float fixed = fixed_inverse_;
+  auto quantize_part = [&](size_t first, size_t end) {
+    if (fixed > 0.0f) {
+      kernel_.quantize_fixed(x + first * depth, end - first, depth, depth, code_limit_,
+                             multiplier_.get(), fixed, scratch.quantized + first * stride,
+                             scratch.row_scale + first);
+    } else {
+      kernel_.quantize(x + first * depth, end - first, depth, depth, code_limit_,
+                       multiplier_.get(), scratch.quantized + first * stride,
+                       scratch.row_scale + first);
+    }
+  };
+  if (tensor_range_ && fixed == 0.0f) {
     kernel_.quantize_tensor(x, rows, depth, depth, code_limit_, multiplier_.get(),
                             scratch.quantized, scratch.row_scale);
   } else if (parallel.worth(rows * depth / 4)) {
-    const q8::QuantizeKernel quantize = kernel_.quantize;
     auto task = [&](size_t first_tile, size_t end_tile, size_t) {
       const size_t first = first_tile * kRowsPerTask;
       const size_t end = end_tile * kRowsPerTask < rows ? end_tile * kRowsPerTask : rows;
-      quantize(x + first * depth, end - first, depth, depth, code_limit_, multiplier_.get(),
-               scratch.quantized + first * stride, scratch.row_scale + first);
+      quantize_part(first, end);
     };
     parallel_ranges(parallel, (rows + kRowsPerTask - 1) / kRowsPerTask, kChunksPerThread,
                     rows * depth / 4, task);
   } else {
-    kernel_.quantize(x, rows, depth, depth, code_limit_, multiplier_.get(), scratch.quantized,
-                     scratch.row_scale);
+    quantize_part(0, rows);
   }
   q8::GemmArgs args;
   args.xq = scratch.quantized;

@@ -301,7 +301,12 @@ class SsruStudentTest(unittest.TestCase):
         self.assertFalse(model.header.config.tied_output)
         self.assertEqual(model.array("output.weight").dtype, np.int8)
         self.assertEqual(model.array("embedding.source").dtype, np.float32)
-        alphas = json.load(open(os.path.join(REFERENCE, "alphas.json"), encoding="utf-8"))["alphas"]
+        shown = " ".join(subprocess.run([helpers.CLI, "inspect", "-m", output], capture_output=True,
+                                        text=True, check=True).stdout.split())
+        self.assertIn("int8-per-tensor-static (browsermt Marian's arithmetic with alphas: 21 fixed "
+                      "activation ranges; embeddings f32)", shown)
+        with open(os.path.join(REFERENCE, "alphas.json"), encoding="utf-8") as handle:
+            alphas = json.load(handle)["alphas"]
         self.assertEqual(model.array("encoder.layers.0.ffn.in.weight_input_scale")[0],
                          np.float32(alphas["encoder_l1_ffn_W1"]["alpha"]))
         for name, flags in (("greedy", ("--beam", "1")),

@@ -101,6 +101,10 @@ void print_file_facts(const std::string& path, const Model& model, const TensorS
     precision += text_printf("%s (Marian's intgemm8 arithmetic: one activation range per "
                              "product; embeddings f32)",
                              quantization_scheme_name(model.quantization()));
+  } else if (model.quantization() == QuantizationScheme::kInt8PerTensorStatic) {
+    precision += text_printf("%s (browsermt Marian's arithmetic with alphas: %zu fixed "
+                             "activation ranges; embeddings f32)",
+                             quantization_scheme_name(model.quantization()), tensors.input_scales);
   } else {
     precision += "no quantization";
   }

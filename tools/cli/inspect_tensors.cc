@@ -152,7 +152,10 @@ TensorSummary summarize_tensors(const Model& model) {
     // An int8 file's per-row scales are how its matrices are stored, not
     // parameters of the network: counted apart so that the int8 and float
     // files of one model show the same parameter count.
-    if (int8_file && tensor.dtype == DType::kF32 && ends_with(tensor.name, "_scale")) {
+    if (int8_file && tensor.dtype == DType::kF32 && ends_with(tensor.name, "_input_scale")) {
+      // An Int8PerTensorStatic file's fixed activation ranges: not parameters either.
+      ++summary.input_scales;
+    } else if (int8_file && tensor.dtype == DType::kF32 && ends_with(tensor.name, "_scale")) {
       summary.scale_elements += tensor.element_count();
     } else if (int8_file && tensor.dtype == DType::kF32 && ends_with(tensor.name, "_smooth")) {
       // Likewise the smoothing vectors of a smoothed int8 file.

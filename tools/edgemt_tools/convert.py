@@ -411,23 +411,6 @@ def _marian_static(args: argparse.Namespace, spec) -> bool:
     return _marian_int8(args, spec) and bool(spec.int8_static)
 
 
-def _static_spec(spec):
-    """`spec` as an Int8PerTensorStatic file holds it: an output projection
-    of its own (an int8 matrix; the embedding tables stay float32) with a
-    bias, and every projection's bias with Marian's shift correction
-    (ModelSpec.int8_static)."""
-    import dataclasses
-    from .model_spec import expected_tensors, resolve_alias
-    weights = dict(spec.weights)
-    if spec.config.tied_output:
-        weights["output.weight"] = weights[resolve_alias(expected_tensors(spec.config, "fp32"),
-                                                         "output.weight")]
-    for matrix, (_, _, _, bias) in spec.int8_static.items():
-        weights[matrix[:-len("weight")] + "bias"] = bias
-    config = dataclasses.replace(spec.config, tied_output=False, output_bias=True)
-    return dataclasses.replace(spec, config=config, weights=weights)
-
-
 def _int8_plan(args: argparse.Namespace, spec, lines):
     """The int8 calibration plan, or None for a plain Int8PerRowDynamic file
     (--no-calibration, a model of a family that is not calibrated, or one
@@ -523,8 +506,9 @@ def run(args: argparse.Namespace) -> str:
             print(f"{PROG}: note: {_kept_codes_note(args, spec, plan)}", file=sys.stderr)
         static = _marian_static(args, spec)
         per_tensor = _marian_int8(args, spec) and not static
-        header, tensors, aliases = writer.pack(_static_spec(spec) if static else spec, args.dtype, plan,
-                                               per_tensor, static)
+        from .sources.marian_alphas import static_spec
+        packed = static_spec(spec) if static else spec
+        header, tensors, aliases = writer.pack(packed, args.dtype, plan, per_tensor, static)
         size = write_model(args.output, header, tensors, aliases,
                            inputs=_named_inputs(args, checkpoint) + files_read)
     scheme = ""

@@ -20,11 +20,13 @@ cross-attention kv, the SSRU gates) reads one input, so its parts' alphas
 must agree; they do when extract_stats.py made them from that input.
 """
 
+import dataclasses
 from typing import Dict, Mapping, Tuple
 
 import numpy as np
 
 from ..errors import UserError
+from ..model_spec import ModelSpec, expected_tensors, resolve_alias
 
 SUFFIX = "_QuantMultA"
 
@@ -105,3 +107,17 @@ def static_matrices(alphas: Mapping[str, np.float32], codes: Mapping[str, Tuple[
                                shifted_bias(q, alpha, mults, bias))
     return static
 
+
+def static_spec(spec: ModelSpec) -> ModelSpec:
+    """`spec` as an Int8PerTensorStatic file holds it: an output projection
+    of its own (an int8 matrix; the embedding tables stay float32) with a
+    bias, and every projection's bias with Marian's shift correction
+    (ModelSpec.int8_static)."""
+    weights = dict(spec.weights)
+    if spec.config.tied_output:
+        weights["output.weight"] = weights[resolve_alias(expected_tensors(spec.config, "fp32"),
+                                                         "output.weight")]
+    for matrix, (_, _, _, bias) in spec.int8_static.items():
+        weights[matrix[:-len("weight")] + "bias"] = bias
+    config = dataclasses.replace(spec.config, tied_output=False, output_bias=True)
+    return dataclasses.replace(spec, config=config, weights=weights)
