@@ -706,15 +706,15 @@ Status check_tensor_values(const TensorView& tensor, size_t begin, size_t end) {
         return bad_value(tensor, begin + at, describe_f32(values[at]), "weights must be finite");
       }
       const size_t length = std::strlen(tensor.name);
-      if (length >= 6 && std::strcmp(tensor.name + length - 6, "_scale") == 0) {
+      const bool smooth = length >= 7 && std::strcmp(tensor.name + length - 7, "_smooth") == 0;
+      const bool input = length >= 12 && std::strcmp(tensor.name + length - 12, "_input_scale") == 0;
+      if (!input && length >= 6 && std::strcmp(tensor.name + length - 6, "_scale") == 0) {
         for (size_t r = 0; r < count; ++r) {
           if (values[r] < 0.0f) {
             return bad_value(tensor, begin + r, "a negative value", "int8 row scales must be >= 0");
           }
         }
       }
-      const bool smooth = length >= 7 && std::strcmp(tensor.name + length - 7, "_smooth") == 0;
-      const bool input = length >= 12 && std::strcmp(tensor.name + length - 12, "_input_scale") == 0;
       for (size_t k = 0; (smooth || input) && k < count; ++k) {
         if (!(values[k] > 0.0f)) {
           return bad_value(tensor, begin + k, values[k] == 0.0f ? "zero" : "a negative value",

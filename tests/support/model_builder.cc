@@ -206,8 +206,11 @@ void ModelBuilder::regenerate_tensors() {
   std::vector<float> scales;  // of the I8 matrix just generated
   std::string smooth_after;   // a smoothed projection: its vector follows its scales
   uint32_t smooth_size = 0;
+  std::string range_after;    // a fixed-range projection: its multiplier follows its scales
   const WeightTypes types = weight_types(
-      weight_dtype, per_tensor ? QuantizationScheme::kInt8PerTensorDynamic : QuantizationScheme::kNone);
+      weight_dtype, fixed_range  ? QuantizationScheme::kInt8PerTensorStatic
+                    : per_tensor ? QuantizationScheme::kInt8PerTensorDynamic
+                                 : QuantizationScheme::kNone);
   for_each_expected_tensor(config, types, [&](const ExpectedTensor& expected) {
     BuilderTensor tensor;
     tensor.name = expected.name;
@@ -222,13 +225,24 @@ void ModelBuilder::regenerate_tensors() {
         smooth_after = tensor.name + "_scale";
         smooth_size = expected.shape[1];
       }
+      if (fixed_range && expected.projection) range_after = tensor.name + "_scale";
     } else if (ends_with(tensor.name, "_scale") && weight_dtype == DType::kI8) {
       tensor.values = scales;  // follows its matrix in the enumeration
     } else {
       tensor.values = generate(tensor.name, tensor.shape, tensor.dtype);
     }
     const bool smooth_next = !smooth_after.empty() && tensor.name == smooth_after;
+    const bool range_next = !range_after.empty() && tensor.name == range_after;
     tensors.push_back(std::move(tensor));
+    if (range_next) {
+      BuilderTensor multiplier;
+      multiplier.name = range_after.substr(0, range_after.size() - 6) + "_input_scale";
+      multiplier.shape = {1};
+      multiplier.dtype = DType::kF32;
+      multiplier.values = {20.0f};
+      tensors.push_back(std::move(multiplier));
+      range_after.clear();
+    }
     if (smooth_next) {
       // The matrix stands for w / m; m spreads over [1/2.7, 2.7], so that a
       // runtime ignoring it would compute something else.
@@ -457,7 +471,9 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
       tensor_vector,
       static_cast<fb::QuantizationScheme>(
           raw_quantization ? *raw_quantization
-                           : (weight_dtype == DType::kI8 ? (smoothed ? 2 : per_tensor ? 3 : 1) : 0)),
+                           : (weight_dtype == DType::kI8
+                                  ? (smoothed ? 2 : fixed_range ? 4 : per_tensor ? 3 : 1)
+                                  : 0)),
       v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
       v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table, shortlist_table);
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};

@@ -141,7 +141,8 @@ class ModelBuilder {
   std::optional<int8_t> raw_family;
   std::optional<int8_t> raw_weight_dtype;
   // default: Int8PerRowDynamic for I8 (Int8SmoothedPerRowDynamic when
-  // `smoothed`, Int8PerTensorDynamic when `per_tensor`), else None
+  // `smoothed`, Int8PerTensorDynamic when `per_tensor`, Int8PerTensorStatic
+  // when `fixed_range`), else None
   std::optional<int8_t> raw_quantization;
   std::optional<int8_t> raw_activation;
   std::optional<int8_t> raw_tokenizer_kind;
@@ -173,6 +174,10 @@ class ModelBuilder {
   // I8 files: Int8PerTensorDynamic (format version 7): the embedding tables
   // (and a tied output projection) F32 without scales; regenerate_tensors().
   bool per_tensor = false;
+  // I8 files: Int8PerTensorStatic (format version 8): tables F32 as with
+  // per_tensor, and every projection that owns its bytes gets its fixed
+  // activation multiplier `<name>_input_scale` [1] (20) after its scales.
+  bool fixed_range = false;
 
   // Re-creates `tensors` from `config`, `weight_dtype` and `seed`.
   void regenerate_tensors();

@@ -121,13 +121,13 @@ def _file_matrices(path: str, cfg, fold: bool) -> "tuple":
     weights they stand for, for a model without activation quantization),
     and no multipliers."""
     from .model_file import read_model
-    from .model_spec import QUANTIZATION_INT8_PER_TENSOR, smooth_name
+    from .model_spec import QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_STATIC, smooth_name
     model = read_model(path)
     if model.header.weight_dtype != "int8":
         raise ValueError(f"{path} is not an int8 model file")
-    if model.header.quantization == QUANTIZATION_INT8_PER_TENSOR:
-        raise ValueError(f"{path} follows Marian's int8 arithmetic (Int8PerTensorDynamic); this "
-                         "reference quantizes activations per row")
+    if model.header.quantization in (QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_STATIC):
+        raise ValueError(f"{path} follows Marian's int8 arithmetic ({model.header.quantization}); "
+                         "this reference quantizes activations per row")
 
     def stored(name: str) -> np.ndarray:
         values = dequantize_rows(model.array(name), model.array(name + "_scale"))

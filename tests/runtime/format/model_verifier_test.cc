@@ -542,6 +542,35 @@ TEST_CASE("format/model_verifier: per-tensor int8 files: F32 tables, I8 projecti
   check_scheme_gates(good, 3, "int8-per-tensor-dynamic", 7);
 }
 
+TEST_CASE("format/model_verifier: static int8 files: an input scale per projection, > 0, version 8") {
+  ModelBuilder good(testing::tiny_config(), DType::kI8);
+  good.fixed_range = true;
+  good.regenerate_tensors();
+  VerifiedModel model;
+  const std::vector<uint8_t> bytes = good.build();
+  REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
+  CHECK(model.quantization == QuantizationScheme::kInt8PerTensorStatic);
+  CHECK(good.find("embedding.source")->dtype == DType::kF32);
+  CHECK(good.find("encoder.layers.0.self_attn.qkv.weight_input_scale") != nullptr);
+  CHECK(good.find("embedding.source_input_scale") == nullptr);
+  ModelBuilder missing = good;
+  REQUIRE(missing.remove_tensor("decoder.layers.0.ffn.out.weight_input_scale"));
+  CHECK_STATUS(verify(missing), StatusCode::kInvalidModel,
+               "model has no tensor 'decoder.layers.0.ffn.out.weight_input_scale'");
+  for (float bad : {0.0f, -1.0f, NAN}) {
+    ModelBuilder value = good;
+    value.find("encoder.layers.0.ffn.in.weight_input_scale")->values[0] = bad;
+    CAPTURE(bad);
+    CHECK_STATUS(verify(value), StatusCode::kInvalidModel,
+                 std::isfinite(bad) ? "at [0]: int8 input scales must be > 0"
+                                    : "at [0]: weights must be finite");
+  }
+  ModelBuilder dynamic = good;  // the multipliers belong to the static scheme only
+  dynamic.raw_quantization = 3;
+  CHECK_STATUS(verify(dynamic), StatusCode::kInvalidModel, "_input_scale'");
+  check_scheme_gates(good, 4, "int8-per-tensor-static", 8);
+}
+
 TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {
   ModelBuilder weight_dtype;
   weight_dtype.raw_weight_dtype = 5;
