@@ -257,6 +257,36 @@ void ModelBuilder::regenerate_tensors() {
     }
     return true;
   });
+  if (fixed_range) make_ranges_consistent();
+}
+
+void ModelBuilder::make_ranges_consistent() {
+  // The inputs come in as codes round(x · a) (a = 20), so a matrix that
+  // stands for w has row scales s / a; the sums are Marian's shifted ones,
+  // so the bias drops 127 · Σ_k q[n, k] · scale[n] again.
+  for (const BuilderTensor& multiplier : std::vector<BuilderTensor>(tensors)) {
+    const std::string suffix = "_input_scale";
+    if (multiplier.name.size() <= suffix.size() ||
+        multiplier.name.compare(multiplier.name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    const std::string weight = multiplier.name.substr(0, multiplier.name.size() - suffix.size());
+    BuilderTensor* matrix = find(weight);
+    BuilderTensor* scale = find(weight + "_scale");
+    BuilderTensor* bias = find(weight.substr(0, weight.size() - 6) + "bias");  // "x.weight" -> "x.bias"
+    const float a = multiplier.values[0];
+    const size_t rows = scale->values.size();
+    const size_t cols = matrix->int8_values.size() / rows;
+    for (size_t r = 0; r < rows; ++r) {
+      scale->values[r] /= a;
+      float sum = 0.0f;
+      for (size_t c = 0; c < cols; ++c) {
+        matrix->values[r * cols + c] /= a;
+        sum += static_cast<float>(matrix->int8_values[r * cols + c]);
+      }
+      if (bias != nullptr) bias->values[r] -= 127.0f * sum * scale->values[r];
+    }
+  }
 }
 
 BuilderTensor* ModelBuilder::find(const std::string& name) {

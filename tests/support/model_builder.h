@@ -181,6 +181,9 @@ class ModelBuilder {
 
   // Re-creates `tensors` from `config`, `weight_dtype` and `seed`.
   void regenerate_tensors();
+  // fixed_range files: row scales and biases that make the file's arithmetic
+  // (codes of x · 20, shifted sums) compute about x · wᵀ + b.
+  void make_ranges_consistent();
   // nullptr when absent (first match).
   BuilderTensor* find(const std::string& name);
   const BuilderTensor* find(const std::string& name) const;

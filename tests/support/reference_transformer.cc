@@ -116,6 +116,17 @@ Matrix ReferenceTransformer::project(const Matrix& x, size_t rows, const std::st
       for (size_t i = 0; i < in; ++i) quantized[r * in + i] *= m[i];
     }
   }
+  // Int8PerTensorStatic: codes of x · a clamped to ±127 (a the projection's
+  // input scale), shifted by 127 as Marian's product is; the row scales
+  // already hold 1 / a.
+  if (model_.quantization() == QuantizationScheme::kInt8PerTensorStatic) {
+    const double a = tensor((weight + "_input_scale").c_str())[0];
+    for (double& value : quantized) {
+      const double code = std::nearbyint(static_cast<double>(static_cast<float>(value) * static_cast<float>(a)));
+      value = std::min(127.0, std::max(-127.0, code)) + 127.0;
+    }
+    return linear(quantized, rows, w, b, in, out);
+  }
   // Int8PerTensorDynamic: one product's rows share the range of them all.
   const bool whole = one_product && model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic;
   double tensor_max = 0.0;

@@ -36,6 +36,7 @@ struct Variant {
   bool smoothed = false;  // I8: an Int8SmoothedPerRowDynamic file
   bool ssru = false;      // SSRU decoder layers (Marian's; post-norm only)
   bool per_tensor = false;  // I8: an Int8PerTensorDynamic file (Marian's intgemm8 arithmetic)
+  bool fixed_range = false;  // I8: an Int8PerTensorStatic file (Firefox's, with alphas)
 };
 
 constexpr Variant kVariants[] = {
@@ -65,6 +66,11 @@ constexpr Variant kVariants[] = {
      edgemt::DType::kI8, false, true, true},
     {"post-norm swish untied per-tensor int8", edgemt::transformer::NormPlacement::kPostNorm,
      edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, false, false, true},
+    {"post-norm relu SSRU decoder static int8 (Firefox's students as Firefox runs them)",
+     edgemt::transformer::NormPlacement::kPostNorm, edgemt::Activation::kRelu, false, true, false, true,
+     edgemt::DType::kI8, false, true, false, true},
+    {"pre-norm gelu static int8", edgemt::transformer::NormPlacement::kPreNorm, edgemt::Activation::kGelu,
+     true, false, false, true, edgemt::DType::kI8, false, false, false, true},
 };
 
 edgemt::transformer::TransformerConfig config_for(const Variant& v) {
@@ -96,9 +102,10 @@ struct Fixture {
 Fixture make(const Variant& v, size_t threads) {
   Fixture f;
   ModelBuilder builder(config_for(v), v.dtype, 7);
-  if (v.smoothed || v.per_tensor) {
+  if (v.smoothed || v.per_tensor || v.fixed_range) {
     builder.smoothed = v.smoothed;
     builder.per_tensor = v.per_tensor;
+    builder.fixed_range = v.fixed_range;
     builder.regenerate_tensors();
   }
   f.file = std::make_unique<TempFile>(builder.build());
