@@ -608,7 +608,7 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                                                          weights.get("embedding.source")))
         int8_static = marian_alphas.static_matrices(
             alphas, int8_codes, intgemm8_quant_mults(npz, quantized, config, cfg, npz_path),
-            weights, table, "none" if inputs.shortlist is not None else "Wemb", npz_path)
+            weights, table, marian_alphas.output_weight_name(cfg), npz_path)
     special = SpecialTokens(pad=target_vocab.eos, unk=target_vocab.unk, bos=target_vocab.eos,
                             eos=target_vocab.eos, decoder_start=target_vocab.eos)
     spec = ModelSpec(

@@ -11,8 +11,10 @@ m = -(127 / qA)(127 / qB) / 127, takes the shift out again in float32 (the
 runtime adds 127 · Σ_k q_w to its exact sums to round alike: GemmArgs::
 sum_shift). In that mode the output layer is an int8
 product too: the float Wemb (browsermt widens its codes) quantized again
-with qB = 127 / max|Wemb|, its alpha `Wemb_QuantMultA`, or with a
-shortlist `none_QuantMultA`.
+with qB = 127 / max|Wemb|, its alpha `Wemb_QuantMultA`, with a shortlist
+too (Bergamot 0.4.5: halving `Wemb_QuantMultA` changed 58 and 48 of 300
+greedy lines without and with the shortlist, halving `none_QuantMultA`,
+which extract_stats.py adds for the shortlist's case, none).
 
 static_matrices gives each edgemt projection (codes, row scales = unquant
 as Marian computes it in float32, qA, the corrected bias). A fused projection (qkv, the
@@ -62,6 +64,13 @@ def shifted_bias(codes: np.ndarray, alpha: np.float32, quant_mults: np.ndarray,
     return ((sums * m.astype(f32)).astype(f32) + bias.astype(f32)).astype(f32)
 
 
+def output_weight_name(cfg) -> str:
+    """The Marian weight of the output layer, whose alpha it reads."""
+    if not cfg.tied_output:
+        return "decoder_ff_logit_out_Wt"
+    return "Wemb" if cfg.shared_embeddings else "decoder_Wemb"
+
+
 def marian_parts(matrix: str) -> Tuple[str, ...]:
     """The Marian weights of edgemt matrix `matrix` ("decoder.layers.0.ssru.gates.weight")."""
     stack, _, layer, rest = matrix[:-len(".weight")].split(".", 3)
@@ -87,8 +96,8 @@ def static_matrices(alphas: Mapping[str, np.float32], codes: Mapping[str, Tuple[
     projection of `codes` (Marian's intgemm8 matrices; `quant_mults` their
     rows' quantMult, marian.intgemm8_quant_mults; `weights` the model's, for
     the biases) and the output projection, quantized from `output_table`
-    (the float Wemb) with alpha `output_alpha` ("Wemb", or "none" with a
-    shortlist)."""
+    (the float Wemb) with the alpha of Marian weight `output_alpha`
+    (output_weight_name)."""
     static: Static = {}
     for matrix, (q, _) in codes.items():
         if matrix.startswith("embedding.") or matrix == "output.weight":
