@@ -18,6 +18,14 @@ struct QuantizedRows {
   std::vector<float> scale;   // [rows]
 };
 
+// One row's codes: nearest (ties to even) of x · inverse, clamped to ±codes.
+inline void round_row(const float* x, size_t depth, float codes, float inverse, int8_t* q) {
+  for (size_t k = 0; k < depth; ++k) {
+    const float v = std::nearbyint(x[k] * inverse);  // default mode: ties to even
+    q[k] = static_cast<int8_t>(std::fmin(codes, std::fmax(-codes, v)));
+  }
+}
+
 // Codes in [-L, L], L = limit (kFullCodes or kNarrowCodes): max|x| / L per
 // row; q = nearest (ties to even) of x · (L / max|x|); a row whose
 // L / max|x| overflows (max|x| < ~L / FLT_MAX) is all zeros, scale 0.
@@ -32,10 +40,7 @@ inline QuantizedRows reference_quantize_rows(const std::vector<float>& x, size_t
     const float inverse = codes / max_abs;
     if (std::isinf(inverse)) continue;  // max|x| 0 or < L / FLT_MAX: a zero row
     out.scale[m] = max_abs / codes;
-    for (size_t k = 0; k < depth; ++k) {
-      const float v = std::nearbyint(x[m * depth + k] * inverse);  // default mode: ties to even
-      out.q[m * stride + k] = static_cast<int8_t>(std::fmin(codes, std::fmax(-codes, v)));
-    }
+    round_row(x.data() + m * depth, depth, codes, inverse, out.q.data() + m * stride);
   }
   return out;
 }
@@ -53,10 +58,7 @@ inline QuantizedRows reference_quantize_tensor(const std::vector<float>& x, size
   if (std::isinf(inverse)) return out;  // max|x| 0 or < L / FLT_MAX: zero rows
   for (size_t m = 0; m < rows; ++m) {
     out.scale[m] = max_abs / codes;
-    for (size_t k = 0; k < depth; ++k) {
-      const float v = std::nearbyint(x[m * depth + k] * inverse);  // default mode: ties to even
-      out.q[m * stride + k] = static_cast<int8_t>(std::fmin(codes, std::fmax(-codes, v)));
-    }
+    round_row(x.data() + m * depth, depth, codes, inverse, out.q.data() + m * stride);
   }
   return out;
 }
@@ -75,10 +77,7 @@ inline QuantizedRows reference_quantize_fixed(const std::vector<float>& x, size_
       out.scale[m] = NAN;
       continue;
     }
-    for (size_t k = 0; k < depth; ++k) {
-      const float v = std::nearbyint(x[m * depth + k] * inverse);  // default mode: ties to even
-      out.q[m * stride + k] = static_cast<int8_t>(std::fmin(codes, std::fmax(-codes, v)));
-    }
+    round_row(x.data() + m * depth, depth, codes, inverse, out.q.data() + m * stride);
   }
   return out;
 }

@@ -466,6 +466,20 @@ void check_scheme_gates(const ModelBuilder& good, int8_t raw, const std::string&
                "quantization scheme " + name + " does not fit weight dtype f32");
 }
 
+// An int8 builder file of a Marian scheme (`per_tensor` or `fixed_range`
+// set by `choose`), checked to verify as `scheme`.
+template <typename Choose>
+ModelBuilder verified_scheme_builder(Choose choose, QuantizationScheme scheme) {
+  ModelBuilder builder(testing::tiny_config(), DType::kI8);
+  choose(&builder);
+  builder.regenerate_tensors();
+  VerifiedModel model;
+  const std::vector<uint8_t> bytes = builder.build();
+  REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
+  CHECK(model.quantization == scheme);
+  return builder;
+}
+
 // A smoothed int8 builder file (Int8SmoothedPerRowDynamic, format version 5).
 ModelBuilder smoothed_builder(const TransformerConfig& config = testing::tiny_config()) {
   ModelBuilder builder(config, DType::kI8);
@@ -524,13 +538,8 @@ TEST_CASE("format/model_verifier: smoothed int8 files: a smoothing vector per pr
 }
 
 TEST_CASE("format/model_verifier: per-tensor int8 files: F32 tables, I8 projections, version 7") {
-  ModelBuilder good(testing::tiny_config(), DType::kI8);
-  good.per_tensor = true;
-  good.regenerate_tensors();
-  VerifiedModel model;
-  const std::vector<uint8_t> bytes = good.build();
-  REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
-  CHECK(model.quantization == QuantizationScheme::kInt8PerTensorDynamic);
+  ModelBuilder good = verified_scheme_builder([](ModelBuilder* b) { b->per_tensor = true; },
+                                              QuantizationScheme::kInt8PerTensorDynamic);
   CHECK(good.find("embedding.source")->dtype == DType::kF32);
   CHECK(good.find("embedding.source_scale") == nullptr);
   CHECK(good.find("encoder.layers.0.ffn.in.weight")->dtype == DType::kI8);
@@ -543,13 +552,8 @@ TEST_CASE("format/model_verifier: per-tensor int8 files: F32 tables, I8 projecti
 }
 
 TEST_CASE("format/model_verifier: static int8 files: an input scale per projection, > 0, version 8") {
-  ModelBuilder good(testing::tiny_config(), DType::kI8);
-  good.fixed_range = true;
-  good.regenerate_tensors();
-  VerifiedModel model;
-  const std::vector<uint8_t> bytes = good.build();
-  REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
-  CHECK(model.quantization == QuantizationScheme::kInt8PerTensorStatic);
+  ModelBuilder good = verified_scheme_builder([](ModelBuilder* b) { b->fixed_range = true; },
+                                              QuantizationScheme::kInt8PerTensorStatic);
   CHECK(good.find("embedding.source")->dtype == DType::kF32);
   CHECK(good.find("encoder.layers.0.self_attn.qkv.weight_input_scale") != nullptr);
   CHECK(good.find("embedding.source_input_scale") == nullptr);
