@@ -47,9 +47,10 @@ def alphas_of(items: Mapping[str, np.ndarray]) -> Dict[str, np.float32]:
             for name, value in items.items() if name.endswith(SUFFIX)}
 
 
-def unquant(alpha: np.float32, quant_mult: np.float32) -> np.float32:
-    """Marian's 1.0f / (aQuantMult * bQuantMult), in float32."""
-    return np.float32(1) / np.float32(np.float32(alpha) * np.float32(quant_mult))
+def unquant(alpha: np.float32, quant_mults: np.ndarray) -> np.ndarray:
+    """Marian's 1.0f / (aQuantMult * bQuantMult) for each row's quantMult,
+    in float32 (every numpy operation on float32 rounds to float32)."""
+    return np.float32(1) / (np.float32(alpha) * np.asarray(quant_mults, np.float32))
 
 
 def shifted_bias(codes: np.ndarray, alpha: np.float32, quant_mults: np.ndarray,
@@ -58,10 +59,9 @@ def shifted_bias(codes: np.ndarray, alpha: np.float32, quant_mults: np.ndarray,
     output n, float(Σ_k codes[n, k]) · m[n] + bias[n] (float32, multiply then
     add), m = (-1 · ((127 / qA) · (127 / qB[n]))) / 127."""
     f32 = np.float32
-    m = (f32(-1) * ((f32(127) / f32(alpha)) * (f32(127) / quant_mults.astype(f32))).astype(f32)
-         ).astype(f32) / f32(127)
+    m = -((f32(127) / f32(alpha)) * (f32(127) / np.asarray(quant_mults, f32))) / f32(127)
     sums = codes.astype(np.int64).sum(axis=1).astype(f32)
-    return ((sums * m.astype(f32)).astype(f32) + bias.astype(f32)).astype(f32)
+    return sums * m + np.asarray(bias, f32)
 
 
 def output_weight_name(cfg) -> str:
@@ -103,7 +103,7 @@ def static_matrices(alphas: Mapping[str, np.float32], codes: Mapping[str, Tuple[
         if matrix.startswith("embedding.") or matrix == "output.weight":
             continue
         alpha = _alpha(alphas, marian_parts(matrix), where, matrix)
-        scales = np.array([unquant(alpha, qm) for qm in quant_mults[matrix]], np.float32)
+        scales = unquant(alpha, quant_mults[matrix])
         bias = weights.get(matrix[:-len("weight")] + "bias", np.zeros(len(q), np.float32))
         static[matrix] = (q, scales, alpha, shifted_bias(q, alpha, quant_mults[matrix], bias))
     alpha = _alpha(alphas, (output_alpha,), where, "output.weight")
@@ -112,8 +112,7 @@ def static_matrices(alphas: Mapping[str, np.float32], codes: Mapping[str, Tuple[
     q = np.clip(np.rint(table * quant_mult), -127, 127).astype(np.int8)
     mults = np.full(len(table), quant_mult, np.float32)
     bias = weights.get("output.bias", np.zeros(len(q), np.float32))
-    static["output.weight"] = (q, np.full(len(table), unquant(alpha, quant_mult), np.float32), alpha,
-                               shifted_bias(q, alpha, mults, bias))
+    static["output.weight"] = (q, unquant(alpha, mults), alpha, shifted_bias(q, alpha, mults, bias))
     return static
 
 
