@@ -324,7 +324,8 @@ class SsruStudentTest(unittest.TestCase):
     def test_the_alphas_of_one_fused_product_must_agree(self):
         """edgemt computes an SSRU's two gates (Q/K/V, the cross-attention
         K/V) as one product of one quantized input, so their alphas must be
-        one value; two are refused in one line that names them."""
+        one value; two are refused in one line that names them. So is an
+        alpha that is not a positive number."""
         from edgemt_tools.errors import UserError
         from edgemt_tools.sources import marian_alphas
         gates = "decoder.layers.0.ssru.gates.weight"
@@ -348,6 +349,12 @@ class SsruStudentTest(unittest.TestCase):
         with self.assertRaisesRegex(UserError, "not Wemb_QuantMultA"):
             marian_alphas.static_matrices(alphas, codes, mults, {}, np.ones((3, 2), np.float32),
                                           "Wemb", "m.bin")
+        for bad in (0, -30, np.nan, np.inf):
+            alphas["Wemb"] = np.float32(bad)
+            with self.assertRaisesRegex(UserError, "m.bin: Wemb_QuantMultA is .*must be a "
+                                                   "positive number"):
+                marian_alphas.static_matrices(alphas, codes, mults, {},
+                                              np.ones((3, 2), np.float32), "Wemb", "m.bin")
 
     def test_bleu_of_the_intgemm8_file_within_0_2_of_marian_s_int8(self):
         """The fp32 file of the intgemm8 .bin (the codes' values, float

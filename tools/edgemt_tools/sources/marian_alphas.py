@@ -81,6 +81,10 @@ def _alpha(alphas: Mapping[str, np.float32], names, where: str, matrix: str) -> 
     missing = [name + SUFFIX for name in names if name not in alphas]
     if missing:
         raise UserError(f"{where}: the model has alphas but not {missing[0]}")
+    for name in names:
+        if not (np.isfinite(alphas[name]) and alphas[name] > 0):
+            raise UserError(f"{where}: {name}{SUFFIX} is {float(alphas[name])}; an alpha (the "
+                            "activations' fixed quantization multiplier) must be a positive number")
     values = {float(alphas[name]) for name in names}
     if len(values) > 1:
         raise UserError(f"{where}: {' / '.join(n + SUFFIX for n in names)} differ ({sorted(values)}); "
