@@ -1,5 +1,6 @@
 #include "layers/argmax_shortcut.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <new>
 #include <utility>
 
+#include "kernels/column_gather.h"
 #include "kernels/portable_vectors.h"
 
 namespace edgemt {
@@ -31,6 +33,9 @@ constexpr size_t kReleaseRows = 1024;
 // Time of the two passes over one id (bounds, then the candidate scan):
 // ~1 ns together, scalar code.
 constexpr size_t kPassNanosecondsPerId = 1;
+
+// `bytes` rounded up to whole 64-byte lines.
+size_t whole_lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // The float nearest `value` from above (bounds only ever round up).
 float round_up(double value) {
@@ -186,6 +191,49 @@ Status ArgmaxShortcut::build(size_t n_out, size_t depth) {
   return Status::ok();
 }
 
+// select()'s storage: the int8 pack, then the three constants' [count]
+// arrays, each at a 64-byte boundary.
+size_t ArgmaxShortcut::selection_bytes(size_t count) const {
+  return whole_lines(q8::packed_bytes(count, depth_)) + 3 * whole_lines(count * sizeof(float));
+}
+
+void ArgmaxShortcut::select(const int32_t* ids, size_t count, const f32::PackedWeights* exact,
+                            void* storage) {
+  selected_ids_ = nullptr;
+  selected_count_ = 0;
+  if (ids == nullptr || exact == nullptr || storage == nullptr || empty()) return;
+  q8::PackedWeights gathered;
+  kernels::gather_columns(approx_.packed(), ids, count, storage, &gathered);
+  const size_t floats = whole_lines(count * sizeof(float)) / sizeof(float);
+  float* constants = reinterpret_cast<float*>(static_cast<uint8_t*>(storage) +
+                                              whole_lines(q8::packed_bytes(count, depth_)));
+  float* max_error = constants;
+  float* l1 = constants + floats;
+  float* abs_bias = constants + 2 * floats;
+  const ArgmaxRowBounds& all = bounds_.view();
+  for (size_t j = 0; j < count; ++j) {
+    const size_t n = static_cast<size_t>(ids[j]);
+    max_error[j] = all.max_error[n];
+    l1[j] = all.l1[n];
+    abs_bias[j] = all.abs_bias[n];
+  }
+  selected_approx_ = gathered;
+  selected_bounds_.max_error = max_error;
+  selected_bounds_.l1 = l1;
+  selected_bounds_.abs_bias = abs_bias;
+  selected_exact_ = *exact;
+  selected_ids_ = ids;
+  selected_count_ = count;
+}
+
+size_t ArgmaxShortcut::column_of(int32_t id) const {
+  if (id < 0) return SIZE_MAX;
+  if (!selected()) return static_cast<size_t>(id) < columns_ ? static_cast<size_t>(id) : SIZE_MAX;
+  const int32_t* end = selected_ids_ + selected_count_;
+  const int32_t* at = std::lower_bound(selected_ids_, end, id);
+  return at != end && *at == id ? static_cast<size_t>(at - selected_ids_) : SIZE_MAX;
+}
+
 Status ArgmaxShortcut::pick(const float* x, size_t rows, const int32_t* banned,
                             size_t banned_count, float* approx, const LinearScratch& scratch,
                             float* block_scratch, const Parallel& parallel, size_t* best) const {
@@ -198,9 +246,13 @@ Status ArgmaxShortcut::pick(const float* x, size_t rows, const int32_t* banned,
                          "arg-max shortcut over unpacked rows needs block scratch");
   }
   // A [rows, N]; the scratch keeps each row's codes p and scale t.
-  EDGEMT_RETURN_IF_ERROR(approx_.run(x, rows, approx, parallel, scratch));
+  if (selected()) {
+    EDGEMT_RETURN_IF_ERROR(approx_.run_columns(x, rows, approx, parallel, scratch, selected_approx_));
+  } else {
+    EDGEMT_RETURN_IF_ERROR(approx_.run(x, rows, approx, parallel, scratch));
+  }
   const size_t depth = depth_;
-  const size_t n_out = columns_;
+  const size_t n_out = active_columns();
   const size_t stride = q8::padded_depth(depth);
   const size_t slot_floats = UnpackedF32Linear::scratch_floats(depth);
   if (rows < parallel.workers && parallel.worth(n_out * kPassNanosecondsPerId)) {
@@ -252,7 +304,7 @@ bool ArgmaxShortcut::row_factors(const float* x, const int8_t* xq, float x_scale
 }
 
 float ArgmaxShortcut::bound(const RowFactors& f, size_t n, float a) const {
-  const ArgmaxRowBounds& k = bounds_.view();
+  const ArgmaxRowBounds& k = active_bounds();
   return (k.max_error[n] * f.error + k.l1[n] * f.l1 + k.abs_bias[n] * f.bias +
           std::fabs(a) * f.approx) * kWidening;
 }
@@ -263,12 +315,11 @@ bool ArgmaxShortcut::ban(const RowFactors& f, const int32_t* banned, size_t bann
   // finite too), never for the arg-max: marked NaN, which no comparison
   // below takes.
   for (size_t i = 0; i < banned_count; ++i) {
-    if (banned[i] < 0 || static_cast<size_t>(banned[i]) >= columns_) continue;
-    float& a = approx[banned[i]];
+    const size_t n = column_of(banned[i]);
+    if (n == SIZE_MAX) continue;
+    float& a = approx[n];
     if (std::isnan(a)) continue;  // listed twice
-    if (!std::isfinite(a) || !std::isfinite(bound(f, static_cast<size_t>(banned[i]), a))) {
-      return false;
-    }
+    if (!std::isfinite(a) || !std::isfinite(bound(f, n, a))) return false;
     a = NAN;
   }
   return true;
@@ -281,7 +332,7 @@ float ArgmaxShortcut::upper_bounds(const RowFactors& f, size_t begin, size_t end
   // quarter of the scalar loop's time (it was a tenth of an f32 decoder
   // step at batch 1). A lane compares as its scalar would: NaN (banned)
   // never raises the threshold.
-  const ArgmaxRowBounds& k = bounds_.view();
+  const ArgmaxRowBounds& k = active_bounds();
   Floats4 threshold4;
   Ints4 infinite4;
   for (int l = 0; l < 4; ++l) {
@@ -321,7 +372,8 @@ void ArgmaxShortcut::best_candidate(const float* x, const float* upper, float th
                                     size_t begin, size_t end, float* block_scratch,
                                     Candidate* out) const {
   const size_t depth = depth_;
-  const size_t n_out = columns_;
+  const size_t n_out = active_columns();
+  const f32::PackedWeights& exact = selected() ? selected_exact_ : exact_;
   float block_y[f32::kBlockColumns];
   size_t block = SIZE_MAX;
   const Floats4 threshold4 = Floats4{} + threshold;
@@ -336,9 +388,9 @@ void ArgmaxShortcut::best_candidate(const float* x, const float* upper, float th
     if (n / f32::kBlockColumns != block) {
       block = n / f32::kBlockColumns;
       f32::PackedWeights one;
-      if (exact_.blocks != nullptr) {
-        one.blocks = exact_.blocks + block * depth * f32::kBlockColumns;
-        one.bias = exact_.bias + block * f32::kBlockColumns;
+      if (exact.blocks != nullptr) {
+        one.blocks = exact.blocks + block * depth * f32::kBlockColumns;
+        one.bias = exact.bias != nullptr ? exact.bias + block * f32::kBlockColumns : nullptr;
         one.columns = n_out - block * f32::kBlockColumns < f32::kBlockColumns
                           ? n_out - block * f32::kBlockColumns
                           : f32::kBlockColumns;
@@ -373,11 +425,11 @@ size_t ArgmaxShortcut::pick_row(const float* x, const int8_t* xq, float x_scale,
   }
   // Pass 1: each id's upper bound replaces its A; the best lower bound.
   bool finite = true;
-  const float threshold = upper_bounds(factors, 0, columns_, approx, &finite);
+  const float threshold = upper_bounds(factors, 0, active_columns(), approx, &finite);
   if (!finite || !(threshold > -INFINITY)) return kNoPick;
   // Pass 2: the candidates' exact values, one block of 16 columns at a time.
   Candidate best;
-  best_candidate(x, approx, threshold, 0, columns_, block_scratch, &best);
+  best_candidate(x, approx, threshold, 0, active_columns(), block_scratch, &best);
   return best.id;
 }
 
@@ -389,20 +441,21 @@ size_t ArgmaxShortcut::pick_row_split(const float* x, const int8_t* xq, float x_
     return kNoPick;
   }
   // Ranges of whole 16-column blocks (pass 2 computes a block at a time).
-  const size_t blocks = (columns_ + f32::kBlockColumns - 1) / f32::kBlockColumns;
+  const size_t columns = active_columns();
+  const size_t blocks = (columns + f32::kBlockColumns - 1) / f32::kBlockColumns;
   size_t ranges = parallel.workers * kChunksPerThread;
   if (ranges > kMaxRanges) ranges = kMaxRanges;
   if (ranges > blocks) ranges = blocks;
   auto range_begin = [&](size_t c) {
     const size_t n = c * blocks / ranges * f32::kBlockColumns;
-    return n < columns_ ? n : columns_;
+    return n < columns ? n : columns;
   };
   float lows[kMaxRanges];
   bool finite[kMaxRanges];
   auto bounds_task = [&](size_t c, size_t) {
     lows[c] = upper_bounds(factors, range_begin(c), range_begin(c + 1), approx, &finite[c]);
   };
-  const size_t per_range = columns_ / ranges * kPassNanosecondsPerId;
+  const size_t per_range = columns / ranges * kPassNanosecondsPerId;
   parallel_for(parallel, ranges, per_range, bounds_task);
   // The best lower bound over all ranges: max is the same in any order.
   float threshold = -INFINITY;

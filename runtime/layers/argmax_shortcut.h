@@ -41,12 +41,18 @@
 // overflows, no id left) pick() says so and the caller computes the full
 // row: the same result and the same errors as without the shortcut.
 //
+// A lexical shortlist (select()): the batch's candidate columns of the int8
+// copy and of the bound's constants are gathered once per batch, and pick()
+// works on them alone, with their f32 pack (the caller's gather of the same
+// floats) for the exact values. At batch 32 a shortlist keeps thousands of
+// columns, and the f32 product over them was most of a greedy step.
+//
 // Load phase: create() reads W's rows (from the f32 pack, or in place when
 // the matrix has none: layers/unpacked_f32_linear.h) and builds the int8
 // pack and three floats per row: N·(K + 28) bytes (2.0 MiB for the 8000 x
-// 256 projection). Run phase: pick() allocates nothing; it uses the
-// caller's scratch. Not thread-safe per instance; the same answer for any
-// thread count.
+// 256 projection). Run phase: select() and pick() allocate nothing; they use
+// the caller's storage and scratch. Not thread-safe per instance; the same
+// answer for any thread count.
 #pragma once
 
 #include <cstddef>
@@ -96,6 +102,19 @@ class ArgmaxShortcut {
   void exact_row(size_t n, float* out) const;
   void release_rows_to(size_t end) const;
 
+  // Bytes select() needs for `count` columns: their int8 copy (a pack of
+  // its own) and their bound constants.
+  size_t selection_bytes(size_t count) const;
+  // Run phase, once per batch: pick() works on columns ids[0..count) of W
+  // only (ascending, each < N; the array must stay valid meanwhile): its N
+  // is `count` and best[r] a position in ids. `exact`: those columns' f32
+  // pack (kernels/column_gather.h: the floats of W's), valid meanwhile too;
+  // `storage`: selection_bytes(count) bytes, 64-byte aligned. ids nullptr:
+  // the whole matrix again.
+  void select(const int32_t* ids, size_t count, const kernels::f32::PackedWeights* exact,
+              void* storage);
+  bool selected() const { return selected_ids_ != nullptr; }
+
   // Run phase. x: [rows, K] (row stride K); approx: [rows, N] scratch;
   // scratch: an int8 LinearScratch for `rows` rows of depth K;
   // block_scratch: [parallel.workers, UnpackedF32Linear::scratch_floats(K)]
@@ -127,6 +146,13 @@ class ArgmaxShortcut {
   static constexpr size_t kMaxRanges = 16;
 
   Status build(size_t n_out, size_t depth);
+  // The columns pick() works on (select()'s, or all) and their constants.
+  size_t active_columns() const { return selected() ? selected_count_ : columns_; }
+  const ArgmaxRowBounds& active_bounds() const {
+    return selected() ? selected_bounds_ : bounds_.view();
+  }
+  // The column of banned id `id` among the active ones, or SIZE_MAX.
+  size_t column_of(int32_t id) const;
   // false: no shortcut for this row (x not finite, or sums that could overflow).
   bool row_factors(const float* x, const int8_t* xq, float x_scale, RowFactors* out) const;
   float bound(const RowFactors& f, size_t n, float a) const;
@@ -161,6 +187,13 @@ class ArgmaxShortcut {
   float gamma_ = 0.0f;         // γ(K + 1), rounded up
   float max_l1_ = 0.0f;        // max_n ‖w[n]‖₁
   float max_abs_bias_ = 0.0f;  // max_n |b[n]|
+  // select()'s columns: their ids, int8 copy, constants and f32 pack (the
+  // matrix-wide maxima above bound them too).
+  const int32_t* selected_ids_ = nullptr;
+  size_t selected_count_ = 0;
+  kernels::int8::PackedWeights selected_approx_{};
+  ArgmaxRowBounds selected_bounds_;
+  kernels::f32::PackedWeights selected_exact_{};
 };
 
 }  // namespace edgemt

@@ -106,6 +106,10 @@ void OutputHead::plan(size_t rows, size_t workers, Lifetime lifetime, size_t sel
   if (selected_bytes > 0) {
     out->selected = arena->allocate<uint8_t>(selected_bytes, kWholeDecode);
     out->selected_capacity = selected_columns;
+    if (!shortcut_.empty() && in_ >= kSelectedShortcutMinDepth) {
+      out->selected_argmax =
+          arena->allocate<uint8_t>(shortcut_.selection_bytes(selected_columns), kWholeDecode);
+    }
   }
   if (!argmax_possible()) return;
   plan_linear_scratch(rows, in_, vocab_, /*int8=*/true, /*f16=*/false, lifetime, arena, &out->argmax);
@@ -118,6 +122,7 @@ void OutputHead::select_columns(const int32_t* ids, size_t count, const Scratch&
   selected_ids_ = ids;
   selected_count_ = count;
   selected_pack_ = false;
+  shortcut_.select(nullptr, 0, nullptr, nullptr);
   if (ids == nullptr || count > scratch.selected_capacity || scratch.selected == nullptr) return;
   if (output_.is_packed_f32()) {
     kernels::gather_columns(output_.f32_packed(), ids, count, scratch.selected, &selected_f32_);
@@ -131,6 +136,11 @@ void OutputHead::select_columns(const int32_t* ids, size_t count, const Scratch&
     return;
   }
   selected_pack_ = true;
+  // The shortcut's own gather, for an f32 selection (the exact values come
+  // from the pack just made).
+  if (!output_.is_int8() && scratch.selected_argmax != nullptr) {
+    shortcut_.select(ids, count, &selected_f32_, scratch.selected_argmax);
+  }
 }
 
 Status OutputHead::run_selected(const float* x, size_t rows, float* logits,
@@ -212,7 +222,7 @@ Status OutputHead::run_argmax(const float* x, size_t rows, const int32_t* banned
                               size_t banned_count, float* logits, size_t* best,
                               const Parallel& parallel, const LinearScratch& linear,
                               const Scratch& scratch) const {
-  if (shortcut_.empty() || selected_ids_ != nullptr) {
+  if (shortcut_.empty() || (selected_ids_ != nullptr && !shortcut_.selected())) {
     for (size_t r = 0; r < rows; ++r) best[r] = EncoderDecoder::kFullLogits;
     return run(x, rows, logits, parallel, linear, scratch);
   }
@@ -222,7 +232,8 @@ Status OutputHead::run_argmax(const float* x, size_t rows, const int32_t* banned
   for (size_t r = 0; r < rows; ++r) {
     if (best[r] != ArgmaxShortcut::kNoPick) continue;
     best[r] = EncoderDecoder::kFullLogits;  // the row as run() leaves it
-    EDGEMT_RETURN_IF_ERROR(run(x + r * in_, 1, logits + r * vocab_, parallel, linear, scratch));
+    EDGEMT_RETURN_IF_ERROR(
+        run(x + r * in_, 1, logits + r * selected_count(), parallel, linear, scratch));
   }
   return Status::ok();
 }

@@ -332,16 +332,25 @@ TEST_CASE("translate() makes no heap or XNNPACK allocation (f32 output projectio
 }
 
 // A lexical shortlist: each call's candidates, the gathered pack of their
-// output columns (f32 from the pack or the file's rows, int8), and a set
-// too large to gather (every logit, the candidates kept), all in the arena.
+// output columns (f32 from the pack or the file's rows, int8), the arg-max
+// shortcut's gather beside an f32 one (d 128), and a set too large to
+// gather (every logit, the candidates kept), all in the arena.
 TEST_CASE("translate() makes no heap or XNNPACK allocation (lexical shortlist)") {
   for (const uint32_t first : {uint32_t{4}, uint32_t{3000}}) {
-    for (const edgemt::DType dtype : {edgemt::DType::kF32, edgemt::DType::kI8}) {
+    struct Kind {
+      edgemt::DType dtype;
+      size_t d_model;
+    };
+    for (const Kind kind : {Kind{edgemt::DType::kF32, 16}, Kind{edgemt::DType::kI8, 16},
+                            Kind{edgemt::DType::kF32, 128}}) {
+      const edgemt::DType dtype = kind.dtype;
+      const size_t d_model = kind.d_model;
       CAPTURE(first);
       CAPTURE(static_cast<int>(dtype));
+      CAPTURE(d_model);
       edgemt::transformer::TransformerConfig config = edgemt::testing::tiny_config();
       config.vocab_size = 4096;
-      config.d_model = 16;
+      config.d_model = d_model;
       config.heads = 2;
       config.ffn_dim = 24;
       config.output_bias = true;

@@ -2,7 +2,8 @@
 // greedy token is the arg-max of the full logits over the batch's
 // candidates (Marian's set, computed here with std::set), and its score the
 // log-softmax over them; for f32 (packed, or unpacked with the arg-max
-// shortcut built), int8, 1 and 2 threads, and a candidate set too large
+// shortcut built, over every column or the gathered candidates), int8, 1
+// and 2 threads, and a candidate set too large
 // to gather (every logit computed, the candidates kept). Beam search stays
 // inside the candidates, and with the shortlist off a file translates as
 // the same file without one.
@@ -31,6 +32,8 @@ struct Case {
   bool greedy_scores = true;  // false: the f32 projection stays unpacked
   uint32_t vocab = 96;
   uint32_t first = 4;         // pad, unk, bos, eos
+  size_t d_model = 16;        // 128 and more: greedy without scores takes the
+                              // arg-max shortcut over the gathered candidates
 };
 
 // Lists of up to 6 ids for every source id, seeded.
@@ -53,7 +56,7 @@ testing::BuilderShortlist random_shortlist(uint32_t vocab, uint32_t first, uint3
 
 ModelBuilder builder_for(const Case& c, bool with_shortlist) {
   transformer::TransformerConfig config = testing::tiny_config();
-  config.d_model = 16;
+  config.d_model = c.d_model;
   config.heads = 2;
   config.ffn_dim = 24;
   config.vocab_size = c.vocab;
@@ -215,6 +218,22 @@ TEST_CASE("translator/shortlist: greedy picks the best candidate, scored over th
         CAPTURE(scores);
         check_greedy(c);
       }
+    }
+  }
+}
+
+TEST_CASE("translator/shortlist: the arg-max shortcut over the candidates picks the same") {
+  // d 128: greedy without scores gathers the candidates' int8 copy beside
+  // their f32 pack and proves each step's arg-max from it (OutputHead).
+  for (size_t threads : {1, 2}) {
+    for (bool scores : {false, true}) {
+      Case c;
+      c.threads = threads;
+      c.greedy_scores = scores;
+      c.d_model = 128;
+      CAPTURE(threads);
+      CAPTURE(scores);
+      check_greedy(c);
     }
   }
 }

@@ -1,16 +1,19 @@
 // ArgmaxShortcut against the naive arg-max of the full product (the same
 // matrix on PackedF32Linear, banned ids skipped, the lowest id among
 // equals), built over the pack and over unpacked rows: random matrices, rows that int8 cannot tell apart, exact ties, a
-// case where the int8 ranking is wrong, bans, and the inputs it must refuse.
+// case where the int8 ranking is wrong, bans, a selection of columns (a
+// lexical shortlist), and the inputs it must refuse.
 #include "layers/argmax_shortcut.h"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "kernels/column_gather.h"
 #include "kernels/f32_gemm.h"
 #include "kernels/int8_gemm.h"
 #include "layers/packed_f32_linear.h"
@@ -60,8 +63,54 @@ struct Fixture {
   // many rows it proved. The shortcut over the rows answers the same.
   size_t check(const std::vector<float>& x, size_t row_count, const std::vector<int32_t>& banned,
                const Parallel& parallel = Parallel()) {
-    std::vector<float> y(row_count * out), approx(row_count * out);
+    std::vector<float> y(row_count * out);
     exact.run(x.data(), row_count, y.data(), Parallel());
+    return proved(pick_both(x, row_count, banned, out, parallel), y, out, banned);
+  }
+
+  // The same over the columns ids (ascending), as a lexical shortlist selects
+  // them: best[r] is a position in ids, checked against the naive arg-max
+  // of those columns of the full product (banned ids are vocabulary ids,
+  // selected or not). Both shortcuts are back on the whole matrix after.
+  size_t check_selected(const std::vector<float>& x, size_t row_count,
+                        const std::vector<int32_t>& banned, const std::vector<int32_t>& ids,
+                        const Parallel& parallel = Parallel()) {
+    const size_t count = ids.size();
+    std::vector<float> y(row_count * out), kept(row_count * count);
+    exact.run(x.data(), row_count, y.data(), Parallel());
+    std::vector<int32_t> banned_columns;
+    for (size_t j = 0; j < count; ++j) {
+      for (int32_t id : banned) {
+        if (id == ids[j]) banned_columns.push_back(static_cast<int32_t>(j));
+      }
+      for (size_t r = 0; r < row_count; ++r) kept[r * count + j] = y[r * out + ids[j]];
+    }
+    // Their f32 packs: gathered from the pack, and packed from the rows (as
+    // OutputHead does for each kind); the shortcuts' own gathers.
+    testing::AlignedFloats gathered(kernels::f32::packed_bytes(count, in) / sizeof(float));
+    testing::AlignedFloats packed_rows(kernels::f32::packed_bytes(count, in) / sizeof(float));
+    kernels::f32::PackedWeights from_pack_exact, from_rows_exact;
+    kernels::gather_columns(exact.packed(), ids.data(), count, gathered.data(), &from_pack_exact);
+    kernels::pack_rows(weight.data(), bias.empty() ? nullptr : bias.data(), in, ids.data(), count,
+                       packed_rows.data(), &from_rows_exact);
+    testing::AlignedFloats storage(shortcut.selection_bytes(count) / sizeof(float));
+    testing::AlignedFloats rows_storage(from_rows.selection_bytes(count) / sizeof(float));
+    shortcut.select(ids.data(), count, &from_pack_exact, storage.data());
+    from_rows.select(ids.data(), count, &from_rows_exact, rows_storage.data());
+    REQUIRE(shortcut.selected());
+    const std::vector<size_t> best = pick_both(x, row_count, banned, count, parallel);
+    shortcut.select(nullptr, 0, nullptr, nullptr);
+    from_rows.select(nullptr, 0, nullptr, nullptr);
+    CHECK_FALSE(shortcut.selected());
+    return proved(best, kept, count, banned_columns);
+  }
+
+  // pick() of both shortcuts over their `columns` active columns; they must
+  // answer alike.
+  std::vector<size_t> pick_both(const std::vector<float>& x, size_t row_count,
+                                const std::vector<int32_t>& banned, size_t columns,
+                                const Parallel& parallel) {
+    std::vector<float> approx(row_count * columns);
     Scratch scratch(row_count, in);
     std::vector<size_t> best(row_count, 12345), best_from_rows(row_count, 54321);
     REQUIRE(shortcut.pick(x.data(), row_count, banned.data(), banned.size(), approx.data(),
@@ -70,14 +119,21 @@ struct Fixture {
     REQUIRE(from_rows.pick(x.data(), row_count, banned.data(), banned.size(), approx.data(),
                            scratch.view, blocks.data(), parallel, best_from_rows.data()).is_ok());
     CHECK(best_from_rows == best);
-    size_t proved = 0;
-    for (size_t r = 0; r < row_count; ++r) {
+    return best;
+  }
+
+  // How many rows pick() proved, each checked against the naive arg-max of
+  // y [rows, columns] without the banned columns.
+  static size_t proved(const std::vector<size_t>& best, const std::vector<float>& y,
+                       size_t columns, const std::vector<int32_t>& banned) {
+    size_t count = 0;
+    for (size_t r = 0; r < best.size(); ++r) {
       CAPTURE(r);
       if (best[r] == kNoPick) continue;
-      ++proved;
-      CHECK(best[r] == naive_argmax(y.data() + r * out, out, banned));
+      ++count;
+      CHECK(best[r] == naive_argmax(y.data() + r * columns, columns, banned));
     }
-    return proved;
+    return count;
   }
 
   size_t in, out;
@@ -187,6 +243,70 @@ TEST_CASE("layers/argmax_shortcut: one row over column ranges, ties across a ran
                                scratch.view, nullptr, always, &best).is_ok());
     CHECK(best == first + 1);
   }
+}
+
+TEST_CASE("layers/argmax_shortcut: a selection of columns, as a lexical shortlist makes" * doctest::skip(!has_kernel())) {
+  // Random matrices and a random third of their ids (the matrix's best id
+  // among them or not), banned ids in and out of the selection; then rows
+  // int8 cannot tell apart with two equal columns selected: the lower
+  // position wins, and banning it gives the other.
+  Random rng(36);
+  testing::Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  const Parallel always(pool.get(), 0);
+  for (size_t out : {size_t{40}, size_t{3000}}) {
+    for (size_t in : {size_t{8}, size_t{256}}) {
+      CAPTURE(out);
+      CAPTURE(in);
+      const std::vector<float> w = rng.normal_vector(out * in, 0.0f, 0.3f);
+      const std::vector<float> b = rng.normal_vector(out, 0.0f, 0.5f);
+      Fixture f(w, &b, in, out);
+      std::vector<int32_t> ids;
+      for (size_t n = 0; n < out; ++n) {
+        if (n == 1 || n == 4 || rng.uniform(0.0f, 1.0f) < 0.33f) ids.push_back(static_cast<int32_t>(n));
+      }
+      const std::vector<int32_t> banned = {1, 2, static_cast<int32_t>(out + 5)};  // 2: not selected
+      const size_t rows = 6;
+      const std::vector<float> x = rng.normal_vector(rows * in, 0.0f, 1.0f);
+      CHECK(f.check_selected(x, rows, banned, ids) == rows);
+      CHECK(f.check_selected(x, rows, banned, ids, always) == rows);
+      CHECK(f.check_selected(x, 1, banned, ids, always) == 1);
+      CHECK(f.check(x, rows, banned) == rows);  // the whole matrix again
+    }
+  }
+  const size_t in = 64, out = 300;
+  const std::vector<float> base = rng.normal_vector(in, 0.0f, 1.0f);
+  std::vector<float> w(out * in);
+  for (size_t n = 0; n < out; ++n) {
+    for (size_t k = 0; k < in; ++k) w[n * in + k] = base[k] + rng.normal(0.0f, 1e-4f);
+  }
+  for (size_t k = 0; k < in; ++k) w[120 * in + k] = w[250 * in + k] = base[k] * 1.0002f;
+  Fixture tied(w, nullptr, in, out);
+  std::vector<int32_t> ids;
+  for (int32_t n = 3; n < static_cast<int32_t>(out); n += 7) ids.push_back(n);  // 3, 10, ..., 297
+  ids.insert(std::lower_bound(ids.begin(), ids.end(), 120), 120);
+  ids.insert(std::lower_bound(ids.begin(), ids.end(), 250), 250);
+  CHECK(tied.check_selected(base, 1, {}, ids, always) == 1);
+  CHECK(tied.check_selected(base, 1, {120}, ids, always) == 1);
+  // Directly: position of id 120, then of 250 with 120 banned.
+  const auto position = [&](int32_t id) {
+    return static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
+  };
+  testing::AlignedFloats gathered(kernels::f32::packed_bytes(ids.size(), in) / sizeof(float));
+  kernels::f32::PackedWeights exact;
+  kernels::gather_columns(tied.exact.packed(), ids.data(), ids.size(), gathered.data(), &exact);
+  testing::AlignedFloats storage(tied.shortcut.selection_bytes(ids.size()) / sizeof(float));
+  tied.shortcut.select(ids.data(), ids.size(), &exact, storage.data());
+  Scratch scratch(1, in);
+  std::vector<float> approx(ids.size());
+  size_t best = kNoPick;
+  REQUIRE(tied.shortcut.pick(base.data(), 1, nullptr, 0, approx.data(), scratch.view, nullptr,
+                             Parallel(), &best).is_ok());
+  CHECK(best == position(120));
+  const std::vector<int32_t> banned = {120};
+  REQUIRE(tied.shortcut.pick(base.data(), 1, banned.data(), 1, approx.data(), scratch.view, nullptr,
+                             Parallel(), &best).is_ok());
+  CHECK(best == position(250));
 }
 
 TEST_CASE("layers/argmax_shortcut: the bound keeps the id int8 ranks lower" * doctest::skip(!has_kernel())) {
