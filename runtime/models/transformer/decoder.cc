@@ -9,7 +9,7 @@
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
-#include "kernels/portable_math.h"
+#include "kernels/ssru.h"
 #include "models/transformer/activation_step.h"
 #include "models/transformer/residual.h"
 
@@ -197,15 +197,8 @@ Status ssru_block(const RunContext& c, const DecoderStep& step, const DecoderLay
   {
     ProfileScope timed(c.profile, ProfilePart::kDecoderState);
     for (size_t r = 0; r < rows; ++r) {
-      const float* gates = w.dec_gates + r * 2 * d;
-      float* cell = state + step.row_slot[r] * d;
-      float* h = w.dec_out + r * d;
-      for (size_t i = 0; i < d; ++i) {
-        const float f = kernels::math::sigmoid_f32(gates[d + i]);
-        const float previous = step.step == 0 ? 0.0f : cell[i];
-        cell[i] = f * previous + (1.0f - f) * gates[i];
-        h[i] = cell[i] > 0.0f ? cell[i] : 0.0f;
-      }
+      kernels::ssru_cell(w.dec_gates + r * 2 * d, d, step.step == 0, state + step.row_slot[r] * d,
+                         w.dec_out + r * d);
     }
   }
   timed_residual_step(c, layer.ssru_norm, w.dec_out, rows, w.dec_x);
