@@ -3,10 +3,10 @@
 // candidates (Marian's set, computed here with std::set), and its score the
 // log-softmax over them; for f32 (packed, or unpacked with the arg-max
 // shortcut built, over every column or the gathered candidates), int8, 1
-// and 2 threads, and a candidate set too large
-// to gather (every logit computed, the candidates kept). Beam search stays
-// inside the candidates, and with the shortlist off a file translates as
-// the same file without one.
+// and 2 threads, and a candidate set too large to gather (every logit
+// computed, the candidates kept). Beam search stays inside the candidates,
+// and with the shortlist off a file translates as the same file without
+// one.
 #include <doctest/doctest.h>
 
 #include <algorithm>
