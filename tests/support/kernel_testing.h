@@ -1,6 +1,7 @@
 // Helpers for the kernel tests: deterministic random data and float bits.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -46,6 +47,18 @@ inline float float_of(uint32_t u) {
 // Bitwise equality of two float arrays (NaN == NaN with the same bits).
 inline bool same_bits(const float* a, const float* b, size_t n) {
   return std::memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+// The same, except that any NaN equals any NaN: for a scalar reference loop
+// whose NaN payload depends on which operand of a commutative operation the
+// compiler puts first (x86 keeps the first NaN; GCC and clang order them
+// differently), e.g. two NaNs of different signs added.
+inline bool same_bits_any_nan(const float* a, const float* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const bool both_nan = std::isnan(a[i]) && std::isnan(b[i]);
+    if (!both_nan && std::memcmp(a + i, b + i, sizeof(float)) != 0) return false;
+  }
+  return true;
 }
 
 // 64-byte-aligned storage for a kernel's pack (the kernels load packed
