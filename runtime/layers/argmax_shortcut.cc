@@ -8,6 +8,7 @@
 #include <new>
 #include <utility>
 
+#include "kernels/argmax_bounds.h"
 #include "kernels/column_gather.h"
 #include "kernels/portable_vectors.h"
 
@@ -15,14 +16,9 @@ namespace edgemt {
 
 namespace f32 = kernels::f32;
 namespace q8 = kernels::int8;
-using kernels::abs4;
 using kernels::any_lane;
 using kernels::Floats4;
-using kernels::Ints4;
-using kernels::kAbsMask;
-using kernels::kInfBits;
 using kernels::load_floats4;
-using kernels::store_floats4;
 
 namespace {
 
@@ -327,44 +323,19 @@ bool ArgmaxShortcut::ban(const RowFactors& f, const int32_t* banned, size_t bann
 
 float ArgmaxShortcut::upper_bounds(const RowFactors& f, size_t begin, size_t end, float* approx,
                                    bool* finite) const {
-  // Four ids at a time in GCC's portable vectors (SSE2 or NEON): the
-  // same operations in the same order as bound(), so the same bits, at a
-  // quarter of the scalar loop's time (it was a tenth of an f32 decoder
-  // step at batch 1). A lane compares as its scalar would: NaN (banned)
-  // never raises the threshold.
+  // kernels/argmax_bounds.h: the same operations in the same order as
+  // bound(), so the same bits, on as many ids at a time as the CPU has lanes.
   const ArgmaxRowBounds& k = active_bounds();
-  Floats4 threshold4;
-  Ints4 infinite4;
-  for (int l = 0; l < 4; ++l) {
-    threshold4[l] = -INFINITY;
-    infinite4[l] = 0;
-  }
-  size_t n = begin;
-  for (; n + 4 <= end; n += 4) {
-    const Floats4 a = load_floats4(approx + n);
-    const Floats4 magnitude = abs4(a);
-    const Floats4 b = (load_floats4(k.max_error + n) * f.error + load_floats4(k.l1 + n) * f.l1 +
-                       load_floats4(k.abs_bias + n) * f.bias + magnitude * f.approx) *
-                      kWidening;
-    const Ints4 b_bits = reinterpret_cast<Ints4>(b) & kAbsMask;
-    infinite4 |= (reinterpret_cast<Ints4>(magnitude) == kInfBits) | (b_bits == kInfBits);
-    const Floats4 low = a - b;
-    threshold4 = low > threshold4 ? low : threshold4;
-    store_floats4(approx + n, a + b);
-  }
-  // The lanes' maximum (any order: +0 and -0 compare equal wherever used).
-  float threshold = -INFINITY;
-  for (int l = 0; l < 4; ++l) threshold = threshold4[l] > threshold ? threshold4[l] : threshold;
-  bool all_finite = !any_lane(infinite4);
-  for (; n < end; ++n) {
-    const float a = approx[n];
-    const float b = bound(f, n, a);
-    all_finite &= !std::isinf(a) && !std::isinf(b);  // NaN: banned
-    const float low = a - b;
-    threshold = low > threshold ? low : threshold;
-    approx[n] = a + b;
-  }
-  *finite = all_finite;
+  kernels::ArgmaxBoundFactors factors;
+  factors.error = f.error;
+  factors.l1 = f.l1;
+  factors.bias = f.bias;
+  factors.approx = f.approx;
+  bool infinite = false;
+  const float threshold =
+      kernels::argmax_upper_bounds(k.max_error + begin, k.l1 + begin, k.abs_bias + begin, factors,
+                                   kWidening, end - begin, approx + begin, &infinite);
+  *finite = !infinite;
   return threshold;
 }
 
