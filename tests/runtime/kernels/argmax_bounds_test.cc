@@ -78,22 +78,22 @@ TEST_CASE("kernels/argmax_bounds: an infinite A or B is reported, in the lanes a
     for (bool in_bound : {false, true}) {
       CAPTURE(at);
       CAPTURE(in_bound);
-      Row r = random_row(rng, 19);
-      if (in_bound) {
-        r.l1[at] = INFINITY;
-      } else {
-        r.approx[at] = -INFINITY;
-      }
+      // An infinite B (through ‖w‖₁) or an infinite A at id `at`.
+      const auto row_with_infinity = [&] {
+        Row r = random_row(rng, 19);
+        if (in_bound) {
+          r.l1[at] = INFINITY;
+        } else {
+          r.approx[at] = -INFINITY;
+        }
+        return r;
+      };
+      Row r = row_with_infinity();
       bool infinite = false;
       (void)argmax_upper_bounds_portable(r.max_error.data(), r.l1.data(), r.abs_bias.data(),
                                          kFactors, kWidening, 19, r.approx.data(), &infinite);
       CHECK(infinite);
-      Row again = random_row(rng, 19);
-      if (in_bound) {
-        again.l1[at] = INFINITY;
-      } else {
-        again.approx[at] = -INFINITY;
-      }
+      Row again = row_with_infinity();
       infinite = false;
       (void)argmax_upper_bounds(again.max_error.data(), again.l1.data(), again.abs_bias.data(),
                                 kFactors, kWidening, 19, again.approx.data(), &infinite);
