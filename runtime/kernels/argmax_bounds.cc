@@ -39,8 +39,7 @@ float argmax_upper_bounds_portable(const float* max_error, const float* l1, cons
   bool any_infinite = any_lane(infinite4);
   for (; i < n; ++i) {
     const float a = approx[i];
-    const float b = (max_error[i] * f.error + l1[i] * f.l1 + abs_bias[i] * f.bias +
-                     std::fabs(a) * f.approx) * widening;
+    const float b = argmax_bound(max_error[i], l1[i], abs_bias[i], f, widening, a);
     any_infinite |= std::isinf(a) || std::isinf(b);  // NaN: banned
     const float low = a - b;
     threshold = low > threshold ? low : threshold;

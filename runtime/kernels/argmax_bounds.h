@@ -9,6 +9,7 @@
 // this CPU has.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 
 namespace edgemt::kernels {
@@ -19,6 +20,12 @@ struct ArgmaxBoundFactors {
   float bias = 0.0f;    // multiplies |b[n]|
   float approx = 0.0f;  // multiplies |A[n]|
 };
+
+// One id's B, as every variant computes it.
+inline float argmax_bound(float max_error, float l1, float abs_bias, const ArgmaxBoundFactors& f,
+                          float widening, float a) {
+  return (max_error * f.error + l1 * f.l1 + abs_bias * f.bias + std::fabs(a) * f.approx) * widening;
+}
 
 // approx [n] in/out: A in, A + B out. Returns max(A - B) over the ids
 // (-inf when there are none, or all are NaN); *infinite: some |A| or B is

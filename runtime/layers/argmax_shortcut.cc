@@ -8,7 +8,6 @@
 #include <new>
 #include <utility>
 
-#include "kernels/argmax_bounds.h"
 #include "kernels/column_gather.h"
 #include "kernels/portable_vectors.h"
 
@@ -301,8 +300,7 @@ bool ArgmaxShortcut::row_factors(const float* x, const int8_t* xq, float x_scale
 
 float ArgmaxShortcut::bound(const RowFactors& f, size_t n, float a) const {
   const ArgmaxRowBounds& k = active_bounds();
-  return (k.max_error[n] * f.error + k.l1[n] * f.l1 + k.abs_bias[n] * f.bias +
-          std::fabs(a) * f.approx) * kWidening;
+  return kernels::argmax_bound(k.max_error[n], k.l1[n], k.abs_bias[n], f, kWidening, a);
 }
 
 bool ArgmaxShortcut::ban(const RowFactors& f, const int32_t* banned, size_t banned_count,
@@ -326,14 +324,9 @@ float ArgmaxShortcut::upper_bounds(const RowFactors& f, size_t begin, size_t end
   // kernels/argmax_bounds.h: the same operations in the same order as
   // bound(), so the same bits, on as many ids at a time as the CPU has lanes.
   const ArgmaxRowBounds& k = active_bounds();
-  kernels::ArgmaxBoundFactors factors;
-  factors.error = f.error;
-  factors.l1 = f.l1;
-  factors.bias = f.bias;
-  factors.approx = f.approx;
   bool infinite = false;
   const float threshold =
-      kernels::argmax_upper_bounds(k.max_error + begin, k.l1 + begin, k.abs_bias + begin, factors,
+      kernels::argmax_upper_bounds(k.max_error + begin, k.l1 + begin, k.abs_bias + begin, f,
                                    kWidening, end - begin, approx + begin, &infinite);
   *finite = !infinite;
   return threshold;

@@ -60,6 +60,7 @@
 
 #include "core/parallel.h"
 #include "edgemt/status.h"
+#include "kernels/argmax_bounds.h"
 #include "kernels/f32_gemm.h"
 #include "layers/int8_linear.h"
 #include "layers/linear_scratch.h"
@@ -130,13 +131,9 @@ class ArgmaxShortcut {
 
  private:
   // The bound's factors from one row of x (E, ‖t·p‖₁, ‖x‖∞ and γ):
-  // B[n] = (D[n]·error + ‖w[n]‖₁·l1 + |b[n]|·bias + |A[n]|·approx)·(1 + 2^-10).
-  struct RowFactors {
-    float error = 0.0f;
-    float l1 = 0.0f;
-    float bias = 0.0f;
-    float approx = 0.0f;
-  };
+  // B[n] = (D[n]·error + ‖w[n]‖₁·l1 + |b[n]|·bias + |A[n]|·approx)·(1 + 2^-10)
+  // (kernels::argmax_bound).
+  using RowFactors = kernels::ArgmaxBoundFactors;
   // The best exact value found so far among candidates, and its id.
   struct Candidate {
     size_t id = kNoPick;

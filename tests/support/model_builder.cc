@@ -266,10 +266,7 @@ void ModelBuilder::make_ranges_consistent() {
   // so the bias drops 127 · Σ_k q[n, k] · scale[n] again.
   for (const BuilderTensor& multiplier : std::vector<BuilderTensor>(tensors)) {
     const std::string suffix = "_input_scale";
-    if (multiplier.name.size() <= suffix.size() ||
-        multiplier.name.compare(multiplier.name.size() - suffix.size(), suffix.size(), suffix) != 0) {
-      continue;
-    }
+    if (!ends_with(multiplier.name, suffix.c_str())) continue;
     const std::string weight = multiplier.name.substr(0, multiplier.name.size() - suffix.size());
     BuilderTensor* matrix = find(weight);
     BuilderTensor* scale = find(weight + "_scale");
