@@ -71,7 +71,9 @@ GemmKernel fast_gemm_kernel() {
   const CpuFeatures& cpu = cpu_features();
   if (cpu.avx512) return gemm_avx512;
   return cpu.avx2 && cpu.fma ? gemm_avx2 : nullptr;
-#elif defined(__aarch64__) || !EDGEMT_WITH_XNNPACK
+#elif defined(__aarch64__)
+  return cpu_features().neon ? gemm_neon : gemm_portable;
+#elif !EDGEMT_WITH_XNNPACK
   return gemm_portable;  // a build without XNNPACK (WebAssembly) has no other
 #else
   return nullptr;
@@ -83,6 +85,8 @@ const char* fast_gemm_kernel_name() {
 #if defined(__x86_64__)
   if (kernel == gemm_avx512) return "avx512";
   if (kernel == gemm_avx2) return "avx2+fma3";
+#elif defined(__aarch64__)
+  if (kernel == gemm_neon) return "neon";
 #endif
   return kernel == gemm_portable ? "portable" : "";
 }

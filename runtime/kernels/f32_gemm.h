@@ -69,12 +69,14 @@ void gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count)
 #if defined(__x86_64__)
 void gemm_avx512(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);  // AVX2 + FMA3
+#elif defined(__aarch64__)
+void gemm_neon(const GemmArgs& args, size_t first_block, size_t block_count);
 #endif
 
 // The kernel that runs this matrix at least as fast as XNNPACK would: the
-// AVX-512 one on x86 CPUs that have it, else the AVX2 + FMA3 one, the
-// portable one on AArch64 (where std::fma is an instruction and the loop
-// vectorizes); nullptr elsewhere (older x86: XNNPACK keeps the matrix).
+// AVX-512 one on x86 CPUs that have it, else the AVX2 + FMA3 one, the NEON
+// one on AArch64; nullptr on older x86 (XNNPACK keeps the matrix); the
+// portable one elsewhere and with EDGEMT_CPU_FEATURES=portable.
 GemmKernel fast_gemm_kernel();
 
 // Whether the own kernel replaces XNNPACK for every f32 matrix, not only the
@@ -82,11 +84,12 @@ GemmKernel fast_gemm_kernel();
 // (edgemt_kernels_benchmark, BM_Gemm against BM_PackedF32Gemm, 256 x 8000):
 // on a Zen 3 VM (AVX2) 1.7x XNNPACK's speed at 1 row, 2.1x at 128; on
 // AVX-512 faster at 1-4 rows (its 4 x 64 tile: 16 FMAs per 8 loads and
-// broadcasts, XNNPACK's 7 x 16 tile 7 per 8). Not on AArch64, whose
-// portable loop only serves the tied projection (for its memory).
+// broadcasts, XNNPACK's 7 x 16 tile 7 per 8). Not on AArch64 (not measured
+// against XNNPACK on an ARM CPU), where the NEON kernel serves the tied
+// projection (for its memory), shortlists and the arg-max shortcut.
 bool replaces_xnnpack();
 
-// The name of fast_gemm_kernel() ("avx512", "avx2+fma3", "portable"; "" when
+// The name of fast_gemm_kernel() ("avx512", "avx2+fma3", "neon", "portable"; "" when
 // there is none), for `edgemt inspect` and `bench`.
 const char* fast_gemm_kernel_name();
 

@@ -28,39 +28,74 @@ inline PackedF32 pack_f32(const std::vector<float>& w, const std::vector<float>&
   return p;
 }
 
+// y = clamp(bias + x · wᵀ) by std::fma per depth step, then the kernels'
+// clamp acc > low ? acc : low (low = 0 under a fused ReLU, else -inf: a NaN
+// sum becomes low).
+inline std::vector<float> f32_gemm_reference(const std::vector<float>& x, size_t x_stride,
+                                             const std::vector<float>& w, const std::vector<float>& bias,
+                                             size_t m, size_t n, size_t k, bool relu) {
+  const float low = relu ? 0.0f : -INFINITY;
+  std::vector<float> y(m * n);
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      float acc = bias[j];
+      for (size_t d = 0; d < k; ++d) acc = std::fma(x[i * x_stride + d], w[j * k + d], acc);
+      y[i * n + j] = acc > low ? acc : low;
+    }
+  }
+  return y;
+}
+
+// A kernel against f32_gemm_reference, bit for bit: shapes around the
+// block width and the tiles' row counts, with and without a fused ReLU,
+// inputs with a row stride past K, outputs with one past N (whose extra
+// columns must stay untouched), and, with `specials`, NaN and infinite
+// inputs and weights (NaN, inf and -inf sums reach the clamp).
 inline void check_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(61);
-  for (size_t m : {1, 2, 7, 8, 9, 33}) {
+  for (size_t m : {1, 2, 3, 4, 7, 8, 9, 33}) {
     for (size_t k : {1, 7, 64, 256}) {
-      for (size_t n : {1, 15, 16, 17, 100}) {
-        CAPTURE(m);
-        CAPTURE(k);
-        CAPTURE(n);
-        const std::vector<float> x = rng.normal_vector(m * k, 0.0f, 1.0f);
-        const std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
-        const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
-        const PackedF32 p = pack_f32(w, bias, n, k);
-        std::vector<float> want(m * n);
-        for (size_t i = 0; i < m; ++i) {
-          for (size_t j = 0; j < n; ++j) {
-            float acc = bias[j];
-            for (size_t d = 0; d < k; ++d) acc = std::fma(x[i * k + d], w[j * k + d], acc);
-            want[i * n + j] = acc;
+      for (size_t n : {1, 15, 16, 17, 33, 64, 100}) {
+        for (int variant = 0; variant < 3; ++variant) {
+          const bool relu = variant == 1, specials = variant == 2;
+          CAPTURE(m);
+          CAPTURE(k);
+          CAPTURE(n);
+          CAPTURE(relu);
+          CAPTURE(specials);
+          const size_t x_stride = k + 3, y_stride = n + 5;
+          std::vector<float> x = rng.normal_vector(m * x_stride, 0.0f, 1.0f);
+          std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
+          const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
+          if (specials) {
+            x[(m - 1) * x_stride + k / 2] = NAN;        // the last row's sums: NaN
+            w[(n / 2) * k] = INFINITY;                  // column n/2: ±inf, or NaN where 0·inf
+            if (n > 2) w[(n - 1) * k + k - 1] = -INFINITY;
           }
+          const PackedF32 p = pack_f32(w, bias, n, k);
+          const std::vector<float> want = f32_gemm_reference(x, x_stride, w, bias, m, n, k, relu);
+          const float sentinel = 12345.0f;
+          std::vector<float> got(m * y_stride, sentinel);
+          kernels::f32::GemmArgs args;
+          args.x = x.data();
+          args.x_stride = x_stride;
+          args.rows = m;
+          args.weights = &p.weights;
+          args.y = got.data();
+          args.y_stride = y_stride;
+          args.relu = relu;
+          // Two calls over two halves of the blocks: the split of the pool.
+          const size_t half = p.weights.block_count / 2;
+          kernel(args, 0, half);
+          kernel(args, half, p.weights.block_count - half);
+          bool same = true, untouched = true;
+          for (size_t i = 0; i < m; ++i) {
+            same = same && std::memcmp(got.data() + i * y_stride, want.data() + i * n, n * sizeof(float)) == 0;
+            for (size_t j = n; j < y_stride; ++j) untouched = untouched && got[i * y_stride + j] == sentinel;
+          }
+          CHECK(same);
+          CHECK(untouched);
         }
-        std::vector<float> got(m * n, NAN);
-        kernels::f32::GemmArgs args;
-        args.x = x.data();
-        args.x_stride = k;
-        args.rows = m;
-        args.weights = &p.weights;
-        args.y = got.data();
-        args.y_stride = n;
-        // Two calls over two halves of the blocks: the split of the pool.
-        const size_t half = p.weights.block_count / 2;
-        kernel(args, 0, half);
-        kernel(args, half, p.weights.block_count - half);
-        CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
       }
     }
   }
