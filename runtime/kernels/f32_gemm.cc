@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/cpu_features.h"
+#include "kernels/portable_math.h"
 
 namespace edgemt::kernels::f32 {
 
@@ -57,7 +58,7 @@ void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
       for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = w.bias[n0 + c];
       for (size_t k = 0; k < w.depth; ++k) {
         const float* wk = block + k * kBlockColumns;
-        for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = std::fma(x[k], wk[c], acc[c]);
+        for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = math::fma_f32(x[k], wk[c], acc[c]);
       }
       const float low = a.relu ? 0.0f : -INFINITY;
       for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = acc[c] > low ? acc[c] : low;
@@ -73,8 +74,10 @@ GemmKernel fast_gemm_kernel() {
   return cpu.avx2 && cpu.fma ? gemm_avx2 : nullptr;
 #elif defined(__aarch64__)
   return cpu_features().neon ? gemm_neon : gemm_portable;
+#elif defined(__wasm_simd128__)
+  return gemm_wasm_simd;
 #elif !EDGEMT_WITH_XNNPACK
-  return gemm_portable;  // a build without XNNPACK (WebAssembly) has no other
+  return gemm_portable;  // a build without XNNPACK has no other
 #else
   return nullptr;
 #endif
@@ -87,6 +90,8 @@ const char* fast_gemm_kernel_name() {
   if (kernel == gemm_avx2) return "avx2+fma3";
 #elif defined(__aarch64__)
   if (kernel == gemm_neon) return "neon";
+#elif defined(__wasm_simd128__)
+  if (kernel == gemm_wasm_simd) return "wasm-simd128";
 #endif
   return kernel == gemm_portable ? "portable" : "";
 }

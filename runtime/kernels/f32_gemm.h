@@ -64,19 +64,25 @@ struct GemmArgs {
 // Computes the columns of blocks [first_block, first_block + block_count).
 using GemmKernel = void (*)(const GemmArgs& args, size_t first_block, size_t block_count);
 
-// The portable kernel (std::fma per step; every CPU).
+// The portable kernel (one fused multiply-add per step, math::fma_f32;
+// every CPU).
 void gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count);
 #if defined(__x86_64__)
 void gemm_avx512(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);  // AVX2 + FMA3
 #elif defined(__aarch64__)
 void gemm_neon(const GemmArgs& args, size_t first_block, size_t block_count);
+#elif defined(__wasm_simd128__)
+// The portable kernel's fma emulated in double two lanes at a time
+// (kernels/wasm/f32_gemm_wasm_simd.cc says why that gives its bits).
+void gemm_wasm_simd(const GemmArgs& args, size_t first_block, size_t block_count);
 #endif
 
 // The kernel that runs this matrix at least as fast as XNNPACK would: the
 // AVX-512 one on x86 CPUs that have it, else the AVX2 + FMA3 one, the NEON
-// one on AArch64; nullptr on older x86 (XNNPACK keeps the matrix); the
-// portable one elsewhere and with EDGEMT_CPU_FEATURES=portable.
+// one on AArch64, the WebAssembly SIMD one in a -msimd128 build; nullptr on
+// older x86 (XNNPACK keeps the matrix); the portable one elsewhere and with
+// EDGEMT_CPU_FEATURES=portable (native builds).
 GemmKernel fast_gemm_kernel();
 
 // Whether the own kernel replaces XNNPACK for every f32 matrix, not only the
@@ -89,7 +95,7 @@ GemmKernel fast_gemm_kernel();
 // projection (for its memory), shortlists and the arg-max shortcut.
 bool replaces_xnnpack();
 
-// The name of fast_gemm_kernel() ("avx512", "avx2+fma3", "neon", "portable"; "" when
+// The name of fast_gemm_kernel() ("avx512", "avx2+fma3", "neon", "wasm-simd128", "portable"; "" when
 // there is none), for `edgemt inspect` and `bench`.
 const char* fast_gemm_kernel_name();
 

@@ -17,6 +17,7 @@
 //   log_f64            ~1 ulp of double (used once per softmax row)
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -180,6 +181,51 @@ inline double log_f64(double x) {
   constexpr double kLn2Lo = 1.90821492927058770002e-10;
   const double de = static_cast<double>(e);
   return (de * kLn2Hi + 2.0 * s * sum) + de * kLn2Lo;
+}
+
+// The value of float bits u as a double, with the infinity bits read as
+// 2^128: the next step of the float grid past FLT_MAX (for the rounding
+// midpoint at overflow).
+inline double grid_value(uint32_t u) {
+  if ((u & 0x7FFFFFFFu) == 0x7F800000u) return (u >> 31) != 0 ? -0x1p128 : 0x1p128;
+  return static_cast<double>(bits_float(u));
+}
+
+// fma(a, b, c) in float, rounded once, from double arithmetic (WebAssembly
+// has no fused multiply-add). The product a·b is exact in double (24 + 24
+// bits); s = a·b + c rounds once in double and float(s) once more. That
+// second rounding is wrong only when s lands exactly halfway between two
+// floats (rounding is monotone and a double holds every midpoint, so s
+// cannot cross one) while the exact sum does not: then the exact sum's side
+// is the sign of the double sum's error e (TwoSum: s + e = a·b + c exactly).
+inline float fma_f32_from_double(float a, float b, float c) {
+  const double p = static_cast<double>(a) * static_cast<double>(b);
+  const double s = p + static_cast<double>(c);
+  const float r = static_cast<float>(s);
+  if (!(s - s == 0.0)) return r;  // inf or NaN: nothing was rounded twice
+  const double t = s - p;
+  const double e = (p - (s - t)) + (static_cast<double>(c) - t);
+  const uint32_t u = float_bits(r);
+  const double rd = grid_value(u);
+  if (e == 0.0 || s == rd) return r;
+  // The float next to r on s's side (r = 0 -> the smallest subnormal of s's
+  // sign; r = inf -> FLT_MAX), and their midpoint.
+  const bool s_beyond_r = (s > rd) == (s > 0.0);  // |s| > |r|
+  const uint32_t other = s_beyond_r ? u + 1 : u - 1;
+  const double od = grid_value(other);
+  if (s != 0.5 * (rd + od)) return r;
+  return (e > 0.0) == (od > rd) ? bits_float(other) : r;
+}
+
+// fma(a, b, c) in float, one rounding, on every target: std::fma natively
+// (an instruction, or an exact libm call); fma_f32_from_double in
+// WebAssembly, where emscripten 3.1.6's fmaf rounds twice.
+inline float fma_f32(float a, float b, float c) {
+#if defined(__wasm__)
+  return fma_f32_from_double(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
 }
 
 }  // namespace edgemt::kernels::math

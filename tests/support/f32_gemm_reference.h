@@ -1,6 +1,7 @@
 // The own f32 GEMM's test harness (kernels/f32_gemm.h): packing into
 // aligned storage, and a kernel checked against the naive reference with the
-// same arithmetic (std::fma per depth step from the bias, exact bits).
+// same arithmetic (one fused multiply-add, math::fma_f32, per depth step
+// from the bias, exact bits).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "kernels/f32_gemm.h"
+#include "kernels/portable_math.h"
 #include "support/kernel_testing.h"
 
 namespace edgemt::testing {
@@ -28,7 +30,7 @@ inline PackedF32 pack_f32(const std::vector<float>& w, const std::vector<float>&
   return p;
 }
 
-// y = clamp(bias + x · wᵀ) by std::fma per depth step, then the kernels'
+// y = clamp(bias + x · wᵀ) by math::fma_f32 per depth step, then the kernels'
 // clamp acc > low ? acc : low (low = 0 under a fused ReLU, else -inf: a NaN
 // sum becomes low).
 inline std::vector<float> f32_gemm_reference(const std::vector<float>& x, size_t x_stride,
@@ -39,11 +41,57 @@ inline std::vector<float> f32_gemm_reference(const std::vector<float>& x, size_t
   for (size_t i = 0; i < m; ++i) {
     for (size_t j = 0; j < n; ++j) {
       float acc = bias[j];
-      for (size_t d = 0; d < k; ++d) acc = std::fma(x[i * x_stride + d], w[j * k + d], acc);
+      for (size_t d = 0; d < k; ++d) acc = kernels::math::fma_f32(x[i * x_stride + d], w[j * k + d], acc);
       y[i * n + j] = acc > low ? acc : low;
     }
   }
   return y;
+}
+
+// Sums that a multiply-add emulated by rounding twice (double, then float)
+// gets wrong, against math::fma_f32: bias 2^30 + 2^7 (an odd last bit) plus
+// (1 + 2^-23)·(2^6 - 2^-17) = 2^6 - 2^-40 is just below the midpoint
+// 2^30 + 2^7 + 2^6; in double it rounds to the midpoint, and then to even,
+// 2^30 + 2^8, where fma gives 2^30 + 2^7. Likewise below 2^-126: bias
+// 3·2^-128 + 2^-149 plus 2^-75(1 + 2^-20) · 2^-75(1 - 2^-20). Every third
+// column of 1-3 rows, a second depth step adding x·0.
+inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
+  const float big = std::ldexp(1.0f, 30) + std::ldexp(1.0f, 7);
+  const float big_x = 1.0f + std::ldexp(1.0f, -23), big_w = std::ldexp(1.0f, 6) - std::ldexp(1.0f, -17);
+  REQUIRE(static_cast<float>(static_cast<double>(big_x) * static_cast<double>(big_w) + static_cast<double>(big)) !=
+          kernels::math::fma_f32(big_x, big_w, big));
+  const float small = 3.0f * std::ldexp(1.0f, -128) + std::ldexp(1.0f, -149);
+  const float small_x = std::ldexp(1.0f + std::ldexp(1.0f, -20), -75);
+  const float small_w = std::ldexp(1.0f - std::ldexp(1.0f, -20), -75);
+  for (bool subnormal : {false, true}) {
+    for (size_t m : {1, 2, 3}) {
+      CAPTURE(subnormal);
+      CAPTURE(m);
+      const size_t k = 2, n = 20;
+      Random rng(63);
+      std::vector<float> x = rng.normal_vector(m * k, 0.0f, 1.0f);
+      std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
+      std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
+      for (size_t i = 0; i < m; ++i) x[i * k] = subnormal ? small_x : big_x;
+      for (size_t j = 0; j < n; j += 3) {
+        bias[j] = subnormal ? small : big;
+        w[j * k] = subnormal ? small_w : big_w;
+        w[j * k + 1] = 0.0f;
+      }
+      const PackedF32 p = pack_f32(w, bias, n, k);
+      const std::vector<float> want = f32_gemm_reference(x, k, w, bias, m, n, k, false);
+      std::vector<float> got(m * n, NAN);
+      kernels::f32::GemmArgs args;
+      args.x = x.data();
+      args.x_stride = k;
+      args.rows = m;
+      args.weights = &p.weights;
+      args.y = got.data();
+      args.y_stride = n;
+      kernel(args, 0, p.weights.block_count);
+      CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+    }
+  }
 }
 
 // A kernel against f32_gemm_reference, bit for bit: shapes around the
@@ -99,6 +147,7 @@ inline void check_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
       }
     }
   }
+  check_f32_gemm_double_rounding(kernel);
 }
 
 }  // namespace edgemt::testing

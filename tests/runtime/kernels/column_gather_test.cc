@@ -77,7 +77,7 @@ TEST_CASE("kernels/column_gather: f32 gathered and row-packed columns give the r
           for (size_t j = 0; j < count; ++j) {
             const size_t id = static_cast<size_t>(ids[j]);
             float want = bias[id];
-            for (size_t d = 0; d < k; ++d) want = std::fma(x[i * k + d], w[id * k + d], want);
+            for (size_t d = 0; d < k; ++d) want = kernels::math::fma_f32(x[i * k + d], w[id * k + d], want);
             CHECK(std::memcmp(&got[i * count + j], &want, sizeof(float)) == 0);
           }
         }

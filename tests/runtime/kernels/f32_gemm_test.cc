@@ -1,5 +1,5 @@
 // The own f32 GEMM: every kernel against a naive reference with the same
-// arithmetic (std::fma per depth step from the bias, exact bits), and the
+// arithmetic (math::fma_f32 per depth step from the bias, exact bits), and the
 // packed layout's row access.
 #include "kernels/f32_gemm.h"
 
@@ -21,6 +21,12 @@ using testing::Random;
 TEST_CASE("kernels/f32_gemm: portable kernel equals the fma reference bit for bit") {
   testing::check_f32_gemm_kernel(gemm_portable);
 }
+
+#if defined(__wasm_simd128__)
+TEST_CASE("kernels/f32_gemm: WebAssembly SIMD kernel equals the fma reference bit for bit") {
+  testing::check_f32_gemm_kernel(gemm_wasm_simd);
+}
+#endif
 
 TEST_CASE("kernels/f32_gemm: unpack_row gives back each row of W") {
   Random rng(62);

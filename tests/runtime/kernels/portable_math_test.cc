@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <initializer_list>
 
 namespace edgemt::kernels::math {
@@ -126,6 +128,89 @@ TEST_CASE("kernels/portable_math: sigmoid_f32 within 4 ulp") {
   CHECK(sigmoid_f32(200.0f) == 1.0f);
   CHECK(std::isnan(sigmoid_f32(NAN)));
 }
+
+}  // namespace
+}  // namespace edgemt::kernels::math
+
+namespace edgemt::kernels::math {
+namespace {
+
+float twice_rounded(float a, float b, float c) {
+  return static_cast<float>(static_cast<double>(a) * static_cast<double>(b) + static_cast<double>(c));
+}
+
+TEST_CASE("kernels/portable_math: fma_f32 rounds once where double then float rounds wrong") {
+  struct Case {
+    float a, b, c, fused;
+  };
+  const float big = std::ldexp(1.0f, 30);
+  const float tiny_c = 3.0f * std::ldexp(1.0f, -128) + std::ldexp(1.0f, -149);
+  const Case cases[] = {
+      // a·b = 2^6 - 2^-40: just below the midpoint c + 2^6; c's last bit is odd
+      {1.0f + std::ldexp(1.0f, -23), std::ldexp(1.0f, 6) - std::ldexp(1.0f, -17), big + 128.0f, big + 128.0f},
+      // a·b = 2^6 + 2^-30: just above the midpoint; c's last bit is even
+      {1.0f + std::ldexp(1.0f, -12), std::ldexp(1.0f - std::ldexp(1.0f, -12) + std::ldexp(1.0f, -24), 6), big,
+       big + 128.0f},
+      // below 2^-126: a·b = 2^-150 - 2^-190 on a subnormal c with an odd last bit
+      {std::ldexp(1.0f + std::ldexp(1.0f, -20), -75), std::ldexp(1.0f - std::ldexp(1.0f, -20), -75), tiny_c, tiny_c},
+  };
+  for (const Case& k : cases) {
+    for (float sign : {1.0f, -1.0f}) {
+      CAPTURE(k.c);
+      CAPTURE(sign);
+      REQUIRE(twice_rounded(sign * k.a, k.b, sign * k.c) != sign * k.fused);  // the case is a hard one
+      CHECK(fma_f32(sign * k.a, k.b, sign * k.c) == sign * k.fused);
+      CHECK(fma_f32_from_double(sign * k.a, k.b, sign * k.c) == sign * k.fused);
+    }
+  }
+}
+
+#if !defined(__wasm__)
+// Natively std::fma is exact: fma_f32_from_double against it on random
+// triples and on sums built to land near a rounding midpoint (c of every
+// size, subnormals and FLT_MAX included; a·b about half of c's float ulp).
+TEST_CASE("kernels/portable_math: fma_f32_from_double equals std::fma") {
+  uint64_t state = 0x9E3779B97F4A7C15u;
+  auto next = [&state]() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  auto any_float = [&]() {  // finite, any exponent, either sign
+    uint32_t u = static_cast<uint32_t>(next());
+    if ((u & 0x7F800000u) == 0x7F800000u) u &= 0xBFFFFFFFu;
+    return bits_float(u);
+  };
+  size_t mismatches = 0, hard = 0;
+  for (int i = 0; i < 400000; ++i) {
+    float a = any_float(), b = any_float(), c = any_float();
+    if (i % 2 == 1) {
+      // b = half of c's ulp / a, nudged by up to 3 ulps: a·b near a midpoint.
+      const float ulp = std::fabs(std::nextafter(c, INFINITY) - c);
+      a = 1.0f + static_cast<float>(next() % 1024) * 0x1p-10f;
+      b = static_cast<float>(0.5 * static_cast<double>(ulp) / static_cast<double>(a));
+      const int nudge = static_cast<int>(next() % 7) - 3;
+      b = bits_float(float_bits(b) + static_cast<uint32_t>(nudge));
+      if (next() % 2 == 0) b = -b;
+    }
+    const float want = std::fma(a, b, c), got = fma_f32_from_double(a, b, c);
+    hard += twice_rounded(a, b, c) != want && !std::isnan(want);
+    if (!(std::memcmp(&want, &got, sizeof want) == 0 || (std::isnan(want) && std::isnan(got)))) {
+      ++mismatches;
+      if (mismatches <= 5) {
+        CAPTURE(a);
+        CAPTURE(b);
+        CAPTURE(c);
+        CHECK(got == want);
+      }
+    }
+  }
+  CAPTURE(hard);
+  CHECK(hard > 100);  // the midpoint cases were reached
+  CHECK(mismatches == 0);
+}
+#endif
 
 }  // namespace
 }  // namespace edgemt::kernels::math
