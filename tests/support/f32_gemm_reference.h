@@ -48,6 +48,25 @@ inline std::vector<float> f32_gemm_reference(const std::vector<float>& x, size_t
   return y;
 }
 
+// Runs `kernel` on x [m, x_stride] into y [m, y_stride] over every block of
+// p; `split`: in two calls over the two halves of the blocks (as the
+// thread pool splits them).
+inline void run_f32_gemm(kernels::f32::GemmKernel kernel, const std::vector<float>& x, size_t x_stride,
+                         size_t m, const PackedF32& p, std::vector<float>* y, size_t y_stride, bool relu,
+                         bool split) {
+  kernels::f32::GemmArgs args;
+  args.x = x.data();
+  args.x_stride = x_stride;
+  args.rows = m;
+  args.weights = &p.weights;
+  args.y = y->data();
+  args.y_stride = y_stride;
+  args.relu = relu;
+  const size_t half = split ? p.weights.block_count / 2 : 0;
+  kernel(args, 0, half);
+  kernel(args, half, p.weights.block_count - half);
+}
+
 // Sums that a multiply-add emulated by rounding twice (double, then float)
 // gets wrong, against math::fma_f32: bias 2^30 + 2^7 (an odd last bit) plus
 // (1 + 2^-23)·(2^6 - 2^-17) = 2^6 - 2^-40 is just below the midpoint
@@ -81,14 +100,7 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
       const PackedF32 p = pack_f32(w, bias, n, k);
       const std::vector<float> want = f32_gemm_reference(x, k, w, bias, m, n, k, false);
       std::vector<float> got(m * n, NAN);
-      kernels::f32::GemmArgs args;
-      args.x = x.data();
-      args.x_stride = k;
-      args.rows = m;
-      args.weights = &p.weights;
-      args.y = got.data();
-      args.y_stride = n;
-      kernel(args, 0, p.weights.block_count);
+      run_f32_gemm(kernel, x, k, m, p, &got, n, false, false);
       CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
     }
   }
@@ -124,18 +136,7 @@ inline void check_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
           const std::vector<float> want = f32_gemm_reference(x, x_stride, w, bias, m, n, k, relu);
           const float sentinel = 12345.0f;
           std::vector<float> got(m * y_stride, sentinel);
-          kernels::f32::GemmArgs args;
-          args.x = x.data();
-          args.x_stride = x_stride;
-          args.rows = m;
-          args.weights = &p.weights;
-          args.y = got.data();
-          args.y_stride = y_stride;
-          args.relu = relu;
-          // Two calls over two halves of the blocks: the split of the pool.
-          const size_t half = p.weights.block_count / 2;
-          kernel(args, 0, half);
-          kernel(args, half, p.weights.block_count - half);
+          run_f32_gemm(kernel, x, x_stride, m, p, &got, y_stride, relu, true);
           bool same = true, untouched = true;
           for (size_t i = 0; i < m; ++i) {
             same = same && std::memcmp(got.data() + i * y_stride, want.data() + i * n, n * sizeof(float)) == 0;
