@@ -95,8 +95,9 @@ GemmKernel fast_gemm_kernel();
 // projection (for its memory), shortlists and the arg-max shortcut.
 bool replaces_xnnpack();
 
-// The name of fast_gemm_kernel() ("avx512", "avx2+fma3", "neon", "wasm-simd128", "portable"; "" when
-// there is none), for `edgemt inspect` and `bench`.
+// The name of fast_gemm_kernel() ("avx512", "avx2+fma3", "neon",
+// "wasm-simd128", "portable"; "" when there is none), for `edgemt inspect`
+// and `bench`.
 const char* fast_gemm_kernel_name();
 
 }  // namespace edgemt::kernels::f32

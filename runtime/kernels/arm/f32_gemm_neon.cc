@@ -1,6 +1,6 @@
 // The f32 GEMM (f32_gemm.h) on AArch64 NEON: accumulators started from the
 // bias, one fused multiply-add (FMLA) per row and depth step in k order, so
-// every output has the portable kernel's bits (std::fma per step). GCC does
+// every output has the portable kernel's bits (math::fma_f32 per step). GCC does
 // not vectorize the portable loop on AArch64: it emits 16 scalar FMADDs per
 // depth step, a quarter of what the vector unit does.
 //

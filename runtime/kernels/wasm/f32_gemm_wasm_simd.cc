@@ -49,8 +49,8 @@ bool has_tiny(const float* v, size_t n) {
   return found;
 }
 
-// math::fma_f32 per step (the portable kernel's arithmetic) for rows [m0, m0 + rows) and the block's
-// columns [c0, c0 + width) of block b.
+// math::fma_f32 per step (the portable kernel's arithmetic) for rows
+// [m0, m0 + rows) and the block's columns [c0, c0 + width) of block b.
 void fma_tile(const GemmArgs& a, size_t m0, size_t rows, size_t b, size_t c0, size_t width) {
   const PackedWeights& w = *a.weights;
   const float* block = w.blocks + b * w.depth * kBlockColumns;
