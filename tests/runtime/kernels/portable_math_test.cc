@@ -1,5 +1,6 @@
-// exp_f32 / normal_cdf_f32 / log_f64 (kernels/portable_math.h) against libm
-// in double.
+// exp_f32 / normal_cdf_f32 / log_f64 / tanh_f32 / sigmoid_f32
+// (kernels/portable_math.h) against libm in double; fma_f32 on sums that
+// rounding twice gets wrong, and natively against std::fma.
 #include "kernels/portable_math.h"
 
 #include <doctest/doctest.h>
