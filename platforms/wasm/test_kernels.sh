@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The kernel tests in WebAssembly (every kernel against its naive
-# reference, the WebAssembly SIMD int8 GEMM among them), under Node.js:
+# reference, the WebAssembly SIMD int8 and f32 GEMMs among them), under Node.js:
 #   bash platforms/wasm/test_kernels.sh     (after platforms/wasm/build.sh)
 # Prints "SKIPPED: ..." and succeeds when the build is missing.
 set -euo pipefail
