@@ -10,16 +10,16 @@
 //   acc = float(s)                              the second rounding
 // float(s) is the fused result unless s lands exactly halfway between two
 // floats (portable_math.h: fma_f32_from_double). Such lanes go to
-// math::fma_f32, which corrects them:
+// the portable kernel (math::fma_f32), which corrects them:
 //  - s with the low 29 bits of its double mantissa equal to 1 << 28 (a
 //    midpoint in the normal float range) is flagged per lane and step, and
-//    a tile with a flag is computed again with math::fma_f32 (rare: about
+//    a tile with a flag is computed again by the portable kernel (rare: about
 //    one sum in 2^29 of those not exact in double);
 //  - midpoints below 2^-126, where the subnormal floats' spacing is wider:
 //    s can be inexact there only when |x · w| < 2^-131 (else every term is
 //    a multiple of 2^-178 and |s| < 2^-126 fits 53 bits), which needs an x
 //    or a w below 2^-65 that is not zero; a block or rows with one go to
-//    math::fma_f32 whole (never in a trained model).
+//    the portable kernel whole (never in a trained model).
 // Tiles: one row × 16 columns (8 accumulators of 2 doubles), or 2 rows × 8
 // columns (each promoted weight serves two rows).
 #include <wasm_simd128.h>
@@ -28,7 +28,6 @@
 #include <cstring>
 
 #include "kernels/f32_gemm.h"
-#include "kernels/portable_math.h"
 
 namespace edgemt::kernels::f32 {
 namespace {
@@ -49,22 +48,14 @@ bool has_tiny(const float* v, size_t n) {
   return found;
 }
 
-// math::fma_f32 per step (the portable kernel's arithmetic) for rows
-// [m0, m0 + rows) and the block's columns [c0, c0 + width) of block b.
-void fma_tile(const GemmArgs& a, size_t m0, size_t rows, size_t b, size_t c0, size_t width) {
-  const PackedWeights& w = *a.weights;
-  const float* block = w.blocks + b * w.depth * kBlockColumns;
-  const float low = a.relu ? 0.0f : -__builtin_huge_valf();
-  for (size_t r = m0; r < m0 + rows; ++r) {
-    const float* x = a.x + r * a.x_stride;
-    for (size_t c = c0; c < c0 + width; ++c) {
-      const size_t n = b * kBlockColumns + c;
-      if (n >= w.columns) break;
-      float acc = w.bias[n];
-      for (size_t k = 0; k < w.depth; ++k) acc = math::fma_f32(x[k], block[k * kBlockColumns + c], acc);
-      a.y[r * a.y_stride + n] = acc > low ? acc : low;
-    }
-  }
+// Block b for rows [m0, m0 + rows) with the portable kernel (math::fma_f32
+// per step): the fallback for flagged tiles and tiny values.
+void portable_block(const GemmArgs& a, size_t m0, size_t rows, size_t b) {
+  GemmArgs part = a;
+  part.x = a.x + m0 * a.x_stride;
+  part.y = a.y + m0 * a.y_stride;
+  part.rows = rows;
+  gemm_portable(part, b, 1);
 }
 
 // acc + x·w in double, then rounded to float (kept as a double); `flags`
@@ -127,17 +118,18 @@ void gemm_wasm_simd(const GemmArgs& a, size_t first_block, size_t block_count) {
   for (size_t m = 0; m < a.rows && !tiny_x; ++m) tiny_x = has_tiny(a.x + m * a.x_stride, w.depth);
   for (size_t b = first_block; b < first_block + block_count; ++b) {
     if (tiny_x || has_tiny(w.blocks + b * w.depth * kBlockColumns, w.depth * kBlockColumns)) {
-      fma_tile(a, 0, a.rows, b, 0, kBlockColumns);
+      portable_block(a, 0, a.rows, b);
       continue;
     }
     if (a.rows == 1) {
-      if (!tile<1, 4>(a, 0, b, 0)) fma_tile(a, 0, 1, b, 0, kBlockColumns);
+      if (!tile<1, 4>(a, 0, b, 0)) portable_block(a, 0, 1, b);
       continue;
     }
     for (size_t m = 0; m < a.rows; m += 2) {
       for (size_t c0 = 0; c0 < kBlockColumns; c0 += 8) {
         const bool done = a.rows - m >= 2 ? tile<2, 2>(a, m, b, c0) : tile<1, 2>(a, m, b, c0);
-        if (!done) fma_tile(a, m, a.rows - m >= 2 ? 2 : 1, b, c0, 8);
+        // The whole block again for these rows (the other half's bits too).
+        if (!done) portable_block(a, m, a.rows - m >= 2 ? 2 : 1, b);
       }
     }
   }
