@@ -130,12 +130,6 @@ TEST_CASE("kernels/portable_math: sigmoid_f32 within 4 ulp") {
   CHECK(std::isnan(sigmoid_f32(NAN)));
 }
 
-}  // namespace
-}  // namespace edgemt::kernels::math
-
-namespace edgemt::kernels::math {
-namespace {
-
 float twice_rounded(float a, float b, float c) {
   return static_cast<float>(static_cast<double>(a) * static_cast<double>(b) + static_cast<double>(c));
 }
