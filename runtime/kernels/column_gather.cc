@@ -17,7 +17,6 @@ void gather_columns(const f32::PackedWeights& source, const int32_t* ids, size_t
   float* packed = static_cast<float*>(storage);
   float* bias = packed + blocks * depth * W;
   for (size_t b = 0; b < blocks; ++b) {
-    float* block = packed + b * depth * W;
     // Per column, its source block's lane: [depth] floats W apart.
     const float* lanes[W];
     for (size_t c = 0; c < W; ++c) {
@@ -31,9 +30,7 @@ void gather_columns(const f32::PackedWeights& source, const int32_t* ids, size_t
       lanes[c] = source.blocks + (n / W) * depth * W + n % W;
       bias[j] = source.bias[n];
     }
-    for (size_t k = 0; k < depth; ++k) {
-      for (size_t c = 0; c < W; ++c) block[k * W + c] = lanes[c] != nullptr ? lanes[c][k * W] : 0.0f;
-    }
+    f32::pack_block(lanes, nullptr, W, depth, packed + b * depth * W);
   }
   out->blocks = packed;
   out->bias = bias;
@@ -48,15 +45,7 @@ void pack_rows(const float* w, const float* bias, size_t depth, const int32_t* i
   const size_t blocks = blocks_of(count, W);
   float* packed = static_cast<float*>(storage);
   float* packed_bias = packed + blocks * depth * W;
-  for (size_t b = 0; b < blocks; ++b) {
-    float* block = packed + b * depth * W;
-    for (size_t c = 0; c < W; ++c) {
-      const size_t j = b * W + c;
-      const float* row = j < count ? w + static_cast<size_t>(ids[j]) * depth : nullptr;
-      for (size_t k = 0; k < depth; ++k) block[k * W + c] = row != nullptr ? row[k] : 0.0f;
-      packed_bias[j] = row != nullptr && bias != nullptr ? bias[ids[j]] : 0.0f;
-    }
-  }
+  f32::pack_block_range(w, bias, count, depth, 0, blocks, storage, ids);
   out->blocks = packed;
   out->bias = packed_bias;
   out->columns = count;

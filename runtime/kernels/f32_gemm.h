@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace edgemt::kernels::f32 {
 
@@ -44,8 +45,19 @@ void pack_weights(const float* w, const float* bias, size_t columns, size_t dept
 // The part of pack_weights that writes blocks [first_block, first_block +
 // block_count) (rows 16·first_block.. of w) and their biases, in place in
 // the whole pack's `storage`: packing a large matrix a part at a time.
+// With `ids` ([columns]), column n is row ids[n] of w (bias[ids[n]]):
+// pack_rows (column_gather.h).
 void pack_block_range(const float* w, const float* bias, size_t columns, size_t depth,
-                      size_t first_block, size_t block_count, void* storage);
+                      size_t first_block, size_t block_count, void* storage,
+                      const int32_t* ids = nullptr);
+
+// One block of a pack from its 16 columns' weights: block[k·16 + c] =
+// lanes[c][k·stride] for k < depth, 0 where lanes[c] is null (a column past
+// N). `next`: the next block's lanes (or nullptr), whose rows (stride 1)
+// are prefetched meanwhile. pack_block_range, pack_rows and gather_columns
+// fill their blocks with it.
+void pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
+                float* block);
 
 // Row n of w (the embedding row of id n) from the pack: out[k] = w[n][k].
 void unpack_row(const PackedWeights& w, size_t n, float* out);
