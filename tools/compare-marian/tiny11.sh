@@ -3,9 +3,13 @@
 # the same lexical shortlist, beside Bergamot's published figure (issue 42,
 # acceptance 3).
 #
-#   tools/compare-marian/tiny11.sh [WORK_DIR] [compare.py options]
+#   tools/compare-marian/tiny11.sh [WORK_DIR] [--shape SHAPE] [compare.py options]
 #   (default /tmp/edgemt-tiny11, ~120 MB there; run.sh's own work files,
 #   ~250 MB, go to a temporary folder it removes)
+#
+# SHAPE: tiny (the default), or base-memory or base, Firefox's two larger
+# students (make_marian_model.py --shape; WORK/SHAPE, ~200 and ~270 MB;
+# no Bergamot figure beside them: it is the tiny model's).
 #
 # 1. WORK/tiny11: tools/fixtures/marian_tiny11/make_marian_model.py's
 #    folder (student.tiny11's shape: d 256, 6 encoder and 2 SSRU decoder
@@ -20,15 +24,29 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+case "${1:-}" in
+  -*) echo "tiny11.sh: WORK_DIR comes first (tiny11.sh WORK_DIR --shape SHAPE ...)" >&2; exit 2 ;;
+esac
 work="$(realpath -m "${1:-/tmp/edgemt-tiny11}")"
 case "$work/" in
   "$root"/*) echo "tiny11.sh: WORK_DIR $work is inside the checkout: use another" >&2; exit 2 ;;
 esac
+shift $(( $# > 0 ? 1 : 0 ))
+shape=tiny
+if [ "${1:-}" = --shape ]; then
+  shape="${2:-}"
+  shift 2 || true
+fi
+case "$shape" in
+  tiny) folder="$work/tiny11"; bergamot=(--bergamot) ;;
+  base-memory|base) folder="$work/$shape"; bergamot=() ;;
+  *) echo "tiny11.sh: --shape '$shape': expected tiny, base-memory or base" >&2; exit 2 ;;
+esac
 venv="$("$here/pymarian_venv.sh")"
 started=$(date +%s)
-folder="$work/tiny11"
 if [ ! -f "$folder/lex.s2t" ]; then
-  /usr/bin/python3 "$root/tools/fixtures/marian_tiny11/make_marian_model.py" "$folder"
+  /usr/bin/python3 "$root/tools/fixtures/marian_tiny11/make_marian_model.py" --shape "$shape" \
+    "$folder"
 fi
 conv() {  # conv OUTPUT ARGS...: marian_conv.py ARGS unless OUTPUT exists
   local output="$1"
@@ -40,5 +58,5 @@ conv() {  # conv OUTPUT ARGS...: marian_conv.py ARGS unless OUTPUT exists
 conv "$folder/lex.bin" shortlist "$folder/lex.s2t" "$folder/vocab.spm" "$folder/lex.bin"
 conv "$folder/model.intgemm8.bin" intgemm8 "$folder/model.npz" "$folder/model.intgemm8.bin"
 "$here/run.sh" "$folder" "$root/tests/fixtures/marian_ssru/reference/source.en" \
-  --shortlist "$folder/lex.bin" --max-length-factor 1.2 --sort-by-length --bergamot "${@:2}"
+  --shortlist "$folder/lex.bin" --max-length-factor 1.2 --sort-by-length "${bergamot[@]}" "$@"
 echo "tiny11.sh: $(( $(date +%s) - started )) s in all"
