@@ -18,7 +18,8 @@ void pack_block(const float* const* lanes, const float* const* next, size_t stri
   if (next != nullptr && stride == 1) {
     // One prefetch per 64-byte line. Rows picked by id (a shortlist's
     // candidates) come from all over a large table: transposing one block
-    // while the next one's rows arrive halved pack_rows' time.
+    // while the next one's rows arrive, with the order below, halved
+    // pack_rows' time.
     for (size_t c = 0; c < kBlockColumns; ++c) {
       for (size_t k = 0; next[c] != nullptr && k < depth; k += 16) __builtin_prefetch(next[c] + k);
     }

@@ -10,11 +10,11 @@
 // MR, NB <= 4 (16 of the 32 zmm registers): at batch-1 decoding (one row)
 // four blocks give four independent dependency chains.
 //
-// The tile flips its rows' codes to unsigned once per chunk of depth, into
-// a buffer on the stack, rather than once per broadcast in the inner loop:
-// on Zen 4 the XOR there took vector-pipe slots from vpdpbusd
-// (BM_Int8GemmFullCodes M 320, K 1024, N 256: 281 GFLOP/s with it, 360
-// without).
+// A tile of 2-4 rows flips its rows' codes to unsigned once per chunk of
+// depth, into a buffer on the stack, rather than once per broadcast in the
+// inner loop, where the XOR took vector-pipe slots from vpdpbusd on Zen 4
+// (BM_Int8GemmFullCodes, medians: M 320 K 256 N 1024 302 -> 345 GFLOP/s,
+// M 20 K 256 N 768 317 -> 351).
 // GCC 12's avx512fintrin.h initializes its "undefined" vectors from
 // themselves, which -Wuninitialized reports wherever they are inlined
 // (GCC bug 105593); the warning is about the header, not this file.
@@ -59,8 +59,9 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
     for (int nb = 0; nb < NB; ++nb) sum[r][nb] = _mm512_setzero_si512();
   }
   const int8_t* x = a.xq + m0 * a.xq_stride;
-  // One row (batch-1 decoding) keeps its one XOR per group: there the
-  // copy cost more than it saved (BM_Int8GemmFullCodes M 1: 3-4% slower).
+  // One row (batch-1 decoding) keeps its one XOR per four vpdpbusd: there
+  // the copy measured no faster (BM_Int8GemmFullCodes M 1), the weights'
+  // loads set the pace.
   constexpr bool kCopy = MR > 1;
   const __m512i flip = _mm512_set1_epi32(static_cast<int>(0x80808080u));
   alignas(64) int8_t flipped[MR][kCopy ? kChunkGroups * kGroupDepth : 1];
