@@ -41,16 +41,7 @@ void gather_columns(const f32::PackedWeights& source, const int32_t* ids, size_t
 
 void pack_rows(const float* w, const float* bias, size_t depth, const int32_t* ids, size_t count,
                void* storage, f32::PackedWeights* out) {
-  constexpr size_t W = f32::kBlockColumns;
-  const size_t blocks = blocks_of(count, W);
-  float* packed = static_cast<float*>(storage);
-  float* packed_bias = packed + blocks * depth * W;
-  f32::pack_block_range(w, bias, count, depth, 0, blocks, storage, ids);
-  out->blocks = packed;
-  out->bias = packed_bias;
-  out->columns = count;
-  out->depth = depth;
-  out->block_count = blocks;
+  f32::pack_weights(w, bias, count, depth, storage, out, ids);
 }
 
 void gather_columns(const int8::PackedWeights& source, const int32_t* ids, size_t count,

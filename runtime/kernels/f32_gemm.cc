@@ -63,9 +63,9 @@ void pack_block_range(const float* w, const float* bias, size_t columns, size_t 
 }
 
 void pack_weights(const float* w, const float* bias, size_t columns, size_t depth, void* storage,
-                  PackedWeights* out) {
+                  PackedWeights* out, const int32_t* ids) {
   const size_t blocks = (columns + kBlockColumns - 1) / kBlockColumns;
-  pack_block_range(w, bias, columns, depth, 0, blocks, storage);
+  pack_block_range(w, bias, columns, depth, 0, blocks, storage, ids);
   float* packed = static_cast<float*>(storage);
   float* packed_bias = packed + blocks * depth * kBlockColumns;
   out->blocks = packed;

@@ -38,9 +38,10 @@ struct PackedWeights {
 size_t packed_bytes(size_t columns, size_t depth);
 
 // Packs w [N, K] (row-major) and bias [N] (or nullptr) into `storage`
-// (packed_bytes(N, K) bytes, 64-byte aligned).
+// (packed_bytes(N, K) bytes, 64-byte aligned). With `ids` ([N]), column n
+// is row ids[n] of w (pack_rows, column_gather.h).
 void pack_weights(const float* w, const float* bias, size_t columns, size_t depth, void* storage,
-                  PackedWeights* out);
+                  PackedWeights* out, const int32_t* ids = nullptr);
 
 // The part of pack_weights that writes blocks [first_block, first_block +
 // block_count) (rows 16·first_block.. of w) and their biases, in place in
