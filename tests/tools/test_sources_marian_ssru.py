@@ -24,6 +24,7 @@ The int8 file of marian-conv's intgemm8 .bin holds Marian's own codes (a
 scale 1/quantMult on every row): checked against the .bin's items.
 """
 
+import gzip
 import json
 import os
 import shutil
@@ -320,6 +321,60 @@ class SsruStudentTest(unittest.TestCase):
                 print(f"int8 (Firefox's arithmetic) {ref}: {same}/1000 lines identical to "
                       "Bergamot's")
                 self.assertGreaterEqual(same, 990, ref)
+
+    def test_a_folder_of_firefox_s_model_repository_converts_as_it_is(self):
+        """mozilla/firefox-translations-models keeps each model as
+        models/<size>/<pair>/: every file gzip-compressed, a metadata.json
+        naming the languages, and in some folders another .bin.gz that is no
+        Marian model (qualityModel.<pair>.bin.gz). Such a folder converts
+        with no --from and no languages, to the tensors and shortlist of the
+        same files uncompressed, and translates as Firefox does; a truncated
+        file is refused by name."""
+        plain, packed = self.path("repository-plain"), self.path("repository")
+        os.mkdir(plain)
+        os.mkdir(packed)
+        for source, name in (("model.intgemm8.alphas.bin", "model.ende.intgemm.alphas.bin"),
+                             ("vocab.spm", "vocab.ende.spm"), ("lex.bin", "lex.50.50.ende.s2t.bin")):
+            shutil.copyfile(os.path.join(FIXTURE, source), os.path.join(plain, name))
+            with open(os.path.join(FIXTURE, source), "rb") as handle:
+                data = handle.read()
+            with open(os.path.join(packed, name + ".gz"), "wb") as handle:
+                handle.write(gzip.compress(data))
+        with open(os.path.join(packed, "qualityModel.ende.bin.gz"), "wb") as handle:
+            handle.write(gzip.compress(bytes(range(64))))
+        with open(os.path.join(packed, "metadata.json"), "w", encoding="utf-8") as handle:
+            json.dump({"architecture": "tiny", "sourceLanguage": "en", "targetLanguage": "de"},
+                      handle)
+        lex = os.path.join(packed, "lex.50.50.ende.s2t.bin.gz")
+        mine = ff.convert(self, self.path("repository.emt"), packed, "--dtype", "int8",
+                          "--shortlist", lex)
+        theirs = ff.convert(self, self.path("repository-plain.emt"), plain, *LANGS, "--dtype",
+                            "int8", "--shortlist", os.path.join(plain, "lex.50.50.ende.s2t.bin"))
+        mine_model, their_model = read_model(mine), read_model(theirs)
+        self.assertEqual((mine_model.header.source_language, mine_model.header.target_language),
+                         ("en", "de"))
+        self.assertEqual(mine_model.header.quantization, QUANTIZATION_INT8_STATIC)
+        self.assertEqual(mine_model.table_order, their_model.table_order)
+        for name in mine_model.table_order:
+            self.assertTrue((mine_model.array(name) == their_model.array(name)).all(), name)
+        for part in ("offsets", "targets"):
+            self.assertTrue((getattr(mine_model.header.shortlist, part) ==
+                             getattr(their_model.header.shortlist, part)).all(), part)
+        got = ff.translate(self, mine, SOURCE, "--beam", "1", "--batch", "1",
+                           "--no-split-sentences")
+        want = read_lines(os.path.join(REFERENCE, "bergamot.alphas.greedy.shortlist.de"))
+        same = sum(g == w for g, w in zip(got, want))
+        print(f"a gzipped Firefox repository folder, int8 greedy: {same}/1000 lines identical "
+              "to Bergamot's")
+        self.assertGreaterEqual(same, 990)
+        model_gz = os.path.join(packed, "model.ende.intgemm.alphas.bin.gz")
+        with open(model_gz, "rb") as handle:
+            data = handle.read()
+        with open(model_gz, "wb") as handle:
+            handle.write(data[:len(data) // 2])
+        ff.refused(self, self.path("truncated.emt"),
+                   f"Marian model {model_gz} is gzip-compressed but cannot be decompressed",
+                   "--from", "marian", "--checkpoint", packed)
 
     def test_the_alphas_of_one_fused_product_must_agree(self):
         """edgemt computes an SSRU's two gates (Q/K/V, the cross-attention

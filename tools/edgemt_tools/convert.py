@@ -57,7 +57,9 @@ Sources (--from), each read from its own files, with no config of ours:
              (with special:model.yml), decoder.yml, vocabulary (.yml or
              .spm) and source.spm / target.spm. Post-norm ("dan") or
              pre-norm transformers, SSRU decoders (Firefox Translations'
-             students); factored vocabularies are refused.
+             students: a folder of its model repository as it is, .gz
+             files and the languages of its metadata.json); factored
+             vocabularies are refused.
   hf-marian  a Hugging Face MarianMT folder: config.json,
              model.safetensors or pytorch_model.bin, source.spm, target.spm,
              vocab.json, generation_config.json when present.
@@ -213,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="target SentencePiece model (as --src-spm)")
     p.add_argument("--src-lang", metavar="LANG",
                    help="source language code (default: what the checkpoint says, where it "
-                        "says it)")
+                        "says it: a Firefox model folder's metadata.json)")
     p.add_argument("--tgt-lang", metavar="LANG",
                    help="target language code (likewise)")
     p.add_argument("--max-positions", type=_positive_int, metavar="N",

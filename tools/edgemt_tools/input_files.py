@@ -8,11 +8,20 @@ every file they read; `convert.run` reads the list inside `recording()` and
 hands it to the writer (output_target.py), which refuses an output that is
 one of them: `-o model.npz` inside a Marian folder would otherwise replace
 the checkpoint being converted.
+
+Binary inputs may be gzip-compressed (`read_bytes`): Firefox Translations'
+model repository (mozilla/firefox-translations-models) ships every file so,
+`model.<pair>.intgemm.alphas.bin.gz`, `vocab.<pair>.spm.gz`,
+`lex.50.50.<pair>.s2t.bin.gz`, and a converter that refused them would send
+users to gunzip each one first.
 """
 
 import contextlib
+import gzip
+import io
 import os
 import stat
+import zlib
 from typing import Iterator, List, Optional
 
 from .errors import UserError
@@ -65,3 +74,55 @@ def recording() -> Iterator[List[str]]:
         yield _recorded
     finally:
         _recorded = outer
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 24
+
+
+def without_gz(name: str) -> str:
+    """A file name without a trailing `.gz`: the kind of file it holds."""
+    return name[:-3] if name.endswith(".gz") else name
+
+
+def read_bytes(path: str, what: str, limit: int) -> bytes:
+    """The bytes of the file at `path`, decompressed when they are gzip's
+    (told by the magic bytes, not the name), at most `limit` of them.
+    UserError naming `what` when the file cannot be read, is a broken gzip
+    stream, or decompresses to more than `limit` bytes (a small file must
+    not fill the memory)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        raise UserError(f"cannot read {what} {path}: {err.strerror}") from None
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    out = bytearray()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            while len(out) <= limit:  # bounded pieces: read(n) would allocate n at once
+                piece = stream.read(_CHUNK)
+                if not piece:
+                    return bytes(out)
+                out += piece
+    except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise UserError(f"{what} {path} is gzip-compressed but cannot be decompressed "
+                        f"({reason})") from None
+    raise UserError(f"{what} {path} decompresses to more than {limit:,} bytes")
+
+
+def gzip_head(path: str, size: int) -> bytes:
+    """The first `size` bytes of the file at `path`, decompressed when it is
+    gzip's; fewer (or none) when it is shorter, unreadable or broken."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(size)
+            if not head.startswith(GZIP_MAGIC):
+                return head
+            handle.seek(0)
+            with gzip.GzipFile(fileobj=handle) as stream:
+                return stream.read(size)
+    except (OSError, EOFError, zlib.error):
+        return b""

@@ -32,6 +32,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import input_files, limits
 from .errors import UserError
 from .model_spec import ModelSpec, Shortlist
 from .validate import lists_problem
@@ -105,8 +106,7 @@ def read_shortlist(path: str, vocab: Vocabularies, first: Optional[int] = None,
     its text, as Marian's std::stof does, and compared with the
     probabilities so rounded. UserError, naming the file, for anything
     Marian or the runtime would not accept."""
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = input_files.read_bytes(path, "shortlist", limits.MAX_MODEL_BYTES)
     notes = []
     if len(data) >= 8 and struct.unpack_from("<Q", data)[0] == MAGIC:
         if (first, best, threshold) != (None, None, None):

@@ -16,7 +16,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import input_files
+from .. import input_files, limits
 from ..errors import UserError
 from ..model_spec import expected_tensors
 from ..validate import first_line, validate_config
@@ -77,8 +77,8 @@ def read_sentencepiece(path: str, what: str) -> bytes:
     if not input_files.regular_file(path, f"{what} SentencePiece model"):
         raise UserError(f"{what} SentencePiece model not found: {path}")
     input_files.refuse_empty(path, f"the {what} SentencePiece model")
-    with open(path, "rb") as handle:
-        proto = handle.read()
+    proto = input_files.read_bytes(path, f"the {what} SentencePiece model",
+                                   limits.MAX_TOKENIZER_BYTES)
     try:
         spm.SentencePieceProcessor(model_proto=proto)
     except Exception as err:  # noqa: BLE001 - sentencepiece raises RuntimeError/OSError

@@ -9,6 +9,7 @@ import struct
 import zipfile
 from typing import Optional
 
+from .. import input_files
 from . import torch_zip
 
 # --from name -> what users call it.
@@ -51,11 +52,7 @@ def is_marian_binary_model(path: str) -> bool:
     first item header's name length and type fit (marian_binary.py)."""
     if not os.path.isfile(path):
         return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(48)
-    except OSError:
-        return False
+    head = input_files.gzip_head(path, 48)  # Firefox's model repository: .bin.gz
     if len(head) < 48:
         return False
     version, count, name_length, kind = struct.unpack("<4Q", head[:32])
@@ -64,7 +61,7 @@ def is_marian_binary_model(path: str) -> bool:
 
 def _is_marian_model(path: str) -> bool:
     return (path.endswith(".npz") and _npz_is_marian(path)) or \
-        (path.endswith(".bin") and is_marian_binary_model(path))
+        (input_files.without_gz(path).endswith(".bin") and is_marian_binary_model(path))
 
 
 def _torch_file_kind(path: str) -> Optional[str]:
@@ -97,7 +94,7 @@ def detect(path: str) -> Optional[str]:
         return None
     if not os.path.isfile(path):
         return None
-    if path.endswith((".npz", ".bin")):
+    if path.endswith((".npz", ".bin", ".bin.gz")):
         return "marian" if _is_marian_model(path) else None
     if path.endswith(".safetensors") or os.path.basename(path) == "config.json":
         return "hf-marian" if _hf_folder_kind(os.path.dirname(os.path.abspath(path))) else None

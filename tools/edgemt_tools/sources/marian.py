@@ -50,6 +50,7 @@ Name mapping (layer l = i + 1; Marian numbers layers from 1):
   {encoder,decoder}_top_ln_{scale,bias}              -> final norms (pre-norm)
 """
 
+import json
 import os
 import zipfile
 from typing import Dict, List, Mapping, Optional, Tuple
@@ -412,7 +413,8 @@ class Vocabulary:
                  allow_missing: bool = False):
         self.path = path
         self.note = None
-        if path.endswith(".spm"):
+        sentencepiece_vocabulary = input_files.without_gz(path).endswith(".spm")
+        if sentencepiece_vocabulary:
             # Marian runs SentencePiece itself: its ids are the vocabulary.
             self.spm = read_sentencepiece(path, side)
             import sentencepiece
@@ -437,7 +439,7 @@ class Vocabulary:
                                      if isinstance(p, str) and len(p) == 1 and _is_control(p)]
         mapping = {str(p): i for p, i in mapping.items()}
         self.pieces = pieces_by_id(mapping, size, path)
-        if not path.endswith(".spm"):
+        if not sentencepiece_vocabulary:
             self.note = check_covers_sentencepiece(mapping, self.spm, path, spm_path,
                                                    allow_missing)
         for special in ("</s>", "<unk>"):
@@ -482,7 +484,8 @@ def _find_model(folder: str, decoder: Mapping) -> str:
         return path
     # A shortlist (lex.*.bin) is no model: a .bin counts by its header.
     found = sorted(name for name in os.listdir(folder) if name.endswith(".npz") or (
-        name.endswith(".bin") and is_marian_binary_model(os.path.join(folder, name))))
+        input_files.without_gz(name).endswith(".bin")
+        and is_marian_binary_model(os.path.join(folder, name))))
     if len(found) != 1:
         raise UserError(f"{folder}: expected one model, .npz or .bin (found {len(found)}), or a "
                         "decoder.yml naming it")
@@ -493,11 +496,12 @@ def _firefox_vocabularies(folder: str) -> List[str]:
     """Without a decoder.yml naming them, the vocabularies of a folder as
     Firefox Translations downloads a model (model, lex.*.bin and either one
     vocab.<pair>.spm for both sides, or srcvocab.<pair>.spm and
-    trgvocab.<pair>.spm): [source, target] file names. UserError when the
-    folder holds neither layout, or both."""
+    trgvocab.<pair>.spm; each also .gz, as its model repository has them):
+    [source, target] file names. UserError when the folder holds neither
+    layout, or both."""
     def named(prefix: str) -> List[str]:
         return sorted(name for name in os.listdir(folder)
-                      if name.startswith(prefix) and name.endswith(".spm"))
+                      if name.startswith(prefix) and input_files.without_gz(name).endswith(".spm"))
     joint, source, target = named("vocab"), named("srcvocab"), named("trgvocab")
     if len(joint) == 1 and not source and not target:
         return [joint[0], joint[0]]
@@ -509,12 +513,37 @@ def _firefox_vocabularies(folder: str) -> List[str]:
                     f"{found}); write a decoder.yml with 'vocabs: [SOURCE, TARGET]'")
 
 
+def firefox_languages(folder: str, source: Optional[str],
+                      target: Optional[str]) -> Tuple[str, str]:
+    """(source, target) language: as given, else from the folder's
+    metadata.json (sourceLanguage, targetLanguage), which Firefox
+    Translations' model repository writes beside each model. UserError when
+    one is still missing."""
+    path = os.path.join(folder, "metadata.json")
+    if not (source and target) and input_files.regular_file(path, "metadata.json"):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                metadata = json.load(handle)
+        except (OSError, ValueError) as err:
+            raise UserError(f"{path}: not JSON ({str(err).splitlines()[0]}); pass --src-lang "
+                            "and --tgt-lang") from None
+        if isinstance(metadata, dict):
+            named = [metadata.get(key) for key in ("sourceLanguage", "targetLanguage")]
+            source, target = (given or (value if isinstance(value, str) and value else None)
+                              for given, value in zip((source, target), named))
+    if not (source and target):
+        raise UserError("a Marian folder does not name its languages: pass --src-lang and "
+                        "--tgt-lang")
+    return source, target
+
+
 def _shortlist_note(folder: str) -> Optional[str]:
     """A note suggesting the folder's lexical shortlist (lex*.bin, else
     lex*.s2t; Firefox Translations ships lex.50.50.<pair>.s2t.bin), which
     is stored only when named with --shortlist."""
-    found = sorted((not name.endswith(".bin"), name) for name in os.listdir(folder)
-                   if name.startswith("lex") and name.endswith((".bin", ".s2t")))
+    kinds = {name: input_files.without_gz(name) for name in os.listdir(folder)}
+    found = sorted((not kind.endswith(".bin"), name) for name, kind in kinds.items()
+                   if name.startswith("lex") and kind.endswith((".bin", ".s2t")))
     if not found:
         return None
     path = os.path.join(folder, found[0][1])
@@ -566,17 +595,15 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
                                                    "decoder.yml, vocabularies, source.spm, "
                                                    "target.spm)"))
     # Before the model is read (seconds for an OPUS-MT model).
-    if not (inputs.src_lang and inputs.tgt_lang):
-        raise UserError("a Marian folder does not name its languages: pass --src-lang and "
-                        "--tgt-lang")
+    src_lang, tgt_lang = firefox_languages(folder, inputs.src_lang, inputs.tgt_lang)
     decoder_path = os.path.join(folder, "decoder.yml")
     decoder = (_read_yaml_file(decoder_path, "decoder.yml")
                if input_files.regular_file(decoder_path, "decoder.yml") else {})
     if not isinstance(decoder, dict):
         raise UserError(f"{decoder_path}: expected a mapping")
     npz_path = _find_model(folder, decoder)
-    npz, quantized = (read_marian_binary(npz_path) if npz_path.endswith(".bin")
-                      else (_load_npz(npz_path), {}))
+    binary = input_files.without_gz(npz_path).endswith(".bin")
+    npz, quantized = read_marian_binary(npz_path) if binary else (_load_npz(npz_path), {})
     config = _model_yml(npz, npz_path)
     notes = []
     max_length = whole_number(decoder, "max-length", "decoder.yml", DEFAULT_MAX_LENGTH, low=1,
@@ -612,8 +639,8 @@ def read(inputs) -> "Tuple[ModelSpec, List[str]]":
     special = SpecialTokens(pad=target_vocab.eos, unk=target_vocab.unk, bos=target_vocab.eos,
                             eos=target_vocab.eos, decoder_start=target_vocab.eos)
     spec = ModelSpec(
-        config=cfg, special_tokens=special, source_language=inputs.src_lang,
-        target_language=inputs.tgt_lang, tokenizer_model=source_vocab.spm, weights=weights,
+        config=cfg, special_tokens=special, source_language=src_lang,
+        target_language=tgt_lang, tokenizer_model=source_vocab.spm, weights=weights,
         append_eos_to_source=True,
         provenance=Provenance(source_format=NAME, source_checkpoint=os.path.basename(npz_path),
                               source_sha256=sha256_file(npz_path),

@@ -27,7 +27,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from .. import input_files
+from .. import input_files, limits
 from ..errors import UserError
 
 SUPPORTED_VERSION = 1
@@ -172,11 +172,7 @@ def read_marian_binary(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, Intg
     if not input_files.regular_file(path, "Marian model"):
         raise UserError(f"Marian model not found: {path}")
     input_files.refuse_empty(path, "Marian model")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise UserError(f"cannot read Marian model {path}: {err.strerror}") from None
+    data = input_files.read_bytes(path, "Marian model", limits.MAX_MODEL_BYTES)
     reader = _Reader(data, path)
     headers = _headers(reader)
     names, shapes = _names_and_shapes(reader, headers)
