@@ -8,22 +8,29 @@ Run with the Python of the Bergamot venv (tools/fixtures/marian_ssru/
 make_fixture.sh, step `bergamot`: PyPI bergamot 0.4.5, Python 3.10):
 
     bergamot_alphas.py --folder DIR --source FILE --cli build/edgemt
-                       --model EMT [--max-length-factor F] [--rounds N]
+                       [--model EMT] [--max-length-factor F] [--rounds N]
 
-DIR holds model.intgemm8.alphas.bin, vocab.spm and lex.bin; EMT is its
-edgemt-convert --dtype int8 --shortlist DIR/lex.bin conversion. The lines
-are sorted by their number of pieces for both (as compare.py
---sort-by-length). Batch 1: Bergamot translates one line per call; batch
-32: 32 consecutive lines per call (one batch: mini-batch-words is large
-enough). Bergamot's time is its translate() calls (model loaded, warmed
-up); edgemt's the whole `edgemt translate` process, start and load
-included. Each cell is the best of --rounds alternating runs; it prints
-sentences/s, the ratio edgemt / Bergamot, the lines translated
-identically and the cpu family.
+DIR is a Firefox model folder as Firefox downloads it or as
+mozilla/firefox-translations-models keeps it (files may be .gz): the model
+`model*.bin` (with alphas; of several, the one named `*alphas*`), `vocab*.spm`
+or `srcvocab*.spm` + `trgvocab*.spm`, and the shortlist `lex*.bin`. Both
+engines read the same uncompressed copies in a scratch folder; EMT, when
+not given, is edgemt-convert's `--dtype int8 --shortlist` conversion of them
+(tools/edgemt-convert beside this script; the languages of a metadata.json
+are kept). The lines are sorted by their number of source pieces for both
+(as compare.py --sort-by-length). Batch 1: Bergamot translates one line per
+call; batch 32: 32 consecutive lines per call (one batch:
+mini-batch-words is large enough). Bergamot's time is its translate() calls
+(model loaded, warmed up); edgemt's the whole `edgemt translate` process,
+start and load included. Each cell is the best of --rounds alternating
+runs; it prints sentences/s, the ratio edgemt / Bergamot, the lines
+translated identically and the cpu family.
 """
 
 import argparse
+import gzip
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,19 +41,84 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bergamot_refs import load_extension  # noqa: E402
 
 
+CONVERT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "edgemt-convert")
+
+
 def cpu_family() -> str:
+    """'F model M (name)' of /proc/cpuinfo's first CPU."""
+    found = {}
     with open("/proc/cpuinfo", encoding="utf-8") as handle:
         for line in handle:
-            if line.startswith("cpu family"):
-                return line.split(":")[1].strip()
-    return "?"
+            key, _, value = line.partition(":")
+            found.setdefault(key.strip(), value.strip())
+    return (f"{found.get('cpu family', '?')} model {found.get('model', '?')} "
+            f"({found.get('model name', '?')})")
 
 
-def bergamot_config(folder: str, factor: float) -> str:
+def plain(name: str) -> str:
+    return name[:-3] if name.endswith(".gz") else name
+
+
+def firefox_files(folder: str):
+    """{role: file name in `folder`} for model, source and target vocabulary
+    and shortlist; SystemExit naming what is missing or ambiguous."""
+    names = sorted(os.listdir(folder))
+
+    def pick(role: str, test, prefer=None):
+        found = [n for n in names if test(plain(n))]
+        if prefer is not None and len(found) > 1:
+            found = [n for n in found if prefer(n)] or found
+        if len(found) != 1:
+            raise SystemExit(f"bergamot_alphas.py: {folder}: expected one {role}, found "
+                             f"{', '.join(found) or 'none'}")
+        return found[0]
+
+    files = {"model": pick("model*.bin", lambda n: n.startswith("model") and n.endswith(".bin"),
+                           lambda n: "alphas" in n),
+             "shortlist": pick("lex*.bin", lambda n: n.startswith("lex") and n.endswith(".bin"))}
+    if any(n.startswith("srcvocab") for n in names):
+        files["source_vocab"] = pick("srcvocab*.spm", lambda n: n.startswith("srcvocab")
+                                     and n.endswith(".spm"))
+        files["target_vocab"] = pick("trgvocab*.spm", lambda n: n.startswith("trgvocab")
+                                     and n.endswith(".spm"))
+    else:
+        files["source_vocab"] = files["target_vocab"] = pick(
+            "vocab*.spm", lambda n: n.startswith("vocab") and n.endswith(".spm"))
+    return files
+
+
+def scratch_copies(folder: str, files, scratch: str):
+    """The files, uncompressed, in `scratch` under their names without .gz
+    (metadata.json too, when there): {role: path}."""
+    paths = {}
+    extra = {"metadata": "metadata.json"} if os.path.isfile(os.path.join(folder,
+                                                                        "metadata.json")) else {}
+    for role, name in {**files, **extra}.items():
+        target = os.path.join(scratch, plain(name))
+        if not os.path.exists(target):
+            opener = gzip.open if name.endswith(".gz") else open
+            with opener(os.path.join(folder, name), "rb") as source, open(target, "wb") as out:
+                shutil.copyfileobj(source, out)
+        paths[role] = target
+    return paths
+
+
+def convert(paths, scratch: str) -> str:
+    """edgemt-convert --dtype int8 --shortlist of the scratch folder."""
+    output = os.path.join(os.path.dirname(scratch), "static.emt")
+    languages = [] if "metadata" in paths else ["--src-lang", "und", "--tgt-lang", "und"]
+    # The converter's Python (Debian's numpy and sentencepiece), not this venv's.
+    subprocess.run(["/usr/bin/python3", CONVERT, "--from", "marian",
+                    "--checkpoint", scratch, *languages, "--dtype", "int8", "--shortlist",
+                    paths["shortlist"], "-o", output], check=True)
+    return output
+
+
+def bergamot_config(paths, factor: float) -> str:
     return "\n".join([
-        f"models:\n  - {folder}/model.intgemm8.alphas.bin",
-        f"vocabs:\n  - {folder}/vocab.spm\n  - {folder}/vocab.spm",
-        f"shortlist:\n  - {folder}/lex.bin\n  - false",
+        f"models:\n  - {paths['model']}",
+        f"vocabs:\n  - {paths['source_vocab']}\n  - {paths['target_vocab']}",
+        f"shortlist:\n  - {paths['shortlist']}\n  - false",
         "beam-size: 1", "normalize: 0", "word-penalty: 0", f"max-length-factor: {factor}",
         "max-length-break: 1000", "mini-batch-words: 100000", "workspace: 512",
         "cpu-threads: 0", "quiet: true", "quiet-translation: true", "ssplit-mode: sentence",
@@ -58,37 +130,43 @@ def main() -> None:
     parser.add_argument("--folder", required=True)
     parser.add_argument("--source", required=True)
     parser.add_argument("--cli", required=True)
-    parser.add_argument("--model", required=True)
+    parser.add_argument("--model", help="edgemt's int8 file of the folder's model "
+                                        "[converted here]")
     parser.add_argument("--max-length-factor", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    files = firefox_files(args.folder)
     import sentencepiece  # pylint: disable=import-outside-toplevel
-    spm = sentencepiece.SentencePieceProcessor(model_file=os.path.join(args.folder, "vocab.spm"))
-    with open(args.source, encoding="utf-8") as handle:
-        lines = [line.rstrip("\n") for line in handle]
-    lines.sort(key=lambda line: len(spm.encode(line)))
     bg = load_extension()
-    service = bg.Service(bg.ServiceConfig(numWorkers=1, logLevel="off"))
-    model = service.modelFromConfig(bergamot_config(os.path.abspath(args.folder),
-                                                    args.max_length_factor))
-    options = bg.ResponseOptions(qualityScores=False, alignment=False)
-
-    def bergamot(batch: int):
-        out = []
-        start = time.perf_counter()
-        for first in range(0, len(lines), batch):
-            responses = service.translate(model, bg.VectorString(lines[first:first + batch]), options)
-            out.extend(response.target.text for response in responses)
-        return time.perf_counter() - start, out
-
     with tempfile.TemporaryDirectory() as tmp:
+        scratch = os.path.join(tmp, "model")
+        os.mkdir(scratch)
+        paths = scratch_copies(args.folder, files, scratch)
+        emt = args.model or convert(paths, scratch)
+        spm = sentencepiece.SentencePieceProcessor(model_file=paths["source_vocab"])
+        with open(args.source, encoding="utf-8") as handle:
+            lines = [line.rstrip("\n") for line in handle]
+        lines.sort(key=lambda line: len(spm.encode(line)))
+        service = bg.Service(bg.ServiceConfig(numWorkers=1, logLevel="off"))
+        model = service.modelFromConfig(bergamot_config(paths, args.max_length_factor))
+        options = bg.ResponseOptions(qualityScores=False, alignment=False)
+
+        def bergamot(batch: int):
+            out = []
+            start = time.perf_counter()
+            for first in range(0, len(lines), batch):
+                responses = service.translate(model, bg.VectorString(lines[first:first + batch]),
+                                              options)
+                out.extend(response.target.text for response in responses)
+            return time.perf_counter() - start, out
+
         source = os.path.join(tmp, "sorted.txt")
         with open(source, "w", encoding="utf-8") as handle:
             handle.write("".join(line + "\n" for line in lines))
 
         def edgemt(batch: int):
             start = time.perf_counter()
-            result = subprocess.run([args.cli, "translate", "-m", args.model, "-i", source,
+            result = subprocess.run([args.cli, "translate", "-m", emt, "-i", source,
                                      "--batch", str(batch), "--threads", "1", "--beam", "1",
                                      "--no-split-sentences", "--max-len-a",
                                      str(args.max_length_factor), "--max-len-b", "0"],
@@ -96,8 +174,8 @@ def main() -> None:
             return time.perf_counter() - start, result.stdout.splitlines()
 
         bergamot(32)  # warm up
-        print(f"{len(lines)} lines, 1 thread, greedy, shortlist, int8shiftAlphaAll / "
-              f"Int8PerTensorStatic; cpu family {cpu_family()}")
+        print(f"{files['model']}: {len(lines)} lines, 1 thread, greedy, shortlist, "
+              f"int8shiftAlphaAll / Int8PerTensorStatic; cpu family {cpu_family()}")
         print("| batch | Bergamot sent/s | edgemt sent/s | edgemt / Bergamot | identical lines |")
         print("|---|---|---|---|---|")
         for batch in (1, 32):
