@@ -20,7 +20,12 @@ process (start and model load included: printed apart, from an empty input).
     compare.py --folder FOLDER --source FILE --cli build/edgemt --convert
                tools/edgemt-convert --work DIR [--shortlist lex.bin]
                [--max-length-factor F] [--sort-by-length] [--bergamot]
-FOLDER holds model.npz, model.intgemm8.bin (optional) and vocab.spm.
+FOLDER holds a float32 model (one *.npz, training's *.optimizer.npz aside),
+optionally marian-conv's intgemm8 .bin (model*intgemm8*.bin without
+"alphas": pymarian reads upstream's intgemm8, not browsermt's; for Firefox's
+alphas files see bergamot_alphas.py), and the vocabularies: one vocab*.spm,
+or srcvocab*.spm and trgvocab*.spm. Files may be .gz (as Firefox's model
+repository keeps them): both engines read uncompressed copies in WORK.
 --shortlist: both engines use marian-conv's binary shortlist (Marian
 `--shortlist FILE 0`, edgemt a file converted with `--shortlist FILE`).
 --max-length-factor: Marian's, and edgemt's --max-len-a F --max-len-b 0
@@ -36,6 +41,7 @@ figure sorts too: --maxi-batch 100 --maxi-batch-sort src).
 """
 
 import argparse
+import gzip
 import os
 import platform
 import shutil
@@ -80,11 +86,54 @@ def cpu_family() -> str:
     return f"cpu family {family or 'unknown'}" + (f" model {model}" if model else "")
 
 
+def plain(name: str) -> str:
+    return name[:-3] if name.endswith(".gz") else name
+
+
+def folder_files(folder: str) -> dict:
+    """{role: file name in `folder`}: "npz" (float32 model), "intgemm8"
+    (when there), "source_vocab", "target_vocab"; SystemExit naming what
+    is missing or ambiguous."""
+    names = sorted(os.listdir(folder))
+
+    def pick(role: str, test, required: bool = True):
+        found = [n for n in names if test(plain(n))]
+        if len(found) > 1 or (required and not found):
+            raise SystemExit(f"compare.py: {folder}: expected one {role}, found "
+                             f"{', '.join(found) or 'none'}")
+        return found[0] if found else None
+
+    files = {"npz": pick("*.npz model", lambda n: n.endswith(".npz") and "optimizer" not in n),
+             "intgemm8": pick("model*intgemm8*.bin", lambda n: n.startswith("model") and
+                              "intgemm8" in n and "alphas" not in n and n.endswith(".bin"),
+                              required=False)}
+    if any(n.startswith("srcvocab") for n in names):
+        files["source_vocab"] = pick("srcvocab*.spm", lambda n: n.startswith("srcvocab")
+                                     and n.endswith(".spm"))
+        files["target_vocab"] = pick("trgvocab*.spm", lambda n: n.startswith("trgvocab")
+                                     and n.endswith(".spm"))
+    else:
+        files["source_vocab"] = files["target_vocab"] = pick(
+            "vocab*.spm", lambda n: n.startswith("vocab") and n.endswith(".spm"))
+    return {role: name for role, name in files.items() if name is not None}
+
+
+def local_copy(path: str, work: str) -> str:
+    """An uncompressed copy of `path` in WORK/files (its name without .gz)."""
+    folder = os.path.join(work, "files")
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, plain(os.path.basename(path)))
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as source, \
+            open(target, "wb") as out:
+        shutil.copyfileobj(source, out)
+    return target
+
+
 def marian_run(args, model: str, lines, batch: int):
     """(seconds translating, outputs) of pymarian.Translator, 1 thread."""
     import pymarian  # the venv's; imported here so --help needs nothing
-    vocab = os.path.join(args.folder, "vocab.spm")
-    options = (f"-m {model} -v {vocab} {vocab} --cpu-threads 1 --mini-batch {batch} "
+    vocabs = f"{args.paths['source_vocab']} {args.paths['target_vocab']}"
+    options = (f"-m {model} -v {vocabs} --cpu-threads 1 --mini-batch {batch} "
                f"--maxi-batch 1 --workspace 256 --quiet --quiet-translation --beam-size 1")
     if args.shortlist:
         options += f" --shortlist {args.shortlist} 0"
@@ -109,18 +158,19 @@ def edgemt_run(args, model: str, source: str, batch: int):
     return time.perf_counter() - start, result.stdout.split("\n")[:-1]
 
 
-def convert(args, dtype: str, model: str, *flags: str) -> str:
-    """edgemt's file of FOLDER/model (a folder of its own, whose decoder.yml
-    names it), with the shortlist when given and `flags`; int8 uncalibrated
-    (an intgemm8 .bin keeps Marian's codes: with --per-row-activations only
-    its float32 matrices, Wemb in upstream marian-conv's files, are
-    rounded)."""
-    folder = os.path.join(args.work, f"folder.{dtype}")
+def convert(args, dtype: str, role: str, *flags: str) -> str:
+    """edgemt's file of the model `role` of args.paths (a folder of its own,
+    whose decoder.yml names it and the vocabularies), with the shortlist
+    when given and `flags`; int8 uncalibrated (an intgemm8 .bin keeps
+    Marian's codes: with --per-row-activations only its float32 matrices,
+    Wemb in upstream marian-conv's files, are rounded)."""
+    folder = os.path.join(args.work, f"folder.{dtype}{''.join(flags)}")
     os.makedirs(folder, exist_ok=True)
-    for name in (model, "vocab.spm"):
-        shutil.copyfile(os.path.join(args.folder, name), os.path.join(folder, name))
+    for path in {args.paths[role], args.paths["source_vocab"], args.paths["target_vocab"]}:
+        shutil.copyfile(path, os.path.join(folder, os.path.basename(path)))
+    names = [os.path.basename(args.paths[r]) for r in (role, "source_vocab", "target_vocab")]
     with open(os.path.join(folder, "decoder.yml"), "w", encoding="utf-8") as handle:
-        handle.write(f"models:\n  - {model}\nvocabs:\n  - vocab.spm\n  - vocab.spm\n")
+        handle.write("models:\n  - {}\nvocabs:\n  - {}\n  - {}\n".format(*names))
     output = os.path.join(args.work, f"model.{dtype}{''.join(flags)}.emt")
     extra = ["--no-calibration", *flags] if dtype == "int8" else []
     if args.shortlist:
@@ -133,10 +183,10 @@ def convert(args, dtype: str, model: str, *flags: str) -> str:
 
 def read_lines(args) -> list:
     with open(args.source, encoding="utf-8") as handle:
-        lines = handle.read().split("\n")[:args.lines]
+        lines = handle.read().splitlines()[:args.lines]
     if args.sort_by_length:
         import sentencepiece as spm
-        sp = spm.SentencePieceProcessor(model_file=os.path.join(args.folder, "vocab.spm"))
+        sp = spm.SentencePieceProcessor(model_file=args.paths["source_vocab"])
         lines.sort(key=lambda line: len(sp.encode(line)))
     return lines
 
@@ -188,16 +238,20 @@ def main() -> int:
     parser.add_argument("--bergamot", action="store_true")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
+    args.paths = {role: local_copy(os.path.join(args.folder, name), args.work)
+                  for role, name in folder_files(args.folder).items()}
+    if args.shortlist and args.shortlist.endswith(".gz"):  # pymarian reads it uncompressed
+        args.shortlist = local_copy(args.shortlist, args.work)
     lines = read_lines(args)
     source = os.path.join(args.work, "source.txt")
     with open(source, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
-    cells = [("fp32", os.path.join(args.folder, "model.npz"), convert(args, "fp32", "model.npz"))]
-    if os.path.isfile(os.path.join(args.folder, "model.intgemm8.bin")):
-        intgemm8 = os.path.join(args.folder, "model.intgemm8.bin")
-        cells.append(("int8", intgemm8, convert(args, "int8", "model.intgemm8.bin")))
+    cells = [("fp32", args.paths["npz"], convert(args, "fp32", "npz"))]
+    if "intgemm8" in args.paths:
+        intgemm8 = args.paths["intgemm8"]
+        cells.append(("int8", intgemm8, convert(args, "int8", "intgemm8")))
         cells.append(("int8 per-row", intgemm8,
-                      convert(args, "int8", "model.intgemm8.bin", "--per-row-activations")))
+                      convert(args, "int8", "intgemm8", "--per-row-activations")))
     empty = os.path.join(args.work, "empty.txt")
     open(empty, "w", encoding="utf-8").close()
     startup = min(edgemt_run(args, cells[0][2], empty, 1)[0] for _ in range(3))

@@ -2,7 +2,8 @@
 # edgemt against Marian's own translator, side by side, 1 thread (compare.py).
 #
 #   tools/compare-marian/run.sh [FOLDER] [SOURCE] [compare.py options]
-# FOLDER: model.npz, model.intgemm8.bin, vocab.spm (default: the SSRU
+# FOLDER: a float32 *.npz, marian-conv's model*intgemm8*.bin (optional),
+# vocab*.spm or srcvocab*.spm + trgvocab*.spm, .gz or not (default: the SSRU
 # fixture, tests/fixtures/marian_ssru); SOURCE: the lines to translate
 # (default: its reference/source.en); further arguments go to compare.py
 # (tiny11.sh passes --shortlist and others). Needs build/edgemt. Marian
