@@ -16,6 +16,7 @@ void gather_columns(const f32::PackedWeights& source, const int32_t* ids, size_t
   const size_t blocks = blocks_of(count, W);
   float* packed = static_cast<float*>(storage);
   float* bias = packed + blocks * depth * W;
+  bool tiny = false;
   for (size_t b = 0; b < blocks; ++b) {
     // Per column, its source block's lane: [depth] floats W apart.
     const float* lanes[W];
@@ -30,13 +31,14 @@ void gather_columns(const f32::PackedWeights& source, const int32_t* ids, size_t
       lanes[c] = source.blocks + (n / W) * depth * W + n % W;
       bias[j] = source.bias[n];
     }
-    f32::pack_block(lanes, nullptr, W, depth, packed + b * depth * W);
+    tiny |= f32::pack_block(lanes, nullptr, W, depth, packed + b * depth * W);
   }
   out->blocks = packed;
   out->bias = bias;
   out->columns = count;
   out->depth = depth;
   out->block_count = blocks;
+  out->tiny = tiny ? f32::TinyWeights::kSome : f32::TinyWeights::kNone;
 }
 
 void pack_rows(const float* w, const float* bias, size_t depth, const int32_t* ids, size_t count,

@@ -13,7 +13,7 @@ size_t packed_bytes(size_t columns, size_t depth) {
   return blocks * kBlockColumns * (depth + 1) * sizeof(float);
 }
 
-void pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
+bool pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
                 float* block) {
   if (next != nullptr && stride == 1) {
     // One prefetch per 64-byte line. Rows picked by id (a shortlist's
@@ -32,9 +32,21 @@ void pack_block(const float* const* lanes, const float* const* next, size_t stri
       out[c] = lanes[c] != nullptr ? lanes[c][k * stride] : 0.0f;
     }
   }
+  // A second pass over the block while it is in cache, vectorized: checked
+  // in the loop above (scalar) it made loading a 125 MB fp32 file 12% slower.
+  return has_tiny_values(block, depth * kBlockColumns);
 }
 
-void pack_block_range(const float* w, const float* bias, size_t columns, size_t depth,
+bool has_tiny_values(const float* v, size_t n) {
+  unsigned any = 0;  // branch-free, so that the loop vectorizes
+  for (size_t i = 0; i < n; ++i) {
+    const float a = std::fabs(v[i]);
+    any |= static_cast<unsigned>(a < kTinyMagnitude) & static_cast<unsigned>(a > 0.0f);
+  }
+  return any != 0;
+}
+
+bool pack_block_range(const float* w, const float* bias, size_t columns, size_t depth,
                       size_t first_block, size_t block_count, void* storage,
                       const int32_t* ids) {
   const size_t blocks = (columns + kBlockColumns - 1) / kBlockColumns;
@@ -50,22 +62,24 @@ void pack_block_range(const float* w, const float* bias, size_t columns, size_t 
     }
   };
   lanes_of(first_block, rows[first_block % 2]);
+  bool tiny = false;
   for (size_t b = first_block; b < first_block + block_count; ++b) {
     const bool more = b + 1 < first_block + block_count;
     if (more) lanes_of(b + 1, rows[(b + 1) % 2]);
-    pack_block(rows[b % 2], more ? rows[(b + 1) % 2] : nullptr, 1, depth,
-               packed + b * depth * kBlockColumns);
+    tiny |= pack_block(rows[b % 2], more ? rows[(b + 1) % 2] : nullptr, 1, depth,
+                       packed + b * depth * kBlockColumns);
     for (size_t c = 0; c < kBlockColumns; ++c) {
       const size_t n = b * kBlockColumns + c;
       packed_bias[n] = n < columns && bias != nullptr ? bias[row_of(n)] : 0.0f;
     }
   }
+  return tiny;
 }
 
 void pack_weights(const float* w, const float* bias, size_t columns, size_t depth, void* storage,
                   PackedWeights* out, const int32_t* ids) {
   const size_t blocks = (columns + kBlockColumns - 1) / kBlockColumns;
-  pack_block_range(w, bias, columns, depth, 0, blocks, storage, ids);
+  const bool tiny = pack_block_range(w, bias, columns, depth, 0, blocks, storage, ids);
   float* packed = static_cast<float*>(storage);
   float* packed_bias = packed + blocks * depth * kBlockColumns;
   out->blocks = packed;
@@ -73,6 +87,7 @@ void pack_weights(const float* w, const float* bias, size_t columns, size_t dept
   out->columns = columns;
   out->depth = depth;
   out->block_count = blocks;
+  out->tiny = tiny ? TinyWeights::kSome : TinyWeights::kNone;
 }
 
 void unpack_row(const PackedWeights& w, size_t n, float* out) {

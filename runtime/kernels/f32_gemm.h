@@ -26,12 +26,24 @@ namespace edgemt::kernels::f32 {
 
 inline constexpr size_t kBlockColumns = 16;
 
+// Nonzero values below this in magnitude are "tiny": the WebAssembly
+// kernel's double arithmetic is exact only without them in its inputs
+// (kernels/wasm/f32_gemm_wasm_simd.cc), and computes a block that holds one
+// with math::fma_f32. A trained model has none.
+inline constexpr float kTinyMagnitude = 0x1p-65f;
+
+// Whether a pack holds a tiny weight (kTinyMagnitude): kUnknown for a view
+// made without looking, which the WebAssembly kernel then checks block by
+// block on every call.
+enum class TinyWeights : unsigned char { kUnknown, kNone, kSome };
+
 struct PackedWeights {
   const float* blocks = nullptr;  // [block_count, K, 16]
   const float* bias = nullptr;    // [block_count·16]
   size_t columns = 0;             // N
   size_t depth = 0;               // K
   size_t block_count = 0;         // ceil(N / 16)
+  TinyWeights tiny = TinyWeights::kUnknown;
 };
 
 // Bytes pack_weights needs for an [N, K] matrix.
@@ -47,8 +59,9 @@ void pack_weights(const float* w, const float* bias, size_t columns, size_t dept
 // block_count) (rows 16·first_block.. of w) and their biases, in place in
 // the whole pack's `storage`: packing a large matrix a part at a time.
 // With `ids` ([columns]), column n is row ids[n] of w (bias[ids[n]]):
-// pack_rows (column_gather.h).
-void pack_block_range(const float* w, const float* bias, size_t columns, size_t depth,
+// pack_rows (column_gather.h). Returns whether a weight written is tiny
+// (kTinyMagnitude), for PackedWeights::tiny.
+bool pack_block_range(const float* w, const float* bias, size_t columns, size_t depth,
                       size_t first_block, size_t block_count, void* storage,
                       const int32_t* ids = nullptr);
 
@@ -56,9 +69,12 @@ void pack_block_range(const float* w, const float* bias, size_t columns, size_t 
 // lanes[c][k·stride] for k < depth, 0 where lanes[c] is null (a column past
 // N). `next`: the next block's lanes (or nullptr), whose rows (stride 1)
 // are prefetched meanwhile. pack_block_range, pack_rows and gather_columns
-// fill their blocks with it.
-void pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
+// fill their blocks with it. Returns whether a weight written is tiny.
+bool pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
                 float* block);
+
+// Whether some v[i], i < n, is tiny: nonzero and below kTinyMagnitude.
+bool has_tiny_values(const float* v, size_t n);
 
 // Row n of w (the embedding row of id n) from the pack: out[k] = w[n][k].
 void unpack_row(const PackedWeights& w, size_t n, float* out);

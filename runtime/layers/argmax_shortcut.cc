@@ -360,6 +360,7 @@ void ArgmaxShortcut::best_candidate(const float* x, const float* upper, float th
                           : f32::kBlockColumns;
         one.depth = depth;
         one.block_count = 1;
+        one.tiny = exact.tiny;
       } else {
         rows_.pack_blocks(block, 1, block_scratch, &one);  // the same floats
       }

@@ -23,9 +23,11 @@ Status PackedF32Linear::create(const UnpackedF32Linear& rows, bool relu) {
   }
   constexpr size_t kPartBlocks = 64;  // 1024 rows
   const size_t blocks = (columns + f32::kBlockColumns - 1) / f32::kBlockColumns;
+  bool tiny = false;
   for (size_t first = 0; first < blocks; first += kPartBlocks) {
     const size_t count = blocks - first < kPartBlocks ? blocks - first : kPartBlocks;
-    f32::pack_block_range(rows.weight(), rows.bias(), columns, depth, first, count, packed.data());
+    tiny |= f32::pack_block_range(rows.weight(), rows.bias(), columns, depth, first, count,
+                                  packed.data());
     const size_t n0 = first * f32::kBlockColumns;
     const size_t n1 = (first + count) * f32::kBlockColumns;
     rows.release_rows(n0, (n1 < columns ? n1 : columns) - n0);
@@ -36,6 +38,7 @@ Status PackedF32Linear::create(const UnpackedF32Linear& rows, bool relu) {
   view->columns = columns;
   view->depth = depth;
   view->block_count = blocks;
+  view->tiny = tiny ? f32::TinyWeights::kSome : f32::TinyWeights::kNone;
   packed_ = std::move(packed);
   kernel_ = rows.kernel();
   relu_ = relu;

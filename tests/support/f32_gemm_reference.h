@@ -72,9 +72,13 @@ inline void run_f32_gemm(kernels::f32::GemmKernel kernel, const std::vector<floa
 // (1 + 2^-23)·(2^6 - 2^-17) = 2^6 - 2^-40 is just below the midpoint
 // 2^30 + 2^7 + 2^6; in double it rounds to the midpoint, and then to even,
 // 2^30 + 2^8, where fma gives 2^30 + 2^7. Likewise below 2^-126: bias
-// 3·2^-128 + 2^-149 plus 2^-75(1 + 2^-20) · 2^-75(1 - 2^-20). Every third
-// column of 1-3 rows, a second depth step adding x·0.
+// 3·2^-128 + 2^-149 plus 2^-75(1 + 2^-20) · 2^-75(1 - 2^-20) (x and w
+// tiny), or plus 13788017·2^-34 · 623·2^-149 = 2^-150 - 2^-183 (x normal,
+// only w tiny: the weights' own guard, PackedWeights::tiny). Every third
+// column of 1-3 rows, a second depth step adding x·0; each pack run as
+// packed and as a view whose weights were not looked at (kUnknown).
 inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
+  enum Case { kNormalRange, kTinyBoth, kTinyWeight };
   const float big = std::ldexp(1.0f, 30) + std::ldexp(1.0f, 7);
   const float big_x = 1.0f + std::ldexp(1.0f, -23), big_w = std::ldexp(1.0f, 6) - std::ldexp(1.0f, -17);
   REQUIRE(static_cast<float>(static_cast<double>(big_x) * static_cast<double>(big_w) + static_cast<double>(big)) !=
@@ -82,26 +86,36 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
   const float small = 3.0f * std::ldexp(1.0f, -128) + std::ldexp(1.0f, -149);
   const float small_x = std::ldexp(1.0f + std::ldexp(1.0f, -20), -75);
   const float small_w = std::ldexp(1.0f - std::ldexp(1.0f, -20), -75);
-  for (bool subnormal : {false, true}) {
+  const float normal_x = std::ldexp(13788017.0f, -34), tiny_w = std::ldexp(623.0f, -149);
+  REQUIRE(static_cast<float>(static_cast<double>(normal_x) * static_cast<double>(tiny_w) + static_cast<double>(small)) !=
+          kernels::math::fma_f32(normal_x, tiny_w, small));
+  REQUIRE(std::fabs(normal_x) >= kernels::f32::kTinyMagnitude);
+  REQUIRE(std::fabs(tiny_w) < kernels::f32::kTinyMagnitude);
+  for (Case c : {kNormalRange, kTinyBoth, kTinyWeight}) {
     for (size_t m : {1, 2, 3}) {
-      CAPTURE(subnormal);
+      CAPTURE(static_cast<int>(c));
       CAPTURE(m);
       const size_t k = 2, n = 20;
       Random rng(63);
       std::vector<float> x = rng.normal_vector(m * k, 0.0f, 1.0f);
       std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
       std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
-      for (size_t i = 0; i < m; ++i) x[i * k] = subnormal ? small_x : big_x;
+      for (size_t i = 0; i < m; ++i) x[i * k] = c == kNormalRange ? big_x : c == kTinyBoth ? small_x : normal_x;
       for (size_t j = 0; j < n; j += 3) {
-        bias[j] = subnormal ? small : big;
-        w[j * k] = subnormal ? small_w : big_w;
+        bias[j] = c == kNormalRange ? big : small;
+        w[j * k] = c == kNormalRange ? big_w : c == kTinyBoth ? small_w : tiny_w;
         w[j * k + 1] = 0.0f;
       }
-      const PackedF32 p = pack_f32(w, bias, n, k);
+      PackedF32 p = pack_f32(w, bias, n, k);
+      REQUIRE(p.weights.tiny == (c == kNormalRange ? kernels::f32::TinyWeights::kNone
+                                                   : kernels::f32::TinyWeights::kSome));
       const std::vector<float> want = f32_gemm_reference(x, k, w, bias, m, n, k, false);
-      std::vector<float> got(m * n, NAN);
-      run_f32_gemm(kernel, x, k, m, p, &got, n, false, false);
-      CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+      for (kernels::f32::TinyWeights tiny : {p.weights.tiny, kernels::f32::TinyWeights::kUnknown}) {
+        p.weights.tiny = tiny;
+        std::vector<float> got(m * n, NAN);
+        run_f32_gemm(kernel, x, k, m, p, &got, n, false, false);
+        CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+      }
     }
   }
 }

@@ -42,5 +42,30 @@ TEST_CASE("kernels/f32_gemm: unpack_row gives back each row of W") {
   for (size_t c = 0; c < p.weights.block_count * kBlockColumns; ++c) CHECK(p.weights.bias[c] == 0.0f);
 }
 
+TEST_CASE("kernels/f32_gemm: a pack says whether a weight is tiny (nonzero, below 2^-65)") {
+  Random rng(64);
+  const size_t n = 37, k = 19;
+  std::vector<float> w = rng.normal_vector(n * k, 0.0f, 1.0f);
+  CHECK(testing::pack_f32(w, {}, n, k).weights.tiny == TinyWeights::kNone);
+  // Values that are not tiny: zeros, 2^-65 itself, NaN, infinities.
+  w[3] = 0.0f;
+  w[4] = -0.0f;
+  w[5] = kTinyMagnitude;
+  w[6] = -kTinyMagnitude;
+  w[7] = NAN;
+  w[8] = INFINITY;
+  CHECK(testing::pack_f32(w, {}, n, k).weights.tiny == TinyWeights::kNone);
+  for (float tiny : {std::ldexp(1.0f, -66), -std::ldexp(1.0f, -100), std::ldexp(1.0f, -149)}) {
+    CAPTURE(tiny);
+    std::vector<float> with_tiny = w;
+    with_tiny[(n - 1) * k + k - 1] = tiny;  // the last column's last weight
+    CHECK(testing::pack_f32(with_tiny, {}, n, k).weights.tiny == TinyWeights::kSome);
+    // pack_block_range tells it of the part that holds it only.
+    std::vector<uint8_t> storage(packed_bytes(n, k));
+    CHECK(!pack_block_range(with_tiny.data(), nullptr, n, k, 0, 2, storage.data()));
+    CHECK(pack_block_range(with_tiny.data(), nullptr, n, k, 2, 1, storage.data()));
+  }
+}
+
 }  // namespace
 }  // namespace edgemt::kernels::f32

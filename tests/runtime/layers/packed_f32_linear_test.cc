@@ -146,7 +146,14 @@ TEST_CASE("layers/packed_f32_linear: packed from rows a part at a time, the same
     CHECK(std::memcmp(p.bias, a.bias, a.block_count * kernels::f32::kBlockColumns * sizeof(float)) == 0);
     const std::vector<std::pair<size_t, size_t>> expected = {{0, 1024}, {1024, 1024}, {2048, 52}};
     CHECK(released.parts == expected);
+    CHECK(p.tiny == kernels::f32::TinyWeights::kNone);
   }
+  // A tiny weight (nonzero, below 2^-65) in the last part only.
+  std::vector<float> tiny_w = w;
+  tiny_w[(out - 1) * in] = std::ldexp(1.0f, -70);
+  PackedF32Linear tiny;
+  REQUIRE(tiny.create(tiny_w.data(), nullptr, in, out, false).is_ok());
+  CHECK(tiny.packed().tiny == kernels::f32::TinyWeights::kSome);
 }
 
 }  // namespace
