@@ -28,9 +28,7 @@ translated identically and the cpu family.
 """
 
 import argparse
-import gzip
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +37,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
                                 "marian_ssru"))
 from bergamot_refs import load_extension  # noqa: E402
+from marian_folder import Folder, uncompressed_copy  # noqa: E402
 
 
 CONVERT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "edgemt-convert")
@@ -55,52 +54,25 @@ def cpu_family() -> str:
             f"({found.get('model name', '?')})")
 
 
-def plain(name: str) -> str:
-    return name[:-3] if name.endswith(".gz") else name
-
-
 def firefox_files(folder: str):
     """{role: file name in `folder`} for model, source and target vocabulary
     and shortlist; SystemExit naming what is missing or ambiguous."""
-    names = sorted(os.listdir(folder))
-
-    def pick(role: str, test, prefer=None):
-        found = [n for n in names if test(plain(n))]
-        if prefer is not None and len(found) > 1:
-            found = [n for n in found if prefer(n)] or found
-        if len(found) != 1:
-            raise SystemExit(f"bergamot_alphas.py: {folder}: expected one {role}, found "
-                             f"{', '.join(found) or 'none'}")
-        return found[0]
-
-    files = {"model": pick("model*.bin", lambda n: n.startswith("model") and n.endswith(".bin"),
-                           lambda n: "alphas" in n),
-             "shortlist": pick("lex*.bin", lambda n: n.startswith("lex") and n.endswith(".bin"))}
-    if any(n.startswith("srcvocab") for n in names):
-        files["source_vocab"] = pick("srcvocab*.spm", lambda n: n.startswith("srcvocab")
-                                     and n.endswith(".spm"))
-        files["target_vocab"] = pick("trgvocab*.spm", lambda n: n.startswith("trgvocab")
-                                     and n.endswith(".spm"))
-    else:
-        files["source_vocab"] = files["target_vocab"] = pick(
-            "vocab*.spm", lambda n: n.startswith("vocab") and n.endswith(".spm"))
-    return files
+    found = Folder(folder, "bergamot_alphas.py")
+    files = {"model": found.pick("model*.bin",
+                                 lambda n: n.startswith("model") and n.endswith(".bin"),
+                                 prefer=lambda n: "alphas" in n),
+             "shortlist": found.pick("lex*.bin",
+                                     lambda n: n.startswith("lex") and n.endswith(".bin"))}
+    return {**files, **found.vocabularies()}
 
 
 def scratch_copies(folder: str, files, scratch: str):
     """The files, uncompressed, in `scratch` under their names without .gz
     (metadata.json too, when there): {role: path}."""
-    paths = {}
-    extra = {"metadata": "metadata.json"} if os.path.isfile(os.path.join(folder,
-                                                                        "metadata.json")) else {}
-    for role, name in {**files, **extra}.items():
-        target = os.path.join(scratch, plain(name))
-        if not os.path.exists(target):
-            opener = gzip.open if name.endswith(".gz") else open
-            with opener(os.path.join(folder, name), "rb") as source, open(target, "wb") as out:
-                shutil.copyfileobj(source, out)
-        paths[role] = target
-    return paths
+    if os.path.isfile(os.path.join(folder, "metadata.json")):
+        files = {**files, "metadata": "metadata.json"}
+    return {role: uncompressed_copy(os.path.join(folder, name), scratch)
+            for role, name in files.items()}
 
 
 def convert(paths, scratch: str) -> str:
@@ -135,6 +107,9 @@ def main() -> None:
     parser.add_argument("--max-length-factor", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    for path, what in ((args.source, "--source"), (args.cli, "--cli")):
+        if not os.path.isfile(path):
+            raise SystemExit(f"bergamot_alphas.py: {what} {path}: no such file")
     files = firefox_files(args.folder)
     import sentencepiece  # pylint: disable=import-outside-toplevel
     bg = load_extension()

@@ -41,13 +41,14 @@ figure sorts too: --maxi-batch 100 --maxi-batch-sort src).
 """
 
 import argparse
-import gzip
 import os
 import platform
 import shutil
 import subprocess
 import sys
 import time
+
+from marian_folder import Folder, uncompressed_copy
 
 # browsermt/students esen/README.md ("Students", Spanish-English): student
 # tiny11 on newstest2013, "3,000 sentences (ca. 62k Spanish tokens and 56k
@@ -86,47 +87,18 @@ def cpu_family() -> str:
     return f"cpu family {family or 'unknown'}" + (f" model {model}" if model else "")
 
 
-def plain(name: str) -> str:
-    return name[:-3] if name.endswith(".gz") else name
-
-
 def folder_files(folder: str) -> dict:
     """{role: file name in `folder`}: "npz" (float32 model), "intgemm8"
     (when there), "source_vocab", "target_vocab"; SystemExit naming what
     is missing or ambiguous."""
-    names = sorted(os.listdir(folder))
-
-    def pick(role: str, test, required: bool = True):
-        found = [n for n in names if test(plain(n))]
-        if len(found) > 1 or (required and not found):
-            raise SystemExit(f"compare.py: {folder}: expected one {role}, found "
-                             f"{', '.join(found) or 'none'}")
-        return found[0] if found else None
-
-    files = {"npz": pick("*.npz model", lambda n: n.endswith(".npz") and "optimizer" not in n),
-             "intgemm8": pick("model*intgemm8*.bin", lambda n: n.startswith("model") and
-                              "intgemm8" in n and "alphas" not in n and n.endswith(".bin"),
-                              required=False)}
-    if any(n.startswith("srcvocab") for n in names):
-        files["source_vocab"] = pick("srcvocab*.spm", lambda n: n.startswith("srcvocab")
-                                     and n.endswith(".spm"))
-        files["target_vocab"] = pick("trgvocab*.spm", lambda n: n.startswith("trgvocab")
-                                     and n.endswith(".spm"))
-    else:
-        files["source_vocab"] = files["target_vocab"] = pick(
-            "vocab*.spm", lambda n: n.startswith("vocab") and n.endswith(".spm"))
+    found = Folder(folder, "compare.py")
+    files = {"npz": found.pick("*.npz model",
+                               lambda n: n.endswith(".npz") and "optimizer" not in n),
+             "intgemm8": found.pick("model*intgemm8*.bin", lambda n: n.startswith("model") and
+                                    "intgemm8" in n and "alphas" not in n and n.endswith(".bin"),
+                                    required=False)}
+    files.update(found.vocabularies())
     return {role: name for role, name in files.items() if name is not None}
-
-
-def local_copy(path: str, work: str) -> str:
-    """An uncompressed copy of `path` in WORK/files (its name without .gz)."""
-    folder = os.path.join(work, "files")
-    os.makedirs(folder, exist_ok=True)
-    target = os.path.join(folder, plain(os.path.basename(path)))
-    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as source, \
-            open(target, "wb") as out:
-        shutil.copyfileobj(source, out)
-    return target
 
 
 def marian_run(args, model: str, lines, batch: int):
@@ -237,11 +209,15 @@ def main() -> int:
     parser.add_argument("--sort-by-length", action="store_true")
     parser.add_argument("--bergamot", action="store_true")
     args = parser.parse_args()
+    for path, what in ((args.source, "--source"), (args.cli, "--cli")):
+        if not os.path.isfile(path):
+            raise SystemExit(f"compare.py: {what} {path}: no such file")
     os.makedirs(args.work, exist_ok=True)
-    args.paths = {role: local_copy(os.path.join(args.folder, name), args.work)
+    copies = os.path.join(args.work, "files")  # uncompressed: pymarian reads no .gz
+    args.paths = {role: uncompressed_copy(os.path.join(args.folder, name), copies)
                   for role, name in folder_files(args.folder).items()}
-    if args.shortlist and args.shortlist.endswith(".gz"):  # pymarian reads it uncompressed
-        args.shortlist = local_copy(args.shortlist, args.work)
+    if args.shortlist:
+        args.shortlist = uncompressed_copy(args.shortlist, copies)
     lines = read_lines(args)
     source = os.path.join(args.work, "source.txt")
     with open(source, "w", encoding="utf-8") as handle:
