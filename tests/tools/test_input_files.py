@@ -8,8 +8,10 @@ import gzip
 import os
 import tempfile
 import unittest
+from unittest import mock
 
 import helpers  # noqa: F401
+from edgemt_tools import input_files
 from edgemt_tools.errors import UserError
 from edgemt_tools.input_files import gzip_head, read_bytes, without_gz
 
@@ -67,6 +69,16 @@ class ReadBytesTest(unittest.TestCase):
         with self.assertRaises(UserError) as caught:
             read_bytes(path, "Marian model", (64 << 20) - 1)
         self.assertIn("decompresses to more than 67,108,863 bytes", str(caught.exception))
+
+    def test_more_than_the_memory_available_is_refused(self):
+        path = self.write("bomb.bin.gz", gzip.compress(bytes(64 << 20)))
+        with mock.patch.object(input_files, "available_memory", return_value=32 << 20):
+            with self.assertRaises(UserError) as caught:
+                read_bytes(path, "Marian model", 1 << 40)
+        self.assertIn("decompresses to more than the 32 MiB of memory available",
+                      str(caught.exception))
+        self.assertTrue(input_files.available_memory() is None
+                        or input_files.available_memory() > 0)
 
     def test_an_unreadable_file_is_named(self):
         with self.assertRaises(UserError) as caught:

@@ -85,12 +85,25 @@ def without_gz(name: str) -> str:
     return name[:-3] if name.endswith(".gz") else name
 
 
+def available_memory() -> Optional[int]:
+    """The memory a process can still take without swapping, in bytes
+    (MemAvailable of /proc/meminfo); None where that is not known."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def read_bytes(path: str, what: str, limit: int) -> bytes:
     """The bytes of the file at `path`, decompressed when they are gzip's
     (told by the magic bytes, not the name), at most `limit` of them.
     UserError naming `what` when the file cannot be read, is a broken gzip
-    stream, or decompresses to more than `limit` bytes (a small file must
-    not fill the memory)."""
+    stream, or decompresses to more than `limit` bytes or than the memory
+    available (a small file must not get the converter killed for memory)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -98,10 +111,12 @@ def read_bytes(path: str, what: str, limit: int) -> bytes:
         raise UserError(f"cannot read {what} {path}: {err.strerror}") from None
     if not data.startswith(GZIP_MAGIC):
         return data
+    memory = available_memory()
+    cap = limit if memory is None else min(limit, memory)
     out = bytearray()
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-            while len(out) <= limit:  # bounded pieces: read(n) would allocate n at once
+            while len(out) <= cap:  # bounded pieces: read(n) would allocate n at once
                 piece = stream.read(_CHUNK)
                 if not piece:
                     return bytes(out)
@@ -110,6 +125,9 @@ def read_bytes(path: str, what: str, limit: int) -> bytes:
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise UserError(f"{what} {path} is gzip-compressed but cannot be decompressed "
                         f"({reason})") from None
+    if cap < limit:
+        raise UserError(f"{what} {path} decompresses to more than the {cap >> 20:,} MiB of "
+                        "memory available")
     raise UserError(f"{what} {path} decompresses to more than {limit:,} bytes")
 
 
