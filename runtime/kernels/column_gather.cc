@@ -31,7 +31,9 @@ void gather_columns(const f32::PackedWeights& source, const int32_t* ids, size_t
       lanes[c] = source.blocks + (n / W) * depth * W + n % W;
       bias[j] = source.bias[n];
     }
-    tiny |= f32::pack_block(lanes, nullptr, W, depth, packed + b * depth * W);
+    float* block = packed + b * depth * W;
+    f32::pack_block(lanes, nullptr, W, depth, block);
+    tiny = tiny || f32::has_tiny_values(block, depth * W);
   }
   out->blocks = packed;
   out->bias = bias;
@@ -42,8 +44,8 @@ void gather_columns(const f32::PackedWeights& source, const int32_t* ids, size_t
 }
 
 void pack_rows(const float* w, const float* bias, size_t depth, const int32_t* ids, size_t count,
-               void* storage, f32::PackedWeights* out) {
-  f32::pack_weights(w, bias, count, depth, storage, out, ids);
+               void* storage, f32::PackedWeights* out, bool check_tiny) {
+  f32::pack_weights(w, bias, count, depth, storage, out, ids, check_tiny);
 }
 
 void gather_columns(const int8::PackedWeights& source, const int32_t* ids, size_t count,

@@ -26,8 +26,8 @@ void gather_columns(const int8::PackedWeights& source, const int32_t* ids, size_
 
 // The f32 pack of rows ids[0..count) of w [N, depth] (row-major, the file's
 // layout) and their biases (bias [N] or nullptr): what f32::pack_weights
-// gives for those rows alone.
+// gives for those rows alone (`check_tiny` as there).
 void pack_rows(const float* w, const float* bias, size_t depth, const int32_t* ids, size_t count,
-               void* storage, f32::PackedWeights* out);
+               void* storage, f32::PackedWeights* out, bool check_tiny = true);
 
 }  // namespace edgemt::kernels

@@ -13,7 +13,7 @@ size_t packed_bytes(size_t columns, size_t depth) {
   return blocks * kBlockColumns * (depth + 1) * sizeof(float);
 }
 
-bool pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
+void pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
                 float* block) {
   if (next != nullptr && stride == 1) {
     // One prefetch per 64-byte line. Rows picked by id (a shortlist's
@@ -32,9 +32,6 @@ bool pack_block(const float* const* lanes, const float* const* next, size_t stri
       out[c] = lanes[c] != nullptr ? lanes[c][k * stride] : 0.0f;
     }
   }
-  // A second pass over the block while it is in cache, vectorized: checked
-  // in the loop above (scalar) it made loading a 125 MB fp32 file 12% slower.
-  return has_tiny_values(block, depth * kBlockColumns);
 }
 
 bool has_tiny_values(const float* v, size_t n) {
@@ -48,7 +45,7 @@ bool has_tiny_values(const float* v, size_t n) {
 
 bool pack_block_range(const float* w, const float* bias, size_t columns, size_t depth,
                       size_t first_block, size_t block_count, void* storage,
-                      const int32_t* ids) {
+                      const int32_t* ids, bool check_tiny) {
   const size_t blocks = (columns + kBlockColumns - 1) / kBlockColumns;
   float* packed = static_cast<float*>(storage);
   float* packed_bias = packed + blocks * depth * kBlockColumns;
@@ -66,8 +63,9 @@ bool pack_block_range(const float* w, const float* bias, size_t columns, size_t 
   for (size_t b = first_block; b < first_block + block_count; ++b) {
     const bool more = b + 1 < first_block + block_count;
     if (more) lanes_of(b + 1, rows[(b + 1) % 2]);
-    tiny |= pack_block(rows[b % 2], more ? rows[(b + 1) % 2] : nullptr, 1, depth,
-                       packed + b * depth * kBlockColumns);
+    float* block = packed + b * depth * kBlockColumns;
+    pack_block(rows[b % 2], more ? rows[(b + 1) % 2] : nullptr, 1, depth, block);
+    tiny = tiny || (check_tiny && has_tiny_values(block, depth * kBlockColumns));
     for (size_t c = 0; c < kBlockColumns; ++c) {
       const size_t n = b * kBlockColumns + c;
       packed_bias[n] = n < columns && bias != nullptr ? bias[row_of(n)] : 0.0f;
@@ -77,9 +75,9 @@ bool pack_block_range(const float* w, const float* bias, size_t columns, size_t 
 }
 
 void pack_weights(const float* w, const float* bias, size_t columns, size_t depth, void* storage,
-                  PackedWeights* out, const int32_t* ids) {
+                  PackedWeights* out, const int32_t* ids, bool check_tiny) {
   const size_t blocks = (columns + kBlockColumns - 1) / kBlockColumns;
-  const bool tiny = pack_block_range(w, bias, columns, depth, 0, blocks, storage, ids);
+  const bool tiny = pack_block_range(w, bias, columns, depth, 0, blocks, storage, ids, check_tiny);
   float* packed = static_cast<float*>(storage);
   float* packed_bias = packed + blocks * depth * kBlockColumns;
   out->blocks = packed;
@@ -87,7 +85,7 @@ void pack_weights(const float* w, const float* bias, size_t columns, size_t dept
   out->columns = columns;
   out->depth = depth;
   out->block_count = blocks;
-  out->tiny = tiny ? TinyWeights::kSome : TinyWeights::kNone;
+  out->tiny = !check_tiny ? TinyWeights::kUnknown : tiny ? TinyWeights::kSome : TinyWeights::kNone;
 }
 
 void unpack_row(const PackedWeights& w, size_t n, float* out) {

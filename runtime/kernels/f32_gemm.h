@@ -51,29 +51,34 @@ size_t packed_bytes(size_t columns, size_t depth);
 
 // Packs w [N, K] (row-major) and bias [N] (or nullptr) into `storage`
 // (packed_bytes(N, K) bytes, 64-byte aligned). With `ids` ([N]), column n
-// is row ids[n] of w (pack_rows, column_gather.h).
+// is row ids[n] of w (pack_rows, column_gather.h). `check_tiny`: look for
+// tiny weights (out->tiny); false for a pack made for one product, which
+// the check would only slow (out->tiny kUnknown).
 void pack_weights(const float* w, const float* bias, size_t columns, size_t depth, void* storage,
-                  PackedWeights* out, const int32_t* ids = nullptr);
+                  PackedWeights* out, const int32_t* ids = nullptr, bool check_tiny = true);
 
 // The part of pack_weights that writes blocks [first_block, first_block +
 // block_count) (rows 16·first_block.. of w) and their biases, in place in
 // the whole pack's `storage`: packing a large matrix a part at a time.
 // With `ids` ([columns]), column n is row ids[n] of w (bias[ids[n]]):
 // pack_rows (column_gather.h). Returns whether a weight written is tiny
-// (kTinyMagnitude), for PackedWeights::tiny.
+// (kTinyMagnitude), for PackedWeights::tiny; false without `check_tiny`.
 bool pack_block_range(const float* w, const float* bias, size_t columns, size_t depth,
                       size_t first_block, size_t block_count, void* storage,
-                      const int32_t* ids = nullptr);
+                      const int32_t* ids = nullptr, bool check_tiny = true);
 
 // One block of a pack from its 16 columns' weights: block[k·16 + c] =
 // lanes[c][k·stride] for k < depth, 0 where lanes[c] is null (a column past
 // N). `next`: the next block's lanes (or nullptr), whose rows (stride 1)
 // are prefetched meanwhile. pack_block_range, pack_rows and gather_columns
-// fill their blocks with it. Returns whether a weight written is tiny.
-bool pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
+// fill their blocks with it.
+void pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
                 float* block);
 
 // Whether some v[i], i < n, is tiny: nonzero and below kTinyMagnitude.
+// The packers run it on each block just written, while it is in cache:
+// checked inside pack_block's scalar loop it made loading a 125 MB fp32
+// file 12% slower.
 bool has_tiny_values(const float* v, size_t n);
 
 // Row n of w (the embedding row of id n) from the pack: out[k] = w[n][k].

@@ -28,8 +28,9 @@ void UnpackedF32Linear::pack_blocks(size_t first_block, size_t block_count, floa
   const size_t n0 = first_block * f32::kBlockColumns;
   size_t columns = block_count * f32::kBlockColumns;
   if (columns > out_ - n0) columns = out_ - n0;
+  // For one product (run, the arg-max shortcut's candidates): no tiny check.
   f32::pack_weights(weight_ + n0 * in_, bias_ != nullptr ? bias_ + n0 : nullptr, columns, in_,
-                    scratch, out);
+                    scratch, out, nullptr, false);
 }
 
 void UnpackedF32Linear::run(const float* x, size_t rows, float* y, float* scratch,

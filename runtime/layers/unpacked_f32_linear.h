@@ -66,7 +66,8 @@ class UnpackedF32Linear {
 
   // Packs the `block_count` (<= kGroupBlocks) column blocks from block
   // `first_block` into `scratch` (one slot) and describes them in *out: a
-  // pack of their columns alone (columns 0.. are W's rows 16·first_block..).
+  // pack of their columns alone (columns 0.. are W's rows 16·first_block..),
+  // made for one product: its weights not checked for tiny ones (kUnknown).
   void pack_blocks(size_t first_block, size_t block_count, float* scratch,
                    kernels::f32::PackedWeights* out) const;
 

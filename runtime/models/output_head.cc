@@ -177,7 +177,7 @@ Status OutputHead::run_selected(const float* x, size_t rows, float* logits,
       const size_t n = count - first < kChunk ? count - first : kChunk;
       kernels::f32::PackedWeights packed;
       kernels::pack_rows(rows_.weight(), rows_.bias(), in_, ids + first, n,
-                         scratch.blocks + slot * slot_floats, &packed);
+                         scratch.blocks + slot * slot_floats, &packed, false);  // for one product
       kernels::f32::GemmArgs args;
       args.x = x;
       args.x_stride = in_;

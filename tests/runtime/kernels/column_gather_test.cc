@@ -63,6 +63,10 @@ TEST_CASE("kernels/column_gather: f32 gathered and row-packed columns give the r
       CHECK(gathered.block_count == (count + 15) / 16);
       CHECK(gathered.tiny == f32::TinyWeights::kNone);
       CHECK(from_rows.tiny == f32::TinyWeights::kNone);
+      f32::PackedWeights unchecked;
+      pack_rows(w.data(), bias.data(), k, ids.data(), count, rows_storage.aligned(), &unchecked,
+                false);
+      CHECK(unchecked.tiny == f32::TinyWeights::kUnknown);
       // The two packs are the same bytes, padding included.
       CHECK(std::memcmp(gathered.blocks, from_rows.blocks, f32::packed_bytes(count, k)) == 0);
       for (f32::GemmKernel kernel : f32_kernels()) {

@@ -64,6 +64,11 @@ TEST_CASE("kernels/f32_gemm: a pack says whether a weight is tiny (nonzero, belo
     std::vector<uint8_t> storage(packed_bytes(n, k));
     CHECK(!pack_block_range(with_tiny.data(), nullptr, n, k, 0, 2, storage.data()));
     CHECK(pack_block_range(with_tiny.data(), nullptr, n, k, 2, 1, storage.data()));
+    CHECK(!pack_block_range(with_tiny.data(), nullptr, n, k, 2, 1, storage.data(), nullptr, false));
+    // A pack made for one product is not checked.
+    PackedWeights unchecked;
+    pack_weights(with_tiny.data(), nullptr, n, k, storage.data(), &unchecked, nullptr, false);
+    CHECK(unchecked.tiny == TinyWeights::kUnknown);
   }
 }
 
