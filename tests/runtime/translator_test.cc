@@ -210,9 +210,10 @@ TEST_CASE("int8 greedy matches PyTorch's int8 reference and agrees with fp32") {
   const size_t same_fp32 = count_equal(outputs, fp32_reference);
   MESSAGE("int8 greedy identical to PyTorch int8: " << same_int8 << " / 1000, to PyTorch fp32: "
                                                     << same_fp32 << " / 1000");
-  CHECK(same_int8 >= 960);   // measured 973 (the reference is float32 PyTorch, not bits)
-  // Issue 39's quality guard for the bundled file: measured 912 (827 with
-  // the narrow codes of issue 17, 888 with full codes and nearest rounding).
+  CHECK(same_int8 >= 960);   // measured 982 (the reference is float32 PyTorch, not bits)
+  // Issue 39's quality guard for the bundled file: measured 910 (827 with
+  // the narrow codes of issue 17, 888 with full codes and nearest rounding,
+  // 912 calibrated in float32 before calibration moved to float64).
   CHECK(same_fp32 >= 895);
 }
 

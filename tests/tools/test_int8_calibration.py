@@ -127,6 +127,62 @@ class CalibrationTest(unittest.TestCase):
             np.testing.assert_array_equal(again.multipliers[name], self.plan.multipliers[name])
 
 
+# Run in a child process, whose numpy and BLAS pick their kernels at import
+# from the environment: prints a digest of a float32 product and exponential
+# (which those kernels round differently) and a digest of the int8 plan of
+# model A calibrated on 24 sentences.
+PLAN_DIGEST = """
+import hashlib, sys
+import numpy as np
+sys.path[:0] = sys.argv[1:3]
+import test_int8_calibration as t
+from edgemt_tools import int8_calibration
+rng = np.random.default_rng(0)
+a = rng.standard_normal((64, 300), dtype=np.float32)
+b = rng.standard_normal((300, 50), dtype=np.float32)
+print(hashlib.sha256((a @ b).tobytes() + np.exp(a).tobytes()).hexdigest())
+plan = int8_calibration.calibrate(t.opennmt_spec(), sentences=24)
+digest = hashlib.sha256()
+for name in sorted(plan.codes):
+    codes, scale = plan.codes[name]
+    for array in (codes, scale, plan.multipliers[name]):
+        digest.update(np.ascontiguousarray(array).tobytes())
+print(digest.hexdigest())
+"""
+
+
+def numpy_simd_features():
+    """The SIMD levels numpy dispatches to on this CPU (x86_64 names),
+    for NPY_DISABLE_CPU_FEATURES."""
+    from numpy.core._multiarray_umath import __cpu_features__ as features
+    names = ("AVX", "F16C", "FMA3", "AVX2", "AVX512F", "AVX512CD", "AVX512_SKX",
+             "AVX512_CLX", "AVX512_CNL", "AVX512_ICL")
+    return [name for name in names if features.get(name)]
+
+
+@unittest.skipUnless(os.uname().machine == "x86_64", "OpenBLAS core names are x86_64's")
+class SamePlanOnEveryCpuTest(unittest.TestCase):
+    def test_blas_kernels_and_numpy_simd_do_not_change_the_plan(self):
+        """Calibration computes in float64, so the float32 rounding that
+        differs between CPUs (OpenBLAS's kernel per core type, numpy's SIMD
+        code) changes nothing it stores: the same plan under OpenBLAS's
+        Haswell kernels as under its Nehalem ones with numpy's SIMD off.
+        (In float32, an Intel and an AMD CPU made different files.)"""
+        digests = []
+        for settings in ({"OPENBLAS_CORETYPE": "Haswell"},
+                         {"OPENBLAS_CORETYPE": "Nehalem",
+                          "NPY_DISABLE_CPU_FEATURES": " ".join(numpy_simd_features())}):
+            env = dict(os.environ, **settings)
+            result = subprocess.run(
+                ["/usr/bin/python3", "-c", PLAN_DIGEST, os.path.dirname(__file__),
+                 helpers.TOOLS_DIR], env=env, capture_output=True, text=True, check=True)
+            digests.append(result.stdout.split())
+        (float32_a, plan_a), (float32_b, plan_b) = digests
+        if float32_a == float32_b:
+            self.skipTest("these settings do not change numpy's float32 arithmetic here")
+        self.assertEqual(plan_a, plan_b)
+
+
 class OutlierModelTest(unittest.TestCase):
     """Plain nearest rounding (CTranslate2's scheme, and edgemt's before)
     against calibration, on a model with outlier channels, through the

@@ -7,7 +7,7 @@ its README says how each file and reference was made):
   Marian folder and transformers' generate() for the Hugging Face folder on
   >= 99.5% of test_2016, with each framework's own length rules;
 - int8: the quality guard (framework_fixtures.assert_int8_quality: lines
-  identical to fp32, BLEU within 0.3);
+  identical to fp32, BLEU within 0.3 but for one runaway line);
 - both folders give the same edgemt output wherever Marian and
   transformers themselves agree (they compute different position tables);
 - model.safetensors and pytorch_model.bin give the same file;

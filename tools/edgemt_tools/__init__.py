@@ -9,7 +9,7 @@ Modules (one job each):
   positions       the sinusoidal position table, computed as the source model does
   quantize        int8 per-row quantization maths (weights and run-time activations)
   gptq            error-compensating rounding of an int8 matrix (GPTQ)
-  numpy_transformer  a float32 numpy forward pass of the Transformer family
+  numpy_transformer  a numpy forward pass of the Transformer family (float32 or float64)
   int8_calibration   int8 calibration: smoothing vectors and rounding, per projection
   sources/        one module per checkpoint kind -> ModelSpec (sources/torch.py:
                   torch.nn.Transformer state_dict + config.json)

@@ -127,7 +127,7 @@ biases and the attention vector v stay float32).
 float32 tensor <matrix>_scale), about a quarter of the fp32 size;
 activations are quantized per row at run time. Transformer models are
 calibrated (scheme Int8SmoothedPerRowDynamic, docs/int8-quality.md): a
-float32 pass over calibration sentences gives each projection a smoothing
+float64 pass (the same file on every CPU) over calibration sentences gives each projection a smoothing
 vector <matrix>_smooth where it lowers the int8 error (outlier channels'
 range moved into the weights; all ones elsewhere) and rounds the weights so
 that the products' error on those sentences is smallest. The sentences are

@@ -1,6 +1,6 @@
 """int8 calibration at conversion: smoothing vectors and error-compensating
-rounding (docs/int8-quality.md), for the model families that give a float32
-numpy forward pass (`forward_pass` of their record, families/; the
+rounding (docs/int8-quality.md), for the model families that give a numpy
+forward pass (`forward_pass` of their record, families/; the
 Transformer's is numpy_transformer.py).
 
 The runtime quantizes each projection's input row by row (codes in
@@ -31,11 +31,18 @@ Calibration inputs come from the first lines of a text in the source
 language (`edgemt-convert --calibrate FILE`) or, without one, from
 DEFAULT_SENTENCES sentences sampled from the source SentencePiece model's
 piece probabilities (seeded: the same file every time). The decoder's
-inputs are the model's own greedy translations of them, from a float32
-numpy forward pass. Nothing from the text is stored.
+inputs are the model's own greedy translations of them, from the numpy
+forward pass. Nothing from the text is stored.
 
-A forward pass is `forward_pass(config, weights)` (weights: every fp32
-tensor of the config, aliases included, as resolved_weights gives them),
+The same source makes the same file on every CPU: the forward pass and
+every measure computed from its recordings run in float64
+(numpy_transformer.py says why), so the BLAS kernels and SIMD code that
+numpy picks per CPU change nothing the file stores
+(tests/tools/test_int8_calibration.py converts under two of them).
+
+A forward pass is `forward_pass(config, weights, dtype)` (weights: every
+fp32 tensor of the config, aliases included, as resolved_weights gives
+them; dtype: what it computes in, float64 here),
 an object with `greedy(sources, start, eos, max_lens, banned)` (output ids
 per source), `logits(src, tgt_in)`, and `project(name, x)`, through which
 every projection's product x · Wᵀ + b goes (`name`: its weight's name
@@ -162,14 +169,14 @@ def recorded_inputs(model, pairs: Sequence,
                     rows_per_projection: Optional[int] = None,
                     seed: int = 0) -> Dict[str, np.ndarray]:
     """Every projection's input rows over teacher-forced `pairs` ((src,
-    tgt_in) each): name -> [rows, K] float32, at most rows_per_projection
+    tgt_in) each): name -> [rows, K] (the pass's dtype), at most rows_per_projection
     rows (an evenly spread, seeded sample) when given."""
     recorded: Dict[str, List[np.ndarray]] = {}
 
     def record(name: str, x: np.ndarray) -> np.ndarray:
-        recorded.setdefault(name, []).append(np.array(x, dtype=np.float32))
+        recorded.setdefault(name, []).append(np.array(x))
         if name == "output":  # the logits are not used: skip the largest product
-            return np.zeros((len(x), 0), np.float32)
+            return np.zeros((len(x), 0), x.dtype)
         return model.exact(name, x)
     model.project = record
     try:
@@ -198,10 +205,11 @@ def product_error(x: np.ndarray, weight: np.ndarray, multiplier: np.ndarray,
                   codes: np.ndarray, scale: np.ndarray) -> float:
     """||int8 product - float product|| / ||float product|| over rows x: the
     runtime's full activation codes on x ⊙ multiplier, times the stored
-    codes · scale (which stand for weight / multiplier)."""
-    exact = x @ weight.T
+    codes · scale (which stand for weight / multiplier). The products are
+    float64: float32 ones round differently per CPU."""
+    exact = np.asarray(x, np.float64) @ np.asarray(weight, np.float64).T
     approx = (fake_quantize_activation_rows((x * multiplier[None, :]).astype(np.float32))
-              @ dequantize_rows(codes, scale).T)
+              .astype(np.float64) @ dequantize_rows(codes, scale).astype(np.float64).T)
     norm = float(np.linalg.norm(exact))
     return float(np.linalg.norm(approx - exact)) / norm if norm > 0 else 0.0
 
@@ -266,7 +274,7 @@ def calibrate(spec: ModelSpec, lines: Optional[Sequence[str]] = None,
     synthetic = lines is None
     texts = synthetic_sentences(spec.tokenizer_model, sentences) if synthetic else list(lines)
     sp = _processor(spec.tokenizer_model)
-    model = family.forward_pass(cfg, resolved_weights(cfg, spec.weights))
+    model = family.forward_pass(cfg, resolved_weights(cfg, spec.weights), np.float64)
     tokens = spec.special_tokens
     banned = sorted(set(spec.decoding.banned_tokens if spec.decoding is not None
                         else (tokens.pad, tokens.bos)) - {tokens.eos})

@@ -1,6 +1,6 @@
-"""A float32 numpy forward pass of the Transformer family, for int8
-calibration (its record's forward_pass, families/transformer.py;
-int8_calibration.py) and the research studies.
+"""A numpy forward pass of the Transformer family, for int8 calibration
+(its record's forward_pass, families/transformer.py; int8_calibration.py)
+and the research studies.
 
 It computes what the runtime computes (schema/TENSORS.md: post- or
 pre-norm, sinusoidal or learned position table, embedding scale, a zero
@@ -9,6 +9,13 @@ the activations every projection sees are the runtime's: float32, but
 without the runtime's exact operation order, and Marian's pre-norm decoding
 detail (`raw_decoder_self_memory`) is not modelled. It is a reference for
 statistics, not for bits.
+
+It computes in float32 by default, or in `dtype` (int8 calibration uses
+float64: numpy's float32 products and exponentials round differently on
+different CPUs, by the BLAS kernel and SIMD code each picks, and a last-bit
+difference in a recorded input can change a rounding decision of the
+calibration, so float32 made a different int8 file on an Intel CPU than on
+an AMD one; in float64 the differences stay far below float32's precision).
 
 `project(name, x)` computes every product `x · Wᵀ + b` (`name` is the
 projection's prefix, "encoder.layers.0.ffn.in", or "output"); callers swap
@@ -27,12 +34,14 @@ Project = Callable[[str, np.ndarray], np.ndarray]
 class NumpyTransformer:
     """Teacher-forced logits and greedy decoding of one Transformer-family
     model: `config` a TransformerConfig, `weights` every tensor name of its
-    fp32 file, aliases included (int8_calibration.resolved_weights)."""
+    fp32 file, aliases included (int8_calibration.resolved_weights);
+    computed in `dtype` (the weights are converted to it)."""
 
-    def __init__(self, config, weights: Mapping[str, np.ndarray]):
+    def __init__(self, config, weights: Mapping[str, np.ndarray], dtype=np.float32):
         self.cfg = config
         self.ssru = getattr(config, "decoder_autoregression", "self-attention") == "ssru"
-        self.w = weights
+        self.dtype = np.dtype(dtype).type
+        self.w = {name: np.asarray(value, dtype=self.dtype) for name, value in weights.items()}
         self.project: Project = self.exact
 
     def exact(self, name: str, x: np.ndarray) -> np.ndarray:
@@ -40,24 +49,24 @@ class NumpyTransformer:
 
     def bias(self, name: str):
         """A projection's bias; the output projection may have none (0)."""
-        return self.w.get(name + ".bias", np.float32(0))
+        return self.w.get(name + ".bias", self.dtype(0))
 
     # ---- pieces ----------------------------------------------------------
 
     def _norm(self, x: np.ndarray, name: str) -> np.ndarray:
         mu = x.mean(-1, keepdims=True)
         var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        y = (x - mu) / np.sqrt(var + np.float32(self.cfg.layer_norm_eps))
-        return (y * self.w[name + ".weight"] + self.w[name + ".bias"]).astype(np.float32)
+        y = (x - mu) / np.sqrt(var + self.dtype(self.cfg.layer_norm_eps))
+        return (y * self.w[name + ".weight"] + self.w[name + ".bias"]).astype(self.dtype)
 
     def _activation(self, x: np.ndarray) -> np.ndarray:
         if self.cfg.activation == "relu":
             return np.maximum(x, 0)
         if self.cfg.activation == "swish":
             with np.errstate(over="ignore"):
-                return (x / (1 + np.exp(-x))).astype(np.float32)
+                return (x / (1 + np.exp(-x))).astype(self.dtype)
         erf = np.vectorize(math.erf, otypes=[np.float64])
-        return (0.5 * x * (1 + erf(x / math.sqrt(2)))).astype(np.float32)
+        return (0.5 * x * (1 + erf(x / math.sqrt(2)))).astype(self.dtype)
 
     def _attention(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.ndarray:
         """Multi-head attention of q [Tq, d] over k, v [Tk, d]."""
@@ -66,10 +75,10 @@ class NumpyTransformer:
         out = np.empty_like(q)
         for h in range(heads):
             s = slice(h * dh, (h + 1) * dh)
-            scores = q[:, s] @ k[:, s].T / np.float32(math.sqrt(dh))    # [Tq, Tk]
+            scores = q[:, s] @ k[:, s].T / self.dtype(math.sqrt(dh))    # [Tq, Tk]
             if causal:
                 offset = k.shape[0] - q.shape[0]
-                scores = scores + np.triu(np.full(scores.shape, -np.inf, np.float32), 1 + offset)
+                scores = scores + np.triu(np.full(scores.shape, -np.inf, self.dtype), 1 + offset)
             p = np.exp(scores - scores.max(-1, keepdims=True))
             out[:, s] = (p / p.sum(-1, keepdims=True)) @ v[:, s]
         return out
@@ -92,13 +101,13 @@ class NumpyTransformer:
         (the block's output is relu of it)."""
         d = self.cfg.d_model
         with np.errstate(over="ignore"):
-            forget = (1 / (1 + np.exp(-gates[:, d:]))).astype(np.float32)
-        return (forget * cell + (1 - forget) * gates[:, :d]).astype(np.float32)
+            forget = (1 / (1 + np.exp(-gates[:, d:]))).astype(self.dtype)
+        return (forget * cell + (1 - forget) * gates[:, :d]).astype(self.dtype)
 
     def _ssru(self, y: np.ndarray, p: str) -> np.ndarray:
         """Layer prefix p's SSRU block over the positions of y [T, d] in order."""
         gates = self.project(p + "ssru.gates", y)                          # [T, 2d]
-        cell = np.zeros((1, self.cfg.d_model), np.float32)
+        cell = np.zeros((1, self.cfg.d_model), self.dtype)
         out = np.empty_like(y)
         for t in range(y.shape[0]):
             cell = self._ssru_step(gates[t:t + 1], cell)
@@ -113,8 +122,8 @@ class NumpyTransformer:
     def encode(self, src: Sequence[int]) -> np.ndarray:
         """The encoder's output (the decoder's memory), [len(src), d]."""
         cfg, w = self.cfg, self.w
-        x = (w["embedding.source"][list(src)] * np.float32(cfg.embedding_scale)
-             + w["position.table"][:len(src)]).astype(np.float32)
+        x = (w["embedding.source"][list(src)] * self.dtype(cfg.embedding_scale)
+             + w["position.table"][:len(src)]).astype(self.dtype)
         for i in range(cfg.encoder_layers):
             p = f"encoder.layers.{i}."
             x = self._sublayer(x, p + "self_attn_norm",
@@ -126,10 +135,10 @@ class NumpyTransformer:
         """Logits [len(tgt_in), V]: position t predicts the token after
         tgt_in[:t+1]."""
         cfg, d, w = self.cfg, self.cfg.d_model, self.w
-        embedded = w["embedding.target"][list(tgt_in)] * np.float32(cfg.embedding_scale)
+        embedded = w["embedding.target"][list(tgt_in)] * self.dtype(cfg.embedding_scale)
         if cfg.zero_decoder_start:
             embedded[0] = 0
-        x = (embedded + w["position.table"][:len(tgt_in)]).astype(np.float32)
+        x = (embedded + w["position.table"][:len(tgt_in)]).astype(self.dtype)
         for i in range(cfg.decoder_layers):
             p = f"decoder.layers.{i}."
 
@@ -171,17 +180,17 @@ class NumpyTransformer:
             cross.append([(k[:, :d], k[:, d:]) for k in kv])
         keys = [[[] for _ in range(layers)] for _ in range(count)]
         values = [[[] for _ in range(layers)] for _ in range(count)]
-        cells = [[np.zeros((1, d), np.float32) for _ in range(layers)] for _ in range(count)]
+        cells = [[np.zeros((1, d), self.dtype) for _ in range(layers)] for _ in range(count)]
         banned = [t for t in banned if t != eos]
         outputs: List[List[int]] = [[] for _ in range(count)]
         active = [n for n in range(count) if max_lens[n] > 0]
         tokens = {n: start for n in active}
         step = 0
         while active:
-            x = w["embedding.target"][[tokens[n] for n in active]] * np.float32(cfg.embedding_scale)
+            x = w["embedding.target"][[tokens[n] for n in active]] * self.dtype(cfg.embedding_scale)
             if cfg.zero_decoder_start and step == 0:
                 x = np.zeros_like(x)
-            x = (x + w["position.table"][step]).astype(np.float32)          # [active, d]
+            x = (x + w["position.table"][step]).astype(self.dtype)          # [active, d]
             for i in range(layers):
                 p = f"decoder.layers.{i}."
 

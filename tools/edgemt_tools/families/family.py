@@ -33,11 +33,11 @@ class Family:
     # the family (holding its config in Model.config); None: a family
     # that came with version 2 or later.
     format_v1: Optional[int] = None
-    # forward_pass(config, weights): a float32 numpy forward pass, which
-    # int8 calibration records each projection's inputs with
+    # forward_pass(config, weights, dtype): a numpy forward pass computing in
+    # dtype, which int8 calibration records each projection's inputs with
     # (int8_calibration.py says what it must offer); None: the family's
     # int8 files use nearest rounding.
-    forward_pass: Optional[Callable[[object, Mapping[str, np.ndarray]], object]] = None
+    forward_pass: Optional[Callable[[object, Mapping[str, np.ndarray], type], object]] = None
     # format_version(cfg): the oldest format version that holds this config
     # (0: any); the file gets the newer of it and fbs.FORMAT_VERSION, so a
     # runtime that cannot run the config refuses the file by its version.
