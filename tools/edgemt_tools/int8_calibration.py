@@ -201,13 +201,17 @@ def _sample(x: np.ndarray) -> np.ndarray:
     return x[np.linspace(0, len(x) - 1, min(len(x), ERROR_ROWS)).astype(int)]
 
 
-def product_error(x: np.ndarray, weight: np.ndarray, multiplier: np.ndarray,
+def exact_product(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """x · weightᵀ in float64 (float32 products round differently per CPU)."""
+    return np.asarray(x, np.float64) @ np.asarray(weight, np.float64).T
+
+
+def product_error(x: np.ndarray, exact: np.ndarray, multiplier: np.ndarray,
                   codes: np.ndarray, scale: np.ndarray) -> float:
-    """||int8 product - float product|| / ||float product|| over rows x: the
-    runtime's full activation codes on x ⊙ multiplier, times the stored
-    codes · scale (which stand for weight / multiplier). The products are
-    float64: float32 ones round differently per CPU."""
-    exact = np.asarray(x, np.float64) @ np.asarray(weight, np.float64).T
+    """||int8 product - float product|| / ||float product|| over rows x, the
+    float product being `exact` (exact_product(x, weight)): the runtime's
+    full activation codes on x ⊙ multiplier, times the stored codes · scale
+    (which stand for weight / multiplier), multiplied in float64."""
     approx = (fake_quantize_activation_rows((x * multiplier[None, :]).astype(np.float32))
               .astype(np.float64) @ dequantize_rows(codes, scale).astype(np.float64).T)
     norm = float(np.linalg.norm(exact))
@@ -233,10 +237,11 @@ class _Choice:
     error: float             # product_error on the sample rows
 
 
-def _nearest_error(sample: np.ndarray, weight: np.ndarray, multiplier: np.ndarray) -> float:
+def _nearest_error(sample: np.ndarray, exact: np.ndarray, weight: np.ndarray,
+                   multiplier: np.ndarray) -> float:
     """product_error of nearest rounding of weight / multiplier."""
     q, scale = quantize_rows((weight / multiplier[None, :]).astype(np.float32))
-    return product_error(sample, weight, multiplier, q, scale)
+    return product_error(sample, exact, multiplier, q, scale)
 
 
 def choose(x: np.ndarray, weight: np.ndarray) -> Tuple[_Choice, float]:
@@ -247,17 +252,18 @@ def choose(x: np.ndarray, weight: np.ndarray) -> Tuple[_Choice, float]:
     rounded against the inputs (gptq.py) and measured, and smoothing is kept
     only when it lowers the error by MIN_GAIN."""
     sample = _sample(x)
+    exact = exact_product(sample, weight)             # [sample rows, out], once per projection
     h = hessian(x)                                    # XᵀX; (X ⊙ m)ᵀ(X ⊙ m) = H ⊙ m mᵀ
     ones = np.ones(weight.shape[1], np.float32)
-    plain_nearest = _nearest_error(sample, weight, ones)
+    plain_nearest = _nearest_error(sample, exact, weight, ones)
     candidates = [smoothing_multiplier(x, weight, alpha) for alpha in ALPHAS]
-    best_alpha = min(candidates, key=lambda m: _nearest_error(sample, weight, m))
+    best_alpha = min(candidates, key=lambda m: _nearest_error(sample, exact, weight, m))
 
     def rounded(m: np.ndarray) -> _Choice:
         stored = (weight / m[None, :]).astype(np.float32)
         m64 = m.astype(np.float64)
         codes, scale = gptq_rows(stored, h * np.outer(m64, m64))
-        return _Choice(m, codes, scale, product_error(sample, weight, m, codes, scale))
+        return _Choice(m, codes, scale, product_error(sample, exact, m, codes, scale))
     plain, smoothed = rounded(ones), rounded(best_alpha)
     best = smoothed if smoothed.error <= plain.error * (1.0 - MIN_GAIN) else plain
     return best, plain_nearest
