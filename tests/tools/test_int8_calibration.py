@@ -19,6 +19,7 @@ import helpers
 from edgemt_tools import int8_calibration, writer
 from edgemt_tools.model_file import read_model, write_model
 from edgemt_tools.model_spec import QUANTIZATION_INT8_SMOOTHED, expected_tensors
+from edgemt_tools.numpy_transformer import NumpyTransformer
 from edgemt_tools.sources import SOURCES, SourceInputs
 
 OPENNMT = os.path.join(helpers.REPO_ROOT, "tests", "fixtures", "opennmt")
@@ -119,6 +120,28 @@ class CalibrationTest(unittest.TestCase):
         self.assertEqual(header.quantization, QUANTIZATION_INT8_SMOOTHED)
         self.assertNotIn("output.weight_smooth", tensors)
         self.assertIn("decoder.layers.1.ffn.out.weight_smooth", tensors)
+
+    def test_sampled_rows_are_a_draw_over_all_rows(self):
+        """recorded_inputs keeps only the drawn rows while recording: they
+        must be the rows drawing from every recorded row gives (the file's
+        bytes depend on them)."""
+        spec = self.spec
+        model = NumpyTransformer(
+            spec.config, int8_calibration.resolved_weights(spec.config, spec.weights), np.float64)
+        sp = int8_calibration._processor(spec.tokenizer_model)
+        texts = int8_calibration.synthetic_sentences(spec.tokenizer_model, 6)
+        sources = [int8_calibration.source_ids(spec, sp, text) for text in texts]
+        pairs = [(src, [spec.special_tokens.decoder_start] + src[:5]) for src in sources]
+        every = int8_calibration.recorded_inputs(model, pairs)
+        self.assertEqual(len(every["encoder.layers.0.self_attn.qkv"]), sum(map(len, sources)))
+        sampled = int8_calibration.recorded_inputs(model, pairs, 25, seed=3)
+        self.assertEqual(list(sampled), list(every))
+        rng = np.random.default_rng(3)
+        for name, rows in every.items():
+            if len(rows) > 25:
+                rows = rows[np.sort(rng.choice(len(rows), 25, replace=False))]
+            np.testing.assert_array_equal(sampled[name], rows, name)
+        self.assertEqual(len(sampled["decoder.layers.0.ffn.out"]), 25)
 
     def test_calibration_is_deterministic(self):
         again = int8_calibration.calibrate(self.spec, sentences=24)

@@ -134,7 +134,7 @@ that the products' error on those sentences is smallest. The sentences are
 the first lines of --calibrate FILE (source-language text; nothing from it
 is stored) or, without it, 128 sentences sampled from the source
 SentencePiece model (seeded: the same file every time). This takes seconds
-for small models, about three minutes and 5 GB of memory for an
+for small models, about three minutes and 3 GB of memory for an
 OPUS-MT-base-sized one. --no-calibration gives plain nearest rounding
 (scheme Int8PerRowDynamic); RNN models are always stored so. A Marian
 intgemm8 .bin (Firefox's models) gives an int8 file in Marian's own int8

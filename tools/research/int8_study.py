@@ -49,7 +49,7 @@ import numpy as np
 from research.study_cli import REPO_ROOT, StudyParser
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
-from edgemt_tools.int8_calibration import choose, recorded_inputs  # noqa: E402
+from edgemt_tools.int8_calibration import choose, recorded_inputs, source_ids  # noqa: E402
 from edgemt_tools.errors import ModelFileError  # noqa: E402
 from edgemt_tools.model_file import read_model  # noqa: E402
 from edgemt_tools.numpy_transformer import NumpyTransformer  # noqa: E402
@@ -94,19 +94,6 @@ def forward_of(model) -> NumpyTransformer:
             raise SystemExit(f"edgemt-int8-study: {name} is not float32: give an fp32 file")
         weights[name] = array
     return NumpyTransformer(model.header.config, weights)
-
-
-def source_ids(model, spm, text: str) -> List[int]:
-    """The runtime's source ids of `text` (runtime/text/tokenizer.cc)."""
-    header = model.header
-    if header.source_pieces:
-        by_piece = {piece: i for i, piece in enumerate(header.source_pieces)}
-        ids = [by_piece.get(piece, header.source_unk_id) for piece in spm.encode(text, out_type=str)]
-        eos = header.source_eos_id
-    else:
-        ids = spm.encode(text)
-        eos = header.special_tokens.eos
-    return ids + [eos] if header.append_eos_to_source else ids
 
 
 def runtime_module():
@@ -224,7 +211,7 @@ def main(argv=None) -> int:
     eos = model.header.special_tokens.eos
     pairs = []
     for line in lines:
-        src = source_ids(model, spm, line)
+        src = source_ids(model.header, spm, line)
         out = runtime.translate_ids([src], beam_size=1)[0].tokens
         tgt_in = [start] + out
         pairs.append((src, tgt_in, np.array(out + [eos])))
