@@ -3,6 +3,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -15,6 +18,17 @@ bool override_is(const char* wanted) {
   const char* value = std::getenv("EDGEMT_CPU_FEATURES");
   return value != nullptr && std::strcmp(value, wanted) == 0;
 }
+
+#if defined(__x86_64__)
+// AVX-VNNI: CPUID leaf 7, sub-leaf 1, EAX bit 4 (Intel SDM). Asked
+// directly: __builtin_cpu_supports has no name for it in clang 14. The
+// registers it uses are AVX2's, whose OS support the AVX2 test checks.
+bool has_avx_vnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (eax & (1u << 4)) != 0;
+}
+#endif
 
 CpuFeatures detect() {
   CpuFeatures f;
@@ -32,7 +46,12 @@ CpuFeatures detect() {
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   f.avx512_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-  if (override_is("avx2")) f.avx512 = f.avx512_vnni = false;  // an AVX2-only CPU's kernels
+  f.avx_vnni = f.avx2 && has_avx_vnni();
+  // "avx2": an AVX2-only CPU's kernels (AMD Zen 3, Intel before Alder Lake);
+  // "avx-vnni": those of an AVX2 CPU with AVX-VNNI and no AVX-512 (Intel
+  // Core from Alder Lake on).
+  if (override_is("avx2")) f.avx512 = f.avx512_vnni = f.avx_vnni = false;
+  if (override_is("avx-vnni")) f.avx512 = f.avx512_vnni = false;
 #elif defined(__aarch64__)
   f.neon = true;
 #if defined(__linux__)

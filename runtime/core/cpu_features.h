@@ -9,8 +9,10 @@
 // kernels run); "fp16" claims fp16 arithmetic on top of what the CPU has, so
 // f16 files run on XNNPACK's f16 GEMMs wherever XNNPACK offers them (x86
 // too, emulated with F16C; XNNPACK itself refuses where it cannot); "avx2"
-// hides AVX-512 (and VNNI), so that an AVX-512 machine runs the kernels of
-// an AVX2-only CPU (AMD family 25 before Zen 4, say) for measurements.
+// hides AVX-512 and both VNNIs, so that an AVX-512 machine runs the kernels
+// of an AVX2-only CPU (AMD family 25 before Zen 4, say) for measurements;
+// "avx-vnni" hides AVX-512 only (an Intel Core from Alder Lake on, when the
+// machine has AVX-VNNI).
 // XNNPACK detects the CPU on its own and is not told.
 // Thread-safe; no global constructors (a function-local static).
 #pragma once
@@ -24,6 +26,7 @@ struct CpuFeatures {
   bool fma = false;          // FMA3 (with AVX2: the own f32 GEMM's x86 kernel)
   bool avx512 = false;       // AVX-512 F, BW, VL, DQ (the vocabulary-row passes)
   bool avx512_vnni = false;  // with AVX-512 F/BW/VL: vpdpbusd on 512-bit registers
+  bool avx_vnni = false;     // with AVX2: vpdpbusd on 256-bit registers (AVX-VNNI)
   // AArch64
   bool neon = false;         // always on AArch64
   bool neon_dotprod = false; // SDOT/UDOT (ARMv8.2 DotProd, e.g. Cortex-A76)

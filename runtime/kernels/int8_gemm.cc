@@ -258,7 +258,7 @@ void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
 }
 
 size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
-  GemmVariant all[5];
+  GemmVariant all[6];
   size_t count = 0;
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
@@ -267,6 +267,12 @@ size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
                     quantize_with<row_max_bits_avx512, quantize_row_avx512, false>,
                     quantize_with<row_max_bits_avx512, quantize_row_avx512, true>,
                     quantize_fixed_with<row_max_bits_avx512, quantize_row_avx512>, 100};
+  }
+  if (cpu.avx_vnni) {  // AVX2's quantizer: the same codes
+    all[count++] = {gemm_avx_vnni, "avx-vnni",
+                    quantize_with<row_max_bits_avx2, quantize_row_avx2, false>,
+                    quantize_with<row_max_bits_avx2, quantize_row_avx2, true>,
+                    quantize_fixed_with<row_max_bits_avx2, quantize_row_avx2>, 90};
   }
   if (cpu.avx2) {
     all[count++] = {gemm_avx2, "avx2", quantize_with<row_max_bits_avx2, quantize_row_avx2, false>,

@@ -131,6 +131,7 @@ inline float dequantize(int32_t sum, float x_scale, float w_scale, float bias, b
 #if defined(__x86_64__)
 void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
+void gemm_avx_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 // The two parts of quantize_rows and quantize_tensor (quantize_with) with
 // AVX-512 (F, BW), 16 values at a time, and with AVX2, 8 at a time: the
 // same bits as the portable ones (whose loop compiles to SSE2 and took 5-6%

@@ -311,10 +311,14 @@ def ct2_vocabulary(ct2_dir, side):
 
 # ---- running children ----------------------------------------------------------------
 
-# --avx2-only: what each engine's children see (an AVX2-only CPU's kernels).
+# --avx2-only / --avx-vnni-only: what each engine's children see (an AVX2-only
+# CPU's kernels; those of an AVX2 CPU with AVX-VNNI, oneDNN's AVX2_VNNI and
+# oneMKL's AVX2_E1 levels).
 AVX2_ONLY_ENV = {"EDGEMT_CPU_FEATURES": "avx2", "CT2_FORCE_CPU_ISA": "AVX2",
                  "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
-avx2_only = False
+AVX_VNNI_ONLY_ENV = {"EDGEMT_CPU_FEATURES": "avx-vnni", "CT2_FORCE_CPU_ISA": "AVX2",
+                     "ONEDNN_MAX_CPU_ISA": "AVX2_VNNI", "MKL_ENABLE_INSTRUCTIONS": "AVX2_E1"}
+forced_env = {}
 
 
 def run_job(job, env_extra, job_dir):
@@ -324,8 +328,7 @@ def run_job(job, env_extra, job_dir):
     env = dict(os.environ)
     env.pop("CT2_FORCE_CPU_ISA", None)
     env.pop("CT2_VERBOSE", None)
-    if avx2_only:
-        env.update(AVX2_ONLY_ENV)
+    env.update(forced_env)
     env.update(env_extra)
     try:
         result = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", path],
@@ -406,6 +409,11 @@ def parse_args(argv):
                              "25 before Zen 4, say): edgemt with EDGEMT_CPU_FEATURES=avx2, "
                              "CTranslate2 with CT2_FORCE_CPU_ISA=AVX2 and its libraries capped "
                              "(ONEDNN_MAX_CPU_ISA, MKL_ENABLE_INSTRUCTIONS); no avx512 variants")
+    parser.add_argument("--avx-vnni-only", action="store_true",
+                        help="run both engines as on a CPU with AVX2 and AVX-VNNI but no AVX-512 "
+                             "(Intel Core from Alder Lake on): as --avx2-only, with "
+                             "EDGEMT_CPU_FEATURES=avx-vnni and the libraries capped at AVX2_VNNI "
+                             "(oneDNN) and AVX2_E1 (oneMKL); needs a CPU with avx_vnni")
     parser.add_argument("--ct2-variants", default=None,
                         help="subset of default,avx512,default+thread,avx512+thread (default: all "
                              "that apply)")
@@ -433,8 +441,14 @@ def main(argv=None):
     args = parse_args(argv if argv is not None else sys.argv[1:])
     if args.child:
         return run_child(args.child)
-    global avx2_only
-    avx2_only = args.avx2_only
+    global forced_env
+    if args.avx2_only and args.avx_vnni_only:
+        raise SystemExit("compare.py: give --avx2-only or --avx-vnni-only, not both")
+    if args.avx_vnni_only and "avx_vnni" not in cpu_info()["flags"].split():
+        raise SystemExit("compare.py: --avx-vnni-only needs a CPU with AVX-VNNI "
+                         "(avx_vnni in /proc/cpuinfo); this one has none")
+    forced_env = (AVX2_ONLY_ENV if args.avx2_only else
+                  AVX_VNNI_ONLY_ENV if args.avx_vnni_only else {})
 
     started = time.time()
     load_at_start = os.getloadavg()
@@ -538,7 +552,7 @@ def main(argv=None):
     # CT2's chosen CPU/ISA/backend, per ISA variant (CT2_VERBOSE=1, once each).
     job_dir = tempfile.mkdtemp(prefix="jobs-", dir=work)
     ct2_lines = {}
-    if args.avx2_only:
+    if forced_env:
         cpu["avx512f"] = False  # no avx512 variants, and the header says so
     isa_variants = [("default", {})] + ([("avx512", {"CT2_FORCE_CPU_ISA": "AVX512"})]
                                         if cpu["avx512f"] else [])
@@ -556,7 +570,8 @@ def main(argv=None):
     header = []
     header.append(f"machine: {cpu['model name']}, cpu family {cpu['cpu family']}, nproc {cpu['nproc']}"
                   f"{', avx512f' if cpu['avx512f'] else ''}"
-                  f"{' (run as AVX2-only: --avx2-only)' if args.avx2_only else ''}")
+                  f"{' (run as AVX2-only: --avx2-only)' if args.avx2_only else ''}"
+                  f"{' (run as AVX2 + AVX-VNNI: --avx-vnni-only)' if args.avx_vnni_only else ''}")
     git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
     header.append(f"edgemt {edgemt_version} ({library}, repo {git or '?'}); ctranslate2 "

@@ -1,5 +1,5 @@
 // Int8 GEMM on AVX2 (compiled with -mavx2; chosen when the CPU has AVX2 but
-// not AVX-512 VNNI).
+// neither AVX-512 VNNI nor AVX-VNNI).
 //
 // AVX2 has no 4-way byte dot product with 32-bit sums; vpmaddubsw (u8·s8 ->
 // s16 pairs, saturating) followed by vpmaddwd with ones is the usual pair.
@@ -29,20 +29,10 @@
 
 #include "kernels/int8_gemm_variants.h"
 #include "kernels/x86/avx2_math.h"
+#include "kernels/x86/int8_epilogue_avx2.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
-
-// Stores the first `count` (0..8) lanes of v.
-inline void store_partial(float* out, __m256 v, size_t count) {
-  if (count >= 8) {
-    _mm256_storeu_ps(out, v);
-  } else if (count > 0) {
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lane);
-    _mm256_maskstore_ps(out, mask, v);
-  }
-}
 
 // The exact int32 sums of MR (1 or 2) rows × NB blocks from row m0, block
 // b0, into sums[r][nb][half] (8 columns each), of xq + 64 with narrow codes
@@ -101,35 +91,10 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
 
 template <bool kNarrow, int MR, int NB>
 void tile(const GemmArgs& a, size_t m0, size_t b0) {
-  const PackedWeights& w = *a.weights;
   alignas(32) int32_t sums[MR][NB][2][8];
   accumulate<kNarrow, MR, NB>(a, m0, b0, sums);
-  const __m256 zero = _mm256_setzero_ps();
-  for (int nb = 0; nb < NB; ++nb) {
-    const size_t n0 = (b0 + nb) * kBlockColumns;
-    const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
-    for (int h = 0; h < 2; ++h) {
-      const size_t n = n0 + 8 * h;
-      const __m256 w_scale = _mm256_load_ps(w.scale + n);
-      const __m256 bias = _mm256_load_ps(w.bias + n);
-      // 64·Σ_k w, which the offset added (exact: |Σ_k w| <= 127·K), less
-      // sum_shift·Σ_k w.
-      const __m256i column_sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(w.column_sum + n));
-      const __m256i correction =
-          a.sum_shift != 0
-              ? _mm256_mullo_epi32(column_sum, _mm256_set1_epi32((kNarrow ? 64 : 0) - a.sum_shift))
-              : (kNarrow ? _mm256_slli_epi32(column_sum, 6) : _mm256_setzero_si256());
-      const size_t count = width > 8 * static_cast<size_t>(h) ? width - 8 * h : 0;
-      for (int r = 0; r < MR; ++r) {
-        const __m256i sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][nb][h]));
-        const __m256 exact = _mm256_cvtepi32_ps(_mm256_sub_epi32(sum, correction));
-        const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(a.x_scale[m0 + r]), w_scale);
-        __m256 y = _mm256_add_ps(_mm256_mul_ps(exact, scale), bias);
-        if (a.relu) y = _mm256_max_ps(y, zero);  // NaN -> 0, -0 -> +0, as portable
-        store_partial(a.y + (m0 + r) * a.y_stride + n, y, count);
-      }
-    }
-  }
+  // Narrow codes went in as xq + 64; full ones as they are.
+  store_dequantized_avx2<MR, NB>(a, m0, b0, sums, kNarrow ? kNarrowCodes : 0);
 }
 
 // run_tiles' groups of 3 and 4 rows, as tiles of 2 rows and 1 or 2 (the

@@ -1,0 +1,63 @@
+// The float part of the 256-bit int8 kernels (int8_gemm_avx2.cc,
+// int8_gemm_avx_vnni.cc; include only from files compiled with -mavx2) for
+// MR rows × NB blocks of exact int32 sums, 8 columns per half-block:
+//   y = float(sum - (offset - shift) · column_sum) · (x_scale · w_scale) + bias,
+//   then y > 0 ? y : 0 with ReLU,
+// the order of int8_gemm.h, where `offset` is what the kernel added to every
+// activation code (64 for the AVX2 kernel's narrow codes, 128 for vpdpbusd's
+// unsigned operand, 0 otherwise) and shift GemmArgs::sum_shift. Stores only
+// the block's columns that exist.
+// `static`: each kernel file keeps its own copy, compiled for its own target.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/int8_gemm_variants.h"
+
+namespace edgemt::kernels::int8 {
+
+// Stores the first `count` (0..8) lanes of v.
+static inline void store_partial_avx2(float* out, __m256 v, size_t count) {
+  if (count >= 8) {
+    _mm256_storeu_ps(out, v);
+  } else if (count > 0) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lane);
+    _mm256_maskstore_ps(out, mask, v);
+  }
+}
+
+template <int MR, int NB>
+static inline void store_dequantized_avx2(const GemmArgs& a, size_t m0, size_t b0,
+                                          const int32_t (&sums)[MR][NB][2][8], int32_t offset) {
+  const PackedWeights& w = *a.weights;
+  const __m256 zero = _mm256_setzero_ps();
+  const int32_t multiplier = offset - a.sum_shift;  // exact: |Σ_k w| <= 127·K
+  for (int nb = 0; nb < NB; ++nb) {
+    const size_t n0 = (b0 + nb) * kBlockColumns;
+    const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
+    for (int h = 0; h < 2; ++h) {
+      const size_t n = n0 + 8 * h;
+      const __m256 w_scale = _mm256_load_ps(w.scale + n);
+      const __m256 bias = _mm256_load_ps(w.bias + n);
+      const __m256i column_sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(w.column_sum + n));
+      const __m256i correction = multiplier == 0
+                                     ? _mm256_setzero_si256()
+                                     : _mm256_mullo_epi32(column_sum, _mm256_set1_epi32(multiplier));
+      const size_t count = width > 8 * static_cast<size_t>(h) ? width - 8 * h : 0;
+      for (int r = 0; r < MR; ++r) {
+        const __m256i sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][nb][h]));
+        const __m256 exact = _mm256_cvtepi32_ps(_mm256_sub_epi32(sum, correction));
+        const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(a.x_scale[m0 + r]), w_scale);
+        __m256 y = _mm256_add_ps(_mm256_mul_ps(exact, scale), bias);
+        if (a.relu) y = _mm256_max_ps(y, zero);  // NaN -> 0, -0 -> +0, as portable
+        store_partial_avx2(a.y + (m0 + r) * a.y_stride + n, y, count);
+      }
+    }
+  }
+}
+
+}  // namespace edgemt::kernels::int8
