@@ -404,12 +404,13 @@ def parse_args(argv):
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--dtypes", default="fp32,int8")
     parser.add_argument("--workloads", default="latency,throughput")
-    parser.add_argument("--avx2-only", action="store_true",
+    kernels = parser.add_mutually_exclusive_group()
+    kernels.add_argument("--avx2-only", action="store_true",
                         help="run both engines as on a CPU with AVX2 but no AVX-512 (AMD family "
                              "25 before Zen 4, say): edgemt with EDGEMT_CPU_FEATURES=avx2, "
                              "CTranslate2 with CT2_FORCE_CPU_ISA=AVX2 and its libraries capped "
                              "(ONEDNN_MAX_CPU_ISA, MKL_ENABLE_INSTRUCTIONS); no avx512 variants")
-    parser.add_argument("--avx-vnni-only", action="store_true",
+    kernels.add_argument("--avx-vnni-only", action="store_true",
                         help="run both engines as on a CPU with AVX2 and AVX-VNNI but no AVX-512 "
                              "(Intel Core from Alder Lake on): as --avx2-only, with "
                              "EDGEMT_CPU_FEATURES=avx-vnni and the libraries capped at AVX2_VNNI "
@@ -442,8 +443,6 @@ def main(argv=None):
     if args.child:
         return run_child(args.child)
     global forced_env
-    if args.avx2_only and args.avx_vnni_only:
-        raise SystemExit("compare.py: give --avx2-only or --avx-vnni-only, not both")
     if args.avx_vnni_only and "avx_vnni" not in cpu_info()["flags"].split():
         raise SystemExit("compare.py: --avx-vnni-only needs a CPU with AVX-VNNI "
                          "(avx_vnni in /proc/cpuinfo); this one has none")
