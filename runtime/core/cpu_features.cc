@@ -47,6 +47,7 @@ CpuFeatures detect() {
   f.avx512_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
   f.avx_vnni = f.avx2 && has_avx_vnni();
+  f.intel = __builtin_cpu_is("intel");
   // "avx2": an AVX2-only CPU's kernels (AMD Zen 3, Intel before Alder Lake);
   // "avx-vnni": those of an AVX2 CPU with AVX-VNNI and no AVX-512 (Intel
   // Core from Alder Lake on).

@@ -27,6 +27,7 @@ struct CpuFeatures {
   bool avx512 = false;       // AVX-512 F, BW, VL, DQ (the vocabulary-row passes)
   bool avx512_vnni = false;  // with AVX-512 F/BW/VL: vpdpbusd on 512-bit registers
   bool avx_vnni = false;     // with AVX2: vpdpbusd on 256-bit registers (AVX-VNNI)
+  bool intel = false;        // GenuineIntel: which AVX2 int8 kernel is faster
   // AArch64
   bool neon = false;         // always on AArch64
   bool neon_dotprod = false; // SDOT/UDOT (ARMv8.2 DotProd, e.g. Cortex-A76)

@@ -130,6 +130,7 @@ inline float dequantize(int32_t sum, float x_scale, float w_scale, float bias, b
 
 #if defined(__x86_64__)
 void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
+void gemm_avx2_vpsignb(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 // The two parts of quantize_rows and quantize_tensor (quantize_with) with

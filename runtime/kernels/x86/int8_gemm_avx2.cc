@@ -10,12 +10,19 @@
 //     3 instructions per 32 multiply-adds.
 //   - Full codes (xq in [-127, 127], what int8 models use): it gets |x| as
 //     the unsigned operand and w with x's sign applied as the signed one: a
-//     pair is at most 2·127·127 = 32258. The sign is applied as (w ^ m) - m
-//     with m = 0xFF where x < 0 (made once per row and group), not with
-//     vpsignb: on Zen, vpsignb shares the two multiply pipes with
-//     vpmaddubsw and vpmaddwd, the xor and sub run on all four
-//     (edgemt_kernels_benchmark BM_Int8GemmFullCodes/M:128/K:256/N:8000,
-//     Zen 4 running the AVX2 kernel: 121 -> 135 GFLOP/s; the narrow path 183).
+//     pair is at most 2·127·127 = 32258. Two ways to apply the sign, the
+//     same sums, one variant each (the faster first on each vendor's CPUs,
+//     int8_gemm.cc):
+//       "avx2": (w ^ m) - m with m = 0xFF where x < 0. On Zen, vpsignb
+//       shares the two multiply pipes with vpmaddubsw and vpmaddwd, the
+//       xor and sub run on all four (edgemt_kernels_benchmark
+//       BM_Int8GemmFullCodes/M:128/K:256/N:8000, Zen 4 running the AVX2
+//       kernel: vpsignb 121, xor and sub 135 GFLOP/s; the narrow path 183).
+//       "avx2-vpsignb": vpsignb(w, x). Intel has three vector ports, the
+//       multiplies on two of them: 4 operations per 32 multiply-adds, 3 on
+//       the multiply ports (1.5 cycles), beat 5 on any port (1.67; the same
+//       benchmark on an Intel Xeon, cpu family 6 model 207: xor and sub
+//       100-101, vpsignb 111-112 GFLOP/s).
 // A packed group (16 columns × 4 depth) is two 256-bit registers.
 //
 // A tile makes its rows' unsigned operands (and sign masks) once per chunk
@@ -46,17 +53,27 @@ namespace {
 // stack.
 constexpr size_t kChunkGroups = 256;
 
+// What the tile does to the codes so that vpmaddubsw's pairs cannot
+// saturate (above).
+enum class CodeStep {
+  kNarrowOffset,  // narrow codes: xq + 64 as the unsigned operand
+  kSignXorSub,    // full codes: |xq|, and w's sign flipped by xor and sub
+  kSignVpsignb,   // full codes: |xq|, and vpsignb(w, xq)
+};
+
 // The unsigned operand of count codes (xq + 64 for narrow codes, |xq| for
-// full ones) and, for full codes, the mask 0xFF where xq < 0, 32 codes at a
-// time (count is a multiple of kGroupDepth).
-template <bool kNarrow>
+// full ones) and, for kSignXorSub, the mask 0xFF where xq < 0, 32 codes at
+// a time (count is a multiple of kGroupDepth). vpsignb takes its signs from
+// the codes themselves.
+template <CodeStep kStep>
 inline void prepare_codes(const int8_t* codes, size_t count, uint8_t* unsigned_out,
                           int8_t* mask_out) {
+  constexpr bool kNarrow = kStep == CodeStep::kNarrowOffset;
   const __m256i offset = _mm256_set1_epi8(static_cast<char>(kNarrowCodes));
   auto prepare = [&](__m256i v, size_t i) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(unsigned_out + i),
                        kNarrow ? _mm256_add_epi8(v, offset) : _mm256_abs_epi8(v));
-    if constexpr (!kNarrow) {
+    if constexpr (kStep == CodeStep::kSignXorSub) {
       _mm256_store_si256(reinterpret_cast<__m256i*>(mask_out + i),
                          _mm256_cmpgt_epi8(_mm256_setzero_si256(), v));
     }
@@ -74,17 +91,18 @@ inline void prepare_codes(const int8_t* codes, size_t count, uint8_t* unsigned_o
 
 // The exact int32 sums of MR (1 or 2) rows × NB blocks from row m0, block
 // b0, into sums[r][nb][half] (8 columns each), of xq + 64 with narrow codes
-// (kNarrow), of xq with full ones. The rows' broadcasts (and magnitudes) are
-// loaded first, then each 32-byte half of a group's weights once for both
-// rows: at most 8 accumulators, 2 + 2 row registers, the weights and `ones`
-// (of 16). Its own function, storing the sums only at its end: with the
+// (kNarrowOffset), of xq with full ones. The rows' broadcasts (and
+// magnitudes) are loaded first, then each 32-byte half of a group's weights
+// once for both rows: at most 8 accumulators, 2 + 2 row registers, the
+// weights and `ones` (of 16). Its own function, storing the sums only at its end: with the
 // float epilogue in the same function GCC 12 kept some accumulators on the
 // stack, or copied them every step (4 rows × 1 block did so in any
 // arrangement); this way its loops have neither (objdump).
-template <bool kNarrow, int MR, int NB>
+template <CodeStep kStep, int MR, int NB>
 __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b0,
                                           int32_t (&sums)[MR][NB][2][8]) {
   static_assert(MR <= 2 && MR * NB <= 4, "8 accumulators at most");
+  constexpr bool kMasks = kStep == CodeStep::kSignXorSub;
   const PackedWeights& w = *a.weights;
   const size_t block_stride = w.groups * kGroupBytes;
   const int8_t* block = w.blocks + b0 * block_stride;
@@ -98,32 +116,39 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
   // depth for the tile (prepare_codes) and broadcast from there: the loop
   // below then spends its vector ALU slots on the products only.
   alignas(32) uint8_t unsigned_codes[MR][kChunkGroups * kGroupDepth];
-  alignas(32) int8_t sign_masks[MR][kNarrow ? 1 : kChunkGroups * kGroupDepth];
+  alignas(32) int8_t sign_masks[MR][kMasks ? kChunkGroups * kGroupDepth : 1];
   for (size_t g0 = 0; g0 < w.groups; g0 += kChunkGroups) {
     const size_t groups = w.groups - g0 < kChunkGroups ? w.groups - g0 : kChunkGroups;
     for (int r = 0; r < MR; ++r) {
-      prepare_codes<kNarrow>(x + r * a.xq_stride + g0 * kGroupDepth, groups * kGroupDepth,
-                             unsigned_codes[r], sign_masks[r]);
+      prepare_codes<kStep>(x + r * a.xq_stride + g0 * kGroupDepth, groups * kGroupDepth,
+                           unsigned_codes[r], sign_masks[r]);
     }
     const int8_t* chunk = block + g0 * kGroupBytes;
     for (size_t g = 0; g < groups; ++g) {
-      __m256i negative[MR], unsigned_x[MR];
+      // sign[r]: the masks for kSignXorSub, the codes for kSignVpsignb.
+      __m256i sign[MR], unsigned_x[MR];
       for (int r = 0; r < MR; ++r) {
         unsigned_x[r] = _mm256_set1_epi32(static_cast<int>(load_group(
             reinterpret_cast<const int8_t*>(unsigned_codes[r]) + g * kGroupDepth)));
-        negative[r] = kNarrow ? _mm256_setzero_si256()
-                              : _mm256_set1_epi32(static_cast<int>(load_group(sign_masks[r] + g * kGroupDepth)));
+        const int8_t* sign_group = kMasks ? sign_masks[r] + g * kGroupDepth
+                                          : x + r * a.xq_stride + (g0 + g) * kGroupDepth;
+        sign[r] = kStep == CodeStep::kNarrowOffset
+                      ? _mm256_setzero_si256()
+                      : _mm256_set1_epi32(static_cast<int>(load_group(sign_group)));
       }
       for (int nb = 0; nb < NB; ++nb) {
         const int8_t* group = chunk + nb * block_stride + g * kGroupBytes;
         for (int h = 0; h < 2; ++h) {
           const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(group + 32 * h));
           for (int r = 0; r < MR; ++r) {
-            // w with x's sign: (w ^ m) - m negates where m is all ones. Two
-            // simple ALU operations rather than vpsignb, which competes with
-            // vpmaddubsw and vpmaddwd for the multiply pipes (Zen).
-            const __m256i signed_w =
-                kNarrow ? wv : _mm256_sub_epi8(_mm256_xor_si256(wv, negative[r]), negative[r]);
+            // w with x's sign: (w ^ m) - m negates where m is all ones;
+            // vpsignb also zeroes w where x is 0, whose |x| is 0 anyway.
+            __m256i signed_w = wv;
+            if constexpr (kStep == CodeStep::kSignXorSub) {
+              signed_w = _mm256_sub_epi8(_mm256_xor_si256(wv, sign[r]), sign[r]);
+            } else if constexpr (kStep == CodeStep::kSignVpsignb) {
+              signed_w = _mm256_sign_epi8(wv, sign[r]);
+            }
             const __m256i pairs = _mm256_maddubs_epi16(unsigned_x[r], signed_w);
             sum[r][nb][h] = _mm256_add_epi32(sum[r][nb][h], _mm256_madd_epi16(pairs, ones));
           }
@@ -140,33 +165,34 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
   }
 }
 
-template <bool kNarrow, int MR, int NB>
+template <CodeStep kStep, int MR, int NB>
 void tile(const GemmArgs& a, size_t m0, size_t b0) {
   alignas(32) int32_t sums[MR][NB][2][8];
-  accumulate<kNarrow, MR, NB>(a, m0, b0, sums);
+  accumulate<kStep, MR, NB>(a, m0, b0, sums);
   // Narrow codes went in as xq + 64; full ones as they are.
-  store_dequantized_avx2<MR, NB>(a, m0, b0, sums, kNarrow ? kNarrowCodes : 0);
+  store_dequantized_avx2<MR, NB>(a, m0, b0, sums,
+                                 kStep == CodeStep::kNarrowOffset ? kNarrowCodes : 0);
 }
 
 // run_tiles' groups of 3 and 4 rows, as tiles of 2 rows and 1 or 2 (the
 // blocks' weights come from L1 for the second).
-template <bool kNarrow, int NB>
+template <CodeStep kStep, int NB>
 void three_rows(const GemmArgs& a, size_t m0, size_t b0) {
-  tile<kNarrow, 2, NB>(a, m0, b0);
-  tile<kNarrow, 1, NB>(a, m0 + 2, b0);
+  tile<kStep, 2, NB>(a, m0, b0);
+  tile<kStep, 1, NB>(a, m0 + 2, b0);
 }
-template <bool kNarrow, int NB>
+template <CodeStep kStep, int NB>
 void four_rows(const GemmArgs& a, size_t m0, size_t b0) {
-  tile<kNarrow, 2, NB>(a, m0, b0);
-  tile<kNarrow, 2, NB>(a, m0 + 2, b0);
+  tile<kStep, 2, NB>(a, m0, b0);
+  tile<kStep, 2, NB>(a, m0 + 2, b0);
 }
 
-template <bool kNarrow>
+template <CodeStep kStep>
 constexpr TileFunction kTiles[4][4] = {
-    {tile<kNarrow, 1, 1>, tile<kNarrow, 1, 2>, tile<kNarrow, 1, 3>, tile<kNarrow, 1, 4>},
-    {tile<kNarrow, 2, 1>, tile<kNarrow, 2, 2>, nullptr, nullptr},
-    {three_rows<kNarrow, 1>, three_rows<kNarrow, 2>, nullptr, nullptr},
-    {four_rows<kNarrow, 1>, four_rows<kNarrow, 2>, nullptr, nullptr},
+    {tile<kStep, 1, 1>, tile<kStep, 1, 2>, tile<kStep, 1, 3>, tile<kStep, 1, 4>},
+    {tile<kStep, 2, 1>, tile<kStep, 2, 2>, nullptr, nullptr},
+    {three_rows<kStep, 1>, three_rows<kStep, 2>, nullptr, nullptr},
+    {four_rows<kStep, 1>, four_rows<kStep, 2>, nullptr, nullptr},
 };
 constexpr size_t kMaxBlocks[4] = {4, 2, 2, 2};  // per row count
 
@@ -239,9 +265,17 @@ void quantize_row_avx2(const float* row, size_t depth, int32_t limit, const floa
 
 void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
   if (a.code_limit <= kNarrowCodes) {
-    run_tiles(a, first_block, block_count, kTiles<true>, kMaxBlocks);
+    run_tiles(a, first_block, block_count, kTiles<CodeStep::kNarrowOffset>, kMaxBlocks);
   } else {
-    run_tiles(a, first_block, block_count, kTiles<false>, kMaxBlocks);
+    run_tiles(a, first_block, block_count, kTiles<CodeStep::kSignXorSub>, kMaxBlocks);
+  }
+}
+
+void gemm_avx2_vpsignb(const GemmArgs& a, size_t first_block, size_t block_count) {
+  if (a.code_limit <= kNarrowCodes) {
+    run_tiles(a, first_block, block_count, kTiles<CodeStep::kNarrowOffset>, kMaxBlocks);
+  } else {
+    run_tiles(a, first_block, block_count, kTiles<CodeStep::kSignVpsignb>, kMaxBlocks);
   }
 }
 

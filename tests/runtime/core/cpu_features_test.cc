@@ -1,6 +1,6 @@
 // cpu_features() against what the kernel reports in /proc/cpuinfo (Linux):
-// x86 "flags" (avx2, avx512f/bw/vl/vnni, avx_vnni), AArch64 "Features" (asimddp,
-// fphp/asimdhp). With EDGEMT_CPU_FEATURES=portable everything is off.
+// x86 "flags" (avx2, avx512f/bw/vl/vnni, avx_vnni) and "vendor_id", AArch64
+// "Features" (asimddp, fphp/asimdhp). With EDGEMT_CPU_FEATURES=portable everything is off.
 #include "core/cpu_features.h"
 
 #include <doctest/doctest.h>
@@ -28,6 +28,22 @@ std::set<std::string> cpuinfo_flags() {
     }
   }
   return {};
+}
+
+// The value of the first "key : value" line of /proc/cpuinfo, or "".
+std::string cpuinfo_value(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (line.rfind(key, 0) == 0 && colon != std::string::npos) {
+      std::istringstream value(line.substr(colon + 1));
+      std::string word;
+      value >> word;
+      return word;
+    }
+  }
+  return "";
 }
 
 TEST_CASE("core/cpu_features: agrees with /proc/cpuinfo") {
@@ -58,6 +74,7 @@ TEST_CASE("core/cpu_features: agrees with /proc/cpuinfo") {
   CHECK(f.avx512_vnni == (!avx512_hidden && has("avx512f") && has("avx512bw") && has("avx512vl") &&
                           has("avx512_vnni")));
   CHECK(f.avx_vnni == (!avx2_only && has("avx2") && has("avx_vnni")));
+  CHECK(f.intel == (cpuinfo_value("vendor_id") == "GenuineIntel"));
   CHECK_FALSE(f.neon);
   CHECK(f.fp16_arith == forced_fp16);
 #elif defined(__aarch64__)
