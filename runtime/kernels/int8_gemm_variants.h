@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kernels/int8_gemm.h"
+#include "kernels/output_prefetch.h"
 
 namespace edgemt::kernels::int8 {
 
@@ -43,14 +44,24 @@ using TileFunction = void (*)(const GemmArgs& args, size_t m0, size_t b0);
 // at a time inner; a tile of r rows spans at most max_blocks[r - 1] blocks
 // (what the registers hold). tiles[r - 1][nb - 1] computes r rows × nb
 // blocks; entries for nb > max_blocks[r - 1] are never called.
+//
+// Each group of rows prefetches the output it writes in the next pass
+// (output_prefetch.h).
 inline void run_tiles(const GemmArgs& a, size_t first_block, size_t block_count,
                       const TileFunction (&tiles)[4][4], const size_t (&max_blocks)[4]) {
   const size_t end_block = first_block + block_count;
+  const bool prefetch = a.rows >= kPrefetchOutputRows;
   for (size_t b = first_block; b < end_block; b += 4) {
     const size_t end = end_block - b < 4 ? end_block : b + 4;
+    const size_t next_end = end_block - end < 4 ? end_block : end + 4;
     for (size_t m = 0; m < a.rows; m += 4) {
       const size_t mr = a.rows - m < 4 ? a.rows - m : 4;
       const size_t step = max_blocks[mr - 1];
+      if (prefetch) {
+        const size_t columns = a.weights->columns;
+        prefetch_output(a.y, a.y_stride, m, mr, end * kBlockColumns,
+                        next_end * kBlockColumns < columns ? next_end * kBlockColumns : columns);
+      }
       for (size_t bb = b; bb < end; bb += step) {
         const size_t nb = end - bb < step ? end - bb : step;
         tiles[mr - 1][nb - 1](a, m, bb);

@@ -331,12 +331,15 @@ BENCHMARK(BM_Activation)->ArgName("kind")->Arg(0)->Arg(1)->Arg(2);
 }  // namespace
 
 
-// The shapes of BM_Gemm, for the int8 GEMMs below.
+// The shapes of BM_Gemm, for the int8 GEMMs below, and OPUS-MT-base's
+// output projection and first feed-forward product at batch 32 × beam 4
+// (an output larger than the caches, and one that fits).
 void gemm_shapes(benchmark::internal::Benchmark* b, bool with_kernel_arg) {
   const std::vector<std::vector<int64_t>> shapes = {
       {1, 256, 768}, {1, 256, 256}, {1, 256, 1024}, {1, 1024, 256}, {1, 256, 8000},
       {4, 256, 1024}, {4, 256, 8000}, {32, 256, 1024}, {32, 256, 8000}, {128, 256, 8000},
-      {20, 256, 768}, {320, 256, 1024}, {320, 1024, 256}, {640, 256, 1024}};
+      {20, 256, 768}, {320, 256, 1024}, {320, 1024, 256}, {640, 256, 1024},
+      {128, 512, 58101}, {128, 512, 2048}};
   if (!with_kernel_arg) {
     b->ArgNames({"M", "K", "N"});
     for (const auto& s : shapes) b->Args(s);

@@ -4,6 +4,7 @@
 // broadcast micro-kernels' arithmetic). The tile's blocks of weights
 // (K × 64 bytes each) stay in cache while the row tiles pass over them.
 #include "kernels/f32_gemm.h"
+#include "kernels/output_prefetch.h"
 #include "kernels/x86/avx512_math.h"
 
 namespace edgemt::kernels::f32 {
@@ -59,11 +60,20 @@ void gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_count) {
   // while every row passes), four rows at a time inside: 16 independent
   // chains, four weight loads and four broadcasts per 16 fused multiply-adds.
   // (Measured against 8 rows × 2 blocks: as fast at 128 rows, faster at 1-4.)
+  // Each group of rows prefetches the output it writes in the next pass
+  // (output_prefetch.h).
   const size_t end = first_block + block_count;
+  const size_t columns = a.weights->columns;
+  const bool prefetch = a.rows >= kPrefetchOutputRows;
   for (size_t b = first_block; b < end; b += 4) {
     const size_t blocks = end - b < 4 ? end - b : 4;
+    const size_t next_end = end - (b + blocks) < 4 ? end : b + blocks + 4;
     for (size_t m = 0; m < a.rows; m += 4) {
       const size_t rows = a.rows - m < 4 ? a.rows - m : 4;
+      if (prefetch) {
+        prefetch_output(a.y, a.y_stride, m, rows, (b + blocks) * kBlockColumns,
+                        next_end * kBlockColumns < columns ? next_end * kBlockColumns : columns);
+      }
       kTiles[rows - 1][blocks - 1](a, m, b);
     }
   }
