@@ -50,9 +50,11 @@ CpuFeatures detect() {
   f.intel = __builtin_cpu_is("intel");
   // "avx2": an AVX2-only CPU's kernels (AMD Zen 3, Intel before Alder Lake);
   // "avx-vnni": those of an AVX2 CPU with AVX-VNNI and no AVX-512 (Intel
-  // Core from Alder Lake on).
+  // Core from Alder Lake on); "avx512bw": those of an AVX-512 CPU without
+  // VNNI (Intel Skylake-SP/X).
   if (override_is("avx2")) f.avx512 = f.avx512_vnni = f.avx_vnni = false;
   if (override_is("avx-vnni")) f.avx512 = f.avx512_vnni = false;
+  if (override_is("avx512bw")) f.avx512_vnni = f.avx_vnni = false;
 #elif defined(__aarch64__)
   f.neon = true;
 #if defined(__linux__)

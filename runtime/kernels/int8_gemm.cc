@@ -258,7 +258,7 @@ void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
 }
 
 size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
-  GemmVariant all[7];
+  GemmVariant all[8];
   size_t count = 0;
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
@@ -273,6 +273,12 @@ size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
                     quantize_with<row_max_bits_avx2, quantize_row_avx2, false>,
                     quantize_with<row_max_bits_avx2, quantize_row_avx2, true>,
                     quantize_fixed_with<row_max_bits_avx2, quantize_row_avx2>, 90};
+  }
+  if (cpu.avx512) {  // AVX-512 without VNNI (Skylake-SP/X); AVX2's quantizer
+    all[count++] = {gemm_avx512bw, "avx512bw",
+                    quantize_with<row_max_bits_avx2, quantize_row_avx2, false>,
+                    quantize_with<row_max_bits_avx2, quantize_row_avx2, true>,
+                    quantize_fixed_with<row_max_bits_avx2, quantize_row_avx2>, 80};
   }
   if (cpu.avx2) {  // two ways to apply the sign (x86/int8_gemm_avx2.cc), the faster first
     const GemmVariant xor_sub = {gemm_avx2, "avx2",

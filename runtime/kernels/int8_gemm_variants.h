@@ -1,6 +1,6 @@
 // The CPU-specific int8 GEMM kernels (int8_gemm.h has the contract), each in
-// its own file compiled for its instruction set: x86/ (AVX2, AVX-512 VNNI)
-// and arm/ (NEON, NEON dot product). Only the files of the target
+// its own file compiled for its instruction set: x86/ (AVX2, AVX-VNNI,
+// AVX-512 BW, AVX-512 VNNI) and arm/ (NEON, NEON dot product). Only the files of the target
 // architecture are built; int8_gemm.cc picks one at run time.
 #pragma once
 
@@ -143,6 +143,7 @@ inline float dequantize(int32_t sum, float x_scale, float w_scale, float bias, b
 void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx2_vpsignb(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
+void gemm_avx512bw(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 // The two parts of quantize_rows and quantize_tensor (quantize_with) with
 // AVX-512 (F, BW), 16 values at a time, and with AVX2, 8 at a time: the

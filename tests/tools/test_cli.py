@@ -92,14 +92,14 @@ class CliTest(unittest.TestCase):
 
     def test_int8_output_is_the_same_on_every_int8_kernel(self):
         """models/reference/edgemt_int8_greedy.de is this runtime's int8 output; the
-        fastest kernel of this CPU, the portable one and, on x86, the AVX-VNNI and
-        AVX2 ones where the CPU has them (EDGEMT_CPU_FEATURES hides what is
-        faster) must all reproduce it (the aarch64 build holds its NEON kernels to
+        fastest kernel of this CPU, the portable one and, on x86, the AVX-VNNI,
+        AVX-512 BW and AVX2 ones where the CPU has them (EDGEMT_CPU_FEATURES hides
+        what is faster) must all reproduce it (the aarch64 build holds its NEON kernels to
         the same file)."""
         sources = helpers_lines("test_2016_flickr.en")[:60]
         expected = helpers_lines("edgemt_int8_greedy.de")[:60]
         stdin = "".join(s + "\n" for s in sources)
-        for features in (None, "portable", "avx-vnni", "avx2"):
+        for features in (None, "portable", "avx-vnni", "avx512bw", "avx2"):
             with self.subTest(EDGEMT_CPU_FEATURES=features):
                 env = dict(os.environ)
                 env.pop("EDGEMT_CPU_FEATURES", None)

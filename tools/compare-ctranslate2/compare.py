@@ -311,13 +311,16 @@ def ct2_vocabulary(ct2_dir, side):
 
 # ---- running children ----------------------------------------------------------------
 
-# --avx2-only / --avx-vnni-only: what each engine's children see (an AVX2-only
-# CPU's kernels; those of an AVX2 CPU with AVX-VNNI, oneDNN's AVX2_VNNI and
-# oneMKL's AVX2_E1 levels).
+# --avx2-only / --avx-vnni-only / --avx512bw-only: what each engine's
+# children see (an AVX2-only CPU's kernels; those of an AVX2 CPU with
+# AVX-VNNI, oneDNN's AVX2_VNNI and oneMKL's AVX2_E1 levels; those of an
+# AVX-512 CPU without VNNI, oneDNN's AVX512_CORE and oneMKL's AVX512).
 AVX2_ONLY_ENV = {"EDGEMT_CPU_FEATURES": "avx2", "CT2_FORCE_CPU_ISA": "AVX2",
                  "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
 AVX_VNNI_ONLY_ENV = {"EDGEMT_CPU_FEATURES": "avx-vnni", "CT2_FORCE_CPU_ISA": "AVX2",
                      "ONEDNN_MAX_CPU_ISA": "AVX2_VNNI", "MKL_ENABLE_INSTRUCTIONS": "AVX2_E1"}
+AVX512BW_ONLY_ENV = {"EDGEMT_CPU_FEATURES": "avx512bw", "CT2_FORCE_CPU_ISA": "AVX512",
+                     "ONEDNN_MAX_CPU_ISA": "AVX512_CORE", "MKL_ENABLE_INSTRUCTIONS": "AVX512"}
 forced_env = {}
 
 
@@ -415,6 +418,12 @@ def parse_args(argv):
                              "(Intel Core from Alder Lake on): as --avx2-only, with "
                              "EDGEMT_CPU_FEATURES=avx-vnni and the libraries capped at AVX2_VNNI "
                              "(oneDNN) and AVX2_E1 (oneMKL); needs a CPU with avx_vnni")
+    kernels.add_argument("--avx512bw-only", action="store_true",
+                        help="run both engines as on a CPU with AVX-512 but no VNNI (Intel "
+                             "Skylake-SP/X Xeons): edgemt with EDGEMT_CPU_FEATURES=avx512bw, "
+                             "CTranslate2 with CT2_FORCE_CPU_ISA=AVX512 and its libraries "
+                             "capped at AVX512_CORE (oneDNN) and AVX512 (oneMKL); needs a CPU "
+                             "with avx512bw")
     parser.add_argument("--ct2-variants", default=None,
                         help="subset of default,avx512,default+thread,avx512+thread (default: all "
                              "that apply)")
@@ -446,8 +455,12 @@ def main(argv=None):
     if args.avx_vnni_only and "avx_vnni" not in cpu_info()["flags"].split():
         raise SystemExit("compare.py: --avx-vnni-only needs a CPU with AVX-VNNI "
                          "(avx_vnni in /proc/cpuinfo); this one has none")
+    if args.avx512bw_only and "avx512bw" not in cpu_info()["flags"].split():
+        raise SystemExit("compare.py: --avx512bw-only needs a CPU with AVX-512 BW "
+                         "(avx512bw in /proc/cpuinfo); this one has none")
     forced_env = (AVX2_ONLY_ENV if args.avx2_only else
-                  AVX_VNNI_ONLY_ENV if args.avx_vnni_only else {})
+                  AVX_VNNI_ONLY_ENV if args.avx_vnni_only else
+                  AVX512BW_ONLY_ENV if args.avx512bw_only else {})
 
     started = time.time()
     load_at_start = os.getloadavg()
@@ -570,7 +583,8 @@ def main(argv=None):
     header.append(f"machine: {cpu['model name']}, cpu family {cpu['cpu family']}, nproc {cpu['nproc']}"
                   f"{', avx512f' if cpu['avx512f'] else ''}"
                   f"{' (run as AVX2-only: --avx2-only)' if args.avx2_only else ''}"
-                  f"{' (run as AVX2 + AVX-VNNI: --avx-vnni-only)' if args.avx_vnni_only else ''}")
+                  f"{' (run as AVX2 + AVX-VNNI: --avx-vnni-only)' if args.avx_vnni_only else ''}"
+                  f"{' (run as AVX-512 without VNNI: --avx512bw-only)' if args.avx512bw_only else ''}")
     git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
     header.append(f"edgemt {edgemt_version} ({library}, repo {git or '?'}); ctranslate2 "

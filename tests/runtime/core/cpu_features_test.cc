@@ -1,5 +1,5 @@
 // cpu_features() against what the kernel reports in /proc/cpuinfo (Linux):
-// x86 "flags" (avx2, avx512f/bw/vl/vnni, avx_vnni) and "vendor_id", AArch64
+// x86 "flags" (avx2, avx512f/bw/vl/dq/vnni, avx_vnni) and "vendor_id", AArch64
 // "Features" (asimddp, fphp/asimdhp). With EDGEMT_CPU_FEATURES=portable everything is off.
 #include "core/cpu_features.h"
 
@@ -69,11 +69,15 @@ TEST_CASE("core/cpu_features: agrees with /proc/cpuinfo") {
 #if defined(__x86_64__)
   REQUIRE(has("sse2"));
   CHECK(f.avx2 == has("avx2"));
-  const bool avx2_only = mode != nullptr && std::strcmp(mode, "avx2") == 0;
-  const bool avx512_hidden = avx2_only || (mode != nullptr && std::strcmp(mode, "avx-vnni") == 0);
-  CHECK(f.avx512_vnni == (!avx512_hidden && has("avx512f") && has("avx512bw") && has("avx512vl") &&
-                          has("avx512_vnni")));
-  CHECK(f.avx_vnni == (!avx2_only && has("avx2") && has("avx_vnni")));
+  auto mode_is = [&](const char* name) { return mode != nullptr && std::strcmp(mode, name) == 0; };
+  const bool avx2_only = mode_is("avx2");
+  const bool avx512_hidden = avx2_only || mode_is("avx-vnni");
+  const bool vnni_hidden = avx2_only || mode_is("avx512bw");
+  CHECK(f.avx512 == (!avx512_hidden && has("avx512f") && has("avx512bw") && has("avx512vl") &&
+                     has("avx512dq")));
+  CHECK(f.avx512_vnni == (!avx512_hidden && !vnni_hidden && has("avx512f") && has("avx512bw") &&
+                          has("avx512vl") && has("avx512_vnni")));
+  CHECK(f.avx_vnni == (!vnni_hidden && has("avx2") && has("avx_vnni")));
   CHECK(f.intel == (cpuinfo_value("vendor_id") == "GenuineIntel"));
   CHECK_FALSE(f.neon);
   CHECK(f.fp16_arith == forced_fp16);

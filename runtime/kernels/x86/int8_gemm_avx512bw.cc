@@ -1,0 +1,143 @@
+// Int8 GEMM on AVX-512 without VNNI (compiled with -mavx512f -mavx512bw
+// -mavx512vl -mavx512dq; chosen when the CPU has AVX-512 BW but no VNNI:
+// Intel Skylake-SP/X, the Xeons of many cloud machines).
+//
+// The AVX2 kernel's arithmetic (int8_gemm_avx2.cc) on 512-bit registers:
+// vpmaddubsw takes |xq| as the unsigned operand and w with x's sign as the
+// signed one, so a pair is at most 2·127·127 = 32258 and never saturates,
+// then vpmaddwd with ones sums pairs into 32-bit lanes. Exact for codes of
+// either limit, so the same bits as every other kernel. AVX-512 has no
+// vpsignb; the sign is one masked subtract (0 - w where x < 0, the mask from
+// vpmovb2m on the broadcast codes, once per row and group): 4 operations
+// per 64 multiply-adds, against the AVX2 kernel's 4 per 32
+// (BM_Int8GemmFullCodes on an Intel Xeon, cpu family 6 model 207, with
+// EDGEMT_CPU_FEATURES=avx512bw: M 128 K 512 N 58101 125 GFLOP/s against
+// the avx2-vpsignb kernel's 109, M 32 K 256 N 8000 129 against 110).
+// oneMKL's AVX-512 path takes 3 (unsigned activations, pairs that may
+// saturate).
+//
+// Tile: MR rows × NB blocks (16 columns each) of 32-bit accumulators,
+// MR, NB <= 4 (16 of the 32 zmm registers), as the AVX-512 VNNI kernel.
+// A tile makes its rows' |xq| once per chunk of depth into a buffer on the
+// stack and broadcasts them from there.
+//
+// The activation quantizers are the AVX2 ones (the same bits; AVX-512
+// CPUs have AVX2).
+// GCC 12's avx512fintrin.h initializes its "undefined" vectors from
+// themselves, which -Wuninitialized reports wherever they are inlined
+// (GCC bug 105593); the warning is about the header, not this file.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)  // a GCC-only warning; clang rejects unknown ones
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include "kernels/int8_gemm_variants.h"
+
+namespace edgemt::kernels::int8 {
+namespace {
+
+// Groups of depth per prepared chunk: 1 KiB of |xq| per row on the stack.
+constexpr size_t kChunkGroups = 256;
+
+// |bytes[0, count)| into out (count is a multiple of kGroupDepth).
+inline void absolute_codes(const int8_t* bytes, size_t count, int8_t* out) {
+  size_t i = 0;
+  for (; i + 64 <= count; i += 64) {
+    _mm512_store_si512(out + i, _mm512_abs_epi8(_mm512_loadu_si512(bytes + i)));
+  }
+  if (i < count) {
+    const __mmask64 tail = (~0ULL) >> (64 - (count - i));
+    _mm512_mask_storeu_epi8(out + i, tail, _mm512_abs_epi8(_mm512_maskz_loadu_epi8(tail, bytes + i)));
+  }
+}
+
+// Every loop over rows and blocks is unrolled before GCC places the
+// accumulator array (see int8_gemm_avx512_vnni.cc: left to itself GCC 12
+// kept such arrays in memory).
+template <int MR, int NB>
+void tile(const GemmArgs& a, size_t m0, size_t b0) {
+  const PackedWeights& w = *a.weights;
+  const size_t block_stride = w.groups * kGroupBytes;
+  const int8_t* block = w.blocks + b0 * block_stride;
+  __m512i sum[MR][NB];
+  #pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r) {
+    #pragma GCC unroll 4
+    for (int nb = 0; nb < NB; ++nb) sum[r][nb] = _mm512_setzero_si512();
+  }
+  const int8_t* x = a.xq + m0 * a.xq_stride;
+  const __m512i ones = _mm512_set1_epi16(1);
+  const __m512i zero = _mm512_setzero_si512();
+  alignas(64) int8_t magnitudes[MR][kChunkGroups * kGroupDepth];
+  for (size_t g0 = 0; g0 < w.groups; g0 += kChunkGroups) {
+    const size_t groups = w.groups - g0 < kChunkGroups ? w.groups - g0 : kChunkGroups;
+    const int8_t* codes = x + g0 * kGroupDepth;  // row r's chunk: codes + r·xq_stride
+    #pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) {
+      absolute_codes(codes + r * a.xq_stride, groups * kGroupDepth, magnitudes[r]);
+    }
+    const int8_t* chunk = block + g0 * kGroupBytes;
+    for (size_t g = 0; g < groups; ++g) {
+      __m512i wv[NB];
+      #pragma GCC unroll 4
+      for (int nb = 0; nb < NB; ++nb) {
+        wv[nb] = _mm512_load_si512(chunk + nb * block_stride + g * kGroupBytes);
+      }
+      #pragma GCC unroll 4
+      for (int r = 0; r < MR; ++r) {
+        const __m512i magnitude =
+            _mm512_set1_epi32(static_cast<int>(load_group(magnitudes[r] + g * kGroupDepth)));
+        // Lanes whose code is negative: the group's 4 codes broadcast like
+        // the weights' 4-deep groups, so the mask lines up with them.
+        const __mmask64 negative = _mm512_movepi8_mask(_mm512_set1_epi32(
+            static_cast<int>(load_group(codes + r * a.xq_stride + g * kGroupDepth))));
+        #pragma GCC unroll 4
+        for (int nb = 0; nb < NB; ++nb) {
+          const __m512i signed_w = _mm512_mask_sub_epi8(wv[nb], negative, zero, wv[nb]);
+          const __m512i pairs = _mm512_maddubs_epi16(magnitude, signed_w);
+          sum[r][nb] = _mm512_add_epi32(sum[r][nb], _mm512_madd_epi16(pairs, ones));
+        }
+      }
+    }
+  }
+  const __m512 zero_ps = _mm512_setzero_ps();
+  #pragma GCC unroll 4
+  for (int nb = 0; nb < NB; ++nb) {
+    const size_t n0 = (b0 + nb) * kBlockColumns;
+    // The sums are of the codes as they are: only sum_shift·Σ_k w to add.
+    const __m512i correction =
+        _mm512_mullo_epi32(_mm512_load_si512(w.column_sum + n0), _mm512_set1_epi32(-a.sum_shift));
+    const __m512 w_scale = _mm512_load_ps(w.scale + n0);
+    const __m512 bias = _mm512_load_ps(w.bias + n0);
+    const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
+    const __mmask16 mask = static_cast<__mmask16>((1u << width) - 1u);
+    #pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) {
+      const __m512 exact = _mm512_cvtepi32_ps(_mm512_sub_epi32(sum[r][nb], correction));
+      const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(a.x_scale[m0 + r]), w_scale);
+      __m512 y = _mm512_add_ps(_mm512_mul_ps(exact, scale), bias);
+      // max(y, 0) keeps the portable y > 0 ? y : 0 (NaN -> 0, -0 -> +0).
+      if (a.relu) y = _mm512_max_ps(y, zero_ps);
+      _mm512_mask_storeu_ps(a.y + (m0 + r) * a.y_stride + n0, mask, y);
+    }
+  }
+}
+
+constexpr TileFunction kTiles[4][4] = {
+    {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>},
+    {tile<2, 1>, tile<2, 2>, tile<2, 3>, tile<2, 4>},
+    {tile<3, 1>, tile<3, 2>, tile<3, 3>, tile<3, 4>},
+    {tile<4, 1>, tile<4, 2>, tile<4, 3>, tile<4, 4>},
+};
+constexpr size_t kMaxBlocks[4] = {4, 4, 4, 4};  // 16 accumulators at most
+
+}  // namespace
+
+void gemm_avx512bw(const GemmArgs& a, size_t first_block, size_t block_count) {
+  run_tiles(a, first_block, block_count, kTiles, kMaxBlocks);
+}
+
+}  // namespace edgemt::kernels::int8
