@@ -27,6 +27,7 @@
 #pragma GCC diagnostic pop
 
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/int8_epilogue_avx512.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
@@ -98,29 +99,8 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
       }
     }
   }
-  const __m512 zero = _mm512_setzero_ps();
-  #pragma GCC unroll 4
-  for (int nb = 0; nb < NB; ++nb) {
-    const size_t n0 = (b0 + nb) * kBlockColumns;
-    // 128·Σ_k w, which the flip to unsigned added, less sum_shift·Σ_k w.
-    const __m512i column_sum = _mm512_load_si512(w.column_sum + n0);
-    const __m512i correction =
-        a.sum_shift == 0 ? _mm512_slli_epi32(column_sum, 7)
-                         : _mm512_mullo_epi32(column_sum, _mm512_set1_epi32(128 - a.sum_shift));
-    const __m512 w_scale = _mm512_load_ps(w.scale + n0);
-    const __m512 bias = _mm512_load_ps(w.bias + n0);
-    const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
-    const __mmask16 mask = static_cast<__mmask16>((1u << width) - 1u);
-    #pragma GCC unroll 4
-    for (int r = 0; r < MR; ++r) {
-      const __m512 exact = _mm512_cvtepi32_ps(_mm512_sub_epi32(sum[r][nb], correction));
-      const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(a.x_scale[m0 + r]), w_scale);
-      __m512 y = _mm512_add_ps(_mm512_mul_ps(exact, scale), bias);
-      // max(y, 0) keeps the portable y > 0 ? y : 0 (NaN -> 0, -0 -> +0).
-      if (a.relu) y = _mm512_max_ps(y, zero);
-      _mm512_mask_storeu_ps(a.y + (m0 + r) * a.y_stride + n0, mask, y);
-    }
-  }
+  // The flip to unsigned added 128 to every code.
+  store_dequantized_avx512<MR, NB>(a, m0, b0, sum, 128);
 }
 
 constexpr TileFunction kTiles[4][4] = {
