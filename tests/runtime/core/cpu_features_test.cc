@@ -30,6 +30,7 @@ std::set<std::string> cpuinfo_flags() {
   return {};
 }
 
+#if defined(__x86_64__)
 // The value of the first "key : value" line of /proc/cpuinfo, or "".
 std::string cpuinfo_value(const std::string& key) {
   std::ifstream in("/proc/cpuinfo");
@@ -45,6 +46,7 @@ std::string cpuinfo_value(const std::string& key) {
   }
   return "";
 }
+#endif
 
 TEST_CASE("core/cpu_features: agrees with /proc/cpuinfo") {
   const CpuFeatures& f = cpu_features();
