@@ -311,16 +311,23 @@ def ct2_vocabulary(ct2_dir, side):
 
 # ---- running children ----------------------------------------------------------------
 
-# --avx2-only / --avx-vnni-only / --avx512bw-only: what each engine's
-# children see (an AVX2-only CPU's kernels; those of an AVX2 CPU with
-# AVX-VNNI, oneDNN's AVX2_VNNI and oneMKL's AVX2_E1 levels; those of an
-# AVX-512 CPU without VNNI, oneDNN's AVX512_CORE and oneMKL's AVX512).
-AVX2_ONLY_ENV = {"EDGEMT_CPU_FEATURES": "avx2", "CT2_FORCE_CPU_ISA": "AVX2",
-                 "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
-AVX_VNNI_ONLY_ENV = {"EDGEMT_CPU_FEATURES": "avx-vnni", "CT2_FORCE_CPU_ISA": "AVX2",
-                     "ONEDNN_MAX_CPU_ISA": "AVX2_VNNI", "MKL_ENABLE_INSTRUCTIONS": "AVX2_E1"}
-AVX512BW_ONLY_ENV = {"EDGEMT_CPU_FEATURES": "avx512bw", "CT2_FORCE_CPU_ISA": "AVX512",
-                     "ONEDNN_MAX_CPU_ISA": "AVX512_CORE", "MKL_ENABLE_INSTRUCTIONS": "AVX512"}
+# The kernel options (--avx2-only, ...), by their argparse names: what each
+# engine's children see (an AVX2-only CPU's kernels; those of an AVX2 CPU
+# with AVX-VNNI, oneDNN's AVX2_VNNI and oneMKL's AVX2_E1 levels; those of an
+# AVX-512 CPU without VNNI, oneDNN's AVX512_CORE and oneMKL's AVX512), the
+# /proc/cpuinfo flag the option needs and its name there, and what the
+# report's header calls the run.
+KERNEL_MODES = {
+    "avx2_only": ({"EDGEMT_CPU_FEATURES": "avx2", "CT2_FORCE_CPU_ISA": "AVX2",
+                   "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+                  None, "AVX2-only: --avx2-only"),
+    "avx_vnni_only": ({"EDGEMT_CPU_FEATURES": "avx-vnni", "CT2_FORCE_CPU_ISA": "AVX2",
+                       "ONEDNN_MAX_CPU_ISA": "AVX2_VNNI", "MKL_ENABLE_INSTRUCTIONS": "AVX2_E1"},
+                      ("avx_vnni", "AVX-VNNI"), "AVX2 + AVX-VNNI: --avx-vnni-only"),
+    "avx512bw_only": ({"EDGEMT_CPU_FEATURES": "avx512bw", "CT2_FORCE_CPU_ISA": "AVX512",
+                       "ONEDNN_MAX_CPU_ISA": "AVX512_CORE", "MKL_ENABLE_INSTRUCTIONS": "AVX512"},
+                      ("avx512bw", "AVX-512 BW"), "AVX-512 without VNNI: --avx512bw-only"),
+}
 forced_env = {}
 
 
@@ -452,15 +459,13 @@ def main(argv=None):
     if args.child:
         return run_child(args.child)
     global forced_env
-    if args.avx_vnni_only and "avx_vnni" not in cpu_info()["flags"].split():
-        raise SystemExit("compare.py: --avx-vnni-only needs a CPU with AVX-VNNI "
-                         "(avx_vnni in /proc/cpuinfo); this one has none")
-    if args.avx512bw_only and "avx512bw" not in cpu_info()["flags"].split():
-        raise SystemExit("compare.py: --avx512bw-only needs a CPU with AVX-512 BW "
-                         "(avx512bw in /proc/cpuinfo); this one has none")
-    forced_env = (AVX2_ONLY_ENV if args.avx2_only else
-                  AVX_VNNI_ONLY_ENV if args.avx_vnni_only else
-                  AVX512BW_ONLY_ENV if args.avx512bw_only else {})
+    mode = next((name for name in KERNEL_MODES if getattr(args, name)), None)
+    if mode is not None:
+        forced_env, needed, _ = KERNEL_MODES[mode]
+        if needed is not None and needed[0] not in cpu_info()["flags"].split():
+            option = "--" + mode.replace("_", "-")
+            raise SystemExit(f"compare.py: {option} needs a CPU with {needed[1]} "
+                             f"({needed[0]} in /proc/cpuinfo); this one has none")
 
     started = time.time()
     load_at_start = os.getloadavg()
@@ -582,9 +587,7 @@ def main(argv=None):
     header = []
     header.append(f"machine: {cpu['model name']}, cpu family {cpu['cpu family']}, nproc {cpu['nproc']}"
                   f"{', avx512f' if cpu['avx512f'] else ''}"
-                  f"{' (run as AVX2-only: --avx2-only)' if args.avx2_only else ''}"
-                  f"{' (run as AVX2 + AVX-VNNI: --avx-vnni-only)' if args.avx_vnni_only else ''}"
-                  f"{' (run as AVX-512 without VNNI: --avx512bw-only)' if args.avx512bw_only else ''}")
+                  f"{f' (run as {KERNEL_MODES[mode][2]})' if mode else ''}")
     git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
     header.append(f"edgemt {edgemt_version} ({library}, repo {git or '?'}); ctranslate2 "
