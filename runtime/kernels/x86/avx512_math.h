@@ -6,7 +6,7 @@
 
 // GCC 12's avx512fintrin.h initializes its "undefined" vectors from
 // themselves, which -Wuninitialized reports wherever they are inlined (GCC
-// bug 105593): the warning is about the header, as in int8_gemm_avx512_vnni.cc.
+// bug 105593): the warning is about the header, as in int8_parts_avx512.h.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #if !defined(__clang__)

@@ -15,39 +15,17 @@
 // inner loop, where the XOR took vector-pipe slots from vpdpbusd on Zen 4
 // (BM_Int8GemmFullCodes, medians: M 320 K 256 N 1024 302 -> 345 GFLOP/s,
 // M 20 K 256 N 768 317 -> 351).
-// GCC 12's avx512fintrin.h initializes its "undefined" vectors from
-// themselves, which -Wuninitialized reports wherever they are inlined
-// (GCC bug 105593); the warning is about the header, not this file.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)  // a GCC-only warning; clang rejects unknown ones
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
 #include "kernels/int8_gemm_variants.h"
-#include "kernels/x86/int8_epilogue_avx512.h"
+#include "kernels/x86/int8_parts_avx512.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
-
-// Groups of depth per flipped chunk: 1 KiB of codes per row on the stack.
-constexpr size_t kChunkGroups = 256;
 
 // bytes[0, count) ^ 0x80 into out: int8 codes as vpdpbusd's unsigned operand
 // (xq + 128).
 inline void flip_codes(const int8_t* bytes, size_t count, int8_t* out) {
   const __m512i flip = _mm512_set1_epi32(static_cast<int>(0x80808080u));
-  size_t i = 0;
-  for (; i + 64 <= count; i += 64) {
-    _mm512_store_si512(out + i, _mm512_xor_si512(_mm512_loadu_si512(bytes + i), flip));
-  }
-  if (i < count) {
-    const __mmask64 tail = (~0ULL) >> (64 - (count - i));
-    _mm512_mask_storeu_epi8(out + i, tail,
-                            _mm512_xor_si512(_mm512_maskz_loadu_epi8(tail, bytes + i), flip));
-  }
+  map_codes_avx512(bytes, count, out, [flip](__m512i v) { return _mm512_xor_si512(v, flip); });
 }
 
 // Every loop over rows and blocks is unrolled before GCC 12 places the
@@ -72,9 +50,9 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
   // loads set the pace.
   constexpr bool kCopy = MR > 1;
   const __m512i flip = _mm512_set1_epi32(static_cast<int>(0x80808080u));
-  alignas(64) int8_t flipped[MR][kCopy ? kChunkGroups * kGroupDepth : 1];
-  for (size_t g0 = 0; g0 < w.groups; g0 += kChunkGroups) {
-    const size_t groups = w.groups - g0 < kChunkGroups ? w.groups - g0 : kChunkGroups;
+  alignas(64) int8_t flipped[MR][kCopy ? kChunkGroupsAvx512 * kGroupDepth : 1];
+  for (size_t g0 = 0; g0 < w.groups; g0 += kChunkGroupsAvx512) {
+    const size_t groups = w.groups - g0 < kChunkGroupsAvx512 ? w.groups - g0 : kChunkGroupsAvx512;
     const int8_t* codes = x + g0 * kGroupDepth;  // row r's chunk: codes + r·xq_stride
     #pragma GCC unroll 4
     for (int r = 0; kCopy && r < MR; ++r) {

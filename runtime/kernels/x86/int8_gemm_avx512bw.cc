@@ -23,36 +23,15 @@
 //
 // The activation quantizers are the AVX2 ones (the same bits; AVX-512
 // CPUs have AVX2).
-// GCC 12's avx512fintrin.h initializes its "undefined" vectors from
-// themselves, which -Wuninitialized reports wherever they are inlined
-// (GCC bug 105593); the warning is about the header, not this file.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)  // a GCC-only warning; clang rejects unknown ones
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
 #include "kernels/int8_gemm_variants.h"
-#include "kernels/x86/int8_epilogue_avx512.h"
+#include "kernels/x86/int8_parts_avx512.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
 
-// Groups of depth per prepared chunk: 1 KiB of |xq| per row on the stack.
-constexpr size_t kChunkGroups = 256;
-
 // |bytes[0, count)| into out (count is a multiple of kGroupDepth).
 inline void absolute_codes(const int8_t* bytes, size_t count, int8_t* out) {
-  size_t i = 0;
-  for (; i + 64 <= count; i += 64) {
-    _mm512_store_si512(out + i, _mm512_abs_epi8(_mm512_loadu_si512(bytes + i)));
-  }
-  if (i < count) {
-    const __mmask64 tail = (~0ULL) >> (64 - (count - i));
-    _mm512_mask_storeu_epi8(out + i, tail, _mm512_abs_epi8(_mm512_maskz_loadu_epi8(tail, bytes + i)));
-  }
+  map_codes_avx512(bytes, count, out, [](__m512i v) { return _mm512_abs_epi8(v); });
 }
 
 // Every loop over rows and blocks is unrolled before GCC places the
@@ -72,9 +51,9 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
   const int8_t* x = a.xq + m0 * a.xq_stride;
   const __m512i ones = _mm512_set1_epi16(1);
   const __m512i zero = _mm512_setzero_si512();
-  alignas(64) int8_t magnitudes[MR][kChunkGroups * kGroupDepth];
-  for (size_t g0 = 0; g0 < w.groups; g0 += kChunkGroups) {
-    const size_t groups = w.groups - g0 < kChunkGroups ? w.groups - g0 : kChunkGroups;
+  alignas(64) int8_t magnitudes[MR][kChunkGroupsAvx512 * kGroupDepth];
+  for (size_t g0 = 0; g0 < w.groups; g0 += kChunkGroupsAvx512) {
+    const size_t groups = w.groups - g0 < kChunkGroupsAvx512 ? w.groups - g0 : kChunkGroupsAvx512;
     const int8_t* codes = x + g0 * kGroupDepth;  // row r's chunk: codes + r·xq_stride
     #pragma GCC unroll 4
     for (int r = 0; r < MR; ++r) {
