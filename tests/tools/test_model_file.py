@@ -151,8 +151,9 @@ class VersionThreeFieldsTest(unittest.TestCase):
         config = dict(TINY, shared_embeddings=False, tied_output=False, source_vocab_size=12,
                       zero_decoder_start=True)
         tensors, aliases = tiny_tensors(config)
-        source_pieces = tuple(f"s{i}" for i in range(12))
-        target = SideTokenizer(b"target-spm", tuple(f"t{i}" for i in range(10)), unk_id=1,
+        # Multi-byte pieces (SentencePiece's ▁ is 3 bytes), written as UTF-8.
+        source_pieces = ("▁", "é", "日本") + tuple(f"s{i}" for i in range(9))
+        target = SideTokenizer(b"target-spm", tuple(f"▁t{i}" for i in range(10)), unk_id=1,
                                eos_id=3)
         decoding = Decoding(rules="marian", beam_size=6, length_penalty=0.6, word_penalty=0.5,
                             max_len_a=3.0, max_len_b=0.0, banned_tokens=(1, 7))
@@ -161,7 +162,8 @@ class VersionThreeFieldsTest(unittest.TestCase):
             special_tokens=SpecialTokens(pad=0, unk=1, bos=2, eos=3, decoder_start=3),
             source_language="en", target_language="de", weight_dtype="fp32",
             tokenizer_model=b"source-spm", append_eos_to_source=False,
-            provenance=Provenance(source_format="test"), source_pieces=source_pieces,
+            provenance=Provenance(source_format="test", source_checkpoint="modèle.npz"),
+            source_pieces=source_pieces,
             source_unk_id=0, source_eos_id=11, target_tokenizer=target, decoding=decoding)
         write_unvalidated(path, header, tensors, aliases)
         model = read_model(path)
@@ -170,6 +172,7 @@ class VersionThreeFieldsTest(unittest.TestCase):
         got = model.header
         self.assertEqual(got.config, TransformerConfig(**config))
         self.assertEqual(got.source_pieces, source_pieces)
+        self.assertEqual(got.provenance.source_checkpoint, "modèle.npz")
         self.assertEqual((got.source_unk_id, got.source_eos_id), (0, 11))
         self.assertEqual(got.target_tokenizer, target)
         self.assertEqual(got.decoding.rules, "marian")
