@@ -38,10 +38,9 @@ import argparse
 import json
 import os
 import platform
+import struct
 import sys
 import time
-
-import numpy as np
 
 
 def cpu_family() -> str:
@@ -55,12 +54,20 @@ def cpu_family() -> str:
     return "unknown"
 
 
+def float32(x: float) -> float:
+    """x rounded to float32 (to nearest, as a float32 operation rounds)."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
 def marian_length(factor: float, source_tokens: int) -> int:
     """Tokens Marian generates before stopping at its max-length-factor
-    (see the module comment); source_tokens counts </s>."""
-    limit = np.float32(factor) * np.float32(source_tokens)
+    (see the module comment); source_tokens counts </s>. The product is
+    Marian's float32 one: two float32 values multiply exactly in double, so
+    rounding that to float32 gives the float32 product. (No numpy: the
+    script runs in pymarian's venv, which has none.)"""
+    limit = float32(float32(factor) * float32(source_tokens))
     n = 1
-    while np.float32(n) < limit:
+    while float32(n) < limit:
         n += 1
     return n
 

@@ -51,11 +51,7 @@ echo "cpu family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' '
      "($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(nproc) CPUs"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import pymarian' 2>/dev/null; then
-  echo "shortlist_opus_base: installing pymarian 1.12.42 into $VENV (about 1 GB)" >&2
-  /usr/bin/python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q pymarian==1.12.42 sentencepiece
-fi
+VENV="$(VENV="$VENV" "$HERE/pymarian_venv.sh")"
 
 # --- 1. the model folder and its shortlists ---------------------------------
 FOLDER="$WORK/marian"
