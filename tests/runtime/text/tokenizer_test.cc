@@ -209,6 +209,41 @@ TEST_CASE("text/tokenizer: the test builder's tokenizer encodes and decodes") {
   CHECK(text == "a cab.");
 }
 
+// The two sides share one SentencePiece processor only when their models
+// are the same bytes. The target's here is as long as the source's but
+// swaps the pieces "a" and "b": each side must spell and decode its own.
+TEST_CASE("text/tokenizer: a target SentencePiece model of the same size is its own") {
+  ModelBuilder builder;
+  std::string target = builder.tokenizer_model;
+  // A piece entry: field 1 (the text, 1 byte long), then field 2 (the score).
+  const size_t a = target.find(std::string("\x0a\x01" "a" "\x15", 4));
+  const size_t b = target.find(std::string("\x0a\x01" "b" "\x15", 4));
+  REQUIRE(a != std::string::npos);
+  REQUIRE(b != std::string::npos);
+  std::swap(target[a + 2], target[b + 2]);
+  REQUIRE(target.size() == builder.tokenizer_model.size());
+  for (const bool own_target : {false, true}) {
+    CAPTURE(own_target);
+    ModelBuilder made;
+    made.target_tokenizer_model = own_target ? target : made.tokenizer_model;
+    TempFile file(made.build());
+    std::unique_ptr<Model> model;
+    REQUIRE(Model::load(file.path().c_str(), &model).is_ok());
+    std::unique_ptr<Tokenizer> tokenizer;
+    REQUIRE(Tokenizer::create(*model, &tokenizer).is_ok());
+    std::vector<int32_t> ids;
+    REQUIRE(tokenizer->encode("a", &ids).is_ok());  // "▁", "a", </s>
+    REQUIRE(ids.size() == 3);
+    std::string source_piece, target_piece, text;
+    REQUIRE(tokenizer->piece(TextSide::kSource, ids[1], &source_piece).is_ok());
+    REQUIRE(tokenizer->piece(TextSide::kTarget, ids[1], &target_piece).is_ok());
+    REQUIRE(tokenizer->decode(ids.data(), ids.size(), &text).is_ok());
+    CHECK(source_piece == "a");
+    CHECK(target_piece == (own_target ? "b" : "a"));
+    CHECK(text == (own_target ? "b" : "a"));
+  }
+}
+
 TEST_CASE("text/tokenizer: more SentencePiece pieces than the model vocabulary is refused at load") {
   REQUIRE(bundled_model_present());
   Bundled bundled = load_bundled();
