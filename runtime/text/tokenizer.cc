@@ -59,7 +59,7 @@ struct TokenizerSide {
   // fifth of a short `edgemt translate` run. Its calls are all const.
   std::shared_ptr<sentencepiece::SentencePieceProcessor> processor;
   std::vector<std::string> pieces;                  // [vocab] or empty
-  std::unordered_map<std::string, int32_t> by_piece;  // piece -> id
+  std::unordered_map<std::string, int32_t> by_piece;  // piece -> id; the source side's only
   const uint8_t* model_bytes = nullptr;             // the SentencePiece model in the file
   size_t model_size = 0;
   int32_t unk = 0;
@@ -104,14 +104,17 @@ struct TokenizerSide {
       }
       return Status::ok();
     }
+    // Only text is looked up by piece (encode, piece_id): a map for the
+    // target side would be 32,000 allocations nothing reads.
+    const bool indexed = side == TextSide::kSource;
     return guarded("loading the vocabulary", [&] {
       pieces.reserve(count);
-      by_piece.reserve(count);
+      if (indexed) by_piece.reserve(count);
       for (size_t id = 0; id < count; ++id) {
         size_t length = 0;
         const char* piece = model.vocabulary_piece(side, id, &length);
         pieces.emplace_back(piece, length);
-        by_piece.emplace(pieces.back(), static_cast<int32_t>(id));  // keeps the lowest id
+        if (indexed) by_piece.emplace(pieces.back(), static_cast<int32_t>(id));  // keeps the lowest id
       }
       ids = count;
       return Status::ok();
