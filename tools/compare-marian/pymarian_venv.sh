@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints the folder of a venv holding pymarian 1.12.42 (Marian's translator
 # and marian-conv; PyPI, about 1 GB, outside the checkout), for run.sh,
-# tiny11.sh and shortlist_opus_base.sh: $VENV, default /work/venvs/pymarian, made when missing.
+# tiny11.sh and shortlist_opus_base.sh: $VENV, default /work/venvs/pymarian,
+# made when missing.
 set -euo pipefail
 venv="${VENV:-/work/venvs/pymarian}"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pymarian' 2>/dev/null; then

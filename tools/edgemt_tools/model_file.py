@@ -224,8 +224,8 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
 
     prov = header.provenance
     prov_strings = [_create_string(b, s) for s in (prov.source_format, prov.source_checkpoint,
-                                                prov.source_sha256, prov.converter_version,
-                                                prov.created_utc)]
+                                                   prov.source_sha256, prov.converter_version,
+                                                   prov.created_utc)]
     fbs.provenance_fb.Start(b)
     fbs.provenance_fb.AddSourceFormat(b, prov_strings[0])
     fbs.provenance_fb.AddSourceCheckpoint(b, prov_strings[1])
