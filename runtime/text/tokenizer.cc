@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <unordered_map>
+#include <utility>
 
 namespace edgemt {
 namespace {
@@ -60,26 +61,22 @@ struct TokenizerSide {
   std::shared_ptr<sentencepiece::SentencePieceProcessor> processor;
   std::vector<std::string> pieces;                  // [vocab] or empty
   std::unordered_map<std::string, int32_t> by_piece;  // piece -> id; the source side's only
-  const uint8_t* model_bytes = nullptr;             // the SentencePiece model in the file
-  size_t model_size = 0;
   int32_t unk = 0;
   int32_t eos = 0;
   size_t ids = 0;  // ids this side can hold: pieces, or SentencePiece's own count
 
-  // `other`: a side loaded before, whose processor this one takes when
-  // their models are the same bytes (nullptr: none).
-  Status load(const Model& model, TextSide side, const char* name, const TokenizerSide* other) {
+  // `loaded`: the other side's processor when it holds this side's model
+  // (nullptr: this side loads its own).
+  Status load(const Model& model, TextSide side, const char* name,
+              std::shared_ptr<sentencepiece::SentencePieceProcessor> loaded) {
     size_t size = 0;
     const uint8_t* bytes = model.tokenizer_model(side, &size);
     if (bytes == nullptr || size == 0) {
       return Status::error(StatusCode::kInvalidModel, "the model file has no %s SentencePiece model",
                            name);
     }
-    model_bytes = bytes;
-    model_size = size;
-    if (other != nullptr && other->model_size == size &&
-        (other->model_bytes == bytes || std::memcmp(other->model_bytes, bytes, size) == 0)) {
-      processor = other->processor;
+    if (loaded != nullptr) {
+      processor = std::move(loaded);
     } else {
       EDGEMT_RETURN_IF_ERROR(guarded("the SentencePiece model", [&] {
         processor = std::make_shared<sentencepiece::SentencePieceProcessor>();
@@ -122,6 +119,20 @@ struct TokenizerSide {
   }
 };
 
+namespace {
+
+// Whether the two sides' SentencePiece models are the same bytes.
+bool same_sentencepiece_models(const Model& model) {
+  size_t source_size = 0;
+  size_t target_size = 0;
+  const uint8_t* source = model.tokenizer_model(TextSide::kSource, &source_size);
+  const uint8_t* target = model.tokenizer_model(TextSide::kTarget, &target_size);
+  return source != nullptr && target != nullptr && source_size == target_size &&
+         (source == target || std::memcmp(source, target, source_size) == 0);
+}
+
+}  // namespace
+
 struct Tokenizer::Impl {
   TokenizerSide source;
   TokenizerSide target;
@@ -147,7 +158,9 @@ Status Tokenizer::create(const Model& model, const TokenizerOptions& options,
   std::unique_ptr<Impl> impl(new (std::nothrow) Impl);
   if (!impl) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the tokenizer");
   EDGEMT_RETURN_IF_ERROR(impl->source.load(model, TextSide::kSource, "source", nullptr));
-  EDGEMT_RETURN_IF_ERROR(impl->target.load(model, TextSide::kTarget, "target", &impl->source));
+  EDGEMT_RETURN_IF_ERROR(impl->target.load(
+      model, TextSide::kTarget, "target",
+      same_sentencepiece_models(model) ? impl->source.processor : nullptr));
   impl->special = model.special_tokens();
   impl->append_eos = model.append_eos_to_source();
   impl->max_input_bytes = options.max_input_bytes;
