@@ -39,6 +39,69 @@ float round_up(double value) {
   return f;
 }
 
+// Four independent accumulators per pass below: one running double sum or
+// maximum waits ~4 cycles per weight on its previous value.
+
+// max |w[k]| (a NaN is skipped) and Σ |w[k]| in double (a NaN or inf makes
+// it non-finite) over a row w[0..depth). The sum's order differs from one
+// running sum; l1's margin (below) holds for any order. Comparisons, not
+// std::fmax: that is a libm call per weight without -ffinite-math-only.
+void row_magnitudes(const float* w, size_t depth, float* largest, double* sum) {
+  struct Lane {
+    float most = 0.0f;
+    double sum = 0.0;
+    void add(float x) {
+      const float magnitude = std::fabs(x);
+      most = magnitude > most ? magnitude : most;
+      sum += static_cast<double>(magnitude);
+    }
+  };
+  Lane l0, l1, l2, l3;
+  size_t k = 0;
+  for (; k + 4 <= depth; k += 4) {
+    l0.add(w[k]);
+    l1.add(w[k + 1]);
+    l2.add(w[k + 2]);
+    l3.add(w[k + 3]);
+  }
+  for (; k < depth; ++k) l0.add(w[k]);
+  const float low = l0.most > l1.most ? l0.most : l1.most;
+  const float high = l2.most > l3.most ? l2.most : l3.most;
+  *largest = low > high ? low : high;
+  *sum = (l0.sum + l1.sum) + (l2.sum + l3.sum);
+}
+
+// Symmetric codes of a row w[0..depth) at scale s (inverse = 1 / s, or 0),
+// as the converter quantizes (any rounding would do: D[n] is measured from
+// the codes kept): rounded to nearest even by adding and taking away
+// 1.5·2^23 (|w·inverse| <= ~127), as std::nearbyint does but without a
+// libm call per weight on CPUs without SSE4.1's roundss (x86-64's
+// baseline). Returns max_k |w[k] - s·code[k]|, exact in double.
+double quantize_row(const float* w, size_t depth, float s, float inverse, int8_t* codes) {
+  constexpr float kShifter = 12582912.0f;
+  // Writes code k and returns max(error, its miss).
+  auto one = [&](size_t k, double error) {
+    const float rounded = (w[k] * inverse + kShifter) - kShifter;
+    const float code = rounded > 127.0f ? 127.0f : (rounded < -127.0f ? -127.0f : rounded);
+    codes[k] = static_cast<int8_t>(code);
+    const double miss =
+        std::fabs(static_cast<double>(w[k]) - static_cast<double>(s) * static_cast<double>(code));
+    return miss > error ? miss : error;
+  };
+  double e0 = 0.0, e1 = 0.0, e2 = 0.0, e3 = 0.0;
+  size_t k = 0;
+  for (; k + 4 <= depth; k += 4) {
+    e0 = one(k, e0);
+    e1 = one(k + 1, e1);
+    e2 = one(k + 2, e2);
+    e3 = one(k + 3, e3);
+  }
+  for (; k < depth; ++k) e0 = one(k, e0);
+  const double low = e0 > e1 ? e0 : e1;
+  const double high = e2 > e3 ? e2 : e3;
+  return low > high ? low : high;
+}
+
 // Makes the int8 copy's rows on demand for the int8 packer
 // (kernels::int8::RowSource), reading each row of the exact matrix once:
 // its scale, codes and D[n], ‖w[n]‖₁ and |b[n]| on the way. A non-finite
@@ -64,14 +127,7 @@ struct RowQuantizer {
       const float b = q.bias != nullptr ? q.bias[n] : 0.0f;
       float largest = 0.0f;
       double sum = 0.0;
-      // Comparisons, not std::fmax/fmin: those are libm calls per weight
-      // without -ffinite-math-only. A NaN leaves `largest` as it was; `sum`
-      // catches it.
-      for (size_t k = 0; k < depth; ++k) {
-        const float magnitude = std::fabs(q.row[k]);
-        largest = magnitude > largest ? magnitude : largest;
-        sum += static_cast<double>(magnitude);
-      }
+      row_magnitudes(q.row, depth, &largest, &sum);
       int8_t* codes = out + i * depth;
       if (!std::isfinite(sum) || !std::isfinite(b)) {
         if (q.non_finite == SIZE_MAX) q.non_finite = n;
@@ -80,23 +136,9 @@ struct RowQuantizer {
         q.max_error[n] = q.l1[n] = q.abs_bias[n] = 0.0f;
         continue;
       }
-      // Symmetric codes, as the converter quantizes (any rounding would do:
-      // D[n] is measured from the codes kept). Rounded to nearest even by
-      // adding and taking away 1.5·2^23 (|w·inverse| <= ~127), as
-      // std::nearbyint does but without a libm call per weight on CPUs
-      // without SSE4.1's roundss (x86-64's baseline).
-      constexpr float kShifter = 12582912.0f;
       const float s = largest / 127.0f;
       const float inverse = s > 0.0f ? 1.0f / s : 0.0f;
-      double error = 0.0;
-      for (size_t k = 0; k < depth; ++k) {
-        const float rounded = (q.row[k] * inverse + kShifter) - kShifter;
-        const float code = rounded > 127.0f ? 127.0f : (rounded < -127.0f ? -127.0f : rounded);
-        codes[k] = static_cast<int8_t>(code);
-        const double miss = std::fabs(static_cast<double>(q.row[k]) -
-                                      static_cast<double>(s) * static_cast<double>(code));
-        error = miss > error ? miss : error;
-      }
+      const double error = quantize_row(q.row, depth, s, inverse, codes);
       scale[i] = s;
       q.max_error[n] = round_up(error);
       q.l1[n] = round_up(sum * (1.0 + 2.0 * static_cast<double>(depth) * 1e-16));  // sum's own rounding
