@@ -137,7 +137,7 @@ def own_target_tokenizer(spec: ModelSpec) -> Optional[SideTokenizer]:
             and target.pieces == spec.source_pieces
             and chosen(target.unk_id, special.unk) == chosen(spec.source_unk_id, special.unk)
             and chosen(target.eos_id, special.eos) == chosen(spec.source_eos_id, special.eos)
-            and (getattr(cfg, "source_vocab_size", 0) or cfg.vocab_size) == cfg.vocab_size)
+            and (cfg.source_vocab_size or cfg.vocab_size) == cfg.vocab_size)
     return None if same else target
 
 
