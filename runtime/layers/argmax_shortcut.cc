@@ -10,6 +10,7 @@
 
 #include "kernels/column_gather.h"
 #include "kernels/portable_vectors.h"
+#include "kernels/row_codes.h"
 
 namespace edgemt {
 
@@ -39,69 +40,6 @@ float round_up(double value) {
   return f;
 }
 
-// Four independent accumulators per pass below: one running double sum or
-// maximum waits ~4 cycles per weight on its previous value.
-
-// max |w[k]| (a NaN is skipped) and Σ |w[k]| in double (a NaN or inf makes
-// it non-finite) over a row w[0..depth). The sum's order differs from one
-// running sum; l1's margin (below) holds for any order. Comparisons, not
-// std::fmax: that is a libm call per weight without -ffinite-math-only.
-void row_magnitudes(const float* w, size_t depth, float* largest, double* sum) {
-  struct Lane {
-    float most = 0.0f;
-    double sum = 0.0;
-    void add(float x) {
-      const float magnitude = std::fabs(x);
-      most = magnitude > most ? magnitude : most;
-      sum += static_cast<double>(magnitude);
-    }
-  };
-  Lane l0, l1, l2, l3;
-  size_t k = 0;
-  for (; k + 4 <= depth; k += 4) {
-    l0.add(w[k]);
-    l1.add(w[k + 1]);
-    l2.add(w[k + 2]);
-    l3.add(w[k + 3]);
-  }
-  for (; k < depth; ++k) l0.add(w[k]);
-  const float low = l0.most > l1.most ? l0.most : l1.most;
-  const float high = l2.most > l3.most ? l2.most : l3.most;
-  *largest = low > high ? low : high;
-  *sum = (l0.sum + l1.sum) + (l2.sum + l3.sum);
-}
-
-// Symmetric codes of a row w[0..depth) at scale s (inverse = 1 / s, or 0),
-// as the converter quantizes (any rounding would do: D[n] is measured from
-// the codes kept): rounded to nearest even by adding and taking away
-// 1.5·2^23 (|w·inverse| <= ~127), as std::nearbyint does but without a
-// libm call per weight on CPUs without SSE4.1's roundss (x86-64's
-// baseline). Returns max_k |w[k] - s·code[k]|, exact in double.
-double quantize_row(const float* w, size_t depth, float s, float inverse, int8_t* codes) {
-  constexpr float kShifter = 12582912.0f;
-  // Writes code k and returns max(error, its miss).
-  auto one = [&](size_t k, double error) {
-    const float rounded = (w[k] * inverse + kShifter) - kShifter;
-    const float code = rounded > 127.0f ? 127.0f : (rounded < -127.0f ? -127.0f : rounded);
-    codes[k] = static_cast<int8_t>(code);
-    const double miss =
-        std::fabs(static_cast<double>(w[k]) - static_cast<double>(s) * static_cast<double>(code));
-    return miss > error ? miss : error;
-  };
-  double e0 = 0.0, e1 = 0.0, e2 = 0.0, e3 = 0.0;
-  size_t k = 0;
-  for (; k + 4 <= depth; k += 4) {
-    e0 = one(k, e0);
-    e1 = one(k + 1, e1);
-    e2 = one(k + 2, e2);
-    e3 = one(k + 3, e3);
-  }
-  for (; k < depth; ++k) e0 = one(k, e0);
-  const double low = e0 > e1 ? e0 : e1;
-  const double high = e2 > e3 ? e2 : e3;
-  return low > high ? low : high;
-}
-
 // Makes the int8 copy's rows on demand for the int8 packer
 // (kernels::int8::RowSource), reading each row of the exact matrix once:
 // its scale, codes and D[n], ‖w[n]‖₁ and |b[n]| on the way. A non-finite
@@ -123,11 +61,11 @@ struct RowQuantizer {
     const size_t depth = q.shortcut->in_features();
     for (size_t i = 0; i < count; ++i) {
       const size_t n = first + i;
-      q.shortcut->exact_row(n, q.row);
+      const float* row = q.shortcut->exact_row(n, q.row);
       const float b = q.bias != nullptr ? q.bias[n] : 0.0f;
       float largest = 0.0f;
       double sum = 0.0;
-      row_magnitudes(q.row, depth, &largest, &sum);
+      kernels::row_magnitudes(row, depth, &largest, &sum);
       int8_t* codes = out + i * depth;
       if (!std::isfinite(sum) || !std::isfinite(b)) {
         if (q.non_finite == SIZE_MAX) q.non_finite = n;
@@ -136,9 +74,13 @@ struct RowQuantizer {
         q.max_error[n] = q.l1[n] = q.abs_bias[n] = 0.0f;
         continue;
       }
+      // Codes at scale s, as the converter quantizes (any rounding would
+      // do: D[n] is measured from the codes kept). A row so small that
+      // 1 / s overflows gets zero codes: D[n] is then its largest weight.
       const float s = largest / 127.0f;
-      const float inverse = s > 0.0f ? 1.0f / s : 0.0f;
-      const double error = quantize_row(q.row, depth, s, inverse, codes);
+      const float reciprocal = s > 0.0f ? 1.0f / s : 0.0f;
+      const float inverse = std::isfinite(reciprocal) ? reciprocal : 0.0f;
+      const double error = kernels::quantize_row(row, depth, s, inverse, codes);
       scale[i] = s;
       q.max_error[n] = round_up(error);
       q.l1[n] = round_up(sum * (1.0 + 2.0 * static_cast<double>(depth) * 1e-16));  // sum's own rounding
@@ -177,12 +119,10 @@ Status ArgmaxShortcut::create(const UnpackedF32Linear& exact) {
   return Status::ok();
 }
 
-void ArgmaxShortcut::exact_row(size_t n, float* out) const {
-  if (exact_.blocks != nullptr) {
-    f32::unpack_row(exact_, n, out);
-  } else {
-    std::memcpy(out, rows_.weight() + n * rows_.in_features(), rows_.in_features() * sizeof(float));
-  }
+const float* ArgmaxShortcut::exact_row(size_t n, float* buffer) const {
+  if (exact_.blocks == nullptr) return rows_.weight() + n * rows_.in_features();  // in place
+  f32::unpack_row(exact_, n, buffer);
+  return buffer;
 }
 
 void ArgmaxShortcut::release_rows_to(size_t end) const {

@@ -97,10 +97,11 @@ class ArgmaxShortcut {
   size_t bytes() const { return approx_.packed_bytes() + bounds_.bytes(); }
   size_t in_features() const { return depth_; }
   size_t out_features() const { return columns_; }
-  // Load phase: row n of W (create() reads each row through it), and the
+  // Load phase: row n of W [K] (create() reads each row through it): in
+  // place for rows read in place, else unpacked into `buffer` [K]; and the
   // release of the rows [end - chunk, end) it has just finished reading in
   // place (UnpackedF32Linear::release_rows; nothing for a pack).
-  void exact_row(size_t n, float* out) const;
+  const float* exact_row(size_t n, float* buffer) const;
   void release_rows_to(size_t end) const;
 
   // Bytes select() needs for `count` columns: their int8 copy (a pack of

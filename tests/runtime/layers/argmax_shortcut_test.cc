@@ -309,6 +309,27 @@ TEST_CASE("layers/argmax_shortcut: a selection of columns, as a lexical shortlis
   CHECK(best == position(250));
 }
 
+TEST_CASE("layers/argmax_shortcut: rows too small for an int8 scale" * doctest::skip(!has_kernel())) {
+  // Rows whose largest weight is ~1e-38: 1 / (largest / 127) overflows
+  // float, so their codes are zero and D[n] their largest weight. Their
+  // bias wins the arg-max; a row of normal weights in between competes.
+  Random rng(36);
+  const size_t in = 40, out = 50;
+  std::vector<float> w = rng.normal_vector(out * in, 0.0f, 0.01f);
+  std::vector<float> b(out, 0.0f);
+  for (size_t n : {size_t{7}, size_t{8}}) {
+    for (size_t k = 0; k < in; ++k) w[n * in + k] = rng.uniform(-1.0f, 1.0f) * 1e-38f;
+  }
+  b[7] = 2.0f;
+  b[8] = 2.0f;
+  b[20] = 1.99f;
+  Fixture f(w, &b, in, out);
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::vector<float> x = rng.normal_vector(3 * in, 0.0f, 1.0f);
+    CHECK(f.check(x, 3, {}) == 3);
+  }
+}
+
 TEST_CASE("layers/argmax_shortcut: the bound keeps the id int8 ranks lower" * doctest::skip(!has_kernel())) {
   // x = [1, 1]. Row 0 = [1, 0.00395]: codes [127, 1] (0.00395·127 = 0.50
   // rounds up), int8 value 1.00787, exact 1.00395. Row 1 = [0.99, 0.0142]:
