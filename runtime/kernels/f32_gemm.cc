@@ -24,6 +24,16 @@ void pack_block(const float* const* lanes, const float* const* next, size_t stri
       for (size_t k = 0; next[c] != nullptr && k < depth; k += 16) __builtin_prefetch(next[c] + k);
     }
   }
+#if defined(__x86_64__)
+  // 16 whole rows: transposed in registers (the same floats moved).
+  const CpuFeatures& cpu = cpu_features();
+  if (stride == 1 && (cpu.avx512 || cpu.avx2)) {
+    bool whole = true;
+    for (size_t c = 0; c < kBlockColumns; ++c) whole = whole && lanes[c] != nullptr;
+    if (whole && cpu.avx512) return pack_rows_block_avx512(lanes, depth, block);
+    if (whole) return pack_rows_block_avx2(lanes, depth, block);
+  }
+#endif
   // Depth outer: each 64-byte output line is written whole, and the 16
   // sources are read in step (a column at a time wrote 16 lines per k).
   for (size_t k = 0; k < depth; ++k) {

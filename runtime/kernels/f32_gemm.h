@@ -74,6 +74,12 @@ bool pack_block_range(const float* w, const float* bias, size_t columns, size_t 
 // fill their blocks with it.
 void pack_block(const float* const* lanes, const float* const* next, size_t stride, size_t depth,
                 float* block);
+#if defined(__x86_64__)
+// pack_block's work for 16 non-null lanes of stride 1, with AVX-512 or
+// AVX2 (the same floats moved; pack_block calls them where it can).
+void pack_rows_block_avx512(const float* const* lanes, size_t depth, float* block);
+void pack_rows_block_avx2(const float* const* lanes, size_t depth, float* block);
+#endif
 
 // Whether some v[i], i < n, is tiny: nonzero and below kTinyMagnitude.
 // The packers run it on each block just written, while it is in cache:
