@@ -65,14 +65,34 @@ PackTarget pack_target(size_t columns, size_t depth, void* storage) {
 // row-major, width = the block's columns < N). False on a -128.
 bool pack_block(const PackTarget& t, size_t b, const int8_t* rows, size_t width,
                 const float* scale, const float* bias, size_t depth) {
-  // Per column: the -128 check and Σ_k (both vectorize), scale and bias.
+  // Each (column, group) is the row's 4 bytes at depth 4g, so whole groups
+  // move as 32-bit words; the last partial group and the padding columns
+  // are zero. 16 whole rows' whole groups: transposed in registers, which
+  // also sum them and find their least byte.
+  const size_t full_groups = depth / kGroupDepth;
+  size_t first = 0;  // groups [0, first) are written, summed and checked
+  int32_t sums[kBlockColumns] = {};
+  int8_t lows[kBlockColumns] = {};
+#if defined(__x86_64__)
+  const CpuFeatures& cpu = cpu_features();
+  if (width == kBlockColumns && (cpu.avx512 || cpu.avx2)) {
+    int8_t* out = t.blocks + b * t.l.groups * kGroupBytes;
+    if (cpu.avx512) {
+      pack_groups_avx512(rows, depth, full_groups, out, sums, lows);
+    } else {
+      pack_groups_avx2(rows, depth, full_groups, out, sums, lows);
+    }
+    first = full_groups;
+  }
+#endif
+  // Per column: the -128 check and Σ_k over the rest, scale and bias.
   for (size_t c = 0; c < kBlockColumns; ++c) {
     const size_t n = b * kBlockColumns + c;
-    int32_t sum = 0;
-    int32_t low = 0;
+    int32_t sum = sums[c];
+    int32_t low = lows[c];
     if (c < width) {
       const int8_t* row = rows + c * depth;
-      for (size_t k = 0; k < depth; ++k) {
+      for (size_t k = first * kGroupDepth; k < depth; ++k) {
         sum += row[k];
         low = row[k] < low ? row[k] : low;
       }
@@ -82,11 +102,7 @@ bool pack_block(const PackTarget& t, size_t b, const int8_t* rows, size_t width,
     t.scales[n] = c < width ? scale[n] : 0.0f;
     t.biases[n] = c < width && bias != nullptr ? bias[n] : 0.0f;
   }
-  // Each (column, group) is the row's 4 bytes at depth 4g, so whole groups
-  // move as 32-bit words; the last partial group and the padding columns
-  // are zero.
-  const size_t full_groups = depth / kGroupDepth;
-  for (size_t g = 0; g < t.l.groups; ++g) {
+  for (size_t g = first; g < t.l.groups; ++g) {
     int8_t* group = t.blocks + (b * t.l.groups + g) * kGroupBytes;
     for (size_t c = 0; c < kBlockColumns; ++c) {
       int8_t* lane = group + c * kGroupDepth;

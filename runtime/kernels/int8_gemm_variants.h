@@ -155,6 +155,15 @@ void quantize_row_avx512(const float* row, size_t depth, int32_t limit, const fl
 uint32_t row_max_bits_avx2(const float* row, size_t depth, const float* multiplier);
 void quantize_row_avx2(const float* row, size_t depth, int32_t limit, const float* multiplier,
                        float inverse, int8_t* q);
+// The first `groups` whole groups (4·groups <= depth) of a block of 16 rows
+// (row c at rows + c·depth), group g's 64 bytes to out + 64·g: the pack's
+// layout, 16 rows' 16 (AVX-512) or 8 (AVX2) groups at a time transposed in
+// registers (kernels/x86/pack_avx512.cc). Also each row's sum over those
+// bytes (sums [16]) and their minimum, or 0 if that is lower (lows [16]).
+void pack_groups_avx512(const int8_t* rows, size_t depth, size_t groups, int8_t* out,
+                        int32_t* sums, int8_t* lows);
+void pack_groups_avx2(const int8_t* rows, size_t depth, size_t groups, int8_t* out,
+                      int32_t* sums, int8_t* lows);
 #endif
 #if defined(__wasm_simd128__)
 void gemm_wasm_simd(const GemmArgs& args, size_t first_block, size_t block_count);

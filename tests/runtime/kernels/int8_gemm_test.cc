@@ -76,6 +76,18 @@ TEST_CASE("kernels/int8: pack_weights rejects -128 (outside the symmetric range)
   CHECK_FALSE(pack_weights(w.data(), scale.data(), nullptr, 1, 5, storage.aligned(), &p));
   w[3] = -127;
   CHECK(pack_weights(w.data(), scale.data(), nullptr, 1, 5, storage.aligned(), &p));
+  // A whole block of 16 columns (packed 16 rows at a time where the CPU
+  // can): a -128 in a whole group or in the last, partial one.
+  const size_t depth = 70;  // 17 whole groups and 2 bytes
+  const std::vector<float> scales(16, 1.0f);
+  PackStorage wide(packed_bytes(16, depth));
+  for (size_t at : {size_t{5 * depth + 33}, size_t{15 * depth + 69}}) {
+    CAPTURE(at);
+    std::vector<int8_t> block(16 * depth, 7);
+    CHECK(pack_weights(block.data(), scales.data(), nullptr, 16, depth, wide.aligned(), &p));
+    block[at] = -128;
+    CHECK_FALSE(pack_weights(block.data(), scales.data(), nullptr, 16, depth, wide.aligned(), &p));
+  }
 }
 
 // A RowSource over a row-major matrix and its scales that records the

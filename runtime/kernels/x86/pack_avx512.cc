@@ -1,0 +1,118 @@
+// Packing 16 whole rows into the GEMMs' column blocks with AVX-512: both
+// layouts are 16 columns × 32-bit words (f32: a float per depth step;
+// int8: a group of 4 depth steps' bytes), so 16 rows' 16 words at a time
+// are transposed in registers (the portable loops move one word at a time).
+// The same bytes moved, so the same packs.
+//   f32::pack_rows_block_avx512: pack_block (f32_gemm.h) of stride-1 rows;
+//     the depth's last steps past a multiple of 16 as the portable loop.
+//   int8::pack_groups_avx512: the whole groups of an int8 block
+//     (int8_gemm.cc's pack_block does the rest).
+#include <cstring>
+
+#include "kernels/f32_gemm.h"
+#include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/avx512_math.h"  // <immintrin.h>, GCC 12's warnings about it off
+
+namespace edgemt::kernels {
+namespace {
+
+__m512 unpack_low_pairs(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+__m512 unpack_high_pairs(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+
+// r[i] = row i (16 floats) -> r[k] = column k: four stages, each
+// interleaving twice the width of the stage before (1, 2, 4, then 8
+// floats).
+void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = unpack_low_pairs(t[i], t[i + 2]);
+    r[i + 1] = unpack_high_pairs(t[i], t[i + 2]);
+    r[i + 2] = unpack_low_pairs(t[i + 1], t[i + 3]);
+    r[i + 3] = unpack_high_pairs(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 16; i += 8) {
+    for (int j = 0; j < 4; ++j) {
+      t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0x88);
+      t[i + j + 4] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0xdd);
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+    r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+  }
+}
+
+}  // namespace
+
+namespace f32 {
+
+void pack_rows_block_avx512(const float* const* lanes, size_t depth, float* block) {
+  size_t k = 0;
+  for (; k + kBlockColumns <= depth; k += kBlockColumns) {
+    __m512 r[16];
+    for (size_t c = 0; c < kBlockColumns; ++c) r[c] = _mm512_loadu_ps(lanes[c] + k);
+    transpose16(r);
+    for (size_t i = 0; i < kBlockColumns; ++i) _mm512_storeu_ps(block + (k + i) * kBlockColumns, r[i]);
+  }
+  for (; k < depth; ++k) {
+    for (size_t c = 0; c < kBlockColumns; ++c) block[k * kBlockColumns + c] = lanes[c][k];
+  }
+}
+
+}  // namespace f32
+
+namespace int8 {
+
+void pack_groups_avx512(const int8_t* rows, size_t depth, size_t groups, int8_t* out,
+                        int32_t* sums, int8_t* lows) {
+  // A packed group is one register: dword lane c holds column c's 4 bytes,
+  // so the columns' sums (4 bytes to one int32 per lane: maddubs with ones,
+  // then madd with ones) and minima (bytewise) add up lane by lane.
+  const __m512i ones8 = _mm512_set1_epi8(1);
+  const __m512i ones16 = _mm512_set1_epi16(1);
+  __m512i sum = _mm512_setzero_si512();
+  __m512i low = _mm512_setzero_si512();
+  auto add = [&](__m512i group) {
+    sum = _mm512_add_epi32(sum, _mm512_madd_epi16(_mm512_maddubs_epi16(ones8, group), ones16));
+    low = _mm512_min_epi8(low, group);
+  };
+  size_t g = 0;
+  for (; g + kBlockColumns <= groups; g += kBlockColumns) {
+    __m512 r[16];
+    for (size_t c = 0; c < kBlockColumns; ++c) {
+      r[c] = _mm512_castsi512_ps(_mm512_loadu_si512(rows + c * depth + g * kGroupDepth));
+    }
+    transpose16(r);
+    for (size_t i = 0; i < kBlockColumns; ++i) {
+      const __m512i group = _mm512_castps_si512(r[i]);
+      _mm512_storeu_si512(out + (g + i) * kGroupBytes, group);
+      add(group);
+    }
+  }
+  for (; g < groups; ++g) {
+    for (size_t c = 0; c < kBlockColumns; ++c) {
+      std::memcpy(out + g * kGroupBytes + c * kGroupDepth, rows + c * depth + g * kGroupDepth, kGroupDepth);
+    }
+    add(_mm512_loadu_si512(out + g * kGroupBytes));
+  }
+  _mm512_storeu_si512(sums, sum);
+  alignas(64) int8_t bytes[kGroupBytes];
+  _mm512_store_si512(bytes, low);
+  for (size_t c = 0; c < kBlockColumns; ++c) {
+    const int8_t* lane = bytes + c * kGroupDepth;
+    int8_t least = lane[0];
+    for (size_t j = 1; j < kGroupDepth; ++j) least = lane[j] < least ? lane[j] : least;
+    lows[c] = least;
+  }
+}
+
+}  // namespace int8
+}  // namespace edgemt::kernels
