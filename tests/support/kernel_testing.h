@@ -61,6 +61,16 @@ inline bool same_bits_any_nan(const float* a, const float* b, size_t n) {
   return true;
 }
 
+// Row lengths for a vector kernel against its reference: every length
+// 0-70 (around 16- and 8-lane boundaries and their tails) and a few long
+// rows.
+inline std::vector<size_t> lane_test_lengths() {
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n <= 70; ++n) lengths.push_back(n);
+  for (size_t n : {256, 512, 1000}) lengths.push_back(n);
+  return lengths;
+}
+
 // 64-byte-aligned storage for a kernel's pack (the kernels load packed
 // blocks aligned).
 struct PackStorage {

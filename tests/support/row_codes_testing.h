@@ -35,10 +35,7 @@ inline void check_same_row_codes(RowMagnitudes magnitudes, QuantizeRow quantize,
                                  RowMagnitudes want_magnitudes, QuantizeRow want_quantize,
                                  uint32_t seed) {
   Random rng(seed);
-  std::vector<size_t> depths;
-  for (size_t d = 0; d <= 70; ++d) depths.push_back(d);
-  for (size_t d : {256, 512, 1000}) depths.push_back(d);
-  for (size_t depth : depths) {
+  for (size_t depth : lane_test_lengths()) {
     CAPTURE(depth);
     const std::vector<float> w = row_codes_row(rng, depth);
     float largest = -1.0f, want_largest = -2.0f;

@@ -7,10 +7,9 @@
 //   int8::pack_groups_avx2: the whole groups of an int8 block.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "kernels/f32_gemm.h"
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/pack_tails.h"
 
 namespace edgemt::kernels {
 namespace {
@@ -50,9 +49,7 @@ void pack_rows_block_avx2(const float* const* lanes, size_t depth, float* block)
       for (size_t i = 0; i < kSteps; ++i) _mm256_storeu_ps(block + (k + i) * kBlockColumns + half * 8, r[i]);
     }
   }
-  for (; k < depth; ++k) {
-    for (size_t c = 0; c < kBlockColumns; ++c) block[k * kBlockColumns + c] = lanes[c][k];
-  }
+  pack_tails::copy_f32_steps(lanes, k, depth, block);
 }
 
 }  // namespace f32
@@ -90,9 +87,7 @@ void pack_groups_avx2(const int8_t* rows, size_t depth, size_t groups, int8_t* o
     }
   }
   for (; g < groups; ++g) {
-    for (size_t c = 0; c < kBlockColumns; ++c) {
-      std::memcpy(out + g * kGroupBytes + c * kGroupDepth, rows + c * depth + g * kGroupDepth, kGroupDepth);
-    }
+    pack_tails::copy_int8_group(rows, depth, g, out);
     for (size_t half = 0; half < 2; ++half) {
       add(half, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + g * kGroupBytes + half * 32)));
     }
@@ -102,12 +97,7 @@ void pack_groups_avx2(const int8_t* rows, size_t depth, size_t groups, int8_t* o
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + half * 8), sum[half]);
     _mm256_store_si256(reinterpret_cast<__m256i*>(bytes + half * 32), low[half]);
   }
-  for (size_t c = 0; c < kBlockColumns; ++c) {
-    const int8_t* lane = bytes + c * kGroupDepth;
-    int8_t least = lane[0];
-    for (size_t j = 1; j < kGroupDepth; ++j) least = lane[j] < least ? lane[j] : least;
-    lows[c] = least;
-  }
+  pack_tails::least_of_lanes(bytes, lows);
 }
 
 }  // namespace int8

@@ -7,10 +7,9 @@
 //     the depth's last steps past a multiple of 16 as the portable loop.
 //   int8::pack_groups_avx512: the whole groups of an int8 block
 //     (int8_gemm.cc's pack_block does the rest).
-#include <cstring>
-
 #include "kernels/f32_gemm.h"
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/pack_tails.h"
 #include "kernels/x86/avx512_math.h"  // <immintrin.h>, GCC 12's warnings about it off
 
 namespace edgemt::kernels {
@@ -62,9 +61,7 @@ void pack_rows_block_avx512(const float* const* lanes, size_t depth, float* bloc
     transpose16(r);
     for (size_t i = 0; i < kBlockColumns; ++i) _mm512_storeu_ps(block + (k + i) * kBlockColumns, r[i]);
   }
-  for (; k < depth; ++k) {
-    for (size_t c = 0; c < kBlockColumns; ++c) block[k * kBlockColumns + c] = lanes[c][k];
-  }
+  pack_tails::copy_f32_steps(lanes, k, depth, block);
 }
 
 }  // namespace f32
@@ -98,20 +95,13 @@ void pack_groups_avx512(const int8_t* rows, size_t depth, size_t groups, int8_t*
     }
   }
   for (; g < groups; ++g) {
-    for (size_t c = 0; c < kBlockColumns; ++c) {
-      std::memcpy(out + g * kGroupBytes + c * kGroupDepth, rows + c * depth + g * kGroupDepth, kGroupDepth);
-    }
+    pack_tails::copy_int8_group(rows, depth, g, out);
     add(_mm512_loadu_si512(out + g * kGroupBytes));
   }
   _mm512_storeu_si512(sums, sum);
   alignas(64) int8_t bytes[kGroupBytes];
   _mm512_store_si512(bytes, low);
-  for (size_t c = 0; c < kBlockColumns; ++c) {
-    const int8_t* lane = bytes + c * kGroupDepth;
-    int8_t least = lane[0];
-    for (size_t j = 1; j < kGroupDepth; ++j) least = lane[j] < least ? lane[j] : least;
-    lows[c] = least;
-  }
+  pack_tails::least_of_lanes(bytes, lows);
 }
 
 }  // namespace int8
