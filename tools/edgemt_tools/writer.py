@@ -20,9 +20,8 @@ from .errors import UserError
 from .int8_calibration import Int8Plan
 from .model_spec import (MATRIX, QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_SMOOTHED,
                          QUANTIZATION_INT8_STATIC, WEIGHT_DTYPES, ModelHeader, ModelSpec,
-                         SideTokenizer,
-                         expected_tensors, input_scale_name, matrix_dtype, scale_name,
-                         smooth_name)
+                         SideTokenizer, expected_tensors, input_scale_name, matrix_dtype,
+                         scale_name, smooth_name)
 from .quantize import quantize_rows
 
 Int8Codes = Mapping[str, Tuple[np.ndarray, np.ndarray]]  # name -> (codes [out, in], scale [out])
