@@ -146,8 +146,11 @@ double chain_flops(const std::vector<edgemt::Linear>& chain, size_t rows) {
 // The own packed f32 GEMM over a chain of 24 encoder matrices (6 layers of
 // qkv, out, ffn in, ffn out at d 256, ffn 1024: 19 MB, more than L2 and than
 // a VM's share of L3), as an encoder runs them: each product's weights come
-// from L3 or memory, not from the cache of the previous iteration. Arg: M
-// (source tokens). BM_PackedF32Gemm at the same M is the cache-hot figure.
+// from L3 or memory, not from the cache of the previous iteration. Before
+// each iteration `evict_mb` of other data is read, untimed, as a sentence's
+// decoding does between two encoder passes at batch 1 (0: the chain's
+// weights may stay in L3). Args: M (source tokens), evict_mb.
+// BM_PackedF32Gemm at the same M is the cache-hot figure.
 void BM_PackedF32GemmChain(benchmark::State& state) {
   const size_t m = static_cast<size_t>(state.range(0));
   std::vector<edgemt::Linear> chain;
@@ -158,15 +161,23 @@ void BM_PackedF32GemmChain(benchmark::State& state) {
   const double flops = chain_flops(chain, m);
   const std::vector<float> x = random_vector(m * 1024, 3);
   std::vector<float> y(m * 1024 + 64);
+  const size_t evict_floats = static_cast<size_t>(state.range(1)) * 1024 * 1024 / sizeof(float);
+  std::vector<float> other(evict_floats + 1, 1.0f);
   for (auto _ : state) {
+    float sum = 0;
+    for (size_t i = 0; i < evict_floats; i += 16) sum += other[i];  // one float per 64-byte line
+    benchmark::DoNotOptimize(sum);
+    const auto start = std::chrono::steady_clock::now();
     for (const edgemt::Linear& linear : chain) {
       if (!linear.run(x.data(), m, y.data(), nullptr).is_ok()) state.SkipWithError("run failed");
     }
     benchmark::DoNotOptimize(y.data());
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   set_flops(state, flops);
 }
-BENCHMARK(BM_PackedF32GemmChain)->ArgName("M")->Arg(3)->Arg(6)->Arg(13)->Arg(20)->Arg(32)->Arg(128);
+BENCHMARK(BM_PackedF32GemmChain)->ArgNames({"M", "evict_mb"})
+    ->ArgsProduct({{3, 6, 13, 20, 32, 128}, {0, 64}})->UseManualTime();
 
 // A batch-1 f32 decoder step's products (3 layers of self qkv, self out,
 // cross q, cross out, ffn in, ffn out at d 256, ffn 1024: 10 MiB) one row

@@ -127,7 +127,9 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
 // inputs and weights (NaN, inf and -inf sums reach the clamp).
 inline void check_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(61);
-  for (size_t m : {1, 2, 3, 4, 7, 8, 9, 33}) {
+  // Rows: the 4-row tiles and their remainders, and the AVX-512 kernel's
+  // tall tiles (5-14 rows in one tile, 15 back to 4-row tiles).
+  for (size_t m : {1, 2, 3, 4, 5, 7, 8, 9, 14, 15, 33}) {
     for (size_t k : {1, 7, 64, 256}) {
       for (size_t n : {1, 15, 16, 17, 33, 64, 100}) {
         for (int variant = 0; variant < 3; ++variant) {
