@@ -17,6 +17,9 @@
 // (up to 4 rows, a decoder step at batch 1) prefetches nothing: its 4
 // streams already keep the hardware prefetchers busy.
 #include "kernels/f32_gemm.h"
+
+#include <cstdint>
+
 #include "kernels/output_prefetch.h"
 #include "kernels/x86/avx512_math.h"
 
@@ -57,8 +60,13 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const Prefetch& ahead) {
       }
     }
     if (ahead.stream_ahead != 0) {
+      // Past the last block the line may lie outside the pack: the address
+      // is made as an integer (a prefetch of any address is harmless;
+      // pointer arithmetic past the end would not be).
       for (size_t j = 0; j < kBlocks; ++j) {
-        __builtin_prefetch(block + j * step + (k + ahead.stream_ahead) * kBlockColumns, 0, 3);
+        const uintptr_t line = reinterpret_cast<uintptr_t>(block + j * step + k * kBlockColumns) +
+                               ahead.stream_ahead * kBlockColumns * sizeof(float);
+        __builtin_prefetch(reinterpret_cast<const void*>(line), 0, 3);
       }
     }
     __m512 wk[kBlocks];
