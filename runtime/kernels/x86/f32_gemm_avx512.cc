@@ -33,10 +33,11 @@ struct Prefetch {
   const char* first = nullptr;
   size_t lines_per_step = 0;  // per depth step
   size_t steps = 0;           // depth steps that prefetch
-  // Or, when nonzero: each block's own line this many depth steps ahead
-  // (a tall tile's streams, below).
-  size_t stream_ahead = 0;
 };
+
+// Depth steps (4 KiB of a block) a tall tile prefetches its blocks ahead
+// (below the tiles).
+constexpr size_t kStreamAhead = 64;
 
 // kRows rows × kBlocks blocks of 16 columns: kRows·kBlocks independent
 // accumulators (at most 16 of the 32 registers), each a chain of K fused
@@ -59,13 +60,13 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const Prefetch& ahead) {
         __builtin_prefetch(ahead.first + (k * ahead.lines_per_step + i) * 64, 0, 2);
       }
     }
-    if (ahead.stream_ahead != 0) {
+    if constexpr (kRows > 4) {  // a tall tile streams its own blocks
       // Past the last block the line may lie outside the pack: the address
       // is made as an integer (a prefetch of any address is harmless;
       // pointer arithmetic past the end would not be).
       for (size_t j = 0; j < kBlocks; ++j) {
         const uintptr_t line = reinterpret_cast<uintptr_t>(block + j * step + k * kBlockColumns) +
-                               ahead.stream_ahead * kBlockColumns * sizeof(float);
+                               kStreamAhead * kBlockColumns * sizeof(float);
         __builtin_prefetch(reinterpret_cast<const void*>(line), 0, 3);
       }
     }
@@ -124,7 +125,6 @@ constexpr TileFunction kTiles[4][4] = {
 // medians of 8: 3.90 -> 2.86 ms. With 15-28 rows in two such tiles: no
 // faster than 4-row tiles from L3, slower from memory.
 constexpr size_t kTallRows = 14;
-constexpr size_t kStreamAhead = 64;
 constexpr TileFunction kTallTiles[kTallRows - 4][2] = {  // [rows - 5][blocks - 1]
     {tile<5, 1>, tile<5, 2>},   {tile<6, 1>, tile<6, 2>},   {tile<7, 1>, tile<7, 2>},
     {tile<8, 1>, tile<8, 2>},   {tile<9, 1>, tile<9, 2>},   {tile<10, 1>, tile<10, 2>},
@@ -136,10 +136,8 @@ constexpr TileFunction kTallTiles[kTallRows - 4][2] = {  // [rows - 5][blocks - 
 void gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_count) {
   const size_t end = first_block + block_count;
   if (a.rows > 4 && a.rows <= kTallRows) {
-    Prefetch stream;
-    stream.stream_ahead = kStreamAhead;
     for (size_t b = first_block; b < end; b += 2) {
-      kTallTiles[a.rows - 5][end - b < 2 ? 0 : 1](a, 0, b, stream);
+      kTallTiles[a.rows - 5][end - b < 2 ? 0 : 1](a, 0, b, Prefetch());
     }
     return;
   }
