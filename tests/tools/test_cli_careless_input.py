@@ -12,6 +12,10 @@ Each test is the regression test of a defect:
 - `--source-lang xx` was accepted silently (generic splitting rules). Now
   what is not a language code is refused (exit 2), and a code without
   rules of its own gets a note on stderr.
+- `--word-penalty` for a model whose search rules have none, and
+  `--no-shortlist` for a model without a shortlist, were accepted silently
+  (the penalty ignored). Now the first is refused (exit 2) unless 0, the
+  second gets a note.
 
 Needs the built binary (EDGEMT_CLI) and the bundled int8 model.
 """
@@ -162,6 +166,26 @@ class CarelessInputTest(unittest.TestCase):
                 note = (f"edgemt: note: no sentence-splitting rules of its own for '{value}'"
                         " (en, de and fr have some): the generic rules are used")
                 self.assertEqual(note in result.stderr, noted, result.stderr)
+
+    # -- options that would change nothing for the model ----------------------------
+    def test_word_penalty_is_refused_for_a_model_without_marian_rules(self):
+        # The bundled model follows edgemt's rules: a word penalty would be
+        # ignored, so the translation would not be what was asked for.
+        for value, refused in (("1", True), ("-0.5", True), ("0", False)):
+            with self.subTest(value=value):
+                result = run("translate", "-m", MODEL, "--beam", "2", "--word-penalty", value,
+                             SENTENCE.strip())
+                self.assertEqual(result.returncode, 2 if refused else 0, result.stderr)
+                self.assertEqual("is for models with Marian's search rules; this model follows "
+                                 "edgemt's" in result.stderr, refused, result.stderr)
+                self.assertEqual(len(result.stdout.splitlines()), 0 if refused else 1)
+
+    def test_no_shortlist_for_a_model_without_one_gets_a_note(self):
+        result = run("translate", "-m", MODEL, "--no-shortlist", SENTENCE.strip())
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(len(result.stdout.splitlines()), 1)
+        self.assertIn("edgemt: note: the model has no lexical shortlist: --no-shortlist changes "
+                      "nothing", result.stderr)
 
     def test_help_documents_source_lang_and_output(self):
         result = run("translate", "--help")

@@ -38,6 +38,7 @@ constexpr const char* kHelp =
     "      --beam N            beam size, 1 = greedy (1..16)         [the model's]\n"
     "      --length-penalty A  beam score = logprob / length^A       [the model's]\n"
     "      --word-penalty W    Marian models: score - W * length     [the model's]\n"
+    "                          (others: refused unless 0)\n"
     "      --max-len N         at most N generated tokens            [the model's max length]\n"
     "      --max-len-a A       at most floor(A * source tokens + B)  [the model's]\n"
     "      --max-len-b B       generated tokens (with --max-len-a)   [the model's]\n"
@@ -311,6 +312,24 @@ std::string source_language_note(const TranslateSettings& settings) {
   if (!settings.source_language_set || has_own_splitting_rules(settings.source_language)) return "";
   return "no sentence-splitting rules of its own for '" + settings.source_language +
          "' (en, de and fr have some): the generic rules are used";
+}
+
+std::string model_settings_error(const Model& model, const TranslateSettings& settings) {
+  const SearchRules rules = model.decoding().rules;
+  if (settings.word_penalty_set && settings.decode.word_penalty != 0.0f &&
+      rules != SearchRules::kMarian) {
+    return std::string("option '--word-penalty' is for models with Marian's search rules; this "
+                       "model follows ") +
+           search_rules_name(rules) + "'s, which have none (its length rule is --length-penalty)";
+  }
+  return "";
+}
+
+std::string model_settings_note(const Model& model, const TranslateSettings& settings) {
+  if (!settings.shortlist && model.shortlist() == nullptr) {
+    return "the model has no lexical shortlist: --no-shortlist changes nothing";
+  }
+  return "";
 }
 
 DecodeOptions decode_settings(const Model& model, const TranslateSettings& settings) {

@@ -68,6 +68,14 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
 // The model's decoding defaults, overridden by what the command line set.
 DecodeOptions decode_settings(const Model& model, const TranslateSettings& settings);
 
+// What the command line asks of this model that it cannot do (exit status
+// 2): --word-penalty W != 0 for a model whose search rules are not
+// Marian's (theirs have no word penalty: it would be ignored). "" if none.
+std::string model_settings_error(const Model& model, const TranslateSettings& settings);
+// What to tell on stderr about an option that changes nothing for this
+// model (--no-shortlist without a shortlist), or "".
+std::string model_settings_note(const Model& model, const TranslateSettings& settings);
+
 // What to tell about --source-lang on stderr: "" when it is not given or
 // names a language with splitting rules of its own, else that the generic
 // rules are used for it.
