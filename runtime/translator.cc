@@ -100,6 +100,9 @@ struct Translator::Impl {
   // bring, but at most a quarter of the vocabulary (at least 2048 ids),
   // so that the pack stays small beside the model; a batch with more
   // computes every logit and keeps its candidates' (the same values).
+  // Where every logit is slow (an f32 projection left in the file for the
+  // shortlist, no shortcut), the whole vocabulary: the pack then takes the
+  // place of the matrix's own (not made).
   size_t gathered_columns(const Limits& l) const {
     const LexicalShortlist& list = *model->shortlist();
     const size_t vocab = model->vocab_size();
@@ -110,7 +113,7 @@ struct Translator::Impl {
     }
     const size_t per_token = longest + (list.add_source_ids ? 1 : 0);
     const size_t reachable = list.first + l.max_batch * l.max_source_len * per_token + 1 + 7;
-    const size_t cap = vocab / 4 > 2048 ? vocab / 4 : 2048;
+    const size_t cap = network->every_logit_slow() ? vocab : vocab / 4 > 2048 ? vocab / 4 : 2048;
     size_t columns = reachable < cap ? reachable : cap;
     return columns < vocab ? columns : vocab;
   }
@@ -294,7 +297,7 @@ Status Translator::arena_plan(const Limits& limits, ArenaPlan* plan) const {
 
 Status Translator::prepare(const Limits& limits) {
   Impl& impl = *impl_;
-  EDGEMT_RETURN_IF_ERROR(impl.network->finish_load());
+  EDGEMT_RETURN_IF_ERROR(impl.network->finish_load(impl.use_shortlist));
   EDGEMT_RETURN_IF_ERROR(impl.plan_arena(limits, &impl.planner));
   const size_t bytes = impl.planner.size();  // a multiple of Arena::kAlignment
   void* arena = std::aligned_alloc(Arena::kAlignment, bytes);
@@ -312,7 +315,7 @@ Status Translator::prepare(const Limits& limits) {
 }
 
 Status Translator::prepare(const Limits& limits, void* arena_base, size_t arena_size) {
-  EDGEMT_RETURN_IF_ERROR(impl_->network->finish_load());
+  EDGEMT_RETURN_IF_ERROR(impl_->network->finish_load(impl_->use_shortlist));
   EDGEMT_RETURN_IF_ERROR(impl_->plan_arena(limits, &impl_->planner));
   return impl_->bind_plan(limits, arena_base, arena_size);
 }

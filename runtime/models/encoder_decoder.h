@@ -138,9 +138,14 @@ class EncoderDecoder {
   // otherwise. Errors: kOutOfMemory.
   [[nodiscard]] virtual Status set_argmax_shortcut(bool /*on*/) { return Status::ok(); }
   // Load phase, at every Translator::prepare() before planning: builds what
-  // the family deferred until it knows whether the shortcut is used (the
-  // Transformer's f32 output projection pack). Errors: kOutOfMemory.
-  [[nodiscard]] virtual Status finish_load() { return Status::ok(); }
+  // the family deferred until it knows whether the shortcut and a shortlist
+  // (`shortlisted`) are used (the f32 output projection's pack).
+  // Errors: kOutOfMemory.
+  [[nodiscard]] virtual Status finish_load(bool /*shortlisted*/) { return Status::ok(); }
+  // Whether computing every logit is slow (an f32 output projection read
+  // from the file's rows at each step), so that a shortlist's selections
+  // must all fit the gathered pack (Translator plans it so).
+  virtual bool every_logit_slow() const { return false; }
   // Bytes the shortcut holds (0: none built).
   virtual size_t argmax_shortcut_bytes() const { return 0; }
   // The attention weights of the last decode_step: row r's first n entries

@@ -109,7 +109,8 @@ class FamilyModel final : public EncoderDecoder {
   }
 
   Status set_argmax_shortcut(bool on) override { return weights_.head.set_argmax_shortcut(on); }
-  Status finish_load() override { return weights_.head.finish_load(); }
+  Status finish_load(bool shortlisted) override { return weights_.head.finish_load(shortlisted); }
+  bool every_logit_slow() const override { return weights_.head.every_logit_slow(); }
   size_t argmax_shortcut_bytes() const override { return weights_.head.shortcut_bytes(); }
 
   float* logits() override { return workspace_.logits; }

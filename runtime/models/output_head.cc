@@ -56,8 +56,7 @@ UnpackedF32Linear OutputHead::releasing_rows() const {
 }
 
 Status OutputHead::set_argmax_shortcut(bool on) {
-  if (!on) {  // packed first: on failure the head is as it was
-    EDGEMT_RETURN_IF_ERROR(pack());
+  if (!on) {  // the projection is packed at the next finish_load() if needed
     shortcut_ = ArgmaxShortcut();
     return Status::ok();
   }
@@ -74,7 +73,9 @@ Status OutputHead::set_argmax_shortcut(bool on) {
   return Status::ok();
 }
 
-Status OutputHead::finish_load() { return shortcut_.empty() ? pack() : Status::ok(); }
+Status OutputHead::finish_load(bool shortlisted) {
+  return shortcut_.empty() && !shortlisted ? pack() : Status::ok();
+}
 
 Status OutputHead::pack() {
   if (rows_.empty() || output_.out_features() != 0) return Status::ok();

@@ -1,7 +1,8 @@
 // OutputHead: the output projection every family ends in, logits [R, V] =
 // h [R, K] · Wᵀ + b, with what makes it cheap, the same for every family:
 //   - an f32 matrix for the own f32 GEMM is read in place from the file
-//     and packed only when a translator needs every logit (finish_load);
+//     and packed only when a translator needs every logit without a
+//     shortlist (finish_load);
 //   - greedy decoding that reports no score takes the arg-max shortcut over
 //     it (layers/argmax_shortcut.h: an int8 copy and a proven bound; run()
 //     with `best`), so that most steps never read the f32 matrix;
@@ -58,10 +59,20 @@ class OutputHead {
   // Builds (on) or frees (off) the arg-max shortcut where the projection is
   // on the own f32 GEMM; ok and nothing built otherwise. Load phase.
   [[nodiscard]] Status set_argmax_shortcut(bool on);
-  // Packs the projection when it waits unpacked and no shortcut is built
-  // (every logit is then needed). Load phase, at every prepare().
-  [[nodiscard]] Status finish_load();
+  // Packs the projection when it waits unpacked, no shortcut is built and
+  // no shortlist is used (every logit is then needed). With a shortlist
+  // (`shortlisted`) the f32 projection stays in the file: each batch
+  // gathers its candidates' rows there (contiguous), where a pack would
+  // cost a copy of the matrix and a gather reading one float per 64-byte
+  // line. Load phase, at every prepare().
+  [[nodiscard]] Status finish_load(bool shortlisted);
   size_t shortcut_bytes() const { return shortcut_.bytes(); }
+  // Every logit would come from the file's rows packed 64 at a time (an
+  // unpacked f32 projection without a shortcut): a shortlist's selections
+  // should then fit the gathered pack whatever their size.
+  bool every_logit_slow() const {
+    return !rows_.empty() && output_.out_features() == 0 && shortcut_.empty();
+  }
 
   // The shortcut can be built (the projection is, or will be, on the own
   // f32 GEMM): plan() then reserves its scratch.

@@ -4,7 +4,8 @@
 // log-softmax over them; for f32 (packed, or unpacked with the arg-max
 // shortcut built, over every column or the gathered candidates), int8, 1
 // and 2 threads, and a candidate set too large to gather (every logit
-// computed, the candidates kept). Beam search stays inside the candidates,
+// computed, the candidates kept; an f32 projection left in the file
+// instead gathers any set). Beam search stays inside the candidates,
 // and with the shortlist off a file translates as the same file without
 // one.
 #include <doctest/doctest.h>
@@ -242,7 +243,7 @@ TEST_CASE("translator/shortlist: a candidate set too large to gather gives the s
   // 3000 first ids of 4096: more than the 2048 columns a translator
   // gathers once, so each step packs the candidates' rows (f32 left
   // unpacked: greedy without scores) or computes every logit and keeps
-  // the candidates' (packed f32, int8).
+  // the candidates' (int8). f32 with scores gathers them all (below).
   for (DType dtype : {DType::kF32, DType::kI8}) {
     for (bool scores : {true, false}) {
       Case c;
@@ -254,6 +255,32 @@ TEST_CASE("translator/shortlist: a candidate set too large to gather gives the s
       check_greedy(c);
     }
   }
+}
+
+TEST_CASE("translator/shortlist: an f32 projection left in the file gathers any candidate set") {
+  // With a shortlist and scores (no shortcut) an f32 projection on the own
+  // GEMM is never packed: every logit would come from the file's rows, so
+  // the arena holds all the candidates a batch of its limits can bring
+  // (here at least the 3000 first ids, more than the 2048 columns planned
+  // beside a packed one).
+  Case c;
+  c.vocab = 4096;
+  c.first = 3000;
+  const ModelBuilder builder = builder_for(c, true);
+  Case shortcut = c;
+  shortcut.greedy_scores = false;
+  if (open(builder, shortcut).translator->greedy_shortcut_bytes() == 0) {
+    MESSAGE("the f32 projection is not on the own GEMM on this CPU: nothing is left unpacked");
+    return;
+  }
+  Opened listed = open(builder, c);
+  Opened unlisted = open(builder, c, /*use_shortlist=*/false);
+  size_t with = 0;
+  size_t without = 0;
+  REQUIRE(listed.translator->arena_bytes(listed.translator->limits(), &with).is_ok());
+  REQUIRE(unlisted.translator->arena_bytes(unlisted.translator->limits(), &without).is_ok());
+  CHECK(with >= without + size_t{3000} * c.d_model * sizeof(float));
+  check_greedy(c);
 }
 
 TEST_CASE("translator/shortlist: beam search stays in the candidates, the same on 1 and 2 threads") {

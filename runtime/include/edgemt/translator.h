@@ -146,7 +146,10 @@ class Translator {
   // candidates' rows at each step, and all of them for a row the shortcut
   // cannot prove and for beam search, which then runs from the file's rows
   // packed 64 at a time (the same results, the projection slower).
-  // true frees the copy and packs the projection if it was left unpacked.
+  // true frees the copy; the next prepare() packs the projection if it was
+  // left unpacked. With a shortlist (set_shortlist) such a projection is
+  // never packed, scores or not: each batch gathers its candidates' rows
+  // from the file (prepare() then plans room for the whole vocabulary's).
   // Errors: kOutOfMemory (the translator unchanged).
   [[nodiscard]] Status set_greedy_scores(bool report);
   bool greedy_scores() const;
