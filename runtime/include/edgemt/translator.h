@@ -164,7 +164,9 @@ class Translator {
   // and some translations differ from the full vocabulary's, and a
   // sentence's translation depends on the sentences batched with it.
   // Takes effect at the next prepare() (its buffers are planned there).
-  // force_decode() always covers the whole vocabulary.
+  // force_decode() always covers the whole vocabulary (for an f32 output
+  // layer a shortlist leaves in the file, from its rows packed 64 at a
+  // time: the same logits, slower).
   // Errors: kFailedPrecondition (on, for a model without a shortlist).
   [[nodiscard]] Status set_shortlist(bool use);
   bool shortlist() const;
