@@ -75,6 +75,15 @@ int load_translate_engine(const TranslateSettings& settings, TranslateEngine* en
     return kExitFailure;
   }
   const Model& model = *engine->model;
+  // Options the model cannot honour, before the tokenizer and translator
+  // are made for nothing.
+  const std::string refused = model_settings_error(model, settings);
+  if (!refused.empty()) {
+    std::fprintf(stderr, "edgemt translate: %s\n(run 'edgemt translate --help')\n", refused.c_str());
+    return kExitUsage;
+  }
+  const std::string note = model_settings_note(model, settings);
+  if (!note.empty()) std::fprintf(stderr, "edgemt: note: %s\n", note.c_str());
   TranslatorOptions options;
   options.threads = settings.threads;
   TokenizerOptions tokenizer_options;
@@ -88,13 +97,6 @@ int load_translate_engine(const TranslateSettings& settings, TranslateEngine* en
     std::fprintf(stderr, "edgemt: %s\n", status.message());
     return kExitFailure;
   }
-  const std::string refused = model_settings_error(model, settings);
-  if (!refused.empty()) {
-    std::fprintf(stderr, "edgemt translate: %s\n(run 'edgemt translate --help')\n", refused.c_str());
-    return kExitUsage;
-  }
-  const std::string note = model_settings_note(model, settings);
-  if (!note.empty()) std::fprintf(stderr, "edgemt: note: %s\n", note.c_str());
   engine->decode = decode_settings(model, settings);
   if (!settings.shortlist && model.shortlist() != nullptr) {
     status = engine->translator->set_shortlist(false);
