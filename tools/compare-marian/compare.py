@@ -20,6 +20,7 @@ process (start and model load included: printed apart, from an empty input).
     compare.py --folder FOLDER --source FILE --cli build/edgemt --convert
                tools/edgemt-convert --work DIR [--shortlist lex.bin]
                [--max-length-factor F] [--sort-by-length] [--bergamot]
+               [--avx2-only | --avx-vnni-only | --avx512bw-only]
 FOLDER holds a float32 model (one *.npz, training's *.optimizer.npz aside),
 optionally marian-conv's intgemm8 .bin (model*intgemm8*.bin without
 "alphas": pymarian reads upstream's intgemm8, not browsermt's; for Firefox's
@@ -38,6 +39,12 @@ lines that differ) unless a batch's sources have one length (Bergamot's
 figure sorts too: --maxi-batch 100 --maxi-batch-sort src).
 --bergamot: Bergamot's published figure for its es-en tiny11 student
 (BERGAMOT) beside edgemt's batch-32 figures.
+--avx2-only, --avx-vnni-only, --avx512bw-only: both engines run the
+kernels of a CPU without AVX-512 (Zen 3, older Intel), of one with AVX2 and
+AVX-VNNI but no AVX-512 (Intel Core from Alder Lake on), or of an AVX-512
+CPU without VNNI (Skylake-SP/X): edgemt with EDGEMT_CPU_FEATURES, Marian's
+int8 products (intgemm) with INTGEMM_CPUID and its float ones (oneMKL)
+with MKL_ENABLE_INSTRUCTIONS (KERNEL_MODES).
 """
 
 import argparse
@@ -62,6 +69,23 @@ BERGAMOT_SECONDS = {"fp32": 25.0, "intgemm8": 17.0, "intgemm8 + alphas": 16.0}
 # edgemt's cell -> the Bergamot figure of the same kind (Marian's intgemm8
 # .bin without alphas is what compare.py measures as int8)
 BERGAMOT_PEER = {"fp32": "fp32", "int8": "intgemm8", "int8 per-row": "intgemm8"}
+
+
+# The kernel options, by their argparse names: the environment both engines
+# run with (edgemt's kernel choice; intgemm's, which has no 256-bit VNNI
+# level, so AVX-VNNI CPUs run its AVX2 code; oneMKL's level), the
+# /proc/cpuinfo flag the option needs and its name there, and what the
+# report's header calls the run.
+KERNEL_MODES = {
+    "avx2_only": ({"EDGEMT_CPU_FEATURES": "avx2", "INTGEMM_CPUID": "AVX2",
+                   "MKL_ENABLE_INSTRUCTIONS": "AVX2"}, None, "AVX2-only"),
+    "avx_vnni_only": ({"EDGEMT_CPU_FEATURES": "avx-vnni", "INTGEMM_CPUID": "AVX2",
+                       "MKL_ENABLE_INSTRUCTIONS": "AVX2_E1"}, ("avx_vnni", "AVX-VNNI"),
+                      "AVX2 + AVX-VNNI"),
+    "avx512bw_only": ({"EDGEMT_CPU_FEATURES": "avx512bw", "INTGEMM_CPUID": "AVX512BW",
+                       "MKL_ENABLE_INSTRUCTIONS": "AVX512"}, ("avx512bw", "AVX-512 BW"),
+                      "AVX-512 without VNNI"),
+}
 
 
 def cpuinfo(key: str) -> str:
@@ -208,7 +232,22 @@ def main() -> int:
     parser.add_argument("--max-length-factor", type=float)
     parser.add_argument("--sort-by-length", action="store_true")
     parser.add_argument("--bergamot", action="store_true")
+    kernels = parser.add_mutually_exclusive_group()
+    for mode, (env, _, name) in KERNEL_MODES.items():
+        kernels.add_argument("--" + mode.replace("_", "-"), action="store_true",
+                             help=f"both engines as on a CPU of kind '{name}': "
+                                  + ", ".join(f"{k}={v}" for k, v in env.items()))
     args = parser.parse_args()
+    mode = next((name for name in KERNEL_MODES if getattr(args, name)), None)
+    if mode is not None:
+        env, needed, _ = KERNEL_MODES[mode]
+        if needed is not None and needed[0] not in cpuinfo("flags").split():
+            raise SystemExit(f"compare.py: --{mode.replace('_', '-')} needs a CPU with "
+                             f"{needed[1]} ({needed[0]} in /proc/cpuinfo); this one has none")
+        # Before pymarian is imported (intgemm reads INTGEMM_CPUID when it
+        # loads, oneMKL its variable at its first call); edgemt's processes
+        # inherit them.
+        os.environ.update(env)
     for path, what in ((args.source, "--source"), (args.cli, "--cli")):
         if not os.path.isfile(path):
             raise SystemExit(f"compare.py: {what} {path}: no such file")
@@ -238,6 +277,8 @@ def main() -> int:
         settings.append(f"shortlist {os.path.basename(args.shortlist)}")
     if args.max_length_factor:
         settings.append(f"max-length-factor {args.max_length_factor}")
+    if mode is not None:
+        settings.append(f"run as {KERNEL_MODES[mode][2]} (--{mode.replace('_', '-')})")
     print(f"edgemt vs Marian (pymarian), 1 thread, greedy, {', '.join(settings)}; "
           f"{cpu_family()} ({cpu_name()})")
     print(f"{'cell':<24}{'Marian':>8}{'edgemt':>8}{'Marian':>9}{'edgemt':>9}{'edgemt':>9}"
