@@ -33,7 +33,8 @@ void gather_columns(const f32::PackedWeights& source, const int32_t* ids, size_t
     }
     float* block = packed + b * depth * W;
     f32::pack_block(lanes, nullptr, W, depth, block);
-    tiny = tiny || f32::has_tiny_values(block, depth * W);
+    // Columns of a pack without tiny weights have none.
+    tiny = tiny || (source.tiny != f32::TinyWeights::kNone && f32::has_tiny_values(block, depth * W));
   }
   out->blocks = packed;
   out->bias = bias;

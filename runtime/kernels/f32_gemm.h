@@ -37,6 +37,16 @@ inline constexpr float kTinyMagnitude = 0x1p-65f;
 // block on every call.
 enum class TinyWeights : unsigned char { kUnknown, kNone, kSome };
 
+// Whether a kernel of this build reads PackedWeights::tiny (only the
+// WebAssembly one does): packs made at run time look for tiny weights only
+// then (a lexical shortlist's candidates, packed once per batch: the check
+// was ~1% of a tiny11-shaped int8 sentence at batch 1 on x86).
+#if defined(__wasm__)
+inline constexpr bool kTinyWeightsRead = true;
+#else
+inline constexpr bool kTinyWeightsRead = false;
+#endif
+
 struct PackedWeights {
   const float* blocks = nullptr;  // [block_count, K, 16]
   const float* bias = nullptr;    // [block_count·16]

@@ -130,7 +130,7 @@ void OutputHead::select_columns(const int32_t* ids, size_t count, const Scratch&
   } else if (output_.out_features() == 0 && !rows_.empty()) {
     // Unpacked: the candidates' rows of the file, each read once per batch.
     kernels::pack_rows(rows_.weight(), rows_.bias(), in_, ids, count, scratch.selected,
-                       &selected_f32_);
+                       &selected_f32_, kernels::f32::kTinyWeightsRead);
   } else if (output_.is_int8()) {
     kernels::gather_columns(output_.int8_packed(), ids, count, scratch.selected, &selected_int8_);
   } else {

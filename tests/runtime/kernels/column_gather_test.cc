@@ -92,6 +92,37 @@ TEST_CASE("kernels/column_gather: f32 gathered and row-packed columns give the r
   }
 }
 
+TEST_CASE("kernels/column_gather: f32 gathers tell tiny weights from their source") {
+  // Column 3 holds a tiny weight (nonzero, below kTinyMagnitude): a gather
+  // with it has some; one without it none, from a source known to have some
+  // (looked at) or not known (kUnknown: a view); columns of a source with
+  // none have none without looking.
+  Random rng(4202);
+  const size_t n = 40, k = 8;
+  std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
+  w[3 * k + 5] = f32::kTinyMagnitude / 4;
+  const testing::PackedF32 full = testing::pack_f32(w, {}, n, k);
+  REQUIRE(full.weights.tiny == f32::TinyWeights::kSome);
+  f32::PackedWeights unknown = full.weights;
+  unknown.tiny = f32::TinyWeights::kUnknown;
+  const std::vector<int32_t> with = {1, 3, 30};
+  const std::vector<int32_t> without = {1, 4, 30};
+  PackStorage storage(f32::packed_bytes(3, k));
+  f32::PackedWeights gathered;
+  const f32::PackedWeights* sources[] = {&full.weights, &unknown};
+  for (const f32::PackedWeights* source : sources) {
+    gather_columns(*source, with.data(), 3, storage.aligned(), &gathered);
+    CHECK(gathered.tiny == f32::TinyWeights::kSome);
+    gather_columns(*source, without.data(), 3, storage.aligned(), &gathered);
+    CHECK(gathered.tiny == f32::TinyWeights::kNone);
+  }
+  // A source that says it has none is believed (it is the packer's word).
+  f32::PackedWeights none = full.weights;
+  none.tiny = f32::TinyWeights::kNone;
+  gather_columns(none, with.data(), 3, storage.aligned(), &gathered);
+  CHECK(gathered.tiny == f32::TinyWeights::kNone);
+}
+
 TEST_CASE("kernels/column_gather: int8 gathered columns give the reference's bits on every kernel") {
   Random rng(4202);
   int8::GemmVariant variants[8];
