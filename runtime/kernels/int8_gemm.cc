@@ -165,6 +165,34 @@ bool pack_weights_from(RowSource source, void* context, float* scale, const floa
   return true;
 }
 
+void pack_codes_to_rows(int8_t* codes, size_t block_count, size_t groups, int8_t* scratch) {
+  const size_t row_bytes = groups * kGroupDepth;
+  for (size_t b = 0; b < block_count; ++b) {
+    int8_t* block = codes + b * groups * kGroupBytes;
+    std::memcpy(scratch, block, groups * kGroupBytes);
+    for (size_t c = 0; c < kBlockColumns; ++c) {
+      for (size_t g = 0; g < groups; ++g) {
+        std::memcpy(block + c * row_bytes + g * kGroupDepth, scratch + g * kGroupBytes + c * kGroupDepth,
+                    kGroupDepth);
+      }
+    }
+  }
+}
+
+void rows_to_pack_codes(int8_t* codes, size_t block_count, size_t groups, int8_t* scratch) {
+  const size_t row_bytes = groups * kGroupDepth;
+  for (size_t b = 0; b < block_count; ++b) {
+    int8_t* block = codes + b * groups * kGroupBytes;
+    std::memcpy(scratch, block, groups * kGroupBytes);
+    for (size_t c = 0; c < kBlockColumns; ++c) {
+      for (size_t g = 0; g < groups; ++g) {
+        std::memcpy(block + g * kGroupBytes + c * kGroupDepth, scratch + c * row_bytes + g * kGroupDepth,
+                    kGroupDepth);
+      }
+    }
+  }
+}
+
 namespace {
 
 // The value quantized: x[k], or x[k] · multiplier[k] rounded to float32 once.

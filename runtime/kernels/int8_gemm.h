@@ -89,6 +89,14 @@ using RowSource = void (*)(void* context, size_t first_row, size_t row_count, in
                                      const float* bias, size_t columns, size_t depth,
                                      int8_t* rows, void* storage, PackedWeights* out);
 
+// A pack's codes as rows and back, in place: [block_count, groups, 16, 4]
+// (the pack's layout) <-> [block_count·16, groups·4] (row n, its depth
+// padded to whole groups with zeros, at n·groups·4; the padding columns'
+// rows zero). `scratch`: one block, 16·groups·4 bytes. The pack's scales,
+// biases and column sums are untouched. Load phase (ArgmaxShortcut).
+void pack_codes_to_rows(int8_t* codes, size_t block_count, size_t groups, int8_t* scratch);
+void rows_to_pack_codes(int8_t* codes, size_t block_count, size_t groups, int8_t* scratch);
+
 // Quantizes each row of x [rows, depth] (row stride x_stride) symmetrically
 // to codes in [-L, L], L = `limit` (kFullCodes or kNarrowCodes):
 // scale[m] = max|x[m, :]| / L, xq[m, k] = round_half_even(x[m, k] · (L /

@@ -169,24 +169,81 @@ Status ArgmaxShortcut::build(size_t n_out, size_t depth) {
 }
 
 // select()'s storage: the int8 pack, then the three constants' [count]
-// arrays, each at a 64-byte boundary.
+// arrays, each at a 64-byte boundary; then, for a copy kept as rows, the
+// candidates' scales and biases [count] and 16 rows of codes for the packer.
 size_t ArgmaxShortcut::selection_bytes(size_t count) const {
-  return whole_lines(q8::packed_bytes(count, depth_)) + 3 * whole_lines(count * sizeof(float));
+  return whole_lines(q8::packed_bytes(count, depth_)) + 5 * whole_lines(count * sizeof(float)) +
+         whole_lines(q8::kBlockColumns * depth_);
 }
+
+Status ArgmaxShortcut::set_rows(bool rows) {
+  if (rows == rows_form_ || empty()) return Status::ok();
+  const q8::PackedWeights& packed = approx_.packed();
+  std::unique_ptr<int8_t[]> scratch(new (std::nothrow) int8_t[packed.groups * q8::kGroupBytes]);
+  if (!scratch) {
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate a block of the arg-max shortcut");
+  }
+  if (rows) {
+    q8::pack_codes_to_rows(approx_.mutable_codes(), packed.block_count, packed.groups, scratch.get());
+  } else {
+    q8::rows_to_pack_codes(approx_.mutable_codes(), packed.block_count, packed.groups, scratch.get());
+  }
+  rows_form_ = rows;
+  return Status::ok();
+}
+
+namespace {
+
+// Rows ids[first..] of an int8 copy kept as rows (row n at n·stride), for
+// the int8 packer (kernels::int8::RowSource): their codes and scales.
+struct SelectedRows {
+  const int8_t* codes;
+  size_t stride;  // padded depth
+  size_t depth;
+  const int32_t* ids;
+  const float* scale;  // [N]
+
+  static void copy(void* context, size_t first, size_t count, int8_t* out, float* scale) {
+    const SelectedRows& s = *static_cast<const SelectedRows*>(context);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t n = static_cast<size_t>(s.ids[first + i]);
+      std::memcpy(out + i * s.depth, s.codes + n * s.stride, s.depth);
+      scale[i] = s.scale[n];
+    }
+  }
+};
+
+}  // namespace
 
 void ArgmaxShortcut::select(const int32_t* ids, size_t count, const f32::PackedWeights* exact,
                             void* storage) {
   selected_ids_ = nullptr;
   selected_count_ = 0;
   if (ids == nullptr || exact == nullptr || storage == nullptr || empty()) return;
-  q8::PackedWeights gathered;
-  kernels::gather_columns(approx_.packed(), ids, count, storage, &gathered);
   const size_t floats = whole_lines(count * sizeof(float)) / sizeof(float);
   float* constants = reinterpret_cast<float*>(static_cast<uint8_t*>(storage) +
                                               whole_lines(q8::packed_bytes(count, depth_)));
   float* max_error = constants;
   float* l1 = constants + floats;
   float* abs_bias = constants + 2 * floats;
+  const q8::PackedWeights& all_approx = approx_.packed();
+  q8::PackedWeights gathered;
+  if (rows_form_) {
+    // The candidates' rows packed: the codes, scales, biases and column
+    // sums a gather from the pack would give.
+    float* scale = constants + 3 * floats;
+    float* bias = constants + 4 * floats;
+    int8_t* rows = reinterpret_cast<int8_t*>(constants + 5 * floats);
+    for (size_t j = 0; j < count; ++j) bias[j] = all_approx.bias[ids[j]];
+    SelectedRows source{all_approx.blocks, all_approx.groups * q8::kGroupDepth, depth_, ids,
+                        all_approx.scale};
+    if (!q8::pack_weights_from(&SelectedRows::copy, &source, scale, bias, count, depth_, rows,
+                               storage, &gathered)) {
+      return;  // a -128 code, which the copy never holds: no selection
+    }
+  } else {
+    kernels::gather_columns(all_approx, ids, count, storage, &gathered);
+  }
   const ArgmaxRowBounds& all = bounds_.view();
   for (size_t j = 0; j < count; ++j) {
     const size_t n = static_cast<size_t>(ids[j]);
@@ -221,6 +278,10 @@ Status ArgmaxShortcut::pick(const float* x, size_t rows, const int32_t* banned,
   if (exact_.blocks == nullptr && block_scratch == nullptr) {
     return Status::error(StatusCode::kFailedPrecondition,
                          "arg-max shortcut over unpacked rows needs block scratch");
+  }
+  if (rows_form_ && !selected()) {
+    return Status::error(StatusCode::kFailedPrecondition,
+                         "arg-max shortcut kept as rows used without a selection");
   }
   // A [rows, N]; the scratch keeps each row's codes p and scale t.
   if (selected()) {

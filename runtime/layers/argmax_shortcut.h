@@ -45,7 +45,11 @@
 // copy and of the bound's constants are gathered once per batch, and pick()
 // works on them alone, with their f32 pack (the caller's gather of the same
 // floats) for the exact values. At batch 32 a shortlist keeps thousands of
-// columns, and the f32 product over them was most of a greedy step.
+// columns, and the f32 product over them was most of a greedy step. When
+// every step has a selection (set_rows), the int8 copy is kept as rows: a
+// pack spreads one column's codes over every 64-byte line of its block of
+// 16, so gathering ~600 candidates read ~2.4 MB (4% of a tiny11-shaped int8
+// sentence at batch 1); rows give each candidate's codes in 4 lines.
 //
 // Load phase: create() reads W's rows (from the f32 pack, or in place when
 // the matrix has none: layers/unpacked_f32_linear.h) and builds the int8
@@ -116,6 +120,13 @@ class ArgmaxShortcut {
   void select(const int32_t* ids, size_t count, const kernels::f32::PackedWeights* exact,
               void* storage);
   bool selected() const { return selected_ids_ != nullptr; }
+  // Load phase: the int8 copy as rows (true) or as a pack (false, after
+  // create()), the same codes rearranged in place. As rows, pick() needs a
+  // selection (kFailedPrecondition without one) and select() packs the
+  // candidates from their rows: the same pack as a gather. kOutOfMemory
+  // (one block of scratch) leaves it as it was.
+  [[nodiscard]] Status set_rows(bool rows);
+  bool rows() const { return rows_form_; }
 
   // Run phase. x: [rows, K] (row stride K); approx: [rows, N] scratch;
   // scratch: an int8 LinearScratch for `rows` rows of depth K;
@@ -174,7 +185,8 @@ class ArgmaxShortcut {
                         size_t banned_count, float* approx, float* block_scratch,
                         const Parallel& parallel) const;
 
-  Int8Linear approx_;  // q, s and b
+  Int8Linear approx_;  // q, s and b (its codes as rows when rows_form_)
+  bool rows_form_ = false;
   PackedMatrix<ArgmaxRowBounds> bounds_;
   kernels::f32::PackedWeights exact_{};  // blocks == nullptr: rows_ instead
   UnpackedF32Linear rows_;

@@ -83,6 +83,9 @@ class Int8Linear {
   size_t out_features() const { return packed_.view().columns; }
   size_t packed_bytes() const { return packed_.bytes(); }
   const kernels::int8::PackedWeights& packed() const { return packed_.view(); }
+  // The pack's codes, for an owner that rearranges them in place and puts
+  // them back (ArgmaxShortcut::set_rows); run() reads them as a pack.
+  int8_t* mutable_codes() { return static_cast<int8_t*>(packed_.data()); }
   const char* kernel_name() const { return kernel_.name; }
   int32_t code_limit() const { return code_limit_; }
   const float* input_multiplier() const { return multiplier_.get(); }

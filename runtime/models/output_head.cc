@@ -74,6 +74,10 @@ Status OutputHead::set_argmax_shortcut(bool on) {
 }
 
 Status OutputHead::finish_load(bool shortlisted) {
+  // With a shortlist the shortcut works on each batch's candidates only
+  // (from kSelectedShortcutMinDepth on): its int8 copy as rows, from which
+  // a batch's candidates are packed (ArgmaxShortcut::set_rows).
+  EDGEMT_RETURN_IF_ERROR(shortcut_.set_rows(shortlisted && in_ >= kSelectedShortcutMinDepth));
   return shortcut_.empty() && !shortlisted ? pack() : Status::ok();
 }
 
@@ -223,7 +227,8 @@ Status OutputHead::run_argmax(const float* x, size_t rows, const int32_t* banned
                               size_t banned_count, float* logits, size_t* best,
                               const Parallel& parallel, const LinearScratch& linear,
                               const Scratch& scratch) const {
-  if (shortcut_.empty() || (selected_ids_ != nullptr && !shortcut_.selected())) {
+  if (shortcut_.empty() || (selected_ids_ != nullptr && !shortcut_.selected()) ||
+      (selected_ids_ == nullptr && shortcut_.rows())) {
     for (size_t r = 0; r < rows; ++r) best[r] = EncoderDecoder::kFullLogits;
     return run(x, rows, logits, parallel, linear, scratch);
   }

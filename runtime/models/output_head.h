@@ -64,7 +64,8 @@ class OutputHead {
   // (`shortlisted`) the f32 projection stays in the file: each batch
   // gathers its candidates' rows there (contiguous), where a pack would
   // cost a copy of the matrix and a gather reading one float per 64-byte
-  // line. Load phase, at every prepare().
+  // line; and the shortcut keeps its int8 copy as rows for the same
+  // reason (ArgmaxShortcut::set_rows). Load phase, at every prepare().
   [[nodiscard]] Status finish_load(bool shortlisted);
   size_t shortcut_bytes() const { return shortcut_.bytes(); }
   // Every logit would come from the file's rows packed 64 at a time (an

@@ -68,6 +68,32 @@ TEST_CASE("kernels/int8: pack_weights lays out 16-column blocks of 4-deep groups
   for (size_t n = 0; n < 32; ++n) CHECK(no_bias.bias[n] == 0.0f);
 }
 
+TEST_CASE("kernels/int8: a pack's codes as rows and back, in place") {
+  const size_t columns = 20, depth = 6;  // 2 blocks, 2 groups (depth padded to 8)
+  std::vector<int8_t> w(columns * depth);
+  for (size_t n = 0; n < columns; ++n) {
+    for (size_t k = 0; k < depth; ++k) w[n * depth + k] = static_cast<int8_t>((n * 11 + k * 5) % 255 - 127);
+  }
+  const std::vector<float> scale(columns, 0.5f);
+  PackStorage storage(packed_bytes(columns, depth));
+  PackedWeights p;
+  REQUIRE(pack_weights(w.data(), scale.data(), nullptr, columns, depth, storage.aligned(), &p));
+  const std::vector<int8_t> pack(p.blocks, p.blocks + packed_bytes(columns, depth));
+  int8_t* codes = static_cast<int8_t*>(storage.aligned());
+  std::vector<int8_t> scratch(p.groups * kGroupBytes);
+  pack_codes_to_rows(codes, p.block_count, p.groups, scratch.data());
+  for (size_t n = 0; n < 32; ++n) {  // row n at n * 8: w's row, then zeros
+    for (size_t k = 0; k < 8; ++k) {
+      CAPTURE(n);
+      CAPTURE(k);
+      CHECK(codes[n * 8 + k] == (n < columns && k < depth ? w[n * depth + k] : 0));
+    }
+  }
+  rows_to_pack_codes(codes, p.block_count, p.groups, scratch.data());
+  // The same bytes as before, the scales, biases and sums after the codes too.
+  CHECK(std::memcmp(codes, pack.data(), pack.size()) == 0);
+}
+
 TEST_CASE("kernels/int8: pack_weights rejects -128 (outside the symmetric range)") {
   std::vector<int8_t> w = {1, 2, 3, -128, 5};
   const std::vector<float> scale = {1.0f};

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -95,30 +96,46 @@ struct Fixture {
                        packed_rows.data(), &from_rows_exact);
     testing::AlignedFloats storage(shortcut.selection_bytes(count) / sizeof(float));
     testing::AlignedFloats rows_storage(from_rows.selection_bytes(count) / sizeof(float));
+    REQUIRE(from_rows.set_rows(true).is_ok());  // as OutputHead with a shortlist
     shortcut.select(ids.data(), count, &from_pack_exact, storage.data());
     from_rows.select(ids.data(), count, &from_rows_exact, rows_storage.data());
     REQUIRE(shortcut.selected());
+    REQUIRE(from_rows.selected());
     const std::vector<size_t> best = pick_both(x, row_count, banned, count, parallel);
     shortcut.select(nullptr, 0, nullptr, nullptr);
     from_rows.select(nullptr, 0, nullptr, nullptr);
     CHECK_FALSE(shortcut.selected());
+    // As rows, no pick without a selection; as a pack again, the same codes
+    // (check() compares the whole matrix's bounds with `shortcut`'s).
+    std::vector<float> approx(row_count * out);
+    std::vector<size_t> none(row_count);
+    Scratch scratch(row_count, in);
+    testing::AlignedFloats blocks(parallel.workers * UnpackedF32Linear::scratch_floats(in));
+    CHECK(from_rows.pick(x.data(), row_count, nullptr, 0, approx.data(), scratch.view,
+                         blocks.data(), parallel, none.data()).code() ==
+          StatusCode::kFailedPrecondition);
+    REQUIRE(from_rows.set_rows(false).is_ok());
     return proved(best, kept, count, banned_columns);
   }
 
   // pick() of both shortcuts over their `columns` active columns; they must
-  // answer alike.
+  // answer alike, from the same bounds bit for bit (`from_rows` makes its
+  // selections from its int8 copy kept as rows, `shortcut` gathers them
+  // from its pack).
   std::vector<size_t> pick_both(const std::vector<float>& x, size_t row_count,
                                 const std::vector<int32_t>& banned, size_t columns,
                                 const Parallel& parallel) {
-    std::vector<float> approx(row_count * columns);
+    std::vector<float> approx(row_count * columns), approx_from_rows(row_count * columns);
     Scratch scratch(row_count, in);
     std::vector<size_t> best(row_count, 12345), best_from_rows(row_count, 54321);
     REQUIRE(shortcut.pick(x.data(), row_count, banned.data(), banned.size(), approx.data(),
                           scratch.view, nullptr, parallel, best.data()).is_ok());
     testing::AlignedFloats blocks(parallel.workers * UnpackedF32Linear::scratch_floats(in));
-    REQUIRE(from_rows.pick(x.data(), row_count, banned.data(), banned.size(), approx.data(),
-                           scratch.view, blocks.data(), parallel, best_from_rows.data()).is_ok());
+    REQUIRE(from_rows.pick(x.data(), row_count, banned.data(), banned.size(),
+                           approx_from_rows.data(), scratch.view, blocks.data(), parallel,
+                           best_from_rows.data()).is_ok());
     CHECK(best_from_rows == best);
+    CHECK(std::memcmp(approx.data(), approx_from_rows.data(), approx.size() * sizeof(float)) == 0);
     return best;
   }
 
