@@ -1,5 +1,6 @@
 #include "search/shortlist.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace edgemt {
@@ -25,8 +26,20 @@ size_t shortlist_candidates(const LexicalShortlist& shortlist, const int32_t* id
   }
   mark(static_cast<size_t>(eos));
   for (size_t id = first; chosen % 8 != 0 && id < vocab; ++id) mark(id);
+  // A few hundred marks among tens of thousands: 8 at a time past the
+  // zeros (a byte at a time was ~1.7% of a tiny11-shaped int8 sentence at
+  // batch 1, with a 32k vocabulary).
   size_t written = 0;
-  for (size_t id = 0; id < vocab && written < chosen; ++id) {
+  size_t id = 0;
+  for (; id + 8 <= vocab && written < chosen; id += 8) {
+    uint64_t eight;
+    std::memcpy(&eight, marks + id, sizeof eight);
+    if (eight == 0) continue;
+    for (size_t k = id; k < id + 8; ++k) {
+      if (marks[k] != 0) out[written++] = static_cast<int32_t>(k);
+    }
+  }
+  for (; id < vocab && written < chosen; ++id) {
     if (marks[id] != 0) out[written++] = static_cast<int32_t>(id);
   }
   return written;
