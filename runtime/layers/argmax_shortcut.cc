@@ -169,8 +169,9 @@ Status ArgmaxShortcut::build(size_t n_out, size_t depth) {
 }
 
 // select()'s storage: the int8 pack, then the three constants' [count]
-// arrays, each at a 64-byte boundary; then, for a copy kept as rows, the
-// candidates' scales and biases [count] and 16 rows of codes for the packer.
+// arrays, each at a 64-byte boundary; then the candidates' scales and
+// biases [count] and 16 rows of codes for the packer, which a copy kept as
+// rows uses (the room does not depend on set_rows, planned or not yet).
 size_t ArgmaxShortcut::selection_bytes(size_t count) const {
   return whole_lines(q8::packed_bytes(count, depth_)) + 5 * whole_lines(count * sizeof(float)) +
          whole_lines(q8::kBlockColumns * depth_);

@@ -72,13 +72,11 @@ BERGAMOT_PEER = {"fp32": "fp32", "int8": "intgemm8", "int8 per-row": "intgemm8"}
 
 
 # The kernel options, by their argparse names: the environment both engines
-# run with (edgemt's kernel choice; intgemm's, which has no 256-bit VNNI
-# level, so AVX-VNNI CPUs run its AVX2 code; oneMKL's level: AVX2 for
-# AVX-VNNI CPUs too, as the oneMKL inside pymarian 1.12.42 does not know
-# AVX2_E1 and ignores it, running its AVX-512 code, and its float products
-# have no use for VNNI), the
-# /proc/cpuinfo flag the option needs and its name there, and what the
-# report's header calls the run.
+# run with, the /proc/cpuinfo flag the option needs and its name there, and
+# what the report's header calls the run. intgemm has no 256-bit VNNI level,
+# so AVX-VNNI CPUs run its AVX2 code. oneMKL is capped at AVX2 for them too:
+# the oneMKL inside pymarian 1.12.42 does not know AVX2_E1 and ignores it
+# (running its AVX-512 code), and its float products have no use for VNNI.
 KERNEL_MODES = {
     "avx2_only": ({"EDGEMT_CPU_FEATURES": "avx2", "INTGEMM_CPUID": "AVX2",
                    "MKL_ENABLE_INSTRUCTIONS": "AVX2"}, None, "AVX2-only"),
