@@ -165,31 +165,35 @@ bool pack_weights_from(RowSource source, void* context, float* scale, const floa
   return true;
 }
 
-void pack_codes_to_rows(int8_t* codes, size_t block_count, size_t groups, int8_t* scratch) {
+namespace {
+
+// One block's codes from one layout to the other (pack_codes_to_rows),
+// through `scratch`: column c's group g is 4 bytes at g·64 + c·4 in the
+// pack and at c·groups·4 + g·4 as rows.
+void move_block_codes(int8_t* block, size_t groups, int8_t* scratch, bool to_rows) {
   const size_t row_bytes = groups * kGroupDepth;
-  for (size_t b = 0; b < block_count; ++b) {
-    int8_t* block = codes + b * groups * kGroupBytes;
-    std::memcpy(scratch, block, groups * kGroupBytes);
-    for (size_t c = 0; c < kBlockColumns; ++c) {
-      for (size_t g = 0; g < groups; ++g) {
-        std::memcpy(block + c * row_bytes + g * kGroupDepth, scratch + g * kGroupBytes + c * kGroupDepth,
-                    kGroupDepth);
-      }
+  std::memcpy(scratch, block, groups * kGroupBytes);
+  for (size_t c = 0; c < kBlockColumns; ++c) {
+    for (size_t g = 0; g < groups; ++g) {
+      const size_t in_rows = c * row_bytes + g * kGroupDepth;
+      const size_t in_pack = g * kGroupBytes + c * kGroupDepth;
+      std::memcpy(block + (to_rows ? in_rows : in_pack), scratch + (to_rows ? in_pack : in_rows),
+                  kGroupDepth);
     }
   }
 }
 
-void rows_to_pack_codes(int8_t* codes, size_t block_count, size_t groups, int8_t* scratch) {
-  const size_t row_bytes = groups * kGroupDepth;
+}  // namespace
+
+void pack_codes_to_rows(int8_t* codes, size_t block_count, size_t groups, int8_t* scratch) {
   for (size_t b = 0; b < block_count; ++b) {
-    int8_t* block = codes + b * groups * kGroupBytes;
-    std::memcpy(scratch, block, groups * kGroupBytes);
-    for (size_t c = 0; c < kBlockColumns; ++c) {
-      for (size_t g = 0; g < groups; ++g) {
-        std::memcpy(block + g * kGroupBytes + c * kGroupDepth, scratch + c * row_bytes + g * kGroupDepth,
-                    kGroupDepth);
-      }
-    }
+    move_block_codes(codes + b * groups * kGroupBytes, groups, scratch, /*to_rows=*/true);
+  }
+}
+
+void rows_to_pack_codes(int8_t* codes, size_t block_count, size_t groups, int8_t* scratch) {
+  for (size_t b = 0; b < block_count; ++b) {
+    move_block_codes(codes + b * groups * kGroupBytes, groups, scratch, /*to_rows=*/false);
   }
 }
 
