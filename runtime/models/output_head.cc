@@ -74,10 +74,10 @@ Status OutputHead::set_argmax_shortcut(bool on) {
 }
 
 Status OutputHead::finish_load(bool shortlisted) {
-  // With a shortlist the shortcut works on each batch's candidates only
-  // (from kSelectedShortcutMinDepth on): its int8 copy as rows, from which
-  // a batch's candidates are packed (ArgmaxShortcut::set_rows).
-  EDGEMT_RETURN_IF_ERROR(shortcut_.set_rows(shortlisted && in_ >= kSelectedShortcutMinDepth));
+  // With a shortlist the shortcut works on each batch's candidates only:
+  // its int8 copy as rows, from which a batch's candidates are packed
+  // (ArgmaxShortcut::set_rows).
+  EDGEMT_RETURN_IF_ERROR(shortcut_.set_rows(shortlisted && selections_take_shortcut()));
   return shortcut_.empty() && !shortlisted ? pack() : Status::ok();
 }
 
@@ -111,7 +111,7 @@ void OutputHead::plan(size_t rows, size_t workers, Lifetime lifetime, size_t sel
   if (selected_bytes > 0) {
     out->selected = arena->allocate<uint8_t>(selected_bytes, kWholeDecode);
     out->selected_capacity = selected_columns;
-    if (!shortcut_.empty() && in_ >= kSelectedShortcutMinDepth) {
+    if (selections_take_shortcut()) {
       out->selected_argmax =
           arena->allocate<uint8_t>(shortcut_.selection_bytes(selected_columns), kWholeDecode);
     }

@@ -137,6 +137,11 @@ class OutputHead {
   // thread, cpu family 25: d 64 (the SSRU fixture) 7-10% slower per step
   // with it, d 256 (Multi30k with a shortlist; tiny11) 4-15% faster.
   static constexpr size_t kSelectedShortcutMinDepth = 128;
+  // Whether a shortlist's selections take the shortcut: plan() gives them
+  // its room and finish_load() keeps its copy as rows for them.
+  bool selections_take_shortcut() const {
+    return !shortcut_.empty() && in_ >= kSelectedShortcutMinDepth;
+  }
 
   Linear output_;
   UnpackedF32Linear rows_;                 // an f32 projection not yet packed
