@@ -234,6 +234,11 @@ const FamilyConfig& family_config(const Model& model) { return model.impl_->mode
 const SpecialTokens& Model::special_tokens() const { return impl_->model.special_tokens; }
 DType Model::weight_dtype() const { return impl_->model.weight_dtype; }
 QuantizationScheme Model::quantization() const { return impl_->model.quantization; }
+bool Model::f32_tables() const {
+  const QuantizationScheme scheme = impl_->model.quantization;
+  return impl_->model.f32_tables || scheme == QuantizationScheme::kInt8PerTensorDynamic ||
+         scheme == QuantizationScheme::kInt8PerTensorStatic;
+}
 const char* Model::source_language() const { return impl_->model.source_language; }
 const char* Model::target_language() const { return impl_->model.target_language; }
 const Provenance& Model::provenance() const { return impl_->model.provenance; }

@@ -177,6 +177,7 @@ Status read_weight_dtype(fb::DType in, DType* out) {
 constexpr uint32_t kFirstSmoothedFormatVersion = 5;
 constexpr uint32_t kFirstPerTensorFormatVersion = 7;
 constexpr uint32_t kFirstStaticFormatVersion = 8;
+constexpr uint32_t kFirstF32TablesFormatVersion = 9;
 
 // The file's scheme, refused before the format version that added it.
 Status scheme_since(QuantizationScheme scheme, uint32_t first_version, uint32_t version,
@@ -223,6 +224,33 @@ Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, uint32_t
                          "quantization scheme %s does not fit weight dtype %s (expected %s)",
                          quantization_scheme_name(*out), dtype_name(weight_dtype),
                          quantization_scheme_name(implied));
+  }
+  return Status::ok();
+}
+
+// f32_tables (version 9) is for the per-row int8 schemes only (the
+// per-tensor ones have F32 tables anyway, float files no tables to keep),
+// and for the Transformer family, whose tables are its embedding matrices.
+Status read_f32_tables(const fb::Model& root, const FamilyConfig& family,
+                       QuantizationScheme scheme, bool* out) {
+  *out = root.f32_tables();
+  if (!*out) return Status::ok();
+  if (root.format_version() < kFirstF32TablesFormatVersion) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "f32_tables needs format version %u or later (the file says %u)",
+                         kFirstF32TablesFormatVersion, root.format_version());
+  }
+  if (scheme != QuantizationScheme::kInt8PerRowDynamic &&
+      scheme != QuantizationScheme::kInt8SmoothedPerRowDynamic) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "f32_tables is set in a file of quantization scheme %s (only per-row "
+                         "int8 files have it)",
+                         quantization_scheme_name(scheme));
+  }
+  if (family.id != FamilyId::TransformerConfig) {
+    return Status::error(StatusCode::kInvalidModel,
+                         "f32_tables is set in a %s model (only Transformer files have it)",
+                         family_name(family.id));
   }
   return Status::ok();
 }
@@ -410,6 +438,8 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
   EDGEMT_RETURN_IF_ERROR(read_weight_dtype(root.weight_dtype(), &out->weight_dtype));
   EDGEMT_RETURN_IF_ERROR(read_quantization(root.quantization(), out->weight_dtype,
                                            root.format_version(), &out->quantization));
+  EDGEMT_RETURN_IF_ERROR(
+      read_f32_tables(root, out->family, out->quantization, &out->f32_tables));
 
   const fb::SpecialTokens* special = root.special_tokens();
   if (special == nullptr) return invalid("model has no special tokens");
@@ -655,7 +685,7 @@ Status check_layout(const VerifiedModel& model) {
   LayoutCheck check{model.tensors.get(), model.tensor_count, seen.get(), model.quantization,
                     Status::ok()};
   const bool complete = for_each_expected_tensor(
-      model.family, weight_types(model.weight_dtype, model.quantization),
+      model.family, weight_types(model.weight_dtype, model.quantization, model.f32_tables),
       [](const ExpectedTensor& expected, void* context) {
         return check_expected(expected, static_cast<LayoutCheck*>(context));
       },

@@ -114,6 +114,7 @@ struct VerifiedModel {
   SpecialTokens special_tokens;
   DType weight_dtype = DType::kF32;
   QuantizationScheme quantization = QuantizationScheme::kNone;
+  bool f32_tables = false;  // a per-row I8 file's tables are F32 (version 9)
   const char* source_language = "";
   const char* target_language = "";
   Provenance provenance;

@@ -49,8 +49,13 @@ void describe_linear_compute_path(const Model& model, const Linear& output, bool
                       kernels::int8::best_gemm_kernel().name, besides);
         return;
       }
-      std::snprintf(out, size, "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time%s)",
-                    quantization_scheme_name(model.quantization()), output.int8_kernel_name(), besides);
+      // The int8 output projection's kernel (chosen per matrix), or the
+      // best kernel's name when the output is an F32 table.
+      std::snprintf(out, size,
+                    "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time%s%s)",
+                    quantization_scheme_name(model.quantization()),
+                    output.is_int8() ? output.int8_kernel_name() : kernels::int8::best_gemm_kernel().name,
+                    model.f32_tables() ? "; embedding tables in f32" : "", besides);
       return;
   }
 }

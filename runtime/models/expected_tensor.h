@@ -46,8 +46,9 @@ struct ExpectedTensor {
 // The storage types of a file's matrices: `matrices` for the projections,
 // `tables` for embedding tables and the projections that alias one (a tied
 // output projection). They differ only in Int8PerTensor* files (I8
-// projections, F32 tables, as Marian keeps them); any other file stores
-// every matrix in its weight dtype, which converts implicitly.
+// projections, F32 tables, as Marian keeps them) and in per-row int8 files
+// that keep their tables in F32 (format version 9, `f32_tables`); any other
+// file stores every matrix in its weight dtype, which converts implicitly.
 struct WeightTypes {
   DType matrices = DType::kF32;
   DType tables = DType::kF32;
@@ -56,10 +57,13 @@ struct WeightTypes {
       : matrices(projections), tables(embedding_tables) {}
 };
 
-// A file's WeightTypes from its weight dtype and quantization scheme.
-constexpr WeightTypes weight_types(DType weight_dtype, QuantizationScheme scheme) {
+// A file's WeightTypes from its weight dtype, quantization scheme and
+// f32_tables flag (schema/edgemt.fbs).
+constexpr WeightTypes weight_types(DType weight_dtype, QuantizationScheme scheme,
+                                   bool f32_tables = false) {
   return scheme == QuantizationScheme::kInt8PerTensorDynamic ||
-                 scheme == QuantizationScheme::kInt8PerTensorStatic
+                 scheme == QuantizationScheme::kInt8PerTensorStatic ||
+                 (f32_tables && scheme != QuantizationScheme::kNone)
              ? WeightTypes(weight_dtype, DType::kF32)
              : WeightTypes(weight_dtype);
 }

@@ -210,7 +210,9 @@ void ModelBuilder::regenerate_tensors() {
   const WeightTypes types = weight_types(
       weight_dtype, fixed_range  ? QuantizationScheme::kInt8PerTensorStatic
                     : per_tensor ? QuantizationScheme::kInt8PerTensorDynamic
-                                 : QuantizationScheme::kNone);
+                    : smoothed   ? QuantizationScheme::kInt8SmoothedPerRowDynamic
+                                 : QuantizationScheme::kInt8PerRowDynamic,
+      f32_tables);
   for_each_expected_tensor(config, types, [&](const ExpectedTensor& expected) {
     BuilderTensor tensor;
     tensor.name = expected.name;
@@ -502,7 +504,8 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
                                   ? (smoothed ? 2 : fixed_range ? 4 : per_tensor ? 3 : 1)
                                   : 0)),
       v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
-      v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table, shortlist_table);
+      v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table, shortlist_table,
+      f32_tables);
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};
   std::memcpy(id, identifier.data(), std::min<size_t>(4, identifier.size()));
   fbb.FinishSizePrefixed(root, id);

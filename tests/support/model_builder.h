@@ -178,6 +178,11 @@ class ModelBuilder {
   // per_tensor, and every projection that owns its bytes gets its fixed
   // activation multiplier `<name>_input_scale` [1] (20) after its scales.
   bool fixed_range = false;
+  // Per-row I8 files: f32_tables (format version 9): the embedding tables
+  // (and a tied output projection) F32 without scales; regenerate_tensors().
+  // Written into the header as it is (set it with per_tensor for a file the
+  // verifier must refuse).
+  bool f32_tables = false;
 
   // Re-creates `tensors` from `config`, `weight_dtype` and `seed`.
   void regenerate_tensors();

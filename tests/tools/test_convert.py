@@ -203,6 +203,8 @@ class ConvertTest(unittest.TestCase):
         text = self.write_calibration_text("c5.en", CALIBRATION_TEXT)
         for extra, pattern in ((("--dtype", "fp32", "--no-calibration"),
                                 "--no-calibration needs --dtype int8 \\(got --dtype fp32\\)"),
+                               (("--dtype", "fp16", "--fp32-embeddings"),
+                                "--fp32-embeddings needs --dtype int8 \\(got --dtype fp16\\)"),
                                (("--dtype", "int8", "--no-calibration", "--calibrate", text),
                                 "give --calibrate FILE or --no-calibration, not both")):
             with self.subTest(extra=extra):

@@ -12,11 +12,14 @@ trainer's own outputs on test_2016; its README says how they were made):
 Needs only the repository (the converter reads model.pt with Debian's torch).
 """
 
+import dataclasses
 import os
+import subprocess
 import unittest
 
 import framework_fixtures as ff
 import helpers  # puts tools/ on sys.path
+from edgemt_tools.model_file import read_model, write_unvalidated
 
 FIXTURE = os.path.join(ff.FIXTURES_DIR, "torch_rnn")
 SPM = os.path.join(FIXTURE, "spm.model")
@@ -76,6 +79,23 @@ class TorchRnnFixturesTest(unittest.TestCase):
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn("--calibrate is for Transformer models; RNN int8 files use nearest "
                       "rounding (drop --calibrate)", result.stderr)
+
+    def test_fp32_embeddings_are_refused(self):
+        # Defined for the Transformer family's embedding tables only.
+        workspace = ff.Workspace(self)
+        ff.refused(self, workspace.path("rnn.int8.emt"),
+                   "--fp32-embeddings is for Transformer models; this is an RNN model",
+                   *convert_args(VARIANTS[0]), "--dtype", "int8", "--fp32-embeddings")
+        # A file that says so anyway is refused at load, whatever its tables.
+        model = read_model(CONVERTED.model(self, VARIANTS[0], "int8"))
+        flagged = workspace.path("flagged.emt")
+        write_unvalidated(flagged, dataclasses.replace(model.header, f32_tables=True),
+                          {name: model.array(name) for name in model.table_order}, {})
+        result = subprocess.run([helpers.CLI, "inspect", flagged], capture_output=True, text=True,
+                                check=False)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("f32_tables is set in a rnn model (only Transformer files have it)",
+                      result.stderr)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from edgemt_tools.model_spec import (QUANTIZATION_INT8, QUANTIZATION_NONE, Decod
                                      Provenance, SideTokenizer, SpecialTokens, expected_tensors)
 from edgemt_tools.quantize import dequantize_rows, quantize_rows
 from edgemt_tools.testing import write_unchecked
+from edgemt_tools.writer import pack_tensors
 
 SCHEMA = os.path.join(helpers.REPO_ROOT, "schema", "edgemt.fbs")
 
@@ -261,6 +262,38 @@ class RoundTripTest(unittest.TestCase):
         deq = dequantize_rows(model.array("output.weight"), model.array("output.weight_scale"))
         scale = model.array("embedding.source_scale")[:, None]
         self.assertTrue((np.abs(deq - originals["embedding.source"]) <= scale * 0.51).all())
+
+    def test_round_trip_int8_with_f32_tables(self):
+        """--fp32-embeddings: format version 9, the tables (and the tied output
+        projection) f32 without scales, every projection int8 with its scales;
+        a reader checks the flag against the version and the scheme."""
+        weights, _ = tiny_tensors(TINY)
+        tensors, aliases = pack_tensors(TransformerConfig(**TINY), weights, "int8",
+                                        f32_tables=True)
+        write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8", f32_tables=True)
+        model = read_model(self.path)
+        model.check_against_config()
+        self.assertEqual(model.format_version, fbs.F32_TABLES_FORMAT_VERSION)
+        self.assertTrue(model.header.f32_tables)
+        self.assertEqual(model.header.quantization, QUANTIZATION_INT8)
+        self.assertEqual(model.entries["embedding.source"].dtype, "f32")
+        self.assertNotIn("embedding.source_scale", model.entries)
+        np.testing.assert_array_equal(model.array("embedding.source"), weights["embedding.source"])
+        self.assertEqual(model.entries["encoder.layers.0.ffn.in.weight"].dtype, "i8")
+        self.assertIn("encoder.layers.0.ffn.in.weight_scale", model.entries)
+        # The same tensors without the flag: the config implies int8 tables.
+        write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8")
+        with self.assertRaisesRegex(ModelFileError, "embedding.source_scale is missing"):
+            read_model(self.path).check_against_config()
+        # Not for float files, nor for the per-tensor schemes (f32 tables anyway).
+        float_tensors, float_aliases = tiny_tensors(TINY)
+        write_unchecked(self.path, TINY, float_tensors, float_aliases, f32_tables=True)
+        with self.assertRaisesRegex(ModelFileError, "f32_tables is set in a file of "
+                                                    "quantization None"):
+            read_model(self.path)
+        with self.assertRaisesRegex(ValueError, "f32_tables is for per-row int8 files"):
+            pack_tensors(TransformerConfig(**TINY), weights, "int8", per_tensor=True,
+                         f32_tables=True)
 
     def test_float_files_declare_no_quantization(self):
         tensors, aliases = tiny_tensors(TINY)

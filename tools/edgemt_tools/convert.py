@@ -150,7 +150,17 @@ quantized with its fixed alpha, the output layer int8 too; the output then
 does not depend on the batch. --per-row-activations gives
 edgemt's own arithmetic instead (per-row activations, Marian's codes kept,
 other projections calibrated; Int8PerRowDynamic when none is left). A note
-says which."""
+says which.
+
+--fp32-embeddings (with --dtype int8) keeps the embedding tables, and an
+output projection tied to one, in float32 (format version 9; the other
+matrices int8 as above). Output stays closer to the fp32 file's (on the
+repository's fixtures 2-52 more of 1,000 lines identical to fp32;
+docs/int8-quality.md), at a cost: the tables take 4 bytes per weight (an
+OPUS-MT-base file grows from about 80 to 170 MB) and beam search computes
+the tied output layer in float32 (20-30% slower at batch 32, beam 4).
+Greedy decoding without scores is about as fast: it computes the float32
+logits only where an int8 bound leaves a doubt."""
 
 EPILOG = """\
 examples:
@@ -244,6 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--dtype int8 of a Marian intgemm8 model: edgemt's own int8 arithmetic "
                         "(activations quantized per row, every matrix int8, calibrated where "
                         "not given) instead of Marian's (scheme Int8PerTensorDynamic)")
+    p.add_argument("--fp32-embeddings", action="store_true",
+                   help="--dtype int8: keep the embedding tables (and an output projection "
+                        "tied to one) in fp32: output closer to fp32's and a larger file; "
+                        "greedy decoding as fast, beam search slower (see below)")
     p.add_argument("--shortlist", nargs="+",
                    help="a Marian lexical shortlist to store: binary (FIRST and BEST from its "
                         "header; numbers given are ignored) or text (default FIRST 100, BEST "
@@ -340,6 +354,8 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
         parser.error("--calibrate-lines needs --calibrate FILE")
     if args.per_row_activations and args.dtype != "int8":
         parser.error(f"--per-row-activations needs --dtype int8 (got --dtype {args.dtype})")
+    if args.fp32_embeddings and args.dtype != "int8":
+        parser.error(f"--fp32-embeddings needs --dtype int8 (got --dtype {args.dtype})")
     if args.no_calibration and args.dtype != "int8":
         parser.error(f"--no-calibration needs --dtype int8 (got --dtype {args.dtype})")
     if args.no_calibration and args.calibrate is not None:
@@ -411,6 +427,17 @@ def _marian_static(args: argparse.Namespace, spec) -> bool:
     """Whether the int8 file is Int8PerTensorStatic: _marian_int8 of a model
     with alphas (ModelSpec.int8_static)."""
     return _marian_int8(args, spec) and bool(spec.int8_static)
+
+
+def _check_fp32_embeddings(args: argparse.Namespace, spec) -> None:
+    """--fp32-embeddings is defined for the Transformer family (whose tables
+    are its embedding matrices), before anything slow runs."""
+    from . import families
+    family = families.of(spec.config)
+    if args.fp32_embeddings and not family.tensors.smoothable:
+        transformer = families.titles(lambda other: other.tensors.smoothable)
+        raise UserError(f"--fp32-embeddings is for {transformer} models; this is "
+                        f"{family.a_title} model (drop --fp32-embeddings)")
 
 
 def _int8_plan(args: argparse.Namespace, spec, lines):
@@ -503,6 +530,7 @@ def run(args: argparse.Namespace) -> str:
         for note in notes:
             print(f"{PROG}: note: {note}", file=sys.stderr)
         shortlist = _read_shortlist(args, spec) if args.shortlist is not None else ""
+        _check_fp32_embeddings(args, spec)
         plan = _int8_plan(args, spec, calibration_lines)
         if args.dtype == "int8" and spec.int8_codes:
             print(f"{PROG}: note: {_kept_codes_note(args, spec, plan)}", file=sys.stderr)
@@ -510,12 +538,16 @@ def run(args: argparse.Namespace) -> str:
         per_tensor = _marian_int8(args, spec) and not static
         from .sources.marian_alphas import static_spec
         packed = static_spec(spec) if static else spec
-        header, tensors, aliases = writer.pack(packed, args.dtype, plan, per_tensor, static)
+        # Marian's arithmetic keeps its tables in fp32 anyway.
+        f32_tables = args.fp32_embeddings and not _marian_int8(args, spec)
+        header, tensors, aliases = writer.pack(packed, args.dtype, plan, per_tensor, static,
+                                               f32_tables)
         size = write_model(args.output, header, tensors, aliases,
                            inputs=_named_inputs(args, checkpoint) + files_read)
     scheme = ""
     if args.dtype == "int8":
-        scheme = f" ({header.quantization or QUANTIZATION_INT8})"
+        scheme = f" ({header.quantization or QUANTIZATION_INT8}"
+        scheme += ", embeddings fp32)" if header.f32_tables else ")"
     summary = (f"wrote {args.output}: {size} bytes, {len(tensors)} tensors "
                f"(+{len(aliases)} aliases), weights {args.dtype}{scheme}{shortlist}")
     return "\n".join(([plan.summary()] if plan is not None else []) + [summary])

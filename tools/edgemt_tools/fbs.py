@@ -70,15 +70,19 @@ FORMAT_VERSION = 5
 # adds Int8PerTensorDynamic files (Marian's intgemm8 arithmetic), written
 # as 7 only when they are one (PER_TENSOR_FORMAT_VERSION); version 8
 # Int8PerTensorStatic files (browsermt Marian's arithmetic with alphas),
-# written as 8 only when they are one (STATIC_FORMAT_VERSION).
-NEWEST_FORMAT_VERSION = 8
+# written as 8 only when they are one (STATIC_FORMAT_VERSION); version 9
+# per-row int8 files whose embedding tables stay fp32 (Model.f32_tables),
+# written as 9 only when they are one (F32_TABLES_FORMAT_VERSION).
+NEWEST_FORMAT_VERSION = 9
 PER_TENSOR_FORMAT_VERSION = 7
 STATIC_FORMAT_VERSION = 8
+F32_TABLES_FORMAT_VERSION = 9
 OLDEST_FORMAT_VERSION = 1
 
 __all__ = [
     "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "NEWEST_FORMAT_VERSION",
-    "OLDEST_FORMAT_VERSION", "PER_TENSOR_FORMAT_VERSION", "STATIC_FORMAT_VERSION", "generated",
+    "OLDEST_FORMAT_VERSION", "PER_TENSOR_FORMAT_VERSION", "STATIC_FORMAT_VERSION",
+    "F32_TABLES_FORMAT_VERSION", "generated",
     "model_fb", "decoding_fb", "provenance_fb", "shortlist_fb", "special_tokens_fb", "tensor_fb",
     "tokenizer_fb",
     "DType", "FamilyConfig", "QuantizationScheme", "SearchRules", "TokenizerKind",

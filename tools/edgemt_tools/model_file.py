@@ -253,6 +253,8 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
     fbs.model_fb.Start(b)
     scheme_version = {QUANTIZATION_INT8_PER_TENSOR: fbs.PER_TENSOR_FORMAT_VERSION,
                       QUANTIZATION_INT8_STATIC: fbs.STATIC_FORMAT_VERSION}.get(header.quantization, 0)
+    if header.f32_tables:
+        scheme_version = fbs.F32_TABLES_FORMAT_VERSION
     fbs.model_fb.AddFormatVersion(b, max(fbs.FORMAT_VERSION, family.format_version(cfg),
                                          scheme_version))
     fbs.model_fb.AddFamilyConfigType(b, config_table.union_type)
@@ -272,6 +274,8 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
         fbs.model_fb.AddTargetTokenizer(b, target_tokenizer)
     if decoding is not None:
         fbs.model_fb.AddDecoding(b, decoding)
+    if header.f32_tables:
+        fbs.model_fb.AddF32Tables(b, True)
     if shortlist is not None:  # any version: the format version stays the family's
         fbs.model_fb.AddShortlist(b, shortlist)
     root = fbs.model_fb.End(b)
@@ -446,6 +450,13 @@ class ModelFile:
         if model.FormatVersion() < first:
             raise ModelFileError(f"quantization {quantization} needs format version {first} or "
                                  "later")
+        f32_tables = bool(model.F32Tables())
+        if f32_tables and model.FormatVersion() < fbs.F32_TABLES_FORMAT_VERSION:
+            raise ModelFileError(f"f32_tables needs format version "
+                                 f"{fbs.F32_TABLES_FORMAT_VERSION} or later")
+        if f32_tables and quantization not in (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED):
+            raise ModelFileError(f"f32_tables is set in a file of quantization {quantization} "
+                                 "(only per-row int8 files have it)")
         source = _read_tokenizer(t, "")
         target = (_read_tokenizer(model.TargetTokenizer(), "target ")
                   if model.TargetTokenizer() is not None else None)
@@ -466,7 +477,8 @@ class ModelFile:
             append_eos_to_source=t.AppendEosToSource(), provenance=prov,
             quantization=quantization, source_pieces=source.pieces,
             source_unk_id=source.unk_id, source_eos_id=source.eos_id,
-            target_tokenizer=target, decoding=decoding, shortlist=shortlist)
+            target_tokenizer=target, decoding=decoding, shortlist=shortlist,
+            f32_tables=f32_tables)
 
     def _check_entry(self, e: TensorEntry) -> None:
         if e.dtype not in _NAME_TO_NUMPY:

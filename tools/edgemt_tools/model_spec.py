@@ -159,6 +159,9 @@ class ModelHeader:
     decoding: Optional[Decoding] = None
     # Any format version: the lexical shortlist, or None.
     shortlist: Optional[Shortlist] = None
+    # Format version 9: a per-row int8 file whose embedding tables (and a
+    # tied output projection) stay fp32 (matrix_dtype).
+    f32_tables: bool = False
 
 
 @dataclass
@@ -207,17 +210,20 @@ def is_table(spec: TensorSpec) -> bool:
     return spec.kind == MATRIX and (not spec.projection or spec.alias_of is not None)
 
 
-def matrix_dtype(spec: TensorSpec, weight_dtype: str, quantization: Optional[str]) -> str:
+def matrix_dtype(spec: TensorSpec, weight_dtype: str, quantization: Optional[str],
+                 f32_tables: bool = False) -> str:
     """The storage type of matrix `spec` in a file of this weight dtype and
-    scheme: the weight dtype, except the tables of an Int8PerTensor* file,
-    which are fp32 (schema/edgemt.fbs)."""
-    if quantization in (QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_STATIC) and is_table(spec):
+    scheme: the weight dtype, except the tables of an Int8PerTensor* file
+    and of an int8 file with `f32_tables` (format version 9), which are fp32
+    (schema/edgemt.fbs)."""
+    if is_table(spec) and weight_dtype == "int8" and (
+            f32_tables or quantization in (QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_STATIC)):
         return "fp32"
     return weight_dtype
 
 
-def expected_tensors(cfg, weight_dtype: str = "fp32",
-                     quantization: Optional[str] = None) -> "OrderedDict[str, TensorSpec]":
+def expected_tensors(cfg, weight_dtype: str = "fp32", quantization: Optional[str] = None,
+                     f32_tables: bool = False) -> "OrderedDict[str, TensorSpec]":
     """Every tensor a file with this config (of any family), weight dtype
     and quantization scheme (None: the one weight_dtype implies) must hold
     (schema/TENSORS.md), in the family table's order (its groups in file
@@ -225,17 +231,18 @@ def expected_tensors(cfg, weight_dtype: str = "fp32",
     bytes.
     With weight_dtype "int8" each int8 matrix (matrix_dtype) is directly
     followed by its scales, and with QUANTIZATION_INT8_SMOOTHED each
-    projection that owns its bytes then by its smoothing vector."""
+    projection that owns its bytes then by its smoothing vector.
+    `f32_tables`: the file's header flag (matrix_dtype)."""
     if weight_dtype not in WEIGHT_DTYPES:
         raise ValueError(f"unknown weight dtype {weight_dtype!r} (known: {WEIGHT_DTYPES})")
     specs = families.of(cfg).tensors.float_tensors(cfg)
     if weight_dtype != "int8":
         return specs
-    return _with_scales(specs, quantization)
+    return _with_scales(specs, quantization, f32_tables)
 
 
-def _with_scales(specs: "OrderedDict[str, TensorSpec]",
-                 quantization: Optional[str]) -> "OrderedDict[str, TensorSpec]":
+def _with_scales(specs: "OrderedDict[str, TensorSpec]", quantization: Optional[str],
+                 f32_tables: bool) -> "OrderedDict[str, TensorSpec]":
     """Insert `X_scale` [out] (F32) after every int8 matrix X; the scales of an
     alias alias the scales of its target (output.weight_scale ->
     embedding.target_scale). QUANTIZATION_INT8_SMOOTHED: also `X_smooth`
@@ -246,7 +253,7 @@ def _with_scales(specs: "OrderedDict[str, TensorSpec]",
     out: "OrderedDict[str, TensorSpec]" = OrderedDict()
     for name, spec in specs.items():
         out[name] = spec
-        if spec.kind == MATRIX and matrix_dtype(spec, "int8", quantization) == "int8":
+        if spec.kind == MATRIX and matrix_dtype(spec, "int8", quantization, f32_tables) == "int8":
             target = scale_name(spec.alias_of) if spec.alias_of is not None else None
             out[scale_name(name)] = TensorSpec((spec.shape[0],), VECTOR, target)
             if smoothed and spec.projection and spec.alias_of is None:

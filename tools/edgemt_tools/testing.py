@@ -108,11 +108,13 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                     aliases: Optional[Mapping[str, str]] = None, weight_dtype: str = "fp32",
                     special_tokens: Optional[Mapping[str, int]] = None,
                     tokenizer_model: bytes = b"", source_language: str = "en",
-                    target_language: str = "de", quantization: Optional[str] = None) -> int:
+                    target_language: str = "de", quantization: Optional[str] = None,
+                    f32_tables: bool = False) -> int:
     """Write an .emt file from an edgemt config dict (TransformerConfig field names)
     and name -> array tensors, WITHOUT checking that they agree. For bad-input tests.
     `quantization` (model_spec.QUANTIZATION_*) overrides the scheme weight_dtype
-    implies, to write a file whose header contradicts itself."""
+    implies, to write a file whose header contradicts itself; `f32_tables`
+    sets the header flag of format version 9."""
     tokens = {"pad": 0, "unk": 1, "bos": 2, "eos": 3, "decoder_start": 2}
     tokens.update(special_tokens or {})
     header = ModelHeader(config=TransformerConfig(**config),
@@ -121,7 +123,7 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                          weight_dtype=weight_dtype, tokenizer_model=tokenizer_model,
                          provenance=Provenance(source_format="test",
                                                converter_version="testing"),
-                         quantization=quantization)
+                         quantization=quantization, f32_tables=f32_tables)
     return write_unvalidated(path, header, tensors, aliases)
 
 

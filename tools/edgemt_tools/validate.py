@@ -32,9 +32,9 @@ import numpy as np
 from . import families, limits
 from .errors import UserError
 from .families.checks import check_int, check_positive_float
-from .model_spec import (INT8_QUANTIZATIONS, MATRIX, QUANTIZATION_INT8_SMOOTHED, SCALE_SUFFIX,
-                         SEARCH_RULES, SMOOTH_SUFFIX, WEIGHT_DTYPES, Decoding, ModelHeader,
-                         Shortlist, expected_tensors, matrix_dtype, resolve_alias)
+from .model_spec import (INT8_QUANTIZATIONS, MATRIX, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
+                         SCALE_SUFFIX, SEARCH_RULES, SMOOTH_SUFFIX, WEIGHT_DTYPES, Decoding,
+                         ModelHeader, Shortlist, expected_tensors, matrix_dtype, resolve_alias)
 
 _MATRIX_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16),
                   "int8": np.dtype(np.int8)}
@@ -223,7 +223,15 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
             not families.of(header.config).tensors.smoothable:
         smoothable = families.titles(lambda family: family.tensors.smoothable)
         raise UserError(f"{QUANTIZATION_INT8_SMOOTHED} is defined for the {smoothable} family only")
-    specs = expected_tensors(header.config, header.weight_dtype, header.quantization)
+    if header.f32_tables and (header.weight_dtype != "int8" or header.quantization not in (
+            None, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED)):
+        raise UserError("f32_tables is for per-row int8 files only")
+    if header.f32_tables and not families.of(header.config).tensors.smoothable:
+        transformer = families.titles(lambda family: family.tensors.smoothable)
+        raise UserError(f"fp32 embedding tables in an int8 file are defined for the {transformer} "
+                        "family only")
+    specs = expected_tensors(header.config, header.weight_dtype, header.quantization,
+                             header.f32_tables)
     present = set(tensors) | set(aliases)
     missing = [name for name in specs if name not in present]
     extra = sorted(present - set(specs))
@@ -250,7 +258,8 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
         if tuple(array.shape) != spec.shape:
             raise UserError(f"tensor {name} has shape {list(array.shape)}, the config implies "
                             f"{list(spec.shape)}")
-        want = (_MATRIX_DTYPES[matrix_dtype(spec, header.weight_dtype, header.quantization)]
+        want = (_MATRIX_DTYPES[matrix_dtype(spec, header.weight_dtype, header.quantization,
+                                            header.f32_tables)]
                 if spec.kind == MATRIX else np.dtype(np.float32))
         if array.dtype != want:
             raise UserError(f"tensor {name} has dtype {array.dtype}, expected {want}")

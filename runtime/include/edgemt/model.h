@@ -28,7 +28,7 @@ struct FamilyConfig;  // runtime/models/families.h
 
 // The model file format version this runtime writes in its tests and reads,
 // and the oldest it still reads (schema/edgemt.fbs lists what changed).
-inline constexpr uint32_t kFormatVersion = 8;
+inline constexpr uint32_t kFormatVersion = 9;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
@@ -42,7 +42,9 @@ enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 // (and an output projection tied to one) in F32; kInt8PerTensorStatic
 // (format version 8, Firefox's Marian models with alphas) quantizes each
 // product's activations with a fixed multiplier `<matrix>_input_scale` from
-// the file. kNone for F32 and F16 files.
+// the file. kNone for F32 and F16 files. Since format version 9 a per-row
+// file may keep its embedding tables (and an output projection tied to
+// one) in F32, as the per-tensor schemes do (Model::f32_tables()).
 enum class QuantizationScheme : uint8_t {
   kNone = 0,
   kInt8PerRowDynamic = 1,
@@ -207,6 +209,9 @@ class Model {
   const SpecialTokens& special_tokens() const;
   DType weight_dtype() const;  // storage type of matrices and embeddings
   QuantizationScheme quantization() const;  // an int8 scheme exactly for I8 files
+  // An I8 file whose embedding tables (and a tied output projection) are
+  // F32: every Int8PerTensor* file, and per-row ones that say so (version 9).
+  bool f32_tables() const;
   const char* source_language() const;
   const char* target_language() const;
   const Provenance& provenance() const;

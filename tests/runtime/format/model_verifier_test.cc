@@ -575,6 +575,48 @@ TEST_CASE("format/model_verifier: static int8 files: an input scale per projecti
   check_scheme_gates(good, 4, "int8-per-tensor-static", 8);
 }
 
+TEST_CASE("format/model_verifier: per-row int8 files with F32 tables: version 9, per-row only") {
+  for (bool smoothed : {false, true}) {
+    CAPTURE(smoothed);
+    ModelBuilder good(testing::tiny_config(), DType::kI8);
+    good.smoothed = smoothed;
+    good.f32_tables = true;
+    good.regenerate_tensors();
+    VerifiedModel model;
+    const std::vector<uint8_t> bytes = good.build();
+    REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
+    CHECK(model.f32_tables);
+    CHECK(model.quantization == (smoothed ? QuantizationScheme::kInt8SmoothedPerRowDynamic
+                                          : QuantizationScheme::kInt8PerRowDynamic));
+    CHECK(good.find("embedding.source")->dtype == DType::kF32);
+    CHECK(good.find("embedding.source_scale") == nullptr);
+    CHECK(good.find("encoder.layers.0.ffn.in.weight")->dtype == DType::kI8);
+    CHECK(good.find("encoder.layers.0.ffn.in.weight_scale") != nullptr);
+    CHECK((good.find("encoder.layers.0.ffn.in.weight_smooth") != nullptr) == smoothed);
+
+    ModelBuilder older = good;
+    older.format_version = 8;
+    CHECK_STATUS(verify(older), StatusCode::kInvalidModel,
+                 "f32_tables needs format version 9 or later (the file says 8)");
+    ModelBuilder unflagged = good;  // F32 tables in a file that does not say so
+    unflagged.f32_tables = false;
+    CHECK_STATUS(verify(unflagged), StatusCode::kInvalidModel,
+                 "tensor 'embedding.source' has dtype f32, expected i8");
+  }
+  // The flag belongs to the per-row schemes: the per-tensor ones have F32
+  // tables anyway, float files no int8 to keep them from.
+  ModelBuilder per_tensor(testing::tiny_config(), DType::kI8);
+  per_tensor.per_tensor = true;
+  per_tensor.f32_tables = true;
+  per_tensor.regenerate_tensors();
+  CHECK_STATUS(verify(per_tensor), StatusCode::kInvalidModel,
+               "f32_tables is set in a file of quantization scheme int8-per-tensor-dynamic");
+  ModelBuilder f32;
+  f32.f32_tables = true;
+  CHECK_STATUS(verify(f32), StatusCode::kInvalidModel,
+               "f32_tables is set in a file of quantization scheme none");
+}
+
 TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {
   ModelBuilder weight_dtype;
   weight_dtype.raw_weight_dtype = 5;

@@ -2,7 +2,8 @@
 // (tests/support/reference_transformer.h) on small random models covering
 // every config switch: post/pre-norm, ReLU/GELU/swish, final norms or not,
 // shared/separate embeddings, tied/untied output with/without bias, f32/f16,
-// int8 (per row, smoothed, per tensor), self-attention or SSRU decoder layers.
+// int8 (per row, smoothed, per tensor; per row with F32 tables), self-attention
+// or SSRU decoder layers.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -37,6 +38,7 @@ struct Variant {
   bool ssru = false;      // SSRU decoder layers (Marian's; post-norm only)
   bool per_tensor = false;  // I8: an Int8PerTensorDynamic file (Marian's intgemm8 arithmetic)
   bool fixed_range = false;  // I8: an Int8PerTensorStatic file (Firefox's, with alphas)
+  bool f32_tables = false;   // I8 per row: embedding tables F32 (format version 9)
 };
 
 constexpr Variant kVariants[] = {
@@ -71,6 +73,12 @@ constexpr Variant kVariants[] = {
      edgemt::DType::kI8, false, true, false, true},
     {"pre-norm gelu static int8", edgemt::transformer::NormPlacement::kPreNorm, edgemt::Activation::kGelu,
      true, false, false, true, edgemt::DType::kI8, false, false, false, true},
+    {"post-norm relu tied smoothed int8, f32 tables (--fp32-embeddings)",
+     edgemt::transformer::NormPlacement::kPostNorm, edgemt::Activation::kRelu, true, true, true, true,
+     edgemt::DType::kI8, true, false, false, false, true},
+    {"pre-norm gelu untied int8, f32 tables", edgemt::transformer::NormPlacement::kPreNorm,
+     edgemt::Activation::kGelu, false, false, false, true, edgemt::DType::kI8, false, false, false, false,
+     true},
 };
 
 edgemt::transformer::TransformerConfig config_for(const Variant& v) {
@@ -102,10 +110,11 @@ struct Fixture {
 Fixture make(const Variant& v, size_t threads) {
   Fixture f;
   ModelBuilder builder(config_for(v), v.dtype, 7);
-  if (v.smoothed || v.per_tensor || v.fixed_range) {
+  if (v.smoothed || v.per_tensor || v.fixed_range || v.f32_tables) {
     builder.smoothed = v.smoothed;
     builder.per_tensor = v.per_tensor;
     builder.fixed_range = v.fixed_range;
+    builder.f32_tables = v.f32_tables;
     builder.regenerate_tensors();
   }
   f.file = std::make_unique<TempFile>(builder.build());

@@ -196,7 +196,14 @@ class Model(object):
             return obj
         return None
 
-def ModelStart(builder): builder.StartObject(17)
+    # Model
+    def F32Tables(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(38))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def ModelStart(builder): builder.StartObject(18)
 def Start(builder):
     return ModelStart(builder)
 def ModelAddFormatVersion(builder, formatVersion): builder.PrependUint32Slot(0, formatVersion, 0)
@@ -253,6 +260,9 @@ def AddDecoding(builder, decoding):
 def ModelAddShortlist(builder, shortlist): builder.PrependUOffsetTRelativeSlot(16, flatbuffers.number_types.UOffsetTFlags.py_type(shortlist), 0)
 def AddShortlist(builder, shortlist):
     return ModelAddShortlist(builder, shortlist)
+def ModelAddF32Tables(builder, f32Tables): builder.PrependBoolSlot(17, f32Tables, 0)
+def AddF32Tables(builder, f32Tables):
+    return ModelAddF32Tables(builder, f32Tables)
 def ModelEnd(builder): return builder.EndObject()
 def End(builder):
     return ModelEnd(builder)
