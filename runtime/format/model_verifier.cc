@@ -230,7 +230,7 @@ Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, uint32_t
 
 // f32_tables (version 9) is for the per-row int8 schemes only (the
 // per-tensor ones have F32 tables anyway, float files no tables to keep),
-// and for the Transformer family, whose tables are its embedding matrices.
+// and for the families that say their int8 files may have it.
 Status read_f32_tables(const fb::Model& root, const FamilyConfig& family,
                        QuantizationScheme scheme, bool* out) {
   *out = root.f32_tables();
@@ -247,9 +247,11 @@ Status read_f32_tables(const fb::Model& root, const FamilyConfig& family,
                          "int8 files have it)",
                          quantization_scheme_name(scheme));
   }
-  if (family.id != FamilyId::TransformerConfig) {
+  const Family* record = find_family(family.id);
+  if (record == nullptr || !record->int8_f32_tables) {
     return Status::error(StatusCode::kInvalidModel,
-                         "f32_tables is set in a %s model (only Transformer files have it)",
+                         "f32_tables is set in a %s model (its family's int8 files keep every "
+                         "matrix in int8)",
                          family_name(family.id));
   }
   return Status::ok();

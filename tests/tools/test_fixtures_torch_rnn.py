@@ -94,7 +94,8 @@ class TorchRnnFixturesTest(unittest.TestCase):
         result = subprocess.run([helpers.CLI, "inspect", flagged], capture_output=True, text=True,
                                 check=False)
         self.assertEqual(result.returncode, 1, result.stderr)
-        self.assertIn("f32_tables is set in a rnn model (only Transformer files have it)",
+        self.assertIn("f32_tables is set in a rnn model (its family's int8 files keep every "
+                      "matrix in int8)",
                       result.stderr)
 
 

@@ -109,6 +109,28 @@ class MarianMadeBinaryTest(unittest.TestCase):
         folder = self.folder("model.intgemm8.bin")
         ff.convert(self, os.path.join(folder, "out.emt"), "--checkpoint", folder, *LANGS)
 
+    def test_fp32_embeddings_of_an_intgemm8_model(self):
+        """Marian's int8 arithmetic keeps its embeddings in float32 already:
+        --fp32-embeddings says so and changes no byte; with
+        --per-row-activations it gives a per-row file with fp32 tables."""
+        folder = self.folder("model.intgemm8.bin")
+        os.environ["SOURCE_DATE_EPOCH"] = "1700000000"
+        self.addCleanup(os.environ.pop, "SOURCE_DATE_EPOCH")
+        outputs = {}
+        for label, flags in (("plain", ()), ("fp32", ("--fp32-embeddings",)),
+                             ("per-row", ("--per-row-activations", "--fp32-embeddings"))):
+            outputs[label] = os.path.join(folder, f"{label}.emt")
+            result = helpers.run_tool("edgemt-convert", "--checkpoint", folder, *LANGS,
+                                      "--dtype", "int8", *flags, "-o", outputs[label])
+            self.assertEqual(result.returncode, 0, result.stderr)
+            noted = "--fp32-embeddings changes nothing here" in result.stderr
+            self.assertEqual(noted, label == "fp32", result.stderr)
+        with open(outputs["plain"], "rb") as plain, open(outputs["fp32"], "rb") as fp32:
+            self.assertEqual(plain.read(), fp32.read())
+        per_row = read_model(outputs["per-row"])
+        self.assertTrue(per_row.header.f32_tables)
+        self.assertEqual(per_row.entries["embedding.source"].dtype, "f32")
+
     def test_rnn_decoder_cells_other_than_ssru_are_refused_in_one_line(self):
         items = npz_items(os.path.join(SSRU_FIXTURE, "model.npz"))
         config = items[-1][3].split(b"\0")[0].replace(b"dec-cell: ssru", b"dec-cell: lstm")

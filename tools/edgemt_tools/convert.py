@@ -157,8 +157,8 @@ output projection tied to one, in float32 (format version 9; the other
 matrices int8 as above). Output stays closer to the fp32 file's (on the
 repository's fixtures 2-52 more of 1,000 lines identical to fp32;
 docs/int8-quality.md), at a cost: the tables take 4 bytes per weight (an
-OPUS-MT-base file grows from about 80 to 170 MB) and beam search computes
-the tied output layer in float32 (20-30% slower at batch 32, beam 4).
+OPUS-MT-base file grows from about 80 to 169 MB) and beam search computes
+the tied output layer in float32 (20-35% slower at batch 32, beam 4).
 Greedy decoding without scores is about as fast: it computes the float32
 logits only where an int8 bound leaves a doubt."""
 
@@ -473,7 +473,7 @@ def _kept_codes_note(args: argparse.Namespace, spec, plan) -> str:
               else QUANTIZATION_INT8_PER_TENSOR if _marian_int8(args, spec) else None)
     matrices = [name for name, tensor in expected_tensors(spec.config, "fp32").items()
                 if tensor.kind == MATRIX and tensor.alias_of is None
-                and matrix_dtype(tensor, "int8", scheme) == "int8"]
+                and matrix_dtype(tensor, "int8", scheme, args.fp32_embeddings) == "int8"]
     kept = [name for name in spec.int8_codes if name in matrices]
     note = (f"{len(kept)} of {len(matrices)} int8 matrices keep the checkpoint's "
             "int8 codes (Marian's intgemm8: codes as stored, scale 1/quantMult on every row), "
@@ -538,8 +538,10 @@ def run(args: argparse.Namespace) -> str:
         per_tensor = _marian_int8(args, spec) and not static
         from .sources.marian_alphas import static_spec
         packed = static_spec(spec) if static else spec
-        # Marian's arithmetic keeps its tables in fp32 anyway.
         f32_tables = args.fp32_embeddings and not _marian_int8(args, spec)
+        if args.fp32_embeddings and not f32_tables:
+            print(f"{PROG}: note: --fp32-embeddings changes nothing here: Marian's int8 "
+                  "arithmetic keeps the embeddings in float32 anyway", file=sys.stderr)
         header, tensors, aliases = writer.pack(packed, args.dtype, plan, per_tensor, static,
                                                f32_tables)
         size = write_model(args.output, header, tensors, aliases,
