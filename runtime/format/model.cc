@@ -13,6 +13,7 @@
 #include "format/copied_file.h"
 #include "format/mapped_file.h"
 #include "format/model_verifier.h"
+#include "models/expected_tensor.h"
 
 namespace edgemt {
 
@@ -235,9 +236,9 @@ const SpecialTokens& Model::special_tokens() const { return impl_->model.special
 DType Model::weight_dtype() const { return impl_->model.weight_dtype; }
 QuantizationScheme Model::quantization() const { return impl_->model.quantization; }
 bool Model::f32_tables() const {
-  const QuantizationScheme scheme = impl_->model.quantization;
-  return impl_->model.f32_tables || scheme == QuantizationScheme::kInt8PerTensorDynamic ||
-         scheme == QuantizationScheme::kInt8PerTensorStatic;
+  const VerifiedModel& m = impl_->model;  // weight_types says which schemes keep F32 tables
+  return m.weight_dtype == DType::kI8 &&
+         weight_types(m.weight_dtype, m.quantization, m.f32_tables).tables == DType::kF32;
 }
 const char* Model::source_language() const { return impl_->model.source_language; }
 const char* Model::target_language() const { return impl_->model.target_language; }
