@@ -39,6 +39,8 @@ MIN_INT8_IDENTICAL = {
     ("hf-marian", "hf", 1): 870, ("hf-marian", "hf", 4): 854,
     # edgemt-convert --fp32-embeddings (its dtype here: INT8_FP32_EMBEDDINGS)
     ("hf-marian", "hf fp32-embeddings", 1): 883, ("hf-marian", "hf fp32-embeddings", 4): 875,
+    # --fp32-embeddings lookup (INT8_FP32_LOOKUP)
+    ("hf-marian", "hf fp32-lookup", 1): 871, ("hf-marian", "hf fp32-lookup", 4): 860,
     ("opennmt", "A", 1): 870, ("opennmt", "A", 4): 873,
     ("opennmt", "B", 1): 821, ("opennmt", "B", 4): 819,
     ("opennmt-rnn", "L1", 1): 790, ("opennmt-rnn", "L1", 4): 701,
@@ -54,8 +56,13 @@ MIN_INT8_IDENTICAL = {
 }
 
 
-# ConvertedFixtures' dtype for an int8 file with fp32 embedding tables.
+# ConvertedFixtures' dtypes for int8 files with fp32 embedding tables: a
+# tied output projection in fp32 too (--fp32-embeddings), or in int8
+# (--fp32-embeddings lookup).
 INT8_FP32_EMBEDDINGS = "int8-fp32-embeddings"
+INT8_FP32_LOOKUP = "int8-fp32-lookup"
+CONVERT_OPTIONS = {INT8_FP32_EMBEDDINGS: ("--dtype", "int8", "--fp32-embeddings"),
+                   INT8_FP32_LOOKUP: ("--dtype", "int8", "--fp32-embeddings", "lookup")}
 
 
 def read_lines(path: str) -> List[str]:
@@ -163,8 +170,7 @@ class ConvertedFixtures:
             self.root = tempfile.mkdtemp(prefix="edgemt-framework-")
         path = os.path.join(self.root, f"{name}.{dtype}.emt")
         if not os.path.exists(path):
-            options = (["--dtype", "int8", "--fp32-embeddings"] if dtype == INT8_FP32_EMBEDDINGS
-                       else ["--dtype", dtype])
+            options = CONVERT_OPTIONS.get(dtype, ("--dtype", dtype))
             convert(test_case, path, *self.convert_args(name), *options)
         return path
 

@@ -205,6 +205,10 @@ class ConvertTest(unittest.TestCase):
                                 "--no-calibration needs --dtype int8 \\(got --dtype fp32\\)"),
                                (("--dtype", "fp16", "--fp32-embeddings"),
                                 "--fp32-embeddings needs --dtype int8 \\(got --dtype fp16\\)"),
+                               (("--dtype", "int8", "--fp32-embeddings", "tables"),
+                                "argument --fp32-embeddings: invalid choice: 'tables'"),
+                               (("--dtype", "fp16", "--fp32-embeddings", "lookup"),
+                                "--fp32-embeddings needs --dtype int8 \\(got --dtype fp16\\)"),
                                (("--dtype", "int8", "--no-calibration", "--calibrate", text),
                                 "give --calibrate FILE or --no-calibration, not both")):
             with self.subTest(extra=extra):

@@ -7,12 +7,15 @@ import glob
 import os
 import unittest
 
+import numpy as np
+
 import helpers  # noqa: F401
 from edgemt_tools import families
 from edgemt_tools.families.rnn import RnnConfig
 from edgemt_tools.families.transformer import TransformerConfig
 from edgemt_tools.model_spec import (MATRIX, VECTOR, QUANTIZATION_INT8, QUANTIZATION_NONE,
-                                     expected_tensors, quantization_scheme, resolve_alias)
+                                     ModelSpec, SpecialTokens, expected_tensors,
+                                     quantization_scheme, resolve_alias, untie_output)
 
 
 def config(**kw):
@@ -55,6 +58,50 @@ class ExpectedTensorsTest(unittest.TestCase):
     def test_unknown_weight_dtype(self):
         with self.assertRaises(ValueError):
             expected_tensors(config(), "int4")
+
+
+def spec_of(cfg) -> ModelSpec:
+    """A spec of `cfg` with a random array for every tensor that owns its bytes."""
+    rng = np.random.default_rng(0)
+    weights = {name: rng.standard_normal(tensor.shape).astype(np.float32)
+               for name, tensor in expected_tensors(cfg).items() if tensor.alias_of is None}
+    return ModelSpec(config=cfg, special_tokens=SpecialTokens(0, 1, 2, 3, 0),
+                     source_language="en", target_language="de", tokenizer_model=b"",
+                     weights=weights)
+
+
+class UntieOutputTest(unittest.TestCase):
+    """untie_output (edgemt-convert --fp32-embeddings lookup)."""
+
+    def test_a_tied_projection_gets_a_copy_of_the_table(self):
+        small = dict(d_model=8, heads=2, ffn_dim=16, vocab_size=32, max_positions=16)
+        for shared in (True, False):
+            with self.subTest(shared_embeddings=shared):
+                spec = spec_of(config(shared_embeddings=shared, **small))
+                untied, names = untie_output(spec)
+                self.assertEqual(names, ["output.weight"])
+                self.assertTrue(spec.config.tied_output)  # the input is left as it was
+                self.assertFalse(untied.config.tied_output)
+                self.assertEqual(untied.config.shared_embeddings, shared)
+                table = "embedding.source" if shared else "embedding.target"
+                np.testing.assert_array_equal(untied.weights["output.weight"],
+                                              spec.weights[table])
+                untied.weights["output.weight"][0, 0] += 1.0  # a copy, not the table itself
+                self.assertNotEqual(untied.weights["output.weight"][0, 0],
+                                    spec.weights[table][0, 0])
+                specs = expected_tensors(untied.config)
+                self.assertIsNone(specs["output.weight"].alias_of)
+                self.assertEqual(sorted(untied.weights),
+                                 sorted(n for n, t in specs.items() if t.alias_of is None))
+                for name in spec.weights:
+                    self.assertIs(untied.weights[name], spec.weights[name], name)
+
+    def test_an_untied_model_is_left_as_it_is(self):
+        spec = spec_of(config(tied_output=False, d_model=8, heads=2, ffn_dim=16,
+                              vocab_size=32, max_positions=16))
+        untied, names = untie_output(spec)
+        self.assertEqual(names, [])
+        self.assertIs(untied, spec)
 
 
 class Int8ScalesTest(unittest.TestCase):

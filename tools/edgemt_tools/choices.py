@@ -8,3 +8,8 @@ WEIGHT_DTYPES = ("fp32", "fp16", "int8")
 # int8 calibration: sentences sampled from the source SentencePiece model
 # without --calibrate, and lines of --calibrate FILE by default.
 DEFAULT_CALIBRATION_SENTENCES = 128
+
+# --fp32-embeddings (int8 files): "all" keeps the tables and an output
+# projection tied to one in fp32; "lookup" only the tables, the tied
+# projection getting an int8 copy of its own (model_spec.untie_output).
+FP32_EMBEDDINGS = ("all", "lookup")

@@ -28,7 +28,7 @@ from typing import List, Optional, Tuple
 
 from . import __version__
 from . import hub
-from .choices import DEFAULT_CALIBRATION_SENTENCES, WEIGHT_DTYPES
+from .choices import DEFAULT_CALIBRATION_SENTENCES, FP32_EMBEDDINGS, WEIGHT_DTYPES
 from .errors import UserError
 from .sources import HUB_SOURCES, SOURCES, SourceInputs
 
@@ -160,7 +160,12 @@ docs/int8-quality.md), at a cost: the tables take 4 bytes per weight (an
 OPUS-MT-base file grows from about 80 to 169 MB) and beam search computes
 the tied output layer in float32 (20-35% slower at batch 32, beam 4).
 Greedy decoding without scores is about as fast: it computes the float32
-logits only where an int8 bound leaves a doubt."""
+logits only where an int8 bound leaves a doubt. --fp32-embeddings lookup
+keeps only the tables (what the embedding lookup reads) in float32 and
+gives a tied output projection an int8 copy of its own (calibrated like
+the other projections): decoding as fast as plain int8, most of the
+lines gained, and a file larger still (4 + 1 bytes per table weight:
+OPUS-MT-base about 200 MB)."""
 
 EPILOG = """\
 examples:
@@ -254,10 +259,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--dtype int8 of a Marian intgemm8 model: edgemt's own int8 arithmetic "
                         "(activations quantized per row, every matrix int8, calibrated where "
                         "not given) instead of Marian's (scheme Int8PerTensorDynamic)")
-    p.add_argument("--fp32-embeddings", action="store_true",
-                   help="--dtype int8: keep the embedding tables (and an output projection "
-                        "tied to one) in fp32: output closer to fp32's and a larger file; "
-                        "greedy decoding as fast, beam search slower (see below)")
+    p.add_argument("--fp32-embeddings", nargs="?", const="all", choices=FP32_EMBEDDINGS,
+                   metavar="{all,lookup}",
+                   help="--dtype int8: keep the embedding tables in fp32: output closer to "
+                        "fp32's and a larger file. all (the default): an output projection "
+                        "tied to a table stays fp32 too (beam search slower); lookup: it "
+                        "gets an int8 copy of its own (as fast as plain int8; see below)")
     p.add_argument("--shortlist", nargs="+",
                    help="a Marian lexical shortlist to store: binary (FIRST and BEST from its "
                         "header; numbers given are ignored) or text (default FIRST 100, BEST "
@@ -473,7 +480,7 @@ def _kept_codes_note(args: argparse.Namespace, spec, plan) -> str:
               else QUANTIZATION_INT8_PER_TENSOR if _marian_int8(args, spec) else None)
     matrices = [name for name, tensor in expected_tensors(spec.config, "fp32").items()
                 if tensor.kind == MATRIX and tensor.alias_of is None
-                and matrix_dtype(tensor, "int8", scheme, args.fp32_embeddings) == "int8"]
+                and matrix_dtype(tensor, "int8", scheme, bool(args.fp32_embeddings)) == "int8"]
     kept = [name for name in spec.int8_codes if name in matrices]
     note = (f"{len(kept)} of {len(matrices)} int8 matrices keep the checkpoint's "
             "int8 codes (Marian's intgemm8: codes as stored, scale 1/quantMult on every row), "
@@ -531,6 +538,12 @@ def run(args: argparse.Namespace) -> str:
             print(f"{PROG}: note: {note}", file=sys.stderr)
         shortlist = _read_shortlist(args, spec) if args.shortlist is not None else ""
         _check_fp32_embeddings(args, spec)
+        if args.fp32_embeddings == "lookup" and not _marian_int8(args, spec):
+            from .model_spec import untie_output
+            spec, untied = untie_output(spec)
+            if untied:
+                print(f"{PROG}: note: {', '.join(untied)} gets an int8 copy of the embedding "
+                      "table it was tied to (--fp32-embeddings lookup)", file=sys.stderr)
         plan = _int8_plan(args, spec, calibration_lines)
         if args.dtype == "int8" and spec.int8_codes:
             print(f"{PROG}: note: {_kept_codes_note(args, spec, plan)}", file=sys.stderr)
@@ -538,7 +551,7 @@ def run(args: argparse.Namespace) -> str:
         per_tensor = _marian_int8(args, spec) and not static
         from .sources.marian_alphas import static_spec
         packed = static_spec(spec) if static else spec
-        f32_tables = args.fp32_embeddings and not _marian_int8(args, spec)
+        f32_tables = bool(args.fp32_embeddings) and not _marian_int8(args, spec)
         if args.fp32_embeddings and not f32_tables:
             print(f"{PROG}: note: --fp32-embeddings changes nothing here: Marian's int8 "
                   "arithmetic keeps the embeddings in float32 anyway", file=sys.stderr)

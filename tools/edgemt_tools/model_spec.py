@@ -18,8 +18,9 @@ file; the runtime's verifier and loader read the same table.
 """
 
 from collections import OrderedDict
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -261,6 +262,28 @@ def _with_scales(specs: "OrderedDict[str, TensorSpec]", quantization: Optional[s
             if fixed and spec.projection and spec.alias_of is None:
                 out[input_scale_name(name)] = TensorSpec((1,), VECTOR)
     return out
+
+
+def untie_output(spec: ModelSpec) -> Tuple[ModelSpec, List[str]]:
+    """`spec` with every projection that shares an embedding table's bytes
+    (a tied output projection) given a copy of them as its own weights, and
+    the config saying so (Family.untied); and the names of those projections
+    (none: `spec` as it is). The model computes the same function; an int8
+    file can then keep the table in fp32 and the projection in int8."""
+    specs = expected_tensors(spec.config, "fp32")
+    tied = [name for name, tensor in specs.items()
+            if tensor.kind == MATRIX and tensor.projection and tensor.alias_of is not None]
+    family = families.of(spec.config)
+    if not tied or family.untied is None:
+        return spec, []
+    weights = dict(spec.weights)
+    for name in tied:
+        weights[name] = np.array(weights[resolve_alias(specs, name)], dtype=np.float32, copy=True)
+    config = family.untied(spec.config)
+    still_tied = [name for name in tied if expected_tensors(config, "fp32")[name].alias_of]
+    if still_tied:
+        raise ValueError(f"{family.title}.untied left {still_tied} tied")
+    return dataclasses.replace(spec, config=config, weights=weights), tied
 
 
 def resolve_alias(specs: Dict[str, TensorSpec], name: str) -> str:

@@ -42,6 +42,10 @@ class Family:
     # (0: any); the file gets the newer of it and fbs.FORMAT_VERSION, so a
     # runtime that cannot run the config refuses the file by its version.
     format_version: Callable[[object], int] = lambda cfg: 0
+    # untied(cfg): the same config with its output projection no longer
+    # sharing an embedding table's bytes (model_spec.untie_output gives it
+    # a copy of them); None: the family never ties one.
+    untied: Optional[Callable[[object], object]] = None
 
     @property
     def config_type(self) -> type:

@@ -3,6 +3,7 @@ limits and checks, its FlatBuffers table and the rules of its tensor table
 schema/transformer_tensors.def; its int8 files are calibrated with
 numpy_transformer.py's forward pass."""
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
@@ -152,4 +153,5 @@ FAMILY = Family(
                         present=_present, layers=_layers, owner=_owner, smoothable=True),
     format_v1=generated_class("ModelFamily").TransformerEncoderDecoder,
     forward_pass=NumpyTransformer,
-    format_version=lambda cfg: SSRU_FORMAT_VERSION if cfg.decoder_autoregression == "ssru" else 0)
+    format_version=lambda cfg: SSRU_FORMAT_VERSION if cfg.decoder_autoregression == "ssru" else 0,
+    untied=lambda cfg: dataclasses.replace(cfg, tied_output=False))
