@@ -236,9 +236,11 @@ const SpecialTokens& Model::special_tokens() const { return impl_->model.special
 DType Model::weight_dtype() const { return impl_->model.weight_dtype; }
 QuantizationScheme Model::quantization() const { return impl_->model.quantization; }
 bool Model::f32_tables() const {
-  const VerifiedModel& m = impl_->model;  // weight_types says which schemes keep F32 tables
-  return m.weight_dtype == DType::kI8 &&
-         weight_types(m.weight_dtype, m.quantization, m.f32_tables).tables == DType::kF32;
+  return weight_dtype() == DType::kI8 && table_dtype() == DType::kF32;
+}
+DType Model::table_dtype() const {
+  const VerifiedModel& m = impl_->model;  // weight_types says which files keep other tables
+  return weight_types(m.weight_dtype, m.quantization, m.f32_tables, m.f16_tables).tables;
 }
 const char* Model::source_language() const { return impl_->model.source_language; }
 const char* Model::target_language() const { return impl_->model.target_language; }

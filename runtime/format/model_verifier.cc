@@ -178,6 +178,7 @@ constexpr uint32_t kFirstSmoothedFormatVersion = 5;
 constexpr uint32_t kFirstPerTensorFormatVersion = 7;
 constexpr uint32_t kFirstStaticFormatVersion = 8;
 constexpr uint32_t kFirstF32TablesFormatVersion = 9;
+constexpr uint32_t kFirstF16TablesFormatVersion = 10;
 
 // The file's scheme, refused before the format version that added it.
 Status scheme_since(QuantizationScheme scheme, uint32_t first_version, uint32_t version,
@@ -228,31 +229,44 @@ Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, uint32_t
   return Status::ok();
 }
 
-// f32_tables (version 9) is for the per-row int8 schemes only (the
-// per-tensor ones have F32 tables anyway, float files no tables to keep),
-// and for the families that say their int8 files may have it.
-Status read_f32_tables(const fb::Model& root, const FamilyConfig& family,
-                       QuantizationScheme scheme, bool* out) {
-  *out = root.f32_tables();
-  if (!*out) return Status::ok();
-  if (root.format_version() < kFirstF32TablesFormatVersion) {
+// f32_tables (version 9) and f16_tables (version 10), one flag at most, are
+// for the per-row int8 schemes only (the per-tensor ones have F32 tables
+// anyway, float files no tables to keep), and for the families that say
+// their int8 files may have them.
+Status read_float_table(const fb::Model& root, const FamilyConfig& family,
+                        QuantizationScheme scheme, const char* flag, uint32_t first_version) {
+  if (root.format_version() < first_version) {
     return Status::error(StatusCode::kInvalidModel,
-                         "f32_tables needs format version %u or later (the file says %u)",
-                         kFirstF32TablesFormatVersion, root.format_version());
+                         "%s needs format version %u or later (the file says %u)", flag,
+                         first_version, root.format_version());
   }
   if (scheme != QuantizationScheme::kInt8PerRowDynamic &&
       scheme != QuantizationScheme::kInt8SmoothedPerRowDynamic) {
     return Status::error(StatusCode::kInvalidModel,
-                         "f32_tables is set in a file of quantization scheme %s (only per-row "
+                         "%s is set in a file of quantization scheme %s (only per-row "
                          "int8 files have it)",
-                         quantization_scheme_name(scheme));
+                         flag, quantization_scheme_name(scheme));
   }
   const Family* record = find_family(family.id);
-  if (record == nullptr || !record->int8_f32_tables) {
+  if (record == nullptr || !record->int8_float_tables) {
     return Status::error(StatusCode::kInvalidModel,
-                         "f32_tables is set in a %s model (its family's int8 files keep every "
+                         "%s is set in a %s model (its family's int8 files keep every "
                          "matrix in int8)",
-                         family_name(family.id));
+                         flag, family_name(family.id));
+  }
+  return Status::ok();
+}
+
+Status read_float_tables(const fb::Model& root, const FamilyConfig& family,
+                         QuantizationScheme scheme, bool* f32_tables, bool* f16_tables) {
+  *f32_tables = root.f32_tables();
+  *f16_tables = root.f16_tables();
+  if (*f32_tables && *f16_tables) return invalid("f32_tables and f16_tables are both set");
+  if (*f32_tables) {
+    return read_float_table(root, family, scheme, "f32_tables", kFirstF32TablesFormatVersion);
+  }
+  if (*f16_tables) {
+    return read_float_table(root, family, scheme, "f16_tables", kFirstF16TablesFormatVersion);
   }
   return Status::ok();
 }
@@ -440,8 +454,8 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
   EDGEMT_RETURN_IF_ERROR(read_weight_dtype(root.weight_dtype(), &out->weight_dtype));
   EDGEMT_RETURN_IF_ERROR(read_quantization(root.quantization(), out->weight_dtype,
                                            root.format_version(), &out->quantization));
-  EDGEMT_RETURN_IF_ERROR(
-      read_f32_tables(root, out->family, out->quantization, &out->f32_tables));
+  EDGEMT_RETURN_IF_ERROR(read_float_tables(root, out->family, out->quantization,
+                                           &out->f32_tables, &out->f16_tables));
 
   const fb::SpecialTokens* special = root.special_tokens();
   if (special == nullptr) return invalid("model has no special tokens");
@@ -637,6 +651,17 @@ bool check_projection_vector(const ExpectedTensor& matrix, LayoutCheck* check) {
 }
 
 bool check_expected(const ExpectedTensor& expected, LayoutCheck* check) {
+  // An int8 file's F16 tables (f16_tables) serve lookups only: the runtime
+  // has no F16 product beside int8 ones, so a projection must not share one.
+  if (expected.role == TensorRole::kMatrix && expected.projection &&
+      expected.alias_of != nullptr && expected.dtype == DType::kF16 &&
+      check->scheme != QuantizationScheme::kNone) {
+    check->status = Status::error(StatusCode::kInvalidModel,
+                                  "tensor '%s' is tied to an F16 embedding table, which int8 "
+                                  "files keep for lookups only (f16_tables needs it untied)",
+                                  expected.name);
+    return false;
+  }
   const TensorView* tensor = find_tensor_view(check->tensors, check->count, expected.name);
   if (tensor == nullptr) {
     check->status = Status::error(StatusCode::kInvalidModel,
@@ -687,7 +712,8 @@ Status check_layout(const VerifiedModel& model) {
   LayoutCheck check{model.tensors.get(), model.tensor_count, seen.get(), model.quantization,
                     Status::ok()};
   const bool complete = for_each_expected_tensor(
-      model.family, weight_types(model.weight_dtype, model.quantization, model.f32_tables),
+      model.family,
+      weight_types(model.weight_dtype, model.quantization, model.f32_tables, model.f16_tables),
       [](const ExpectedTensor& expected, void* context) {
         return check_expected(expected, static_cast<LayoutCheck*>(context));
       },

@@ -115,6 +115,7 @@ struct VerifiedModel {
   DType weight_dtype = DType::kF32;
   QuantizationScheme quantization = QuantizationScheme::kNone;
   bool f32_tables = false;  // a per-row I8 file's tables are F32 (version 9)
+  bool f16_tables = false;  // a per-row I8 file's tables are F16 (version 10)
   const char* source_language = "";
   const char* target_language = "";
   Provenance provenance;

@@ -55,7 +55,10 @@ void describe_linear_compute_path(const Model& model, const Linear& output, bool
                     "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time%s%s)",
                     quantization_scheme_name(model.quantization()),
                     output.is_int8() ? output.int8_kernel_name() : kernels::int8::best_gemm_kernel().name,
-                    model.f32_tables() ? "; embedding tables in f32" : "", besides);
+                    model.table_dtype() == DType::kF32   ? "; embedding tables in f32"
+                    : model.table_dtype() == DType::kF16 ? "; embedding tables in f16"
+                                                         : "",
+                    besides);
       return;
   }
 }

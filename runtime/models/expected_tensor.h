@@ -47,8 +47,9 @@ struct ExpectedTensor {
 // `tables` for embedding tables and the projections that alias one (a tied
 // output projection). They differ only in Int8PerTensor* files (I8
 // projections, F32 tables, as Marian keeps them) and in per-row int8 files
-// that keep their tables in F32 (format version 9, `f32_tables`); any other
-// file stores every matrix in its weight dtype, which converts implicitly.
+// that keep their tables in F32 (format version 9, `f32_tables`) or F16
+// (version 10, `f16_tables`); any other file stores every matrix in its
+// weight dtype, which converts implicitly.
 struct WeightTypes {
   DType matrices = DType::kF32;
   DType tables = DType::kF32;
@@ -58,13 +59,15 @@ struct WeightTypes {
 };
 
 // A file's WeightTypes from its weight dtype, quantization scheme and
-// f32_tables flag (schema/edgemt.fbs).
+// f32_tables and f16_tables flags (schema/edgemt.fbs).
 constexpr WeightTypes weight_types(DType weight_dtype, QuantizationScheme scheme,
-                                   bool f32_tables = false) {
+                                   bool f32_tables = false, bool f16_tables = false) {
   return scheme == QuantizationScheme::kInt8PerTensorDynamic ||
                  scheme == QuantizationScheme::kInt8PerTensorStatic ||
                  (f32_tables && scheme != QuantizationScheme::kNone)
              ? WeightTypes(weight_dtype, DType::kF32)
+         : f16_tables && scheme != QuantizationScheme::kNone
+             ? WeightTypes(weight_dtype, DType::kF16)
              : WeightTypes(weight_dtype);
 }
 

@@ -195,10 +195,10 @@ Status create(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder
 
 // The `Family` record of a family whose config is Config, read from the
 // file's FamilyConfig union member Table (through Member), run by Runtime
-// (a FamilyModel); `int8_f32_tables` as Family says.
+// (a FamilyModel); `int8_float_tables` as Family says.
 template <typename Config, typename Table, const Table* (format::Model::*Member)() const,
           FamilyId Id, typename Runtime>
-constexpr Family family_record(const char* name, bool int8_f32_tables = false) {
+constexpr Family family_record(const char* name, bool int8_float_tables = false) {
   return Family{Id,
                 name,
                 family_kit::read_family_config<Config, Table, Member, Id>,
@@ -208,7 +208,7 @@ constexpr Family family_record(const char* name, bool int8_f32_tables = false) {
                 family_kit::walk<Config>,
                 family_kit::describe<Config>,
                 family_kit::create<Config, Runtime>,
-                int8_f32_tables};
+                int8_float_tables};
 }
 
 }  // namespace edgemt

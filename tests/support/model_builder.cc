@@ -212,7 +212,7 @@ void ModelBuilder::regenerate_tensors() {
                     : per_tensor ? QuantizationScheme::kInt8PerTensorDynamic
                     : smoothed   ? QuantizationScheme::kInt8SmoothedPerRowDynamic
                                  : QuantizationScheme::kInt8PerRowDynamic,
-      f32_tables);
+      f32_tables, f16_tables);
   for_each_expected_tensor(config, types, [&](const ExpectedTensor& expected) {
     BuilderTensor tensor;
     tensor.name = expected.name;
@@ -505,7 +505,7 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
                                   : 0)),
       v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
       v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table, shortlist_table,
-      f32_tables);
+      f32_tables, f16_tables);
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};
   std::memcpy(id, identifier.data(), std::min<size_t>(4, identifier.size()));
   fbb.FinishSizePrefixed(root, id);

@@ -183,6 +183,10 @@ class ModelBuilder {
   // Written into the header as it is (set it with per_tensor for a file the
   // verifier must refuse).
   bool f32_tables = false;
+  // Per-row I8 files: f16_tables (format version 10): the tables F16 without
+  // scales (an untied config: a tied output would be refused); written as
+  // it is, like f32_tables.
+  bool f16_tables = false;
 
   // Re-creates `tensors` from `config`, `weight_dtype` and `seed`.
   void regenerate_tensors();

@@ -39,8 +39,9 @@ MIN_INT8_IDENTICAL = {
     ("hf-marian", "hf", 1): 870, ("hf-marian", "hf", 4): 854,
     # edgemt-convert --fp32-embeddings (its dtype here: INT8_FP32_EMBEDDINGS)
     ("hf-marian", "hf fp32-embeddings", 1): 883, ("hf-marian", "hf fp32-embeddings", 4): 875,
-    # --fp32-embeddings lookup (INT8_FP32_LOOKUP)
+    # --fp32-embeddings lookup (INT8_FP32_LOOKUP), --fp16-embeddings (INT8_FP16_EMBEDDINGS)
     ("hf-marian", "hf fp32-lookup", 1): 871, ("hf-marian", "hf fp32-lookup", 4): 860,
+    ("hf-marian", "hf fp16", 1): 876, ("hf-marian", "hf fp16", 4): 863,
     ("opennmt", "A", 1): 870, ("opennmt", "A", 4): 873,
     ("opennmt", "B", 1): 821, ("opennmt", "B", 4): 819,
     ("opennmt-rnn", "L1", 1): 790, ("opennmt-rnn", "L1", 4): 701,
@@ -56,13 +57,15 @@ MIN_INT8_IDENTICAL = {
 }
 
 
-# ConvertedFixtures' dtypes for int8 files with fp32 embedding tables: a
-# tied output projection in fp32 too (--fp32-embeddings), or in int8
-# (--fp32-embeddings lookup).
+# ConvertedFixtures' dtypes for int8 files with float embedding tables: fp32
+# with a tied output projection in fp32 too (--fp32-embeddings), or in int8
+# (--fp32-embeddings lookup); fp16 with it in int8 (--fp16-embeddings).
 INT8_FP32_EMBEDDINGS = "int8-fp32-embeddings"
 INT8_FP32_LOOKUP = "int8-fp32-lookup"
+INT8_FP16_EMBEDDINGS = "int8-fp16-embeddings"
 CONVERT_OPTIONS = {INT8_FP32_EMBEDDINGS: ("--dtype", "int8", "--fp32-embeddings"),
-                   INT8_FP32_LOOKUP: ("--dtype", "int8", "--fp32-embeddings", "lookup")}
+                   INT8_FP32_LOOKUP: ("--dtype", "int8", "--fp32-embeddings", "lookup"),
+                   INT8_FP16_EMBEDDINGS: ("--dtype", "int8", "--fp16-embeddings")}
 
 
 def read_lines(path: str) -> List[str]:

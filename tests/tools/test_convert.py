@@ -209,6 +209,10 @@ class ConvertTest(unittest.TestCase):
                                 "argument --fp32-embeddings: invalid choice: 'tables'"),
                                (("--dtype", "fp16", "--fp32-embeddings", "lookup"),
                                 "--fp32-embeddings needs --dtype int8 \\(got --dtype fp16\\)"),
+                               (("--dtype", "fp32", "--fp16-embeddings"),
+                                "--fp16-embeddings needs --dtype int8 \\(got --dtype fp32\\)"),
+                               (("--dtype", "int8", "--fp16-embeddings", "--fp32-embeddings"),
+                                "give --fp32-embeddings or --fp16-embeddings, not both"),
                                (("--dtype", "int8", "--no-calibration", "--calibrate", text),
                                 "give --calibrate FILE or --no-calibration, not both")):
             with self.subTest(extra=extra):

@@ -295,6 +295,40 @@ class RoundTripTest(unittest.TestCase):
             pack_tensors(TransformerConfig(**TINY), weights, "int8", per_tensor=True,
                          f32_tables=True)
 
+    def test_round_trip_int8_with_f16_tables(self):
+        """--fp16-embeddings: format version 10, the tables f16 without scales,
+        the output projection untied and int8; a reader checks the flag
+        against the version, the scheme and f32_tables; the writer refuses a
+        tied output projection."""
+        untied = dict(TINY, tied_output=False)
+        weights, _ = tiny_tensors(untied)
+        tensors, aliases = pack_tensors(TransformerConfig(**untied), weights, "int8",
+                                        f16_tables=True)
+        write_unchecked(self.path, untied, tensors, aliases, weight_dtype="int8", f16_tables=True)
+        model = read_model(self.path)
+        model.check_against_config()
+        self.assertEqual(model.format_version, fbs.F16_TABLES_FORMAT_VERSION)
+        self.assertTrue(model.header.f16_tables)
+        self.assertFalse(model.header.f32_tables)
+        self.assertEqual(model.entries["embedding.source"].dtype, "f16")
+        self.assertNotIn("embedding.source_scale", model.entries)
+        np.testing.assert_array_equal(model.array("embedding.source"),
+                                      weights["embedding.source"].astype(np.float16))
+        self.assertEqual(model.entries["output.weight"].dtype, "i8")
+        self.assertIn("output.weight_scale", model.entries)
+        write_unchecked(self.path, untied, tensors, aliases, weight_dtype="int8", f16_tables=True,
+                        f32_tables=True)
+        with self.assertRaisesRegex(ModelFileError, "f32_tables and f16_tables are both set"):
+            read_model(self.path)
+        float_tensors, float_aliases = tiny_tensors(untied)
+        write_unchecked(self.path, untied, float_tensors, float_aliases, f16_tables=True)
+        with self.assertRaisesRegex(ModelFileError, "f16_tables is set in a file of "
+                                                    "quantization None"):
+            read_model(self.path)
+        tied, _ = tiny_tensors(TINY)
+        with self.assertRaisesRegex(ValueError, "f16_tables needs every projection untied"):
+            pack_tensors(TransformerConfig(**TINY), tied, "int8", f16_tables=True)
+
     def test_float_files_declare_no_quantization(self):
         tensors, aliases = tiny_tensors(TINY)
         write_unchecked(self.path, TINY, tensors, aliases)

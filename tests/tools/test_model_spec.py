@@ -15,7 +15,9 @@ from edgemt_tools.families.rnn import RnnConfig
 from edgemt_tools.families.transformer import TransformerConfig
 from edgemt_tools.model_spec import (MATRIX, VECTOR, QUANTIZATION_INT8, QUANTIZATION_NONE,
                                      ModelSpec, SpecialTokens, expected_tensors,
-                                     quantization_scheme, resolve_alias, untie_output)
+                                     quantization_scheme, resolve_alias, round_tables_to_fp16,
+                                     untie_output)
+from edgemt_tools.errors import UserError
 
 
 def config(**kw):
@@ -102,6 +104,30 @@ class UntieOutputTest(unittest.TestCase):
         untied, names = untie_output(spec)
         self.assertEqual(names, [])
         self.assertIs(untied, spec)
+
+
+class RoundTablesToFp16Test(unittest.TestCase):
+    """round_tables_to_fp16 (edgemt-convert --fp16-embeddings)."""
+
+    def test_tables_only(self):
+        spec = spec_of(config(shared_embeddings=False, tied_output=False, d_model=8, heads=2,
+                              ffn_dim=16, vocab_size=32, max_positions=16))
+        rounded = round_tables_to_fp16(spec)
+        for name, array in spec.weights.items():
+            if name in ("embedding.source", "embedding.target"):
+                self.assertEqual(rounded.weights[name].dtype, np.float32)
+                np.testing.assert_array_equal(rounded.weights[name],
+                                              array.astype(np.float16).astype(np.float32))
+                self.assertFalse(np.array_equal(rounded.weights[name], array), name)
+            else:
+                self.assertIs(rounded.weights[name], array, name)
+
+    def test_beyond_the_range(self):
+        spec = spec_of(config(d_model=8, heads=2, ffn_dim=16, vocab_size=32, max_positions=16))
+        spec.weights["embedding.source"][3, 1] = 70000.0
+        with self.assertRaisesRegex(UserError, "embedding.source has values beyond the fp16 "
+                                               "range; keep the tables in fp32"):
+            round_tables_to_fp16(spec)
 
 
 class Int8ScalesTest(unittest.TestCase):

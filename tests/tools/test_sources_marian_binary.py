@@ -118,15 +118,17 @@ class MarianMadeBinaryTest(unittest.TestCase):
         self.addCleanup(os.environ.pop, "SOURCE_DATE_EPOCH")
         outputs = {}
         for label, flags in (("plain", ()), ("fp32", ("--fp32-embeddings",)),
+                             ("fp16", ("--fp16-embeddings",)),
                              ("per-row", ("--per-row-activations", "--fp32-embeddings"))):
             outputs[label] = os.path.join(folder, f"{label}.emt")
             result = helpers.run_tool("edgemt-convert", "--checkpoint", folder, *LANGS,
                                       "--dtype", "int8", *flags, "-o", outputs[label])
             self.assertEqual(result.returncode, 0, result.stderr)
-            noted = "--fp32-embeddings changes nothing here" in result.stderr
-            self.assertEqual(noted, label == "fp32", result.stderr)
-        with open(outputs["plain"], "rb") as plain, open(outputs["fp32"], "rb") as fp32:
-            self.assertEqual(plain.read(), fp32.read())
+            noted = f"{flags[0] if flags else ''} changes nothing here" in result.stderr
+            self.assertEqual(noted, label in ("fp32", "fp16"), result.stderr)
+        for label in ("fp32", "fp16"):
+            with open(outputs["plain"], "rb") as plain, open(outputs[label], "rb") as other:
+                self.assertEqual(plain.read(), other.read(), label)
         per_row = read_model(outputs["per-row"])
         self.assertTrue(per_row.header.f32_tables)
         self.assertEqual(per_row.entries["embedding.source"].dtype, "f32")

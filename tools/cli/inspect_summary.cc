@@ -110,7 +110,9 @@ void print_file_facts(const std::string& path, const Model& model, const TensorS
   }
   const bool per_row = model.quantization() == QuantizationScheme::kInt8PerRowDynamic ||
                        model.quantization() == QuantizationScheme::kInt8SmoothedPerRowDynamic;
-  if (per_row && model.f32_tables()) precision += "; embeddings f32";
+  if (per_row && model.table_dtype() != DType::kI8) {
+    precision += model.table_dtype() == DType::kF16 ? "; embeddings f16" : "; embeddings f32";
+  }
   print_field(0, "precision", precision);
   std::string parameters = grouped_number(tensors.parameters);
   if (tensors.scale_elements > 0) {

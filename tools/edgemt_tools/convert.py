@@ -165,7 +165,9 @@ keeps only the tables (what the embedding lookup reads) in float32 and
 gives a tied output projection an int8 copy of its own (calibrated like
 the other projections): decoding as fast as plain int8, most of the
 lines gained, and a file larger still (4 + 1 bytes per table weight:
-OPUS-MT-base about 200 MB)."""
+OPUS-MT-base about 200 MB). --fp16-embeddings does the same with the
+tables in float16 (format version 10): about as many lines, 2 + 1 bytes
+per table weight."""
 
 EPILOG = """\
 examples:
@@ -265,6 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "fp32's and a larger file. all (the default): an output projection "
                         "tied to a table stays fp32 too (beam search slower); lookup: it "
                         "gets an int8 copy of its own (as fast as plain int8; see below)")
+    p.add_argument("--fp16-embeddings", action="store_true",
+                   help="--dtype int8: keep the embedding tables in fp16 and give a tied output "
+                        "projection an int8 copy of its own: as --fp32-embeddings lookup, with "
+                        "2 bytes per table weight instead of 4")
     p.add_argument("--shortlist", nargs="+",
                    help="a Marian lexical shortlist to store: binary (FIRST and BEST from its "
                         "header; numbers given are ignored) or text (default FIRST 100, BEST "
@@ -363,6 +369,10 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
         parser.error(f"--per-row-activations needs --dtype int8 (got --dtype {args.dtype})")
     if args.fp32_embeddings and args.dtype != "int8":
         parser.error(f"--fp32-embeddings needs --dtype int8 (got --dtype {args.dtype})")
+    if args.fp16_embeddings and args.dtype != "int8":
+        parser.error(f"--fp16-embeddings needs --dtype int8 (got --dtype {args.dtype})")
+    if args.fp16_embeddings and args.fp32_embeddings:
+        parser.error("give --fp32-embeddings or --fp16-embeddings, not both")
     if args.no_calibration and args.dtype != "int8":
         parser.error(f"--no-calibration needs --dtype int8 (got --dtype {args.dtype})")
     if args.no_calibration and args.calibrate is not None:
@@ -436,15 +446,27 @@ def _marian_static(args: argparse.Namespace, spec) -> bool:
     return _marian_int8(args, spec) and bool(spec.int8_static)
 
 
+def _table_option(args: argparse.Namespace) -> str:
+    """The option that sets an int8 file's table dtype, as the user would
+    write it, or "" for none."""
+    if args.fp16_embeddings:
+        return "--fp16-embeddings"
+    if args.fp32_embeddings == "lookup":
+        return "--fp32-embeddings lookup"
+    return "--fp32-embeddings" if args.fp32_embeddings else ""
+
+
 def _check_fp32_embeddings(args: argparse.Namespace, spec) -> None:
-    """--fp32-embeddings is defined for the Transformer family (whose tables
-    are its embedding matrices), before anything slow runs."""
+    """--fp32-embeddings and --fp16-embeddings are defined for the
+    Transformer family (whose tables are its embedding matrices), before
+    anything slow runs."""
     from . import families
     family = families.of(spec.config)
-    if args.fp32_embeddings and not family.tensors.smoothable:
+    option = _table_option(args).split(" ")[0]
+    if option and not family.tensors.smoothable:
         transformer = families.titles(lambda other: other.tensors.smoothable)
-        raise UserError(f"--fp32-embeddings is for {transformer} models; this is "
-                        f"{family.a_title} model (drop --fp32-embeddings)")
+        raise UserError(f"{option} is for {transformer} models; this is "
+                        f"{family.a_title} model (drop {option})")
 
 
 def _int8_plan(args: argparse.Namespace, spec, lines):
@@ -480,7 +502,8 @@ def _kept_codes_note(args: argparse.Namespace, spec, plan) -> str:
               else QUANTIZATION_INT8_PER_TENSOR if _marian_int8(args, spec) else None)
     matrices = [name for name, tensor in expected_tensors(spec.config, "fp32").items()
                 if tensor.kind == MATRIX and tensor.alias_of is None
-                and matrix_dtype(tensor, "int8", scheme, bool(args.fp32_embeddings)) == "int8"]
+                and matrix_dtype(tensor, "int8", scheme, bool(args.fp32_embeddings),
+                                 args.fp16_embeddings) == "int8"]
     kept = [name for name in spec.int8_codes if name in matrices]
     note = (f"{len(kept)} of {len(matrices)} int8 matrices keep the checkpoint's "
             "int8 codes (Marian's intgemm8: codes as stored, scale 1/quantMult on every row), "
@@ -538,12 +561,17 @@ def run(args: argparse.Namespace) -> str:
             print(f"{PROG}: note: {note}", file=sys.stderr)
         shortlist = _read_shortlist(args, spec) if args.shortlist is not None else ""
         _check_fp32_embeddings(args, spec)
-        if args.fp32_embeddings == "lookup" and not _marian_int8(args, spec):
+        tables = _table_option(args)
+        if tables in ("--fp32-embeddings lookup", "--fp16-embeddings") and \
+                not _marian_int8(args, spec):
             from .model_spec import untie_output
             spec, untied = untie_output(spec)
             if untied:
                 print(f"{PROG}: note: {', '.join(untied)} gets an int8 copy of the embedding "
-                      "table it was tied to (--fp32-embeddings lookup)", file=sys.stderr)
+                      f"table it was tied to ({tables})", file=sys.stderr)
+        if args.fp16_embeddings and not _marian_int8(args, spec):
+            from .model_spec import round_tables_to_fp16
+            spec = round_tables_to_fp16(spec)  # calibration sees the file's lookups
         plan = _int8_plan(args, spec, calibration_lines)
         if args.dtype == "int8" and spec.int8_codes:
             print(f"{PROG}: note: {_kept_codes_note(args, spec, plan)}", file=sys.stderr)
@@ -552,17 +580,19 @@ def run(args: argparse.Namespace) -> str:
         from .sources.marian_alphas import static_spec
         packed = static_spec(spec) if static else spec
         f32_tables = bool(args.fp32_embeddings) and not _marian_int8(args, spec)
-        if args.fp32_embeddings and not f32_tables:
-            print(f"{PROG}: note: --fp32-embeddings changes nothing here: Marian's int8 "
+        f16_tables = args.fp16_embeddings and not _marian_int8(args, spec)
+        if tables and _marian_int8(args, spec):
+            print(f"{PROG}: note: {tables.split()[0]} changes nothing here: Marian's int8 "
                   "arithmetic keeps the embeddings in float32 anyway", file=sys.stderr)
         header, tensors, aliases = writer.pack(packed, args.dtype, plan, per_tensor, static,
-                                               f32_tables)
+                                               f32_tables, f16_tables)
         size = write_model(args.output, header, tensors, aliases,
                            inputs=_named_inputs(args, checkpoint) + files_read)
     scheme = ""
     if args.dtype == "int8":
         scheme = f" ({header.quantization or QUANTIZATION_INT8}"
-        scheme += ", embeddings fp32)" if header.f32_tables else ")"
+        scheme += (", embeddings fp32)" if header.f32_tables
+                   else ", embeddings fp16)" if header.f16_tables else ")")
     summary = (f"wrote {args.output}: {size} bytes, {len(tensors)} tensors "
                f"(+{len(aliases)} aliases), weights {args.dtype}{scheme}{shortlist}")
     return "\n".join(([plan.summary()] if plan is not None else []) + [summary])

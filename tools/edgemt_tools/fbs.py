@@ -72,17 +72,19 @@ FORMAT_VERSION = 5
 # Int8PerTensorStatic files (browsermt Marian's arithmetic with alphas),
 # written as 8 only when they are one (STATIC_FORMAT_VERSION); version 9
 # per-row int8 files whose embedding tables stay fp32 (Model.f32_tables),
-# written as 9 only when they are one (F32_TABLES_FORMAT_VERSION).
-NEWEST_FORMAT_VERSION = 9
+# written as 9 only when they are one (F32_TABLES_FORMAT_VERSION); version
+# 10 those whose tables are fp16 (Model.f16_tables; F16_TABLES_FORMAT_VERSION).
+NEWEST_FORMAT_VERSION = 10
 PER_TENSOR_FORMAT_VERSION = 7
 STATIC_FORMAT_VERSION = 8
 F32_TABLES_FORMAT_VERSION = 9
+F16_TABLES_FORMAT_VERSION = 10
 OLDEST_FORMAT_VERSION = 1
 
 __all__ = [
     "GENERATED_DIR", "FILE_IDENTIFIER", "FORMAT_VERSION", "NEWEST_FORMAT_VERSION",
     "OLDEST_FORMAT_VERSION", "PER_TENSOR_FORMAT_VERSION", "STATIC_FORMAT_VERSION",
-    "F32_TABLES_FORMAT_VERSION", "generated",
+    "F32_TABLES_FORMAT_VERSION", "F16_TABLES_FORMAT_VERSION", "generated",
     "model_fb", "decoding_fb", "provenance_fb", "shortlist_fb", "special_tokens_fb", "tensor_fb",
     "tokenizer_fb",
     "DType", "FamilyConfig", "QuantizationScheme", "SearchRules", "TokenizerKind",

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import families
 from .choices import WEIGHT_DTYPES
+from .errors import UserError
 from .families.tensor_table import MATRIX, VECTOR, TensorSpec
 
 # Model.decoding.rules (schema SearchRules): whose beam search the model follows.
@@ -163,6 +164,8 @@ class ModelHeader:
     # Format version 9: a per-row int8 file whose embedding tables (and a
     # tied output projection) stay fp32 (matrix_dtype).
     f32_tables: bool = False
+    # Format version 10: likewise fp16 tables (no projection tied to one).
+    f16_tables: bool = False
 
 
 @dataclass
@@ -212,19 +215,23 @@ def is_table(spec: TensorSpec) -> bool:
 
 
 def matrix_dtype(spec: TensorSpec, weight_dtype: str, quantization: Optional[str],
-                 f32_tables: bool = False) -> str:
+                 f32_tables: bool = False, f16_tables: bool = False) -> str:
     """The storage type of matrix `spec` in a file of this weight dtype and
     scheme: the weight dtype, except the tables of an Int8PerTensor* file
-    and of an int8 file with `f32_tables` (format version 9), which are fp32
+    and of an int8 file with `f32_tables` (format version 9), which are fp32,
+    and those of an int8 file with `f16_tables` (version 10), which are fp16
     (schema/edgemt.fbs)."""
     if is_table(spec) and weight_dtype == "int8" and (
             f32_tables or quantization in (QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_STATIC)):
         return "fp32"
+    if is_table(spec) and weight_dtype == "int8" and f16_tables:
+        return "fp16"
     return weight_dtype
 
 
 def expected_tensors(cfg, weight_dtype: str = "fp32", quantization: Optional[str] = None,
-                     f32_tables: bool = False) -> "OrderedDict[str, TensorSpec]":
+                     f32_tables: bool = False,
+                     f16_tables: bool = False) -> "OrderedDict[str, TensorSpec]":
     """Every tensor a file with this config (of any family), weight dtype
     and quantization scheme (None: the one weight_dtype implies) must hold
     (schema/TENSORS.md), in the family table's order (its groups in file
@@ -233,17 +240,17 @@ def expected_tensors(cfg, weight_dtype: str = "fp32", quantization: Optional[str
     With weight_dtype "int8" each int8 matrix (matrix_dtype) is directly
     followed by its scales, and with QUANTIZATION_INT8_SMOOTHED each
     projection that owns its bytes then by its smoothing vector.
-    `f32_tables`: the file's header flag (matrix_dtype)."""
+    `f32_tables`, `f16_tables`: the file's header flags (matrix_dtype)."""
     if weight_dtype not in WEIGHT_DTYPES:
         raise ValueError(f"unknown weight dtype {weight_dtype!r} (known: {WEIGHT_DTYPES})")
     specs = families.of(cfg).tensors.float_tensors(cfg)
     if weight_dtype != "int8":
         return specs
-    return _with_scales(specs, quantization, f32_tables)
+    return _with_scales(specs, quantization, f32_tables, f16_tables)
 
 
 def _with_scales(specs: "OrderedDict[str, TensorSpec]", quantization: Optional[str],
-                 f32_tables: bool) -> "OrderedDict[str, TensorSpec]":
+                 f32_tables: bool, f16_tables: bool) -> "OrderedDict[str, TensorSpec]":
     """Insert `X_scale` [out] (F32) after every int8 matrix X; the scales of an
     alias alias the scales of its target (output.weight_scale ->
     embedding.target_scale). QUANTIZATION_INT8_SMOOTHED: also `X_smooth`
@@ -254,7 +261,8 @@ def _with_scales(specs: "OrderedDict[str, TensorSpec]", quantization: Optional[s
     out: "OrderedDict[str, TensorSpec]" = OrderedDict()
     for name, spec in specs.items():
         out[name] = spec
-        if spec.kind == MATRIX and matrix_dtype(spec, "int8", quantization, f32_tables) == "int8":
+        if spec.kind == MATRIX and matrix_dtype(spec, "int8", quantization, f32_tables,
+                                                f16_tables) == "int8":
             target = scale_name(spec.alias_of) if spec.alias_of is not None else None
             out[scale_name(name)] = TensorSpec((spec.shape[0],), VECTOR, target)
             if smoothed and spec.projection and spec.alias_of is None:
@@ -284,6 +292,23 @@ def untie_output(spec: ModelSpec) -> Tuple[ModelSpec, List[str]]:
     if still_tied:
         raise ValueError(f"{family.title}.untied left {still_tied} tied")
     return dataclasses.replace(spec, config=config, weights=weights), tied
+
+
+def round_tables_to_fp16(spec: ModelSpec) -> ModelSpec:
+    """`spec` with every embedding table that owns its bytes rounded to
+    float16 (and held as float32 again, exactly), so that int8 calibration
+    sees the lookups of a file with `f16_tables`. UserError for a table
+    beyond float16's range."""
+    weights = dict(spec.weights)
+    for name, tensor in expected_tensors(spec.config, "fp32").items():
+        if not is_table(tensor) or tensor.alias_of is not None:
+            continue
+        table = np.asarray(weights[name], dtype=np.float32)
+        if np.abs(table).max(initial=0.0) > np.finfo(np.float16).max:
+            raise UserError(f"tensor {name} has values beyond the fp16 range; keep the tables "
+                            "in fp32 (--fp32-embeddings lookup)")
+        weights[name] = table.astype(np.float16).astype(np.float32)
+    return dataclasses.replace(spec, weights=weights)
 
 
 def resolve_alias(specs: Dict[str, TensorSpec], name: str) -> str:

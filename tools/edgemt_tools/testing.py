@@ -109,12 +109,12 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                     special_tokens: Optional[Mapping[str, int]] = None,
                     tokenizer_model: bytes = b"", source_language: str = "en",
                     target_language: str = "de", quantization: Optional[str] = None,
-                    f32_tables: bool = False) -> int:
+                    f32_tables: bool = False, f16_tables: bool = False) -> int:
     """Write an .emt file from an edgemt config dict (TransformerConfig field names)
     and name -> array tensors, WITHOUT checking that they agree. For bad-input tests.
     `quantization` (model_spec.QUANTIZATION_*) overrides the scheme weight_dtype
     implies, to write a file whose header contradicts itself; `f32_tables`
-    sets the header flag of format version 9."""
+    and `f16_tables` set the header flags of format versions 9 and 10."""
     tokens = {"pad": 0, "unk": 1, "bos": 2, "eos": 3, "decoder_start": 2}
     tokens.update(special_tokens or {})
     header = ModelHeader(config=TransformerConfig(**config),
@@ -123,7 +123,8 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                          weight_dtype=weight_dtype, tokenizer_model=tokenizer_model,
                          provenance=Provenance(source_format="test",
                                                converter_version="testing"),
-                         quantization=quantization, f32_tables=f32_tables)
+                         quantization=quantization, f32_tables=f32_tables,
+                         f16_tables=f16_tables)
     return write_unvalidated(path, header, tensors, aliases)
 
 

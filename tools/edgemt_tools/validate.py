@@ -223,15 +223,22 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
             not families.of(header.config).tensors.smoothable:
         smoothable = families.titles(lambda family: family.tensors.smoothable)
         raise UserError(f"{QUANTIZATION_INT8_SMOOTHED} is defined for the {smoothable} family only")
-    if header.f32_tables and (header.weight_dtype != "int8" or header.quantization not in (
-            None, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED)):
-        raise UserError("f32_tables is for per-row int8 files only")
-    if header.f32_tables and not families.of(header.config).tensors.smoothable:
-        transformer = families.titles(lambda family: family.tensors.smoothable)
-        raise UserError(f"fp32 embedding tables in an int8 file are defined for the {transformer} "
-                        "family only")
+    for flag, dtype in (("f32_tables", "fp32"), ("f16_tables", "fp16")):
+        if getattr(header, flag) and (header.weight_dtype != "int8" or header.quantization not in (
+                None, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED)):
+            raise UserError(f"{flag} is for per-row int8 files only")
+        if getattr(header, flag) and not families.of(header.config).tensors.smoothable:
+            transformer = families.titles(lambda family: family.tensors.smoothable)
+            raise UserError(f"{dtype} embedding tables in an int8 file are defined for the "
+                            f"{transformer} family only")
+    if header.f32_tables and header.f16_tables:
+        raise UserError("f32_tables and f16_tables are both set (a file has one table dtype)")
     specs = expected_tensors(header.config, header.weight_dtype, header.quantization,
-                             header.f32_tables)
+                             header.f32_tables, header.f16_tables)
+    if header.f16_tables and any(spec.projection and spec.alias_of is not None
+                                 for spec in specs.values()):
+        raise UserError("f16_tables needs an untied output projection (fp16 tables are not "
+                        "int8 products)")
     present = set(tensors) | set(aliases)
     missing = [name for name in specs if name not in present]
     extra = sorted(present - set(specs))
@@ -259,7 +266,7 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
             raise UserError(f"tensor {name} has shape {list(array.shape)}, the config implies "
                             f"{list(spec.shape)}")
         want = (_MATRIX_DTYPES[matrix_dtype(spec, header.weight_dtype, header.quantization,
-                                            header.f32_tables)]
+                                            header.f32_tables, header.f16_tables)]
                 if spec.kind == MATRIX else np.dtype(np.float32))
         if array.dtype != want:
             raise UserError(f"tensor {name} has dtype {array.dtype}, expected {want}")

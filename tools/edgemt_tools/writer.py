@@ -54,14 +54,15 @@ def _stored(name: str, array: np.ndarray, kind: str, dtype: str,
             out[smooth_name(name)] = np.ascontiguousarray(plan.multipliers[name], dtype=np.float32)
         return out
     if np.abs(array).max(initial=0.0) > np.finfo(np.float16).max:
-        raise UserError(f"tensor {name} has values beyond the fp16 range; use --dtype fp32")
+        raise UserError(f"tensor {name} has values beyond the fp16 range; store it in fp32 "
+                        "(--dtype fp32; --fp32-embeddings for an int8 file's tables)")
     return OrderedDict([(name, np.ascontiguousarray(array.astype(np.float16)))])
 
 
 def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
                  plan: Optional[Int8Plan] = None, int8_codes: Optional[Int8Codes] = None,
                  per_tensor: bool = False, static: Optional[Int8Static] = None,
-                 f32_tables: bool = False
+                 f32_tables: bool = False, f16_tables: bool = False
                  ) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
     """(tensors in file order and storage type, aliases name -> owner) for
     float32 `weights` named as `expected_tensors(config, "fp32")` lists them
@@ -71,7 +72,8 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
     an Int8PerTensorDynamic file (its tables in fp32), `static`
     (ModelSpec.int8_static) an Int8PerTensorStatic one, every projection's
     codes, scales and activation multiplier as given; `f32_tables` a per-row
-    int8 file whose embedding tables stay fp32. Raises UserError for a
+    int8 file whose embedding tables stay fp32, `f16_tables` one whose
+    tables are fp16 (no projection tied to one). Raises UserError for a
     missing or unexpected weight."""
     if dtype not in WEIGHT_DTYPES:
         raise UserError(f"unknown weight dtype {dtype!r} (known: {', '.join(WEIGHT_DTYPES)})")
@@ -81,12 +83,17 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
         raise ValueError("a per-tensor int8 file is not calibrated")
     if static and (plan is not None or per_tensor or dtype != "int8"):
         raise ValueError("a static int8 file is neither calibrated nor dynamic")
-    if f32_tables and (dtype != "int8" or per_tensor or static):
-        raise ValueError("f32_tables is for per-row int8 files")
+    if (f32_tables or f16_tables) and (dtype != "int8" or per_tensor or static):
+        raise ValueError(f"{'f32' if f32_tables else 'f16'}_tables is for per-row int8 files")
+    if f32_tables and f16_tables:
+        raise ValueError("f32_tables or f16_tables, not both")
     quantization = _scheme(plan, per_tensor, static)
     if static:
         int8_codes = {name: (codes, scales) for name, (codes, scales, _, _) in static.items()}
-    specs = expected_tensors(config, dtype, quantization, f32_tables)
+    specs = expected_tensors(config, dtype, quantization, f32_tables, f16_tables)
+    if f16_tables and any(spec.projection and spec.alias_of is not None
+                          for spec in specs.values()):
+        raise ValueError("f16_tables needs every projection untied (model_spec.untie_output)")
     wanted = [name for name, spec in expected_tensors(config, "fp32").items()
               if spec.alias_of is None]
     missing = [name for name in wanted if name not in weights]
@@ -103,7 +110,8 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
         if name in tensors:
             continue  # an int8 scale or smoothing vector, stored with its matrix
         tensors.update(_stored(name, weights[name], spec.kind,
-                               matrix_dtype(spec, dtype, quantization, f32_tables), plan,
+                               matrix_dtype(spec, dtype, quantization, f32_tables, f16_tables),
+                               plan,
                                int8_codes or {}))
         if plan is not None and spec.projection and smooth_name(name) not in tensors:
             # a projection the calibration did not reach: no smoothing
@@ -146,15 +154,16 @@ def own_target_tokenizer(spec: ModelSpec) -> Optional[SideTokenizer]:
 
 
 def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None, per_tensor: bool = False,
-         static: bool = False, f32_tables: bool = False):
+         static: bool = False, f32_tables: bool = False, f16_tables: bool = False):
     """(ModelHeader, tensors, aliases) of `spec` stored as `dtype` (int8:
     with a calibration `plan`, a smoothed file; with `per_tensor`, an
     Int8PerTensorDynamic one; with `static`, an Int8PerTensorStatic one from
     spec.int8_static; matrices of spec.int8_codes keep their codes; with
-    `f32_tables`, a per-row file's embedding tables stay fp32)."""
+    `f32_tables`, a per-row file's embedding tables stay fp32; with
+    `f16_tables`, they are fp16)."""
     fixed = spec.int8_static if static else None
     tensors, aliases = pack_tensors(spec.config, spec.weights, dtype, plan, spec.int8_codes,
-                                    per_tensor, fixed, f32_tables)
+                                    per_tensor, fixed, f32_tables, f16_tables)
     header = ModelHeader(
         config=spec.config, special_tokens=spec.special_tokens,
         source_language=spec.source_language, target_language=spec.target_language,
@@ -163,5 +172,6 @@ def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None, per_tenso
         append_eos_to_source=spec.append_eos_to_source, provenance=spec.provenance,
         source_pieces=spec.source_pieces, source_unk_id=spec.source_unk_id,
         source_eos_id=spec.source_eos_id, target_tokenizer=own_target_tokenizer(spec),
-        decoding=spec.decoding, shortlist=spec.shortlist, f32_tables=f32_tables)
+        decoding=spec.decoding, shortlist=spec.shortlist, f32_tables=f32_tables,
+        f16_tables=f16_tables)
     return header, tensors, aliases

@@ -28,7 +28,7 @@ struct FamilyConfig;  // runtime/models/families.h
 
 // The model file format version this runtime writes in its tests and reads,
 // and the oldest it still reads (schema/edgemt.fbs lists what changed).
-inline constexpr uint32_t kFormatVersion = 9;
+inline constexpr uint32_t kFormatVersion = 10;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
@@ -44,7 +44,8 @@ enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 // product's activations with a fixed multiplier `<matrix>_input_scale` from
 // the file. kNone for F32 and F16 files. Since format version 9 a per-row
 // file may keep its embedding tables (and an output projection tied to
-// one) in F32, as the per-tensor schemes do (Model::f32_tables()).
+// one) in F32, as the per-tensor schemes do (Model::f32_tables()); since
+// version 10 in F16, no projection then tied to one (Model::table_dtype()).
 enum class QuantizationScheme : uint8_t {
   kNone = 0,
   kInt8PerRowDynamic = 1,
@@ -212,6 +213,10 @@ class Model {
   // An I8 file whose embedding tables (and a tied output projection) are
   // F32: every Int8PerTensor* file, and per-row ones that say so (version 9).
   bool f32_tables() const;
+  // The storage type of the embedding tables (and of an output projection
+  // tied to one): weight_dtype() but in I8 files that keep them F32
+  // (f32_tables()) or F16 (per-row files that say so, version 10).
+  DType table_dtype() const;
   const char* source_language() const;
   const char* target_language() const;
   const Provenance& provenance() const;

@@ -56,6 +56,6 @@ using TransformerModel = FamilyModel<TransformerConfig, TransformerWeights, Work
 const Family kFamily =
     family_record<TransformerConfig, format::TransformerConfig,
                   &format::Model::family_config_as_TransformerConfig, FamilyId::TransformerConfig,
-                  TransformerModel>("transformer", /*int8_f32_tables=*/true);
+                  TransformerModel>("transformer", /*int8_float_tables=*/true);
 
 }  // namespace edgemt::transformer

@@ -575,46 +575,78 @@ TEST_CASE("format/model_verifier: static int8 files: an input scale per projecti
   check_scheme_gates(good, 4, "int8-per-tensor-static", 8);
 }
 
-TEST_CASE("format/model_verifier: per-row int8 files with F32 tables: version 9, per-row only") {
+// A per-row int8 file (plain and smoothed) of `config` whose tables are
+// `table` (F32: f32_tables, F16: f16_tables) verifies, and is refused
+// before `version` and without its flag.
+void check_float_tables(const TransformerConfig& config, DType table, uint32_t version) {
+  const bool f16 = table == DType::kF16;
+  const std::string flag = f16 ? "f16_tables" : "f32_tables";
   for (bool smoothed : {false, true}) {
     CAPTURE(smoothed);
-    ModelBuilder good(testing::tiny_config(), DType::kI8);
+    ModelBuilder good(config, DType::kI8);
     good.smoothed = smoothed;
-    good.f32_tables = true;
+    good.f32_tables = !f16;
+    good.f16_tables = f16;
     good.regenerate_tensors();
     VerifiedModel model;
     const std::vector<uint8_t> bytes = good.build();
     REQUIRE(verify_model(bytes.data(), bytes.size(), &model).is_ok());
-    CHECK(model.f32_tables);
+    CHECK(model.f32_tables == !f16);
+    CHECK(model.f16_tables == f16);
     CHECK(model.quantization == (smoothed ? QuantizationScheme::kInt8SmoothedPerRowDynamic
                                           : QuantizationScheme::kInt8PerRowDynamic));
-    CHECK(good.find("embedding.source")->dtype == DType::kF32);
+    CHECK(good.find("embedding.source")->dtype == table);
     CHECK(good.find("embedding.source_scale") == nullptr);
     CHECK(good.find("encoder.layers.0.ffn.in.weight")->dtype == DType::kI8);
     CHECK(good.find("encoder.layers.0.ffn.in.weight_scale") != nullptr);
     CHECK((good.find("encoder.layers.0.ffn.in.weight_smooth") != nullptr) == smoothed);
 
     ModelBuilder older = good;
-    older.format_version = 8;
+    older.format_version = version - 1;
     CHECK_STATUS(verify(older), StatusCode::kInvalidModel,
-                 "f32_tables needs format version 9 or later (the file says 8)");
-    ModelBuilder unflagged = good;  // F32 tables in a file that does not say so
-    unflagged.f32_tables = false;
+                 flag + " needs format version " + std::to_string(version) +
+                     " or later (the file says " + std::to_string(version - 1) + ")");
+    ModelBuilder unflagged = good;  // float tables in a file that does not say so
+    unflagged.f32_tables = unflagged.f16_tables = false;
     CHECK_STATUS(verify(unflagged), StatusCode::kInvalidModel,
-                 "tensor 'embedding.source' has dtype f32, expected i8");
+                 std::string("tensor 'embedding.source' has dtype ") + (f16 ? "f16" : "f32") +
+                     ", expected i8");
+    ModelBuilder both = good;
+    both.f32_tables = both.f16_tables = true;
+    CHECK_STATUS(verify(both), StatusCode::kInvalidModel, "f32_tables and f16_tables are both set");
   }
-  // The flag belongs to the per-row schemes: the per-tensor ones have F32
+  // The flags belong to the per-row schemes: the per-tensor ones have F32
   // tables anyway, float files no int8 to keep them from.
-  ModelBuilder per_tensor(testing::tiny_config(), DType::kI8);
+  ModelBuilder per_tensor(config, DType::kI8);
   per_tensor.per_tensor = true;
-  per_tensor.f32_tables = true;
+  per_tensor.f32_tables = !f16;
+  per_tensor.f16_tables = f16;
   per_tensor.regenerate_tensors();
   CHECK_STATUS(verify(per_tensor), StatusCode::kInvalidModel,
-               "f32_tables is set in a file of quantization scheme int8-per-tensor-dynamic");
-  ModelBuilder f32;
-  f32.f32_tables = true;
-  CHECK_STATUS(verify(f32), StatusCode::kInvalidModel,
-               "f32_tables is set in a file of quantization scheme none");
+               flag + " is set in a file of quantization scheme int8-per-tensor-dynamic");
+  ModelBuilder float_file(config, table);
+  float_file.f32_tables = !f16;
+  float_file.f16_tables = f16;
+  CHECK_STATUS(verify(float_file), StatusCode::kInvalidModel,
+               flag + " is set in a file of quantization scheme none");
+}
+
+TEST_CASE("format/model_verifier: per-row int8 files with F32 tables: version 9, per-row only") {
+  check_float_tables(testing::tiny_config(), DType::kF32, 9);
+}
+
+TEST_CASE("format/model_verifier: per-row int8 files with F16 tables: version 10, untied") {
+  TransformerConfig untied = testing::tiny_config();
+  untied.tied_output = false;
+  check_float_tables(untied, DType::kF16, 10);
+  // A tied output projection would be an F16 product in an int8 file.
+  TransformerConfig tied_config = untied;
+  tied_config.tied_output = true;
+  ModelBuilder tied(tied_config, DType::kI8);
+  tied.f16_tables = true;
+  tied.regenerate_tensors();
+  CHECK_STATUS(verify(tied), StatusCode::kInvalidModel,
+               "tensor 'output.weight' is tied to an F16 embedding table");
 }
 
 TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {

@@ -39,6 +39,7 @@ struct Variant {
   bool per_tensor = false;  // I8: an Int8PerTensorDynamic file (Marian's intgemm8 arithmetic)
   bool fixed_range = false;  // I8: an Int8PerTensorStatic file (Firefox's, with alphas)
   bool f32_tables = false;   // I8 per row: embedding tables F32 (format version 9)
+  bool f16_tables = false;   // I8 per row: embedding tables F16 (format version 10; untied)
 };
 
 constexpr Variant kVariants[] = {
@@ -79,6 +80,12 @@ constexpr Variant kVariants[] = {
     {"pre-norm gelu untied int8, f32 tables", edgemt::transformer::NormPlacement::kPreNorm,
      edgemt::Activation::kGelu, false, false, false, true, edgemt::DType::kI8, false, false, false, false,
      true},
+    {"post-norm relu shared untied smoothed int8, f16 tables (--fp16-embeddings)",
+     edgemt::transformer::NormPlacement::kPostNorm, edgemt::Activation::kRelu, true, true, false, true,
+     edgemt::DType::kI8, true, false, false, false, false, true},
+    {"pre-norm gelu separate untied int8, f16 tables", edgemt::transformer::NormPlacement::kPreNorm,
+     edgemt::Activation::kGelu, false, false, false, true, edgemt::DType::kI8, false, false, false, false,
+     false, true},
 };
 
 edgemt::transformer::TransformerConfig config_for(const Variant& v) {
@@ -110,11 +117,12 @@ struct Fixture {
 Fixture make(const Variant& v, size_t threads) {
   Fixture f;
   ModelBuilder builder(config_for(v), v.dtype, 7);
-  if (v.smoothed || v.per_tensor || v.fixed_range || v.f32_tables) {
+  if (v.smoothed || v.per_tensor || v.fixed_range || v.f32_tables || v.f16_tables) {
     builder.smoothed = v.smoothed;
     builder.per_tensor = v.per_tensor;
     builder.fixed_range = v.fixed_range;
     builder.f32_tables = v.f32_tables;
+    builder.f16_tables = v.f16_tables;
     builder.regenerate_tensors();
   }
   f.file = std::make_unique<TempFile>(builder.build());

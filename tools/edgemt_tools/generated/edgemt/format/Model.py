@@ -203,7 +203,14 @@ class Model(object):
             return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
         return False
 
-def ModelStart(builder): builder.StartObject(18)
+    # Model
+    def F16Tables(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(40))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def ModelStart(builder): builder.StartObject(19)
 def Start(builder):
     return ModelStart(builder)
 def ModelAddFormatVersion(builder, formatVersion): builder.PrependUint32Slot(0, formatVersion, 0)
@@ -263,6 +270,9 @@ def AddShortlist(builder, shortlist):
 def ModelAddF32Tables(builder, f32Tables): builder.PrependBoolSlot(17, f32Tables, 0)
 def AddF32Tables(builder, f32Tables):
     return ModelAddF32Tables(builder, f32Tables)
+def ModelAddF16Tables(builder, f16Tables): builder.PrependBoolSlot(18, f16Tables, 0)
+def AddF16Tables(builder, f16Tables):
+    return ModelAddF16Tables(builder, f16Tables)
 def ModelEnd(builder): return builder.EndObject()
 def End(builder):
     return ModelEnd(builder)
