@@ -277,7 +277,8 @@ def untie_output(spec: ModelSpec) -> Tuple[ModelSpec, List[str]]:
     (a tied output projection) given a copy of them as its own weights, and
     the config saying so (Family.untied); and the names of those projections
     (none: `spec` as it is). The model computes the same function; an int8
-    file can then keep the table in fp32 and the projection in int8."""
+    file can then keep the table in float (fp32, fp16) and the projection
+    in int8."""
     specs = expected_tensors(spec.config, "fp32")
     tied = [name for name, tensor in specs.items()
             if tensor.kind == MATRIX and tensor.projection and tensor.alias_of is not None]

@@ -237,8 +237,8 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
                              header.f32_tables, header.f16_tables)
     if header.f16_tables and any(spec.projection and spec.alias_of is not None
                                  for spec in specs.values()):
-        raise UserError("f16_tables needs an untied output projection (fp16 tables are not "
-                        "int8 products)")
+        raise UserError("f16_tables needs an untied output projection (an int8 file computes "
+                        "no fp16 product)")
     present = set(tensors) | set(aliases)
     missing = [name for name in specs if name not in present]
     extra = sorted(present - set(specs))
