@@ -263,34 +263,47 @@ class RoundTripTest(unittest.TestCase):
         scale = model.array("embedding.source_scale")[:, None]
         self.assertTrue((np.abs(deq - originals["embedding.source"]) <= scale * 0.51).all())
 
+    def round_trip_float_tables(self, config, flag: str, dtype: str, version: int):
+        """An int8 file of `config` whose tables are `dtype` ("f32", "f16")
+        under header flag `flag`: written at `version`, the tables without
+        scales and their values kept, every projection int8 with its scales;
+        a float file with the flag is refused. Returns (weights, tensors,
+        aliases) for the caller's own checks."""
+        weights, _ = tiny_tensors(config)
+        tensors, aliases = pack_tensors(TransformerConfig(**config), weights, "int8",
+                                        **{flag: True})
+        write_unchecked(self.path, config, tensors, aliases, weight_dtype="int8", **{flag: True})
+        model = read_model(self.path)
+        model.check_against_config()
+        self.assertEqual(model.format_version, version)
+        self.assertEqual((model.header.f32_tables, model.header.f16_tables),
+                         (flag == "f32_tables", flag == "f16_tables"))
+        self.assertEqual(model.header.quantization, QUANTIZATION_INT8)
+        self.assertEqual(model.entries["embedding.source"].dtype, dtype)
+        self.assertNotIn("embedding.source_scale", model.entries)
+        stored = np.float16 if dtype == "f16" else np.float32
+        np.testing.assert_array_equal(model.array("embedding.source"),
+                                      weights["embedding.source"].astype(stored))
+        self.assertEqual(model.entries["encoder.layers.0.ffn.in.weight"].dtype, "i8")
+        self.assertIn("encoder.layers.0.ffn.in.weight_scale", model.entries)
+        float_tensors, float_aliases = tiny_tensors(config)
+        write_unchecked(self.path, config, float_tensors, float_aliases, **{flag: True})
+        with self.assertRaisesRegex(ModelFileError, f"{flag} is set in a file of "
+                                                    "quantization None"):
+            read_model(self.path)
+        return weights, tensors, aliases
+
     def test_round_trip_int8_with_f32_tables(self):
         """--fp32-embeddings: format version 9, the tables (and the tied output
         projection) f32 without scales, every projection int8 with its scales;
         a reader checks the flag against the version and the scheme."""
-        weights, _ = tiny_tensors(TINY)
-        tensors, aliases = pack_tensors(TransformerConfig(**TINY), weights, "int8",
-                                        f32_tables=True)
-        write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8", f32_tables=True)
-        model = read_model(self.path)
-        model.check_against_config()
-        self.assertEqual(model.format_version, fbs.F32_TABLES_FORMAT_VERSION)
-        self.assertTrue(model.header.f32_tables)
-        self.assertEqual(model.header.quantization, QUANTIZATION_INT8)
-        self.assertEqual(model.entries["embedding.source"].dtype, "f32")
-        self.assertNotIn("embedding.source_scale", model.entries)
-        np.testing.assert_array_equal(model.array("embedding.source"), weights["embedding.source"])
-        self.assertEqual(model.entries["encoder.layers.0.ffn.in.weight"].dtype, "i8")
-        self.assertIn("encoder.layers.0.ffn.in.weight_scale", model.entries)
+        weights, tensors, aliases = self.round_trip_float_tables(
+            TINY, "f32_tables", "f32", fbs.F32_TABLES_FORMAT_VERSION)
         # The same tensors without the flag: the config implies int8 tables.
         write_unchecked(self.path, TINY, tensors, aliases, weight_dtype="int8")
         with self.assertRaisesRegex(ModelFileError, "embedding.source_scale is missing"):
             read_model(self.path).check_against_config()
-        # Not for float files, nor for the per-tensor schemes (f32 tables anyway).
-        float_tensors, float_aliases = tiny_tensors(TINY)
-        write_unchecked(self.path, TINY, float_tensors, float_aliases, f32_tables=True)
-        with self.assertRaisesRegex(ModelFileError, "f32_tables is set in a file of "
-                                                    "quantization None"):
-            read_model(self.path)
+        # Nor for the per-tensor schemes (f32 tables anyway).
         with self.assertRaisesRegex(ValueError, "f32_tables is for per-row int8 files"):
             pack_tensors(TransformerConfig(**TINY), weights, "int8", per_tensor=True,
                          f32_tables=True)
@@ -301,29 +314,15 @@ class RoundTripTest(unittest.TestCase):
         against the version, the scheme and f32_tables; the writer refuses a
         tied output projection."""
         untied = dict(TINY, tied_output=False)
-        weights, _ = tiny_tensors(untied)
-        tensors, aliases = pack_tensors(TransformerConfig(**untied), weights, "int8",
-                                        f16_tables=True)
+        _, tensors, aliases = self.round_trip_float_tables(
+            untied, "f16_tables", "f16", fbs.F16_TABLES_FORMAT_VERSION)
         write_unchecked(self.path, untied, tensors, aliases, weight_dtype="int8", f16_tables=True)
         model = read_model(self.path)
-        model.check_against_config()
-        self.assertEqual(model.format_version, fbs.F16_TABLES_FORMAT_VERSION)
-        self.assertTrue(model.header.f16_tables)
-        self.assertFalse(model.header.f32_tables)
-        self.assertEqual(model.entries["embedding.source"].dtype, "f16")
-        self.assertNotIn("embedding.source_scale", model.entries)
-        np.testing.assert_array_equal(model.array("embedding.source"),
-                                      weights["embedding.source"].astype(np.float16))
         self.assertEqual(model.entries["output.weight"].dtype, "i8")
         self.assertIn("output.weight_scale", model.entries)
         write_unchecked(self.path, untied, tensors, aliases, weight_dtype="int8", f16_tables=True,
                         f32_tables=True)
         with self.assertRaisesRegex(ModelFileError, "f32_tables and f16_tables are both set"):
-            read_model(self.path)
-        float_tensors, float_aliases = tiny_tensors(untied)
-        write_unchecked(self.path, untied, float_tensors, float_aliases, f16_tables=True)
-        with self.assertRaisesRegex(ModelFileError, "f16_tables is set in a file of "
-                                                    "quantization None"):
             read_model(self.path)
         tied, _ = tiny_tensors(TINY)
         with self.assertRaisesRegex(ValueError, "f16_tables needs every projection untied"):

@@ -562,8 +562,8 @@ def run(args: argparse.Namespace) -> str:
         shortlist = _read_shortlist(args, spec) if args.shortlist is not None else ""
         _check_fp32_embeddings(args, spec)
         tables = _table_option(args)
-        if tables in ("--fp32-embeddings lookup", "--fp16-embeddings") and \
-                not _marian_int8(args, spec):
+        untie = args.fp16_embeddings or args.fp32_embeddings == "lookup"
+        if untie and not _marian_int8(args, spec):
             from .model_spec import untie_output
             spec, untied = untie_output(spec)
             if untied:
