@@ -16,7 +16,10 @@ docs/int8-quality.md come from it.
   hf-marian    tests/fixtures/marian/hf
 
 --int8-args passes more arguments to the int8 conversion (e.g.
-"--no-calibration" for plain nearest rounding).
+"--no-calibration" for plain nearest rounding). --residual-bits N converts
+int8 with `--fp32-embeddings lookup` and rewrites each file's tables as
+int8 codes plus an N-bit residual code would look them up (a study of a
+format edgemt does not have: research/residual_tables.py).
 """
 
 import argparse
@@ -31,6 +34,7 @@ from research.study_cli import REPO_ROOT, StudyParser
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
 from edgemt_tools.bleu import corpus_bleu  # noqa: E402
+from research import residual_tables  # noqa: E402
 
 FIXTURES = os.path.join(REPO_ROOT, "tests", "fixtures")
 REFERENCE = os.path.join(REPO_ROOT, "models", "reference")
@@ -96,6 +100,8 @@ def main(argv=None) -> int:
         help="folder with the multi30k checkpoint [%(default)s]")
     parser.add_argument("--only", metavar="SOURCE[,SOURCE]", help="these sources only")
     parser.add_argument("--int8-args", default="", help="more edgemt-convert arguments for int8")
+    parser.add_argument("--residual-bits", type=int, choices=range(2, 9), metavar="N",
+                        help="emulate int8 tables with an N-bit residual code (2..8)")
     args = parser.parse_args(argv)
     if not os.path.isfile(args.cli):
         parser.error(f"{args.cli} not found: build edgemt first")
@@ -110,9 +116,15 @@ def main(argv=None) -> int:
             if wanted is not None and kind not in wanted:
                 continue
             outputs: Dict[Tuple[str, int], List[str]] = {}
-            for dtype, extra in (("fp32", []), ("int8", shlex.split(args.int8_args))):
+            int8_extra = shlex.split(args.int8_args)
+            if args.residual_bits is not None:
+                int8_extra += ["--fp32-embeddings", "lookup"]
+            for dtype, extra in (("fp32", []), ("int8", int8_extra)):
                 path = os.path.join(tmp, f"{kind}.{name}.{dtype}.emt")
                 run(convert + list(convert_args) + ["--dtype", dtype, *extra, "-o", path])
+                if dtype == "int8" and args.residual_bits is not None:
+                    for line in residual_tables.rewrite(path, args.residual_bits):
+                        print(f"  {kind} {name}: {line}", file=sys.stderr)
                 for beam in (1, 4):
                     outputs[dtype, beam] = run([args.cli, "translate", "-m", path, "--beam",
                                                 str(beam), "-i", source]).splitlines()
