@@ -242,6 +242,7 @@ DType Model::table_dtype() const {
   const VerifiedModel& m = impl_->model;  // weight_types says which files keep other tables
   return weight_types(m.weight_dtype, m.quantization, m.f32_tables, m.f16_tables).tables;
 }
+bool Model::residual_tables() const { return impl_->model.residual_tables; }
 const char* Model::source_language() const { return impl_->model.source_language; }
 const char* Model::target_language() const { return impl_->model.target_language; }
 const Provenance& Model::provenance() const { return impl_->model.provenance; }

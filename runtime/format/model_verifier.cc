@@ -179,6 +179,7 @@ constexpr uint32_t kFirstPerTensorFormatVersion = 7;
 constexpr uint32_t kFirstStaticFormatVersion = 8;
 constexpr uint32_t kFirstF32TablesFormatVersion = 9;
 constexpr uint32_t kFirstF16TablesFormatVersion = 10;
+constexpr uint32_t kFirstResidualTablesFormatVersion = 11;
 
 // The file's scheme, refused before the format version that added it.
 Status scheme_since(QuantizationScheme scheme, uint32_t first_version, uint32_t version,
@@ -229,10 +230,10 @@ Status read_quantization(fb::QuantizationScheme in, DType weight_dtype, uint32_t
   return Status::ok();
 }
 
-// f32_tables (version 9) and f16_tables (version 10), one flag at most, are
-// for the per-row int8 schemes only (the per-tensor ones have F32 tables
-// anyway, float files no tables to keep), and for the families that say
-// their int8 files may have them.
+// f32_tables (version 9), f16_tables (version 10) and residual_tables
+// (version 11), one flag at most, are for the per-row int8 schemes only (the
+// per-tensor ones have F32 tables anyway, float files no tables to keep),
+// and for the families that say their int8 files may have them.
 Status read_float_table(const fb::Model& root, const FamilyConfig& family,
                         QuantizationScheme scheme, const char* flag, uint32_t first_version) {
   if (root.format_version() < first_version) {
@@ -258,10 +259,21 @@ Status read_float_table(const fb::Model& root, const FamilyConfig& family,
 }
 
 Status read_float_tables(const fb::Model& root, const FamilyConfig& family,
-                         QuantizationScheme scheme, bool* f32_tables, bool* f16_tables) {
+                         QuantizationScheme scheme, bool* f32_tables, bool* f16_tables,
+                         bool* residual_tables) {
   *f32_tables = root.f32_tables();
   *f16_tables = root.f16_tables();
+  *residual_tables = root.residual_tables();
   if (*f32_tables && *f16_tables) return invalid("f32_tables and f16_tables are both set");
+  if (*residual_tables && (*f32_tables || *f16_tables)) {
+    return invalid("residual_tables is set with f32_tables or f16_tables (residual codes are "
+                   "for I8 tables)");
+  }
+  if (*residual_tables) {
+    // The same gates as float tables: a more precise lookup than the codes.
+    return read_float_table(root, family, scheme, "residual_tables",
+                            kFirstResidualTablesFormatVersion);
+  }
   if (*f32_tables) {
     return read_float_table(root, family, scheme, "f32_tables", kFirstF32TablesFormatVersion);
   }
@@ -455,7 +467,8 @@ Status read_header(const fb::Model& root, VerifiedModel* out) {
   EDGEMT_RETURN_IF_ERROR(read_quantization(root.quantization(), out->weight_dtype,
                                            root.format_version(), &out->quantization));
   EDGEMT_RETURN_IF_ERROR(read_float_tables(root, out->family, out->quantization,
-                                           &out->f32_tables, &out->f16_tables));
+                                           &out->f32_tables, &out->f16_tables,
+                                           &out->residual_tables));
 
   const fb::SpecialTokens* special = root.special_tokens();
   if (special == nullptr) return invalid("model has no special tokens");
@@ -688,7 +701,9 @@ bool check_expected(const ExpectedTensor& expected, LayoutCheck* check) {
     check->status = Status::error(
         StatusCode::kInvalidModel, "tensor '%s' has dtype %s, expected %s (%s)", expected.name,
         dtype_name(tensor->dtype), dtype_name(expected.dtype),
-        expected.role == TensorRole::kMatrix ? "the model's weight dtype" : "always f32");
+        expected.role == TensorRole::kMatrix     ? "the model's weight dtype"
+        : expected.role == TensorRole::kResidual ? "always i8"
+                                                 : "always f32");
     return false;
   }
   if (expected.alias_of != nullptr) {
@@ -713,7 +728,8 @@ Status check_layout(const VerifiedModel& model) {
                     Status::ok()};
   const bool complete = for_each_expected_tensor(
       model.family,
-      weight_types(model.weight_dtype, model.quantization, model.f32_tables, model.f16_tables),
+      weight_types(model.weight_dtype, model.quantization, model.f32_tables, model.f16_tables,
+                   model.residual_tables),
       [](const ExpectedTensor& expected, void* context) {
         return check_expected(expected, static_cast<LayoutCheck*>(context));
       },
@@ -791,6 +807,18 @@ Status check_tensor_values(const TensorView& tensor, size_t begin, size_t end) {
                        "weights must be finite");
     }
     case DType::kI8: {
+      const size_t length = std::strlen(tensor.name);
+      if (length >= 9 && std::strcmp(tensor.name + length - 9, "_residual") == 0) {
+        // Residual codes, two per byte, each in [-7, 7]: no 4-bit half is 8 (-8).
+        const uint8_t* bytes = static_cast<const uint8_t*>(tensor.data) + begin;
+        for (size_t i = 0; i < count; ++i) {
+          if ((bytes[i] & 0x0F) == 0x08 || (bytes[i] & 0xF0) == 0x80) {
+            return bad_value(tensor, begin + i, "the residual code -8",
+                             "residual codes are in [-7, 7]");
+          }
+        }
+        return Status::ok();
+      }
       const size_t at = find_int8_min(static_cast<const int8_t*>(tensor.data) + begin, count);
       if (at == count) return Status::ok();
       return bad_value(tensor, begin + at, "the int8 code -128",

@@ -116,6 +116,7 @@ struct VerifiedModel {
   QuantizationScheme quantization = QuantizationScheme::kNone;
   bool f32_tables = false;  // a per-row I8 file's tables are F32 (version 9)
   bool f16_tables = false;  // a per-row I8 file's tables are F16 (version 10)
+  bool residual_tables = false;  // its I8 tables have residual codes (version 11)
   const char* source_language = "";
   const char* target_language = "";
   Provenance provenance;

@@ -5,7 +5,21 @@
 namespace edgemt::kernels {
 namespace {
 
-// Widens one stored row into f32 (exact for f16; one rounding for i8).
+// Adds row id's residual codes times their scale to the i8 row just
+// widened: two 4-bit codes per byte, low half first, sign-extended.
+void add_residual(const EmbeddingTable& table, size_t id, float* __restrict row) {
+  const size_t dim = table.dim;
+  const uint8_t* codes = table.residual + id * ((dim + 1) / 2);
+  const float residual_scale = table.residual_scale[id];
+  for (size_t d = 0; d < dim; ++d) {
+    const uint8_t half = (d % 2 == 0) ? (codes[d / 2] & 0x0F) : (codes[d / 2] >> 4);
+    const int code = (half ^ 0x08) - 0x08;  // [-8, 7]
+    row[d] = row[d] + static_cast<float>(code) * residual_scale;
+  }
+}
+
+// Widens one stored row into f32 (exact for f16; one rounding for i8, and
+// one more per residual product and sum).
 void load_row(const EmbeddingTable& table, size_t id, float* __restrict row) {
   const size_t dim = table.dim;
   switch (table.dtype) {
@@ -33,11 +47,12 @@ void load_row(const EmbeddingTable& table, size_t id, float* __restrict row) {
           const int8_t q = column[(d / int8::kGroupDepth) * int8::kGroupBytes + d % int8::kGroupDepth];
           row[d] = static_cast<float>(q) * row_scale;
         }
-        return;
+      } else {
+        const int8_t* src = static_cast<const int8_t*>(table.data) + id * dim;
+        const float row_scale = table.row_scale[id];
+        for (size_t d = 0; d < dim; ++d) row[d] = static_cast<float>(src[d]) * row_scale;
       }
-      const int8_t* src = static_cast<const int8_t*>(table.data) + id * dim;
-      const float row_scale = table.row_scale[id];
-      for (size_t d = 0; d < dim; ++d) row[d] = static_cast<float>(src[d]) * row_scale;
+      if (table.residual != nullptr) add_residual(table, id, row);
       return;
     }
   }

@@ -16,6 +16,12 @@
 // column id, the same int8 values and row scales), so the model's largest
 // matrix is resident once, not twice (30 MiB for an OPUS-MT-base vocabulary).
 // An f32 table likewise from the own f32 GEMM's pack (packed_f32_rows).
+//
+// An i8 table may have residual codes (format version 11): a second code
+// per weight, two per byte (column 2j in the low 4 bits, 2j + 1 in the high
+// ones, two's complement), with one f32 scale per row; the row's value is
+// then f32(q · row_scale) + f32(r · residual_scale), each product and the
+// sum rounded to f32 (quantize.dequantize_table_rows in the converter).
 #pragma once
 
 #include <cstddef>
@@ -36,6 +42,10 @@ struct EmbeddingTable {
   int8::PackedWeights packed_rows;
   // f32 only: likewise, from a tied projection on the own f32 GEMM.
   f32::PackedWeights packed_f32_rows;
+  // i8 only, or nullptr: residual codes [vocab, ceil(dim / 2)] and their
+  // scales [vocab], added to the row wherever it comes from.
+  const uint8_t* residual = nullptr;
+  const float* residual_scale = nullptr;
 };
 
 void embed_tokens(const EmbeddingTable& table, const int32_t* ids, size_t count, float scale,

@@ -57,6 +57,7 @@ void describe_linear_compute_path(const Model& model, const Linear& output, bool
                     output.is_int8() ? output.int8_kernel_name() : kernels::int8::best_gemm_kernel().name,
                     model.table_dtype() == DType::kF32   ? "; embedding tables in f32"
                     : model.table_dtype() == DType::kF16 ? "; embedding tables in f16"
+                    : model.residual_tables()            ? "; embedding lookups with residual codes"
                                                          : "",
                     besides);
       return;

@@ -22,6 +22,7 @@ inline constexpr size_t kMaxTensorNameLength = 96;
 enum class TensorRole : uint8_t {
   kMatrix,  // projection matrix or embedding table: stored as WeightTypes says
   kVector,  // bias, LayerNorm parameter, position table, int8 row scales: always F32
+  kResidual,  // an I8 table's 4-bit residual codes, two per byte: always I8
 };
 
 // One tensor the config implies.
@@ -53,22 +54,29 @@ struct ExpectedTensor {
 struct WeightTypes {
   DType matrices = DType::kF32;
   DType tables = DType::kF32;
+  // I8 tables that own their bytes are followed, after `<name>_scale`, by
+  // `<name>_residual` [rows, ceil(cols / 2)] I8 and `<name>_residual_scale`
+  // [rows] F32 (format version 11, `residual_tables`).
+  bool table_residual = false;
   constexpr WeightTypes(DType all) : matrices(all), tables(all) {}  // NOLINT(runtime/explicit)
-  constexpr WeightTypes(DType projections, DType embedding_tables)
-      : matrices(projections), tables(embedding_tables) {}
+  constexpr WeightTypes(DType projections, DType embedding_tables, bool residual = false)
+      : matrices(projections), tables(embedding_tables), table_residual(residual) {}
 };
 
 // A file's WeightTypes from its weight dtype, quantization scheme and
-// f32_tables and f16_tables flags (schema/edgemt.fbs).
+// f32_tables, f16_tables and residual_tables flags (schema/edgemt.fbs).
 constexpr WeightTypes weight_types(DType weight_dtype, QuantizationScheme scheme,
-                                   bool f32_tables = false, bool f16_tables = false) {
+                                   bool f32_tables = false, bool f16_tables = false,
+                                   bool residual_tables = false) {
   return scheme == QuantizationScheme::kInt8PerTensorDynamic ||
                  scheme == QuantizationScheme::kInt8PerTensorStatic ||
                  (f32_tables && scheme != QuantizationScheme::kNone)
              ? WeightTypes(weight_dtype, DType::kF32)
          : f16_tables && scheme != QuantizationScheme::kNone
              ? WeightTypes(weight_dtype, DType::kF16)
-             : WeightTypes(weight_dtype);
+             : WeightTypes(weight_dtype, weight_dtype,
+                           residual_tables && weight_dtype == DType::kI8 &&
+                               scheme != QuantizationScheme::kNone);
 }
 
 // Called once per expected tensor; return false to stop the enumeration.

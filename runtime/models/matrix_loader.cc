@@ -73,6 +73,29 @@ Status find_vector(const Model& model, const char* name, const float** out) {
   return Status::ok();
 }
 
+namespace {
+
+// An I8 table's residual codes and their row scales in a file with
+// residual_tables: the table's own, or, for a table that shares another's
+// bytes (a shared target embedding), the owner's.
+Status residual_codes(const Model& model, const TensorView& table, kernels::EmbeddingTable* out) {
+  for (size_t i = 0; i < model.tensor_count(); ++i) {
+    const TensorView& owner = model.tensor(i);
+    if (owner.data != table.data || owner.dtype != DType::kI8 || owner.rank != 2) continue;
+    char name[kMaxTensorNameLength];
+    (void)format_tensor_name(name, sizeof(name), "%s_residual", owner.name);
+    const TensorView* residual = model.find_tensor(name);
+    if (residual == nullptr) continue;  // a projection sharing the bytes
+    out->residual = static_cast<const uint8_t*>(residual->data);
+    (void)format_tensor_name(name, sizeof(name), "%s_residual_scale", owner.name);
+    return find_vector(model, name, &out->residual_scale);
+  }
+  return Status::error(StatusCode::kInvalidModel, "embedding table '%s' has no residual codes",
+                       table.name);
+}
+
+}  // namespace
+
 Status find_embedding_table(const Model& model, const char* name, kernels::EmbeddingTable* table) {
   const TensorView* tensor = nullptr;
   EDGEMT_RETURN_IF_ERROR(find_tensor(model, name, &tensor));
@@ -80,6 +103,9 @@ Status find_embedding_table(const Model& model, const char* name, kernels::Embed
   table->dtype = tensor->dtype;
   table->dim = tensor->shape[1];
   if (tensor->dtype == DType::kI8) EDGEMT_RETURN_IF_ERROR(row_scales(model, name, &table->row_scale));
+  if (tensor->dtype == DType::kI8 && model.residual_tables()) {
+    EDGEMT_RETURN_IF_ERROR(residual_codes(model, *tensor, table));
+  }
   return Status::ok();
 }
 

@@ -53,8 +53,10 @@ void Emitter::entry(TableKind kind, const char* scope, const char* name, uint32_
 // that aliases one: every alias in the tables is of an embedding table,
 // `tables`; other projections `matrices`); an I8 one followed by
 // `<name>_scale` [rows] F32, which aliases the owner's scales when the
-// matrix is an alias. (A projection's smoothing vector in smoothed files is
-// the verifier's: ExpectedTensor::projection.)
+// matrix is an alias, and, for an embedding table that owns its bytes in a
+// file with residual codes, by `<name>_residual` and `<name>_residual_scale`.
+// (A projection's smoothing vector in smoothed files is the verifier's:
+// ExpectedTensor::projection.)
 void Emitter::matrix(const char* name, uint32_t rows, uint32_t cols, const char* owner,
                      bool projection) {
   const DType dtype = projection && owner == nullptr ? types_.matrices : types_.tables;
@@ -65,6 +67,13 @@ void Emitter::matrix(const char* name, uint32_t rows, uint32_t cols, const char*
   join(scale, "", name, "_scale");
   if (owner != nullptr) join(owner_scale, "", owner, "_scale");
   emit(scale, TensorRole::kVector, DType::kF32, 1, rows, 0, owner != nullptr ? owner_scale : nullptr);
+  if (!types_.table_residual || projection || owner != nullptr) return;
+  // An embedding table's residual codes (two per byte) and their row scales.
+  char residual[kMaxTensorNameLength];
+  join(residual, "", name, "_residual");
+  emit(residual, TensorRole::kResidual, DType::kI8, 2, rows, (cols + 1) / 2, nullptr);
+  join(residual, "", name, "_residual_scale");
+  emit(residual, TensorRole::kVector, DType::kF32, 1, rows, 0, nullptr);
 }
 
 void Emitter::emit(const char* name, TensorRole role, DType dtype, uint32_t rank, uint32_t dim0,

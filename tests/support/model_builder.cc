@@ -212,7 +212,7 @@ void ModelBuilder::regenerate_tensors() {
                     : per_tensor ? QuantizationScheme::kInt8PerTensorDynamic
                     : smoothed   ? QuantizationScheme::kInt8SmoothedPerRowDynamic
                                  : QuantizationScheme::kInt8PerRowDynamic,
-      f32_tables, f16_tables);
+      f32_tables, f16_tables, residual_tables);
   for_each_expected_tensor(config, types, [&](const ExpectedTensor& expected) {
     BuilderTensor tensor;
     tensor.name = expected.name;
@@ -220,6 +220,22 @@ void ModelBuilder::regenerate_tensors() {
     tensor.dtype = expected.dtype;
     if (expected.alias_of != nullptr) {
       tensor.alias_of = expected.alias_of;
+    } else if (expected.role == TensorRole::kResidual) {
+      // Residual codes: two per byte, each in [-7, 7] (low half first).
+      const std::vector<float> v = generate(tensor.name, tensor.shape, DType::kF32);
+      tensor.values.assign(v.size(), 0.0f);
+      tensor.int8_values.resize(v.size());
+      for (size_t i = 0; i < v.size(); ++i) {
+        const long n = std::lround(std::fabs(v[i]) * 1000.0f);
+        const int low = static_cast<int>(n % 15) - 7, high = static_cast<int>((n / 15) % 15) - 7;
+        const uint8_t byte = static_cast<uint8_t>((low & 0x0F) | ((high & 0x0F) << 4));
+        tensor.int8_values[i] = static_cast<int8_t>(byte);
+      }
+    } else if (ends_with(tensor.name, "_residual_scale")) {
+      // A residual step of 1/14 of the table's code step: the codes then
+      // cover half a step either way, as the converter's do.
+      tensor.values = scales;
+      for (float& value : tensor.values) value /= 14.0f;
     } else if (tensor.dtype == DType::kI8) {
       tensor.values = generate(tensor.name, tensor.shape, DType::kF32);
       quantize_int8_rows(&tensor, &scales);
@@ -505,7 +521,7 @@ std::vector<uint8_t> ModelBuilder::build(BuiltLayout* layout) const {
                                   : 0)),
       v1 || !include_config ? fb::FamilyConfig::NONE : static_cast<fb::FamilyConfig>(family + 1),
       v1 ? 0 : config_table.Union(), target_tokenizer_table, decoding_table, shortlist_table,
-      f32_tables, f16_tables);
+      f32_tables, f16_tables, residual_tables);
   char id[5] = {'\0', '\0', '\0', '\0', '\0'};
   std::memcpy(id, identifier.data(), std::min<size_t>(4, identifier.size()));
   fbb.FinishSizePrefixed(root, id);

@@ -187,6 +187,10 @@ class ModelBuilder {
   // scales (an untied config: a tied output would be refused); written as
   // it is, like f32_tables.
   bool f16_tables = false;
+  // Per-row I8 files: residual_tables (format version 11): each I8 table
+  // that owns its bytes gets residual codes and their row scales after its
+  // scales; written as it is, like f32_tables.
+  bool residual_tables = false;
 
   // Re-creates `tensors` from `config`, `weight_dtype` and `seed`.
   void regenerate_tensors();

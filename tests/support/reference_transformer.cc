@@ -167,6 +167,30 @@ Matrix ReferenceTransformer::tensor(const char* name) const {
   return m;
 }
 
+Matrix ReferenceTransformer::table(const char* name) const {
+  Matrix m = tensor(name);
+  if (!model_.residual_tables()) return m;
+  // The codes are the owner's: a shared target table aliases the source's.
+  std::string owner = name;
+  if (model_.find_tensor((owner + "_residual").c_str()) == nullptr) owner = "embedding.source";
+  const TensorView* codes = model_.find_tensor((owner + "_residual").c_str());
+  const Matrix scale = tensor((owner + "_residual_scale").c_str());
+  if (codes == nullptr) {
+    std::fprintf(stderr, "reference: missing tensor %s_residual\n", owner.c_str());
+    std::abort();
+  }
+  const size_t cols = m.size() / scale.size();
+  const uint8_t* bytes = static_cast<const uint8_t*>(codes->data);
+  for (size_t r = 0; r < scale.size(); ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      const uint8_t byte = bytes[r * ((cols + 1) / 2) + c / 2];
+      const int half = c % 2 == 0 ? byte & 0x0F : byte >> 4;
+      m[r * cols + c] += static_cast<double>(half >= 8 ? half - 16 : half) * scale[r];
+    }
+  }
+  return m;
+}
+
 namespace {
 
 std::string layer_name(const char* stack, size_t i, const char* part) {
@@ -180,7 +204,7 @@ Matrix ReferenceTransformer::encode(const std::vector<int32_t>& source) const {
   const size_t d = c.d_model, t = source.size();
   const bool pre = c.norm_placement == NormPlacement::kPreNorm;
   const double eps = static_cast<double>(c.layer_norm_eps);
-  const Matrix emb = tensor("embedding.source"), pos = tensor("position.table");
+  const Matrix emb = table("embedding.source"), pos = tensor("position.table");
   Matrix x(t * d);
   for (size_t i = 0; i < t; ++i) {
     for (size_t k = 0; k < d; ++k) {
@@ -225,7 +249,7 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
   const bool pre = c.norm_placement == NormPlacement::kPreNorm;
   const double eps = static_cast<double>(c.layer_norm_eps);
   const Matrix memory = encode(source);
-  const Matrix emb = tensor("embedding.target"), pos = tensor("position.table");
+  const Matrix emb = table("embedding.target"), pos = tensor("position.table");
   Matrix x(t * d);
   for (size_t i = 0; i < t; ++i) {
     for (size_t k = 0; k < d; ++k) {

@@ -32,6 +32,9 @@ class ReferenceTransformer {
   using Matrix = std::vector<double>;  // row-major
   // The tensor's values as the file means them (f16 widened, i8 · scale).
   Matrix tensor(const char* name) const;
+  // An embedding table as lookups read it: tensor(name), plus its residual
+  // codes times their row scales in a file with residual_tables.
+  Matrix table(const char* name) const;
   // y [rows, out] = x [rows, in] · Wᵀ + b, W the tensor named `weight`; for
   // an I8 W, x (times W's smoothing vector in smoothed files) is quantized
   // first: per row (Int8PerRowDynamic), or with one range for all rows in an

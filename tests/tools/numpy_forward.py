@@ -14,10 +14,15 @@ import math
 
 import numpy as np
 
-from edgemt_tools.quantize import dequantize_rows
+from edgemt_tools.quantize import dequantize_rows, dequantize_table_rows
 
 
 def _weights(model_file, name):
+    if model_file.header.residual_tables and name in ("embedding.source", "embedding.target"):
+        # Lookups read the residual codes too (a shared target table: the source's).
+        owner = name if name + "_residual" in model_file.entries else "embedding.source"
+        return dequantize_table_rows(*(model_file.array(owner + suffix) for suffix in (
+            "", "_scale", "_residual", "_residual_scale"))).astype(np.float64)
     array = model_file.array(name)
     if array.dtype == np.int8:
         array = dequantize_rows(array, model_file.array(name + "_scale")).astype(np.float64)

@@ -27,7 +27,8 @@ class BundledModelTest(unittest.TestCase):
         self.assertEqual(emts, ["multi30k-en-de.fp16.emt", "multi30k-en-de.int8.emt"])
 
     def test_int8_is_the_fp16_model_quantized(self):
-        """Same header (but dtype and scheme) and tokenizer; int8 matrices a quarter of f32."""
+        """Same header (but dtype and scheme) and tokenizer; int8 matrices a quarter of f32;
+        the table's residual codes half a byte per weight."""
         self.assertEqual(self.model.header.weight_dtype, "int8")
         self.assertEqual(self.model.header.quantization, "Int8SmoothedPerRowDynamic")
         self.assertEqual(self.fp16.header.weight_dtype, "fp16")
@@ -38,7 +39,10 @@ class BundledModelTest(unittest.TestCase):
             if entry.dtype == "f16":
                 self.assertEqual(self.model.entries[name].dtype, "i8", name)
                 self.assertEqual(self.model.entries[name].size * 2, entry.size, name)
-        self.assertLessEqual(os.path.getsize(helpers.BUNDLED_MODEL),
+        table = self.model.entries["embedding.source"]
+        residual = self.model.entries["embedding.source_residual"]
+        self.assertEqual(residual.size, table.shape[0] * ((table.shape[1] + 1) // 2))
+        self.assertLessEqual(os.path.getsize(helpers.BUNDLED_MODEL) - residual.size,
                              0.30 * 2 * os.path.getsize(helpers.BUNDLED_FP16_MODEL))
 
     def test_tensors_agree_with_config(self):

@@ -63,11 +63,18 @@ class CheckpointInt8Test(unittest.TestCase):
         fp32_bytes = sum(fp32.entries[n].size for n in owned)
         int8_bytes = sum(int8.entries[n].size for n in owned)
         self.assertEqual(int8_bytes * 4, fp32_bytes)  # one byte per weight
+        # The table's residual codes: half a byte per weight.
+        self.assertTrue(int8.header.residual_tables)
+        table = int8.entries["embedding.source"]
+        self.assertEqual(int8.entries["embedding.source_residual"].size,
+                         table.shape[0] * ((table.shape[1] + 1) // 2))
+        residual_bytes = sum(entry.size for name, entry in int8.entries.items()
+                             if name.endswith("_residual"))
         sizes = [os.path.getsize(self.files[d]) for d in ("fp32", "int8")]
         # Matrices shrink 4x; the tokenizer, position table, vectors, scales and
         # smoothing vectors do not.
-        self.assertLess(sizes[1], 0.28 * sizes[0], sizes)
-        self.assertGreater(sizes[1], 0.25 * sizes[0], sizes)
+        self.assertLess(sizes[1] - residual_bytes, 0.28 * sizes[0], sizes)
+        self.assertGreater(sizes[1] - residual_bytes, 0.25 * sizes[0], sizes)
 
     def test_int8_file_matches_the_weights_only_reference(self):
         """Numpy over the file's codes x scales (x smoothing vectors) == PyTorch

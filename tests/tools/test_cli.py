@@ -165,11 +165,11 @@ class CliTest(unittest.TestCase):
         result = run("inspect", MODEL)
         self.assertEqual(result.returncode, 0, result.stderr)
         out = result.stdout.decode("utf-8")
-        for fragment in ("format version     5", "family             transformer", "en -> de",
+        for fragment in ("format version     11", "family             transformer", "en -> de",
                          "d_model          256", "max length       256 tokens",
                          "precision          i8, int8-smoothed-per-row-dynamic",
                          "compute path       int8 (int8-smoothed-per-row-dynamic: own int8 GEMM",
-                         "tensors            174 entries"):
+                         "tensors            176 entries"):
             self.assertIn(fragment, out)
         result = run("inspect", "--tensors", MODEL)
         self.assertEqual(result.returncode, 0, result.stderr)

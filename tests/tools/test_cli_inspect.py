@@ -147,13 +147,14 @@ class CliInspectTest(unittest.TestCase):
         self.assert_fits_a_screen(out, "bundled model")
         entries = len(read_model(MODEL).table_order)
         for pattern in (r"^file +.*multi30k-en-de\.int8\.emt \(\d+ bytes\)$",
-                        r"^format version +5 \(edgemt [0-9.]+ reads 1 to " + NEWEST + r"\)$",
+                        r"^format version +11 \(edgemt [0-9.]+ reads 1 to " + NEWEST + r"\)$",
                         r"^checksum +CRC-32C header [0-9a-f]{8}, weights [0-9a-f]{8}: verified at load$",
                         r"^languages +en -> de$",
                         r"^precision +i8, int8-smoothed-per-row-dynamic \(\d+ of 33 projections "
                         r"smoothed\)$",
                         r"^parameters +[0-9,]+ \+ [0-9,]+ int8 row scales \+ [0-9,]+ smoothing "
-                        r"values; weights [0-9.]+ MiB",
+                        r"values \+ [0-9.]+ MiB of$",
+                        r"^ +residual codes; weights [0-9.]+ MiB",
                         r"^converted from +torch checkpoint 'model\.pt', "
                         r"sha256 [0-9a-f]{16}\.\.\.$",
                         r"^converter +edgemt-convert ",

@@ -13,7 +13,7 @@ from edgemt_tools import __version__
 from edgemt_tools.model_file import read_model
 from edgemt_tools.model_spec import (MATRIX, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
                                      expected_tensors)
-from edgemt_tools.quantize import quantize_rows
+from edgemt_tools.quantize import dequantize_table_rows, quantize_rows
 from edgemt_tools.testing import tiny_state_dict, tiny_torch_config, write_tiny_checkpoint
 from edgemt_tools.sources.torch import sha256_file
 
@@ -100,7 +100,8 @@ class ConvertTest(unittest.TestCase):
         result, output = self.convert("--dtype", "int8", "--no-calibration",
                                       output=os.path.join(self.tmp, "ok8", "m.emt"))
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertRegex(result.stdout, r"^wrote .* weights int8 \(Int8PerRowDynamic\)\n$")
+        self.assertRegex(result.stdout, r"^wrote .* weights int8 \(Int8PerRowDynamic, embeddings "
+                                        r"int8 \+ 4-bit residual\)\n$")
         model = read_model(output)
         model.check_against_config()
         self.assertEqual(model.header.weight_dtype, "int8")
@@ -118,7 +119,9 @@ class ConvertTest(unittest.TestCase):
         """A smoothed file: every projection's codes keep their scales (the
         nearest ones of the stored matrix w / m), a smoothing vector per
         projection that owns its bytes, none for the tied output or the
-        embeddings, and the embedding table rounded to nearest."""
+        embeddings; the embedding table with nearest rounding's scales, codes
+        rounded for the tied output projection, and residual codes that
+        bring its lookups within half a residual step of the float table."""
         result, output = self.convert("--dtype", "int8",
                                       output=os.path.join(self.tmp, "cal8", "m.emt"))
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -128,11 +131,12 @@ class ConvertTest(unittest.TestCase):
                                    r"source SentencePiece model: \d+ of 22 projections smoothed, "
                                    r"rounding error-compensated; mean relative product error "
                                    r"[0-9.]+ -> [0-9.]+$")
-        self.assertRegex(lines[1], r"^wrote .* weights int8 \(Int8SmoothedPerRowDynamic\)$")
+        self.assertRegex(lines[1], r"^wrote .* weights int8 \(Int8SmoothedPerRowDynamic, "
+                                   r"embeddings int8 \+ 4-bit residual\)$")
         model = read_model(output)
         model.check_against_config()
         self.assertEqual(model.header.quantization, QUANTIZATION_INT8_SMOOTHED)
-        self.assertEqual(model.format_version, 5)
+        self.assertEqual(model.format_version, 11)
         state = {k: v.numpy() for k, v in torch.load(self.paths["checkpoint"]).items()}
         w = state["transformer.encoder.layers.0.linear1.weight"]
         m = np.array(model.array("encoder.layers.0.ffn.in.weight_smooth"))
@@ -143,7 +147,13 @@ class ConvertTest(unittest.TestCase):
         self.assertEqual(len(smoothing), 22)  # 2 + 2 layers: 4 + 7 projections each
         self.assertNotIn("output.weight_smooth", smoothing)  # tied to the embedding
         codes, scale = quantize_rows(state["embed.weight"])
-        np.testing.assert_array_equal(model.array("embedding.source"), codes)
+        np.testing.assert_array_equal(model.array("embedding.source_scale"), scale)
+        self.assertGreater(np.mean(model.array("embedding.source") != codes), 0.01)
+        residual, step = (model.array("embedding.source_residual"),
+                          model.array("embedding.source_residual_scale"))
+        lookup = dequantize_table_rows(model.array("embedding.source"), scale, residual, step)
+        error = np.abs(lookup.astype(np.float64) - state["embed.weight"])
+        self.assertTrue((error <= step[:, None] * 0.5 + 1e-6).all())
 
     def test_int8_matrices_take_a_quarter_of_fp32(self):
         sizes = {}

@@ -29,11 +29,14 @@ class TinyReferenceTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp()
         cls.paths = write_tiny_checkpoint(cls.tmp, tiny_torch_config(), seed=3)
         cls.ref = TorchReference(cls.paths["checkpoint"], cls.paths["config"], cls.paths["spm"])
-        # tiny.int8.emt: nearest rounding, what the reference's own int8
-        # mode computes from the checkpoint; tiny.int8cal.emt: calibrated, read
-        # through int8_file.
+        # tiny.int8.emt: nearest rounding and plain int8 lookups, what the
+        # reference's own int8 mode computes from the checkpoint;
+        # tiny.int8cal.emt: the converter's default (calibrated, residual
+        # codes for the lookups), read through int8_file.
         for name, dtype, extra in (("fp32", "fp32", ()), ("fp16", "fp16", ()),
-                                   ("int8", "int8", ("--no-calibration",)), ("int8cal", "int8", ())):
+                                   ("int8", "int8", ("--no-calibration",
+                                                     "--no-residual-embeddings")),
+                                   ("int8cal", "int8", ())):
             result = helpers.run_tool(
                 "edgemt-convert", "--from", "torch", "--checkpoint", cls.paths["checkpoint"],
                 "--config", cls.paths["config"], "--spm", cls.paths["spm"], "--dtype", dtype,

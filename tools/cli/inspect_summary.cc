@@ -121,6 +121,9 @@ void print_file_facts(const std::string& path, const Model& model, const TensorS
   if (tensors.smoothing_elements > 0) {
     parameters += " + " + grouped_number(tensors.smoothing_elements) + " smoothing values";
   }
+  if (tensors.residual_bytes > 0) {
+    parameters += " + " + human_bytes(tensors.residual_bytes) + " of residual codes";
+  }
   print_field(0, "parameters",
               parameters + text_printf("; weights %s of the file's %s",
                                        human_bytes(tensors.stored_bytes).c_str(),

@@ -155,6 +155,9 @@ TensorSummary summarize_tensors(const Model& model) {
     if (int8_file && tensor.dtype == DType::kF32 && ends_with(tensor.name, "_input_scale")) {
       // An Int8PerTensorStatic file's fixed activation ranges: not parameters either.
       ++summary.input_scales;
+    } else if (int8_file && tensor.dtype == DType::kI8 && ends_with(tensor.name, "_residual")) {
+      // A table's residual codes: a finer storage of its weights, as scales are.
+      summary.residual_bytes += tensor.size_bytes;
     } else if (int8_file && tensor.dtype == DType::kF32 && ends_with(tensor.name, "_scale")) {
       summary.scale_elements += tensor.element_count();
     } else if (int8_file && tensor.dtype == DType::kF32 && ends_with(tensor.name, "_smooth")) {

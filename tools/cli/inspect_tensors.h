@@ -41,6 +41,7 @@ struct TensorSummary {
   size_t smoothing_vectors = 0;
   size_t smoothed_projections = 0;
   size_t input_scales = 0;  // Int8PerTensorStatic: `<matrix>_input_scale` tensors
+  uint64_t residual_bytes = 0;  // `<table>_residual` codes (residual_tables files)
   uint64_t stored_bytes = 0;
   uint64_t bytes_by_dtype[kDTypeCount] = {0, 0, 0};
   std::vector<TensorGroup> groups;  // embedding, position, encoder, ..., output, then others

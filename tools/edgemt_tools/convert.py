@@ -136,7 +136,15 @@ is stored) or, without it, 128 sentences sampled from the source
 SentencePiece model (seeded: the same file every time). This takes seconds
 for small models, about three minutes and 3 GB of memory for an
 OPUS-MT-base-sized one. --no-calibration gives plain nearest rounding
-(scheme Int8PerRowDynamic); RNN models are always stored so. A Marian
+(scheme Int8PerRowDynamic); RNN models are always stored so.
+A Transformer's int8 embedding tables also get a 4-bit residual code per
+weight (format version 11): the lookup reads the int8 value plus the
+residual one, nearly the float table, while an output projection tied to
+a table keeps multiplying by the shared int8 codes (then calibrated like
+the other projections). It keeps more lines identical to fp32 (on the
+repository's fixtures 1-27 of 1,000 per cell; docs/int8-quality.md) for
+half a byte more per table weight (an OPUS-MT-base file about 95 MB
+instead of 80). --no-residual-embeddings gives the smallest file. A Marian
 intgemm8 .bin (Firefox's models) gives an int8 file in Marian's own int8
 arithmetic (scheme Int8PerTensorDynamic, format version 7): its int8
 matrices keep Marian's codes (scale 1/quantMult on every row; not
@@ -167,7 +175,8 @@ the other projections): decoding as fast as plain int8, most of the
 lines gained, and a file larger still (4 + 1 bytes per table weight:
 OPUS-MT-base about 200 MB). --fp16-embeddings does the same with the
 tables in float16 (format version 10): about as many lines, 2 + 1 bytes
-per table weight."""
+per table weight. The residual codes of the default give about as many
+lines at 1.5 bytes per table weight."""
 
 EPILOG = """\
 examples:
@@ -271,6 +280,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--dtype int8: keep the embedding tables in fp16 and give a tied output "
                         "projection an int8 copy of its own: as --fp32-embeddings lookup, with "
                         "2 bytes per table weight instead of 4")
+    p.add_argument("--residual-embeddings", action=argparse.BooleanOptionalAction,
+                   help="--dtype int8 of a Transformer: give the int8 embedding tables a 4-bit "
+                        "residual code per weight for lookups (1.5 bytes per table weight; a "
+                        "tied output projection keeps sharing the int8 codes; see above). On "
+                        "by default where it applies; --no-residual-embeddings: the smallest "
+                        "file (1 byte per table weight)")
     p.add_argument("--shortlist", nargs="+",
                    help="a Marian lexical shortlist to store: binary (FIRST and BEST from its "
                         "header; numbers given are ignored) or text (default FIRST 100, BEST "
@@ -373,6 +388,13 @@ def _check_option_combinations(parser: argparse.ArgumentParser,
         parser.error(f"--fp16-embeddings needs --dtype int8 (got --dtype {args.dtype})")
     if args.fp16_embeddings and args.fp32_embeddings:
         parser.error("give --fp32-embeddings or --fp16-embeddings, not both")
+    if args.residual_embeddings is False and args.dtype != "int8":
+        parser.error(f"--no-residual-embeddings needs --dtype int8 (got --dtype {args.dtype})")
+    if args.residual_embeddings and args.dtype != "int8":
+        parser.error(f"--residual-embeddings needs --dtype int8 (got --dtype {args.dtype})")
+    if args.residual_embeddings and (args.fp16_embeddings or args.fp32_embeddings):
+        parser.error("--residual-embeddings is for int8 tables: drop --fp32-embeddings or "
+                     "--fp16-embeddings")
     if args.no_calibration and args.dtype != "int8":
         parser.error(f"--no-calibration needs --dtype int8 (got --dtype {args.dtype})")
     if args.no_calibration and args.calibrate is not None:
@@ -451,14 +473,16 @@ def _table_option(args: argparse.Namespace) -> str:
     write it, or "" for none."""
     if args.fp16_embeddings:
         return "--fp16-embeddings"
+    if args.residual_embeddings:  # given, not the default
+        return "--residual-embeddings"
     if args.fp32_embeddings == "lookup":
         return "--fp32-embeddings lookup"
     return "--fp32-embeddings" if args.fp32_embeddings else ""
 
 
 def _check_fp32_embeddings(args: argparse.Namespace, spec) -> None:
-    """--fp32-embeddings and --fp16-embeddings are defined for the
-    Transformer family (whose tables are its embedding matrices), before
+    """--fp32-embeddings, --fp16-embeddings and --residual-embeddings are
+    defined for the Transformer family (whose tables are its embedding matrices), before
     anything slow runs."""
     from . import families
     family = families.of(spec.config)
@@ -490,7 +514,21 @@ def _int8_plan(args: argparse.Namespace, spec, lines):
         return None
     if not int8_calibration.projections_to_calibrate(spec):
         return None
-    return int8_calibration.calibrate(spec, lines)
+    return int8_calibration.calibrate(spec, lines,
+                                      tied_tables=_residual_tables(args, spec))
+
+
+def _residual_tables(args: argparse.Namespace, spec) -> bool:
+    """Whether the int8 file's tables get residual codes: by default in int8
+    files of the Transformer family with int8 tables (not with float tables,
+    nor in Marian's int8 arithmetic, whose tables stay float32), unless
+    --no-residual-embeddings."""
+    from . import families
+    if args.dtype != "int8" or args.residual_embeddings is False or _marian_int8(args, spec):
+        return False
+    if args.fp32_embeddings or args.fp16_embeddings:
+        return False
+    return families.of(spec.config).tensors.smoothable
 
 
 def _kept_codes_note(args: argparse.Namespace, spec, plan) -> str:
@@ -585,14 +623,16 @@ def run(args: argparse.Namespace) -> str:
             print(f"{PROG}: note: {tables.split()[0]} changes nothing here: Marian's int8 "
                   "arithmetic keeps the embeddings in float32 anyway", file=sys.stderr)
         header, tensors, aliases = writer.pack(packed, args.dtype, plan, per_tensor, static,
-                                               f32_tables, f16_tables)
+                                               f32_tables, f16_tables,
+                                               _residual_tables(args, spec))
         size = write_model(args.output, header, tensors, aliases,
                            inputs=_named_inputs(args, checkpoint) + files_read)
     scheme = ""
     if args.dtype == "int8":
         scheme = f" ({header.quantization or QUANTIZATION_INT8}"
         scheme += (", embeddings fp32)" if header.f32_tables
-                   else ", embeddings fp16)" if header.f16_tables else ")")
+                   else ", embeddings fp16)" if header.f16_tables
+                   else ", embeddings int8 + 4-bit residual)" if header.residual_tables else ")")
     summary = (f"wrote {args.output}: {size} bytes, {len(tensors)} tensors "
                f"(+{len(aliases)} aliases), weights {args.dtype}{scheme}{shortlist}")
     return "\n".join(([plan.summary()] if plan is not None else []) + [summary])

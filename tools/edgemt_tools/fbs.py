@@ -73,12 +73,15 @@ FORMAT_VERSION = 5
 # written as 8 only when they are one (STATIC_FORMAT_VERSION); version 9
 # per-row int8 files whose embedding tables stay fp32 (Model.f32_tables),
 # written as 9 only when they are one (F32_TABLES_FORMAT_VERSION); version
-# 10 those whose tables are fp16 (Model.f16_tables; F16_TABLES_FORMAT_VERSION).
-NEWEST_FORMAT_VERSION = 10
+# 10 those whose tables are fp16 (Model.f16_tables; F16_TABLES_FORMAT_VERSION);
+# version 11 those whose int8 tables have a 4-bit residual code for lookups
+# (Model.residual_tables; RESIDUAL_TABLES_FORMAT_VERSION).
+NEWEST_FORMAT_VERSION = 11
 PER_TENSOR_FORMAT_VERSION = 7
 STATIC_FORMAT_VERSION = 8
 F32_TABLES_FORMAT_VERSION = 9
 F16_TABLES_FORMAT_VERSION = 10
+RESIDUAL_TABLES_FORMAT_VERSION = 11
 OLDEST_FORMAT_VERSION = 1
 
 __all__ = [

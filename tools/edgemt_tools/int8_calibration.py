@@ -100,6 +100,15 @@ def projections_to_calibrate(spec: ModelSpec) -> List[str]:
             if tensor.projection and tensor.alias_of is None and name not in spec.int8_codes]
 
 
+def tied_projections(spec: ModelSpec) -> Dict[str, str]:
+    """Projection name -> the embedding table whose bytes it shares (a tied
+    output projection), for tables whose codes the source does not give."""
+    specs = expected_tensors(spec.config, "fp32")
+    tied = {name: resolve_alias(specs, name) for name, tensor in specs.items()
+            if tensor.projection and tensor.alias_of is not None}
+    return {name: owner for name, owner in tied.items() if owner not in spec.int8_codes}
+
+
 def calibrates(family) -> bool:
     """Whether int8 files of `family` (a families.Family) are calibrated."""
     return family.forward_pass is not None
@@ -309,9 +318,14 @@ def choose(x: np.ndarray, weight: np.ndarray) -> Tuple[_Choice, float]:
 
 
 def calibrate(spec: ModelSpec, lines: Optional[Sequence[str]] = None,
-              sentences: int = DEFAULT_SENTENCES) -> Int8Plan:
+              sentences: int = DEFAULT_SENTENCES, tied_tables: bool = False) -> Int8Plan:
     """The int8 plan of a spec of a family that calibrates from calibration
-    `lines` (source text) or, when None, `sentences` synthetic ones."""
+    `lines` (source text) or, when None, `sentences` synthetic ones.
+    `tied_tables`: a tied output projection's codes are error-compensated
+    too (no smoothing: the codes are the table's, which lookups read without
+    multipliers) and planned under the table's name; for files whose tables
+    have residual codes, which keep the lookups near the float table
+    whatever the codes (docs/int8-quality.md)."""
     cfg = spec.config
     family = families.of(cfg)
     if not calibrates(family):
@@ -333,10 +347,15 @@ def calibrate(spec: ModelSpec, lines: Optional[Sequence[str]] = None,
     inputs = recorded_inputs(model, pairs, ROWS_PER_PROJECTION, SEED)
 
     wanted = set(projections_to_calibrate(spec))  # not tied ones, not the source's codes
+    tied = tied_projections(spec) if tied_tables else {}
     plan = Int8Plan(sentences=len(pairs), synthetic=synthetic)
     before = after = 0.0
     for prefix, x in inputs.items():
         name = prefix + ".weight"
+        if name in tied:
+            table = np.asarray(spec.weights[tied[name]], dtype=np.float32)
+            plan.codes[tied[name]] = gptq_rows(table, hessian(x))
+            continue
         if name not in wanted:
             continue
         weight = np.asarray(spec.weights[name], dtype=np.float32)

@@ -257,6 +257,8 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
         scheme_version = fbs.F32_TABLES_FORMAT_VERSION
     if header.f16_tables:
         scheme_version = fbs.F16_TABLES_FORMAT_VERSION
+    if header.residual_tables:
+        scheme_version = fbs.RESIDUAL_TABLES_FORMAT_VERSION
     fbs.model_fb.AddFormatVersion(b, max(fbs.FORMAT_VERSION, family.format_version(cfg),
                                          scheme_version))
     fbs.model_fb.AddFamilyConfigType(b, config_table.union_type)
@@ -280,6 +282,8 @@ def _build_flatbuffer(header: ModelHeader, entries: Mapping[str, TensorEntry],
         fbs.model_fb.AddF32Tables(b, True)
     if header.f16_tables:
         fbs.model_fb.AddF16Tables(b, True)
+    if header.residual_tables:
+        fbs.model_fb.AddResidualTables(b, True)
     if shortlist is not None:  # any version: the format version stays the family's
         fbs.model_fb.AddShortlist(b, shortlist)
     root = fbs.model_fb.End(b)
@@ -455,8 +459,11 @@ class ModelFile:
             raise ModelFileError(f"quantization {quantization} needs format version {first} or "
                                  "later")
         f32_tables, f16_tables = bool(model.F32Tables()), bool(model.F16Tables())
+        residual_tables = bool(model.ResidualTables())
         for flag, is_set, first in (("f32_tables", f32_tables, fbs.F32_TABLES_FORMAT_VERSION),
-                                    ("f16_tables", f16_tables, fbs.F16_TABLES_FORMAT_VERSION)):
+                                    ("f16_tables", f16_tables, fbs.F16_TABLES_FORMAT_VERSION),
+                                    ("residual_tables", residual_tables,
+                                     fbs.RESIDUAL_TABLES_FORMAT_VERSION)):
             if is_set and model.FormatVersion() < first:
                 raise ModelFileError(f"{flag} needs format version {first} or later")
             if is_set and quantization not in (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED):
@@ -464,6 +471,8 @@ class ModelFile:
                                      "(only per-row int8 files have it)")
         if f32_tables and f16_tables:
             raise ModelFileError("f32_tables and f16_tables are both set")
+        if residual_tables and (f32_tables or f16_tables):
+            raise ModelFileError("residual_tables is set with float tables")
         source = _read_tokenizer(t, "")
         target = (_read_tokenizer(model.TargetTokenizer(), "target ")
                   if model.TargetTokenizer() is not None else None)
@@ -485,7 +494,7 @@ class ModelFile:
             quantization=quantization, source_pieces=source.pieces,
             source_unk_id=source.unk_id, source_eos_id=source.eos_id,
             target_tokenizer=target, decoding=decoding, shortlist=shortlist,
-            f32_tables=f32_tables, f16_tables=f16_tables)
+            f32_tables=f32_tables, f16_tables=f16_tables, residual_tables=residual_tables)
 
     def _check_entry(self, e: TensorEntry) -> None:
         if e.dtype not in _NAME_TO_NUMPY:

@@ -27,7 +27,7 @@ import numpy as np
 from . import families
 from .choices import WEIGHT_DTYPES
 from .errors import UserError
-from .families.tensor_table import MATRIX, VECTOR, TensorSpec
+from .families.tensor_table import MATRIX, RESIDUAL, VECTOR, TensorSpec  # noqa: F401 (RESIDUAL)
 
 # Model.decoding.rules (schema SearchRules): whose beam search the model follows.
 SEARCH_RULES = ("edgemt", "opennmt", "marian", "huggingface")
@@ -49,6 +49,8 @@ INT8_QUANTIZATIONS = (QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED, QUANTIZATIO
 SCALE_SUFFIX = "_scale"  # int8 files: `X_scale` holds the per-row scales of matrix `X`
 SMOOTH_SUFFIX = "_smooth"  # smoothed int8 files: `X_smooth` multiplies projection X's inputs
 INPUT_SCALE_SUFFIX = "_input_scale"  # Int8PerTensorStatic: X's fixed activation multiplier
+# residual_tables: `T_residual` (4-bit codes) and `T_residual_scale` of int8 table `T`
+RESIDUAL_SUFFIX = "_residual"
 
 
 def quantization_scheme(weight_dtype: str) -> str:
@@ -67,6 +69,17 @@ def scale_name(matrix_name: str) -> str:
 def smooth_name(matrix_name: str) -> str:
     """Name of the F32 smoothing vector of a projection in a smoothed int8 file."""
     return matrix_name + SMOOTH_SUFFIX
+
+
+def residual_name(table_name: str) -> str:
+    """Name of the I8 residual codes [rows, ceil(dim / 2)] of an int8 table
+    in a file with `residual_tables` (format version 11)."""
+    return table_name + RESIDUAL_SUFFIX
+
+
+def residual_scale_name(table_name: str) -> str:
+    """Name of the F32 per-row scales [rows] of a table's residual codes."""
+    return scale_name(residual_name(table_name))
 
 
 def input_scale_name(matrix_name: str) -> str:
@@ -166,6 +179,9 @@ class ModelHeader:
     f32_tables: bool = False
     # Format version 10: likewise fp16 tables (no projection tied to one).
     f16_tables: bool = False
+    # Format version 11: a per-row int8 file whose int8 tables have a 4-bit
+    # residual code per weight for lookups (expected_tensors).
+    residual_tables: bool = False
 
 
 @dataclass
@@ -230,8 +246,8 @@ def matrix_dtype(spec: TensorSpec, weight_dtype: str, quantization: Optional[str
 
 
 def expected_tensors(cfg, weight_dtype: str = "fp32", quantization: Optional[str] = None,
-                     f32_tables: bool = False,
-                     f16_tables: bool = False) -> "OrderedDict[str, TensorSpec]":
+                     f32_tables: bool = False, f16_tables: bool = False,
+                     residual_tables: bool = False) -> "OrderedDict[str, TensorSpec]":
     """Every tensor a file with this config (of any family), weight dtype
     and quantization scheme (None: the one weight_dtype implies) must hold
     (schema/TENSORS.md), in the family table's order (its groups in file
@@ -240,22 +256,27 @@ def expected_tensors(cfg, weight_dtype: str = "fp32", quantization: Optional[str
     With weight_dtype "int8" each int8 matrix (matrix_dtype) is directly
     followed by its scales, and with QUANTIZATION_INT8_SMOOTHED each
     projection that owns its bytes then by its smoothing vector.
-    `f32_tables`, `f16_tables`: the file's header flags (matrix_dtype)."""
+    `f32_tables`, `f16_tables`: the file's header flags (matrix_dtype);
+    `residual_tables`: each int8 table that owns its bytes is followed, after
+    its scales, by its residual codes and their scales (format version 11)."""
     if weight_dtype not in WEIGHT_DTYPES:
         raise ValueError(f"unknown weight dtype {weight_dtype!r} (known: {WEIGHT_DTYPES})")
     specs = families.of(cfg).tensors.float_tensors(cfg)
     if weight_dtype != "int8":
         return specs
-    return _with_scales(specs, quantization, f32_tables, f16_tables)
+    return _with_scales(specs, quantization, f32_tables, f16_tables, residual_tables)
 
 
 def _with_scales(specs: "OrderedDict[str, TensorSpec]", quantization: Optional[str],
-                 f32_tables: bool, f16_tables: bool) -> "OrderedDict[str, TensorSpec]":
+                 f32_tables: bool, f16_tables: bool,
+                 residual_tables: bool) -> "OrderedDict[str, TensorSpec]":
     """Insert `X_scale` [out] (F32) after every int8 matrix X; the scales of an
     alias alias the scales of its target (output.weight_scale ->
     embedding.target_scale). QUANTIZATION_INT8_SMOOTHED: also `X_smooth`
     [in] (F32) after the scales of a projection that is not an alias;
-    QUANTIZATION_INT8_STATIC: `X_input_scale` [1] there."""
+    QUANTIZATION_INT8_STATIC: `X_input_scale` [1] there. `residual_tables`:
+    `T_residual` [rows, ceil(in / 2)] (I8) and `T_residual_scale` [rows]
+    after the scales of every int8 table T that owns its bytes."""
     smoothed = quantization == QUANTIZATION_INT8_SMOOTHED
     fixed = quantization == QUANTIZATION_INT8_STATIC
     out: "OrderedDict[str, TensorSpec]" = OrderedDict()
@@ -269,6 +290,10 @@ def _with_scales(specs: "OrderedDict[str, TensorSpec]", quantization: Optional[s
                 out[smooth_name(name)] = TensorSpec((spec.shape[1],), VECTOR)
             if fixed and spec.projection and spec.alias_of is None:
                 out[input_scale_name(name)] = TensorSpec((1,), VECTOR)
+            if residual_tables and is_table(spec) and spec.alias_of is None:
+                rows, dim = spec.shape
+                out[residual_name(name)] = TensorSpec((rows, (dim + 1) // 2), RESIDUAL)
+                out[residual_scale_name(name)] = TensorSpec((rows,), VECTOR)
     return out
 
 

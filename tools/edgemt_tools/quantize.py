@@ -78,6 +78,59 @@ def dequantize_rows(q: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return q.astype(np.float32) * scale[:, None]
 
 
+RESIDUAL_QMAX = 7  # residual codes of an int8 table lie in [-7, 7] (4 bits)
+
+
+def residual_rows(table: np.ndarray, codes: np.ndarray,
+                  scale: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """What an int8 table's codes [rows, dim] and scales [rows] miss of the
+    float table, as (packed residual codes int8 [rows, ceil(dim / 2)], their
+    scales float32 [rows]): the residue table - codes * scale (in float64)
+    rounded to [-RESIDUAL_QMAX, RESIDUAL_QMAX] per row, two codes to a byte
+    (pack_nibbles). A lookup then reads dequantize_table_rows."""
+    table64 = np.asarray(table, dtype=np.float32).astype(np.float64)
+    residue = table64 - (np.asarray(codes).astype(np.float64)
+                         * np.asarray(scale, np.float32).astype(np.float64)[:, None])
+    step = (np.abs(residue).max(axis=1, initial=0.0) / RESIDUAL_QMAX).astype(np.float32)
+    divisor = np.where(step > 0, step, np.float32(1)).astype(np.float64)
+    q = np.clip(np.rint(residue / divisor[:, None]), -RESIDUAL_QMAX, RESIDUAL_QMAX)
+    q[step == 0] = 0
+    return pack_nibbles(q.astype(np.int8)), step
+
+
+def pack_nibbles(q: np.ndarray) -> np.ndarray:
+    """int8 codes [rows, dim] in [-8, 7] -> int8 [rows, ceil(dim / 2)]: column
+    2j in the low 4 bits, 2j + 1 in the high 4 bits (two's complement; an odd
+    last column's high bits 0), as schema/edgemt.fbs stores residual codes."""
+    q = np.asarray(q, dtype=np.int8)
+    if q.shape[1] % 2:
+        q = np.concatenate([q, np.zeros((q.shape[0], 1), np.int8)], axis=1)
+    low = q[:, 0::2].astype(np.uint8) & 0x0F
+    high = (q[:, 1::2].astype(np.uint8) & 0x0F) << 4
+    return (low | high).astype(np.uint8).view(np.int8)
+
+
+def unpack_nibbles(packed: np.ndarray, dim: int) -> np.ndarray:
+    """pack_nibbles undone: int8 [rows, ceil(dim / 2)] -> int8 [rows, dim]."""
+    b = np.asarray(packed).view(np.uint8)
+    low = (b & 0x0F).astype(np.int8)
+    high = (b >> 4).astype(np.int8)
+    q = np.empty((b.shape[0], 2 * b.shape[1]), np.int8)
+    q[:, 0::2] = np.where(low > 7, low - 16, low)
+    q[:, 1::2] = np.where(high > 7, high - 16, high)
+    return q[:, :dim]
+
+
+def dequantize_table_rows(q: np.ndarray, scale: np.ndarray, residual: np.ndarray,
+                          residual_scale: np.ndarray) -> np.ndarray:
+    """The float32 rows an embedding lookup reads from an int8 table with
+    residual codes: f32(q * scale[r]) + f32(residual * residual_scale[r]),
+    each product and the sum rounded to float32 (as the runtime computes)."""
+    first = dequantize_rows(q, scale)
+    second = dequantize_rows(unpack_nibbles(residual, first.shape[1]), residual_scale)
+    return first + second
+
+
 def quantize_activation_rows(x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Activations [..., K] -> (codes int8 [..., K], scale float32 [..., 1]):
     each row (last axis) quantized dynamically on its own, all in float32."""

@@ -109,12 +109,14 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                     special_tokens: Optional[Mapping[str, int]] = None,
                     tokenizer_model: bytes = b"", source_language: str = "en",
                     target_language: str = "de", quantization: Optional[str] = None,
-                    f32_tables: bool = False, f16_tables: bool = False) -> int:
+                    f32_tables: bool = False, f16_tables: bool = False,
+                    residual_tables: bool = False) -> int:
     """Write an .emt file from an edgemt config dict (TransformerConfig field names)
     and name -> array tensors, WITHOUT checking that they agree. For bad-input tests.
     `quantization` (model_spec.QUANTIZATION_*) overrides the scheme weight_dtype
-    implies, to write a file whose header contradicts itself; `f32_tables`
-    and `f16_tables` set the header flags of format versions 9 and 10."""
+    implies, to write a file whose header contradicts itself; `f32_tables`,
+    `f16_tables` and `residual_tables` set the header flags of format
+    versions 9, 10 and 11."""
     tokens = {"pad": 0, "unk": 1, "bos": 2, "eos": 3, "decoder_start": 2}
     tokens.update(special_tokens or {})
     header = ModelHeader(config=TransformerConfig(**config),
@@ -124,7 +126,7 @@ def write_unchecked(path: str, config: Mapping, tensors: Mapping[str, np.ndarray
                          provenance=Provenance(source_format="test",
                                                converter_version="testing"),
                          quantization=quantization, f32_tables=f32_tables,
-                         f16_tables=f16_tables)
+                         f16_tables=f16_tables, residual_tables=residual_tables)
     return write_unvalidated(path, header, tensors, aliases)
 
 

@@ -55,7 +55,8 @@ from torch import nn
 from . import search
 from .model_spec import WEIGHT_DTYPES
 from .positions import TABLES
-from .quantize import dequantize_rows, fake_quantize_activation_rows, quantize_rows
+from .quantize import (dequantize_rows, dequantize_table_rows, fake_quantize_activation_rows,
+                       quantize_rows)
 from .sources.torch import (is_matrix_key, read_config, torch_key_map,
                             transformer_config)
 
@@ -147,6 +148,21 @@ def _file_matrices(path: str, cfg, fold: bool) -> "tuple":
     if smooth_name("output.weight") in model.entries and not fold:
         multipliers["generator.weight"] = [(0, np.array(model.array(smooth_name("output.weight"))))]
     return matrices, multipliers
+
+
+def _file_lookup_table(path: str) -> Optional[np.ndarray]:
+    """The embedding table [V, d] as the int8 file's lookups read it when
+    its tables have residual codes (the shared codes plus the residue;
+    quantize.dequantize_table_rows), else None (lookups read the codes)."""
+    from .model_file import read_model
+    from .model_spec import residual_name, residual_scale_name, scale_name
+    model = read_model(path)
+    if not model.header.residual_tables:
+        return None
+    name = "embedding.source"  # this model's one table (embed.weight)
+    return dequantize_table_rows(model.array(name), model.array(scale_name(name)),
+                                 model.array(residual_name(name)),
+                                 model.array(residual_scale_name(name)))
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -247,6 +263,12 @@ class TorchReference:
                      for k, v in state.items()}
         self.model = Seq2SeqTransformer(self.config)
         self.model.load_state_dict(state, strict=True)
+        lookups = _file_lookup_table(int8_file) if int8_file is not None else None
+        if lookups is not None:
+            # Lookups read the residual codes too; the tied generator keeps
+            # the shared codes (its weight stays the loaded parameter).
+            self.model.embed = nn.Embedding.from_pretrained(torch.from_numpy(lookups),
+                                                            freeze=False)
         if multipliers:
             self.model.projection = _smoothed_projection(self.model, multipliers)
         self.model.eval()

@@ -33,7 +33,7 @@ from . import families, limits
 from .errors import UserError
 from .families.checks import check_int, check_positive_float
 from .model_spec import (INT8_QUANTIZATIONS, MATRIX, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED,
-                         SCALE_SUFFIX, SEARCH_RULES, SMOOTH_SUFFIX, WEIGHT_DTYPES, Decoding,
+                         RESIDUAL, SCALE_SUFFIX, SEARCH_RULES, SMOOTH_SUFFIX, WEIGHT_DTYPES, Decoding,
                          ModelHeader, Shortlist, expected_tensors, matrix_dtype, resolve_alias)
 
 _MATRIX_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16),
@@ -187,8 +187,9 @@ def _where(array: np.ndarray, flat_index: int) -> str:
     return str(list(int(i) for i in np.unravel_index(flat_index, array.shape)))
 
 
-def validate_values(name: str, array: np.ndarray) -> None:
-    """Finite floats; int8 codes in [-127, 127]; int8 row scales >= 0."""
+def validate_values(name: str, array: np.ndarray, kind: str = MATRIX) -> None:
+    """Finite floats; int8 codes in [-127, 127]; int8 row scales >= 0;
+    residual codes (kind RESIDUAL) two to a byte, each in [-7, 7]."""
     if array.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(array))
         if bad.size:
@@ -205,6 +206,12 @@ def validate_values(name: str, array: np.ndarray) -> None:
             if bad.size:
                 raise UserError(f"tensor {name}: smoothing value {array.reshape(-1)[bad[0]]} "
                                 f"at {_where(array, int(bad[0]))} is not > 0")
+    elif array.dtype == np.int8 and kind == RESIDUAL:
+        nibbles = array.view(np.uint8)
+        bad = np.flatnonzero(((nibbles & 0x0F) == 8) | ((nibbles >> 4) == 8))
+        if bad.size:
+            raise UserError(f"tensor {name}: residual code -8 at {_where(array, int(bad[0]))} "
+                            "(residual codes are in [-7, 7])")
     elif array.dtype == np.int8:
         low = np.flatnonzero(array == -128)
         if low.size:
@@ -233,8 +240,17 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
                             f"{transformer} family only")
     if header.f32_tables and header.f16_tables:
         raise UserError("f32_tables and f16_tables are both set (a file has one table dtype)")
+    if header.residual_tables and (header.weight_dtype != "int8" or header.quantization not in (
+            None, QUANTIZATION_INT8, QUANTIZATION_INT8_SMOOTHED)):
+        raise UserError("residual_tables is for per-row int8 files only")
+    if header.residual_tables and (header.f32_tables or header.f16_tables):
+        raise UserError("residual_tables is for int8 tables, not with f32_tables or f16_tables")
+    if header.residual_tables and not families.of(header.config).tensors.smoothable:
+        transformer = families.titles(lambda family: family.tensors.smoothable)
+        raise UserError("residual codes for int8 embedding tables are defined for the "
+                        f"{transformer} family only")
     specs = expected_tensors(header.config, header.weight_dtype, header.quantization,
-                             header.f32_tables, header.f16_tables)
+                             header.f32_tables, header.f16_tables, header.residual_tables)
     if header.f16_tables and any(spec.projection and spec.alias_of is not None
                                  for spec in specs.values()):
         raise UserError("f16_tables needs an untied output projection (an int8 file computes "
@@ -267,10 +283,11 @@ def validate_tensors(header: ModelHeader, tensors: Mapping[str, np.ndarray],
                             f"{list(spec.shape)}")
         want = (_MATRIX_DTYPES[matrix_dtype(spec, header.weight_dtype, header.quantization,
                                             header.f32_tables, header.f16_tables)]
-                if spec.kind == MATRIX else np.dtype(np.float32))
+                if spec.kind == MATRIX else np.dtype(np.int8) if spec.kind == RESIDUAL
+                else np.dtype(np.float32))
         if array.dtype != want:
             raise UserError(f"tensor {name} has dtype {array.dtype}, expected {want}")
-        validate_values(name, array)
+        validate_values(name, array, spec.kind)
     total = sum((np.asarray(a).nbytes + 63) // 64 * 64 for a in tensors.values())
     if total > limits.MAX_MODEL_BYTES:
         raise UserError(f"the weights take {total} bytes, more than the limit of "

@@ -21,8 +21,8 @@ from .int8_calibration import Int8Plan
 from .model_spec import (MATRIX, QUANTIZATION_INT8_PER_TENSOR, QUANTIZATION_INT8_SMOOTHED,
                          QUANTIZATION_INT8_STATIC, WEIGHT_DTYPES, ModelHeader, ModelSpec,
                          SideTokenizer, expected_tensors, input_scale_name, matrix_dtype,
-                         scale_name, smooth_name)
-from .quantize import quantize_rows
+                         residual_name, residual_scale_name, scale_name, smooth_name)
+from .quantize import quantize_rows, residual_rows
 
 Int8Codes = Mapping[str, Tuple[np.ndarray, np.ndarray]]  # name -> (codes [out, in], scale [out])
 # name -> (codes, scale, activation multiplier, bias): ModelSpec.int8_static
@@ -62,7 +62,8 @@ def _stored(name: str, array: np.ndarray, kind: str, dtype: str,
 def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
                  plan: Optional[Int8Plan] = None, int8_codes: Optional[Int8Codes] = None,
                  per_tensor: bool = False, static: Optional[Int8Static] = None,
-                 f32_tables: bool = False, f16_tables: bool = False
+                 f32_tables: bool = False, f16_tables: bool = False,
+                 residual_tables: bool = False
                  ) -> Tuple["OrderedDict[str, np.ndarray]", Dict[str, str]]:
     """(tensors in file order and storage type, aliases name -> owner) for
     float32 `weights` named as `expected_tensors(config, "fp32")` lists them
@@ -73,8 +74,10 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
     (ModelSpec.int8_static) an Int8PerTensorStatic one, every projection's
     codes, scales and activation multiplier as given; `f32_tables` a per-row
     int8 file whose embedding tables stay fp32, `f16_tables` one whose
-    tables are fp16 (no projection tied to one). Raises UserError for a
-    missing or unexpected weight."""
+    tables are fp16 (no projection tied to one), `residual_tables` one whose
+    int8 tables have residual codes (quantize.residual_rows of the table's
+    stored codes: a plan's codes for a table are its tied projection's).
+    Raises UserError for a missing or unexpected weight."""
     if dtype not in WEIGHT_DTYPES:
         raise UserError(f"unknown weight dtype {dtype!r} (known: {', '.join(WEIGHT_DTYPES)})")
     if (plan is not None or per_tensor) and dtype != "int8":
@@ -87,10 +90,14 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
         raise ValueError(f"{'f32' if f32_tables else 'f16'}_tables is for per-row int8 files")
     if f32_tables and f16_tables:
         raise ValueError("f32_tables or f16_tables, not both")
+    if residual_tables and (dtype != "int8" or per_tensor or static or f32_tables
+                            or f16_tables):
+        raise ValueError("residual_tables is for per-row int8 files with int8 tables")
     quantization = _scheme(plan, per_tensor, static)
     if static:
         int8_codes = {name: (codes, scales) for name, (codes, scales, _, _) in static.items()}
-    specs = expected_tensors(config, dtype, quantization, f32_tables, f16_tables)
+    specs = expected_tensors(config, dtype, quantization, f32_tables, f16_tables,
+                             residual_tables)
     if f16_tables and any(spec.projection and spec.alias_of is not None
                           for spec in specs.values()):
         raise ValueError("f16_tables needs every projection untied (model_spec.untie_output)")
@@ -113,6 +120,9 @@ def pack_tensors(config, weights: Mapping[str, np.ndarray], dtype: str,
                                matrix_dtype(spec, dtype, quantization, f32_tables, f16_tables),
                                plan,
                                int8_codes or {}))
+        if residual_name(name) in specs:
+            tensors[residual_name(name)], tensors[residual_scale_name(name)] = residual_rows(
+                weights[name], tensors[name], tensors[scale_name(name)])
         if plan is not None and spec.projection and smooth_name(name) not in tensors:
             # a projection the calibration did not reach: no smoothing
             tensors[smooth_name(name)] = np.ones(spec.shape[1], np.float32)
@@ -154,16 +164,18 @@ def own_target_tokenizer(spec: ModelSpec) -> Optional[SideTokenizer]:
 
 
 def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None, per_tensor: bool = False,
-         static: bool = False, f32_tables: bool = False, f16_tables: bool = False):
+         static: bool = False, f32_tables: bool = False, f16_tables: bool = False,
+         residual_tables: bool = False):
     """(ModelHeader, tensors, aliases) of `spec` stored as `dtype` (int8:
     with a calibration `plan`, a smoothed file; with `per_tensor`, an
     Int8PerTensorDynamic one; with `static`, an Int8PerTensorStatic one from
     spec.int8_static; matrices of spec.int8_codes keep their codes; with
     `f32_tables`, a per-row file's embedding tables stay fp32; with
-    `f16_tables`, they are fp16)."""
+    `f16_tables`, they are fp16; with `residual_tables`, its int8 tables
+    have residual codes for lookups)."""
     fixed = spec.int8_static if static else None
     tensors, aliases = pack_tensors(spec.config, spec.weights, dtype, plan, spec.int8_codes,
-                                    per_tensor, fixed, f32_tables, f16_tables)
+                                    per_tensor, fixed, f32_tables, f16_tables, residual_tables)
     header = ModelHeader(
         config=spec.config, special_tokens=spec.special_tokens,
         source_language=spec.source_language, target_language=spec.target_language,
@@ -173,5 +185,5 @@ def pack(spec: ModelSpec, dtype: str, plan: Optional[Int8Plan] = None, per_tenso
         source_pieces=spec.source_pieces, source_unk_id=spec.source_unk_id,
         source_eos_id=spec.source_eos_id, target_tokenizer=own_target_tokenizer(spec),
         decoding=spec.decoding, shortlist=spec.shortlist, f32_tables=f32_tables,
-        f16_tables=f16_tables)
+        f16_tables=f16_tables, residual_tables=residual_tables)
     return header, tensors, aliases

@@ -28,7 +28,7 @@ struct FamilyConfig;  // runtime/models/families.h
 
 // The model file format version this runtime writes in its tests and reads,
 // and the oldest it still reads (schema/edgemt.fbs lists what changed).
-inline constexpr uint32_t kFormatVersion = 10;
+inline constexpr uint32_t kFormatVersion = 11;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 
 enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
@@ -45,7 +45,9 @@ enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI8 = 2 };
 // the file. kNone for F32 and F16 files. Since format version 9 a per-row
 // file may keep its embedding tables (and an output projection tied to
 // one) in F32, as the per-tensor schemes do (Model::f32_tables()); since
-// version 10 in F16, no projection then tied to one (Model::table_dtype()).
+// version 10 in F16, no projection then tied to one (Model::table_dtype());
+// since version 11 its I8 tables may have a 4-bit residual code per weight
+// that lookups add (Model::residual_tables()).
 enum class QuantizationScheme : uint8_t {
   kNone = 0,
   kInt8PerRowDynamic = 1,
@@ -217,6 +219,9 @@ class Model {
   // tied to one): weight_dtype() but in I8 files that keep them F32
   // (f32_tables()) or F16 (per-row files that say so, version 10).
   DType table_dtype() const;
+  // An I8 per-row file whose I8 tables have residual codes for lookups
+  // (`<table>_residual`, `<table>_residual_scale`; version 11).
+  bool residual_tables() const;
   const char* source_language() const;
   const char* target_language() const;
   const Provenance& provenance() const;

@@ -316,7 +316,12 @@ void check_bundled_model(const char* path, DType dtype, QuantizationScheme schem
   const size_t smoothing = scheme != QuantizationScheme::kInt8SmoothedPerRowDynamic
                                ? 0
                                : 4 * c.encoder_layers + 7 * c.decoder_layers + (c.tied_output ? 0 : 1);
-  CHECK(model->tensor_count() == expected_tensor_count(c, dtype) + smoothing);
+  // The int8 file's one table (shared, tied) has residual codes: its
+  // `_residual` and `_residual_scale`, which expected_tensor_count(c,
+  // dtype) leaves out (WeightTypes without them).
+  CHECK(model->residual_tables() == (dtype == DType::kI8));
+  const size_t residual = model->residual_tables() ? 2 : 0;
+  CHECK(model->tensor_count() == expected_tensor_count(c, dtype) + smoothing + residual);
   size_t tokenizer_size = 0;
   CHECK(model->tokenizer_model(&tokenizer_size) != nullptr);
   CHECK(tokenizer_size > 0);

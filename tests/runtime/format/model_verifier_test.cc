@@ -649,6 +649,68 @@ TEST_CASE("format/model_verifier: per-row int8 files with F16 tables: version 10
                "tensor 'output.weight' is tied to an F16 embedding table");
 }
 
+TEST_CASE("format/model_verifier: residual codes of int8 tables: version 11, per-row, int8 tables") {
+  for (bool smoothed : {false, true}) {
+    CAPTURE(smoothed);
+    ModelBuilder good(testing::tiny_config(), DType::kI8);
+    good.smoothed = smoothed;
+    good.residual_tables = true;
+    good.regenerate_tensors();
+    VerifiedModel model;
+    const std::vector<uint8_t> bytes = good.build();
+    const Status status = verify_model(bytes.data(), bytes.size(), &model);
+    REQUIRE_MESSAGE(status.is_ok(), status.message());
+    CHECK(model.residual_tables);
+    const uint32_t d = testing::tiny_config().d_model;
+    const testing::BuilderTensor* residual = good.find("embedding.source_residual");
+    REQUIRE(residual != nullptr);
+    CHECK(residual->dtype == DType::kI8);
+    CHECK(residual->shape[1] == (d + 1) / 2);
+    CHECK(good.find("embedding.source_residual_scale") != nullptr);
+    CHECK(good.find("output.weight_residual") == nullptr);  // a tied projection shares the table's
+
+    ModelBuilder older = good;
+    older.format_version = 10;
+    CHECK_STATUS(verify(older), StatusCode::kInvalidModel,
+                 "residual_tables needs format version 11 or later (the file says 10)");
+    ModelBuilder unflagged = good;  // residual codes in a file that does not say so
+    unflagged.residual_tables = false;
+    CHECK_STATUS(verify(unflagged), StatusCode::kInvalidModel,
+                 "unexpected tensor 'embedding.source_residual'");
+    ModelBuilder missing = good;
+    REQUIRE(missing.remove_tensor("embedding.source_residual_scale"));
+    CHECK_STATUS(verify(missing), StatusCode::kInvalidModel,
+                 "model has no tensor 'embedding.source_residual_scale'");
+    ModelBuilder eight = good;  // a 4-bit half of 8 is -8, outside [-7, 7]
+    eight.find("embedding.source_residual")->int8_values[3] = static_cast<int8_t>(0x18);
+    CHECK_STATUS(verify(eight), StatusCode::kInvalidModel,
+                 "tensor 'embedding.source_residual' holds the residual code -8 at [0, 3]");
+    ModelBuilder high = good;
+    high.find("embedding.source_residual")->int8_values[5] = static_cast<int8_t>(0x81);
+    const uint32_t packed = (d + 1) / 2;  // bytes per row
+    CHECK_STATUS(verify(high), StatusCode::kInvalidModel,
+                 "the residual code -8 at [" + std::to_string(5 / packed) + ", " +
+                     std::to_string(5 % packed) + "]");
+    ModelBuilder negative = good;
+    negative.find("embedding.source_residual_scale")->values[2] = -1.0f;
+    CHECK_STATUS(verify(negative), StatusCode::kInvalidModel, "int8 row scales must be >= 0");
+    ModelBuilder with_float = good;
+    with_float.f32_tables = true;
+    CHECK_STATUS(verify(with_float), StatusCode::kInvalidModel,
+                 "residual_tables is set with f32_tables or f16_tables");
+  }
+  ModelBuilder per_tensor(testing::tiny_config(), DType::kI8);
+  per_tensor.per_tensor = true;
+  per_tensor.residual_tables = true;
+  per_tensor.regenerate_tensors();
+  CHECK_STATUS(verify(per_tensor), StatusCode::kInvalidModel,
+               "residual_tables is set in a file of quantization scheme int8-per-tensor-dynamic");
+  ModelBuilder float_file(testing::tiny_config(), DType::kF32);
+  float_file.residual_tables = true;
+  CHECK_STATUS(verify(float_file), StatusCode::kInvalidModel,
+               "residual_tables is set in a file of quantization scheme none");
+}
+
 TEST_CASE("format/model_verifier: unsupported features are kUnsupported") {
   ModelBuilder weight_dtype;
   weight_dtype.raw_weight_dtype = 5;

@@ -158,6 +158,64 @@ TEST_CASE("kernels/embed_tokens: i8 rows read from a tied projection's packed we
   }
 }
 
+TEST_CASE("kernels/embed_tokens: i8 rows with residual codes match the reference, table or pack") {
+  // The row means f32(q · s) + f32(r · s2), r the 4-bit code of column d
+  // (the low half of byte d / 2 for even d, the high half for odd d, two's
+  // complement); then · scale + position as for any table.
+  testing::Random rng(53);
+  for (size_t vocab : {1, 17}) {
+    for (size_t dim : {1, 6, 35}) {
+      CAPTURE(vocab);
+      CAPTURE(dim);
+      const size_t bytes_per_row = (dim + 1) / 2;
+      std::vector<int8_t> table(vocab * dim);
+      for (int8_t& q : table) q = static_cast<int8_t>(static_cast<int>(rng.index(0, 254)) - 127);
+      std::vector<uint8_t> residual(vocab * bytes_per_row);
+      for (uint8_t& byte : residual) {
+        byte = static_cast<uint8_t>(rng.index(0, 255));  // any halves, -8 included
+        if (dim % 2 == 1 && (&byte - residual.data()) % bytes_per_row == bytes_per_row - 1) byte &= 0x0F;
+      }
+      std::vector<float> row_scale(vocab), residual_scale;
+      for (float& s : row_scale) s = rng.uniform(0.001f, 0.1f);
+      residual_scale.push_back(0.0f);  // a row the codes give exactly
+      while (residual_scale.size() < vocab) residual_scale.push_back(rng.uniform(0.0001f, 0.01f));
+      std::vector<float> meaning(vocab * dim);
+      for (size_t r = 0; r < vocab; ++r) {
+        for (size_t d = 0; d < dim; ++d) {
+          const uint8_t byte = residual[r * bytes_per_row + d / 2];
+          const int half = d % 2 == 0 ? (byte & 0x0F) : (byte >> 4);
+          const float first = static_cast<float>(table[r * dim + d]) * row_scale[r];
+          const float second = static_cast<float>(half >= 8 ? half - 16 : half) * residual_scale[r];
+          meaning[r * dim + d] = first + second;
+        }
+      }
+      std::vector<uint8_t> storage(int8::packed_bytes(vocab, dim) + 64);
+      void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+      int8::PackedWeights packed;
+      REQUIRE(int8::pack_weights(table.data(), row_scale.data(), nullptr, vocab, dim, aligned, &packed));
+      EmbeddingTable plain{table.data(), DType::kI8, row_scale.data(), dim, {}, {}};
+      EmbeddingTable tied{nullptr, DType::kI8, nullptr, dim, packed, {}};
+      for (EmbeddingTable* t : {&plain, &tied}) {
+        t->residual = residual.data();
+        t->residual_scale = residual_scale.data();
+      }
+      std::vector<int32_t> ids;
+      for (size_t i = 0; i < vocab; ++i) ids.push_back(static_cast<int32_t>(vocab - 1 - i));
+      const std::vector<float> positions = rng.normal_vector(dim * 2, 0.0f, 1.0f);
+      const std::vector<float> want = reference_embed(meaning, dim, ids, 1.5f, positions, 1, 0);
+      std::vector<float> got(vocab * dim), got_tied(vocab * dim), rows(vocab * dim);
+      embed_tokens(plain, ids.data(), vocab, 1.5f, positions.data(), 1, 0, got.data());
+      embed_tokens(tied, ids.data(), vocab, 1.5f, positions.data(), 1, 0, got_tied.data());
+      CHECK(testing::same_bits(got.data(), want.data(), want.size()));
+      CHECK(testing::same_bits(got_tied.data(), want.data(), want.size()));
+      gather_rows(plain, ids.data(), vocab, rows.data(), dim);  // rows as they are
+      for (size_t t = 0; t < vocab; ++t) {
+        CHECK(testing::same_bits(rows.data() + t * dim, meaning.data() + (vocab - 1 - t) * dim, dim));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace edgemt::kernels
 

@@ -20,6 +20,7 @@ from ..project_files import project_path
 
 MATRIX = "matrix"  # stored in the weight dtype (F32, F16 or I8)
 VECTOR = "f32"     # biases, LayerNorm parameters, the position table, int8 scales: always F32
+RESIDUAL = "residual"  # an int8 table's 4-bit residual codes, two per byte: always I8
 
 SCHEMA_DIR = project_path("schema")
 
@@ -32,7 +33,7 @@ def table_path(family_name: str) -> str:
 @dataclass(frozen=True)
 class TensorSpec:
     shape: Tuple[int, ...]
-    kind: str                         # MATRIX or VECTOR
+    kind: str                         # MATRIX, VECTOR or RESIDUAL
     alias_of: Optional[str] = None    # same bytes as this tensor
     # A matrix used as a product's weight (a LINEAR's .weight, a PROJECTION),
     # not an embedding table: smoothed int8 files give it `X_smooth`.

@@ -40,6 +40,7 @@ struct Variant {
   bool fixed_range = false;  // I8: an Int8PerTensorStatic file (Firefox's, with alphas)
   bool f32_tables = false;   // I8 per row: embedding tables F32 (format version 9)
   bool f16_tables = false;   // I8 per row: embedding tables F16 (format version 10; untied)
+  bool residual_tables = false;  // I8 per row: tables with residual codes (format version 11)
 };
 
 constexpr Variant kVariants[] = {
@@ -86,6 +87,15 @@ constexpr Variant kVariants[] = {
     {"pre-norm gelu separate untied int8, f16 tables", edgemt::transformer::NormPlacement::kPreNorm,
      edgemt::Activation::kGelu, false, false, false, true, edgemt::DType::kI8, false, false, false, false,
      false, true},
+    {"post-norm relu shared tied smoothed int8, residual tables (the converter's default)",
+     edgemt::transformer::NormPlacement::kPostNorm, edgemt::Activation::kRelu, true, true, true, true,
+     edgemt::DType::kI8, true, false, false, false, false, false, true},
+    {"pre-norm gelu separate untied int8, residual tables", edgemt::transformer::NormPlacement::kPreNorm,
+     edgemt::Activation::kGelu, false, false, false, true, edgemt::DType::kI8, false, false, false, false,
+     false, false, true},
+    {"post-norm swish SSRU decoder separate tied int8, residual tables",
+     edgemt::transformer::NormPlacement::kPostNorm, edgemt::Activation::kSwish, false, false, true, true,
+     edgemt::DType::kI8, true, true, false, false, false, false, true},
 };
 
 edgemt::transformer::TransformerConfig config_for(const Variant& v) {
@@ -117,12 +127,14 @@ struct Fixture {
 Fixture make(const Variant& v, size_t threads) {
   Fixture f;
   ModelBuilder builder(config_for(v), v.dtype, 7);
-  if (v.smoothed || v.per_tensor || v.fixed_range || v.f32_tables || v.f16_tables) {
+  if (v.smoothed || v.per_tensor || v.fixed_range || v.f32_tables || v.f16_tables ||
+      v.residual_tables) {
     builder.smoothed = v.smoothed;
     builder.per_tensor = v.per_tensor;
     builder.fixed_range = v.fixed_range;
     builder.f32_tables = v.f32_tables;
     builder.f16_tables = v.f16_tables;
+    builder.residual_tables = v.residual_tables;
     builder.regenerate_tensors();
   }
   f.file = std::make_unique<TempFile>(builder.build());

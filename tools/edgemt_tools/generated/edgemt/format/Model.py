@@ -210,7 +210,14 @@ class Model(object):
             return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
         return False
 
-def ModelStart(builder): builder.StartObject(19)
+    # Model
+    def ResidualTables(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(42))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def ModelStart(builder): builder.StartObject(20)
 def Start(builder):
     return ModelStart(builder)
 def ModelAddFormatVersion(builder, formatVersion): builder.PrependUint32Slot(0, formatVersion, 0)
@@ -273,6 +280,9 @@ def AddF32Tables(builder, f32Tables):
 def ModelAddF16Tables(builder, f16Tables): builder.PrependBoolSlot(18, f16Tables, 0)
 def AddF16Tables(builder, f16Tables):
     return ModelAddF16Tables(builder, f16Tables)
+def ModelAddResidualTables(builder, residualTables): builder.PrependBoolSlot(19, residualTables, 0)
+def AddResidualTables(builder, residualTables):
+    return ModelAddResidualTables(builder, residualTables)
 def ModelEnd(builder): return builder.EndObject()
 def End(builder):
     return ModelEnd(builder)
