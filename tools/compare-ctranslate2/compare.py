@@ -192,7 +192,13 @@ def convert_models(args, kind, model_dir, dtypes, edgemt_version, ct2_version):
     else:
         inputs = [os.path.join(model_dir, n) for n in sorted(os.listdir(model_dir))
                   if os.path.isfile(os.path.join(model_dir, n))]
+    # Both engines' converters: edgemt's own package too, so that a
+    # converter change (a new int8 default, say) converts again.
+    edgemt_tools = os.path.join(REPO, "tools", "edgemt_tools")
     converter_files = [os.path.join(HERE, "ct2_torch_model.py"), os.path.join(HERE, "ct2_hf_marian.py")]
+    converter_files += sorted(os.path.join(folder, name)
+                              for folder, _, names in os.walk(edgemt_tools)
+                              for name in names if name.endswith(".py"))
     stamp = {"inputs": file_stamp(inputs), "converters": file_stamp(converter_files),
              "edgemt": edgemt_version, "ctranslate2": ct2_version}
     stamp_path = os.path.join(work, "stamp.json")
