@@ -251,8 +251,8 @@ Status read_float_table(const fb::Model& root, const FamilyConfig& family,
   const Family* record = find_family(family.id);
   if (record == nullptr || !record->int8_float_tables) {
     return Status::error(StatusCode::kInvalidModel,
-                         "%s is set in a %s model (its family's int8 files keep every "
-                         "matrix in int8)",
+                         "%s is set in a %s model (its family's int8 files keep their "
+                         "tables as plain int8)",
                          flag, family_name(family.id));
   }
   return Status::ok();

@@ -80,30 +80,26 @@ class TorchRnnFixturesTest(unittest.TestCase):
         self.assertIn("--calibrate is for Transformer models; RNN int8 files use nearest "
                       "rounding (drop --calibrate)", result.stderr)
 
-    def test_fp32_embeddings_are_refused(self):
-        # Defined for the Transformer family's embedding tables only.
+    def test_table_options_are_refused(self):
+        # Float tables and residual codes are defined for the Transformer
+        # family's embedding tables only.
         workspace = ff.Workspace(self)
-        for option in ("--fp32-embeddings", "--fp16-embeddings"):
+        for option in ("--fp32-embeddings", "--fp16-embeddings", "--residual-embeddings"):
             ff.refused(self, workspace.path("rnn.int8.emt"),
                        f"{option} is for Transformer models; this is an RNN model",
                        *convert_args(VARIANTS[0]), "--dtype", "int8", option)
         # A file that says so anyway is refused at load, whatever its tables.
         model = read_model(CONVERTED.model(self, VARIANTS[0], "int8"))
         flagged = workspace.path("flagged.emt")
-        write_unvalidated(flagged, dataclasses.replace(model.header, f32_tables=True),
-                          {name: model.array(name) for name in model.table_order}, {})
-        result = subprocess.run([helpers.CLI, "inspect", flagged], capture_output=True, text=True,
-                                check=False)
-        self.assertEqual(result.returncode, 1, result.stderr)
-        self.assertIn("f32_tables is set in a rnn model (its family's int8 files keep every "
-                      "matrix in int8)",
-                      result.stderr)
-        write_unvalidated(flagged, dataclasses.replace(model.header, f16_tables=True),
-                          {name: model.array(name) for name in model.table_order}, {})
-        result = subprocess.run([helpers.CLI, "inspect", flagged], capture_output=True, text=True,
-                                check=False)
-        self.assertEqual(result.returncode, 1, result.stderr)
-        self.assertIn("f16_tables is set in a rnn model", result.stderr)
+        tensors = {name: model.array(name) for name in model.table_order}
+        for flag in ("f32_tables", "f16_tables", "residual_tables"):
+            write_unvalidated(flagged, dataclasses.replace(model.header, **{flag: True}),
+                              tensors, {})
+            result = subprocess.run([helpers.CLI, "inspect", flagged], capture_output=True,
+                                    text=True, check=False)
+            self.assertEqual(result.returncode, 1, result.stderr)
+            self.assertIn(f"{flag} is set in a rnn model (its family's int8 files keep their "
+                          "tables as plain int8)", result.stderr)
 
 
 if __name__ == "__main__":
