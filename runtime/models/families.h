@@ -71,7 +71,8 @@ struct Family {
   void (*describe_config)(const FamilyConfig& config, char* out, size_t size);
   Status (*create)(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder>* out);
   // Whether its per-row int8 files may keep their embedding tables in F32
-  // or F16 (the header's f32_tables, format version 9, and f16_tables, 10).
+  // or F16 (the header's f32_tables, format version 9, and f16_tables, 10),
+  // or give their I8 tables residual codes (residual_tables, 11).
   bool int8_float_tables;
 };
 

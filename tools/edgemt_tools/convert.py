@@ -480,10 +480,10 @@ def _table_option(args: argparse.Namespace) -> str:
     return "--fp32-embeddings" if args.fp32_embeddings else ""
 
 
-def _check_fp32_embeddings(args: argparse.Namespace, spec) -> None:
+def _check_table_options(args: argparse.Namespace, spec) -> None:
     """--fp32-embeddings, --fp16-embeddings and --residual-embeddings are
-    defined for the Transformer family (whose tables are its embedding matrices), before
-    anything slow runs."""
+    defined for the Transformer family (whose tables are its embedding
+    matrices): checked before anything slow runs."""
     from . import families
     family = families.of(spec.config)
     option = _table_option(args).split(" ")[0]
@@ -598,7 +598,7 @@ def run(args: argparse.Namespace) -> str:
         for note in notes:
             print(f"{PROG}: note: {note}", file=sys.stderr)
         shortlist = _read_shortlist(args, spec) if args.shortlist is not None else ""
-        _check_fp32_embeddings(args, spec)
+        _check_table_options(args, spec)
         tables = _table_option(args)
         untie = args.fp16_embeddings or args.fp32_embeddings == "lookup"
         if untie and not _marian_int8(args, spec):

@@ -217,7 +217,8 @@ class Model {
   bool f32_tables() const;
   // The storage type of the embedding tables (and of an output projection
   // tied to one): weight_dtype() but in I8 files that keep them F32
-  // (f32_tables()) or F16 (per-row files that say so, version 10).
+  // (f32_tables()) or F16 (per-row files that say so, version 10); I8 tables
+  // of version-11 files may also have residual codes (residual_tables()).
   DType table_dtype() const;
   // An I8 per-row file whose I8 tables have residual codes for lookups
   // (`<table>_residual`, `<table>_residual_scale`; version 11).
