@@ -11,6 +11,11 @@ Each model is converted by CTranslate2's own converter (float32 and int8):
   marian     tests/fixtures/marian/npz, MarianConverter (on a copy whose
              special:model.yml is cut after its first NUL, as
              tests/fixtures/marian/README.md explains)
+  marian-positions   the same, with Marian's own position table in the
+             copy as `Wpos`: MarianConverter stores a `Wpos` item as the
+             model's positions and otherwise builds Hugging Face's table,
+             so only this one computes the function Marian (and edgemt's
+             conversion of the folder) computes
 and decodes the pre-tokenized source as each framework feeds it, beam 1 and
 4, length penalty 1, at most 256 tokens. OpenNMTPyConverter loads the
 fixture checkpoints with torch.load(weights_only=False): they are this
@@ -75,24 +80,43 @@ def convert(name, shared, out):
         return (dirs, os.path.join(folder, "source.spm"), os.path.join(folder, "target.spm"),
                 True, True)
     folder = os.path.join(FIXTURES, "marian", "npz")
-    copy = os.path.join(out, "marian-npz")
+    copy = os.path.join(out, name + "-npz")
     shutil.copytree(folder, copy, dirs_exist_ok=True)
     weights = dict(np.load(os.path.join(copy, "model.npz")))
     yml = bytes(weights["special:model.yml"])
     weights["special:model.yml"] = np.frombuffer(yml[:yml.index(b"\0") + 1], dtype=np.int8)
+    if name == "marian-positions":
+        from edgemt_tools import positions
+        # [positions, d]: 2,048 rows, as many as CTranslate2's own table has.
+        weights["Wpos"] = positions.marian(2048, weights["Wemb"].shape[1])
     np.savez(os.path.join(copy, "model.npz"), **weights)
     vocab = os.path.join(copy, "vocab.yml")
     for q, path in dirs.items():
         ctranslate2.converters.MarianConverter(os.path.join(copy, "model.npz"),
                                                [vocab, vocab]).convert(path, quantization=q,
                                                                        force=True)
-    return dirs, os.path.join(copy, "source.spm"), os.path.join(copy, "target.spm"), True, True
+    return dirs, os.path.join(copy, "source.spm"), os.path.join(copy, "target.spm"), False, True
+
+
+def source_agreement(name, beam, fp32):
+    """For the Marian fixture's two folders: how many of CTranslate2's fp32
+    lines are the source framework's own (tests/fixtures/marian/reference:
+    Marian's translator, transformers' generate())."""
+    framework = {"marian": "pymarian", "marian-positions": "pymarian", "hf-marian": "hf"}
+    if name not in framework:
+        return ""
+    kind = "greedy" if beam == 1 else "beam4"
+    own = read_lines(os.path.join(FIXTURES, "marian", "reference",
+                                  f"{framework[name]}.{kind}.de"))
+    same = sum(a == b for a, b in zip(fp32, own))
+    return f"   fp32 = {framework[name]}'s on {same}/{len(own)}"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", default=os.path.join(os.path.dirname(REPO), "shared"))
-    parser.add_argument("--models", default="multi30k,opennmt-A,opennmt-B,hf-marian,marian")
+    parser.add_argument("--models", default="multi30k,opennmt-A,opennmt-B,hf-marian,marian,"
+                        "marian-positions")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
     sys.path.insert(0, HERE)
@@ -125,7 +149,8 @@ def main(argv=None):
                 same = sum(a == b for a, b in zip(fp32, int8))
                 print(f"{name:10s} {beam:4d} {same:5d}/{len(fp32):<4d} "
                       f"{corpus_bleu(fp32, reference).score:10.2f} "
-                      f"{corpus_bleu(int8, reference).score:7.2f}", flush=True)
+                      f"{corpus_bleu(int8, reference).score:7.2f}"
+                      f"{source_agreement(name, beam, fp32)}", flush=True)
     return 0
 
 
