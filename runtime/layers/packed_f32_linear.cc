@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "kernels/f32_gemm_sparse.h"
+
 namespace edgemt {
 
 namespace f32 = kernels::f32;
@@ -45,9 +47,51 @@ Status PackedF32Linear::create(const UnpackedF32Linear& rows, bool relu) {
   return Status::ok();
 }
 
+bool PackedF32Linear::set_sparse_input() {
+  const f32::PackedWeights& packed = packed_.view();
+  const f32::GemmKernel sparse = f32::sparse_gemm_kernel();
+  // The pack holds every weight and bias (zeros past N).
+  const size_t floats = packed.block_count * f32::kBlockColumns * (packed.depth + 1);
+  if (sparse == nullptr || packed.blocks == nullptr ||
+      f32::has_non_finite_values(packed.blocks, floats)) {
+    return false;
+  }
+  sparse_kernel_ = sparse;
+  return true;
+}
+
 void PackedF32Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel) const {
   if (rows == 0) return;
   const f32::PackedWeights& packed = packed_.view();
+  // A term costs the zero-skipping kernel about what 4 cost the dense one
+  // (its weights come a line at a time, one block row per nonzero input):
+  // below a quarter nonzero it is ahead (edgemt_kernels_benchmark,
+  // BM_SparseF32Gemm). The count stops past its limit, and a first row
+  // more than half nonzero stops it sooner: an input that is not sparse
+  // costs a look at half a row (counting a quarter of all rows cost a
+  // batch's dense product 3-4%).
+  const size_t limit = rows * packed.depth / kSparseDepthPerNonzero;
+  const size_t half_row = packed.depth / 2;
+  size_t nonzeros = limit + 1;
+  if (sparse_kernel_ != nullptr &&
+      f32::count_nonzeros(x, 1, packed.depth, packed.depth, half_row) <= half_row) {
+    nonzeros = f32::count_nonzeros(x, rows, packed.depth, packed.depth, limit);
+  }
+  if (nonzeros <= limit) {
+    const f32::GemmKernel kernel = sparse_kernel_;
+    f32::GemmArgs args;
+    args.x = x;
+    args.x_stride = packed.depth;
+    args.rows = rows;
+    args.weights = &packed;
+    args.y = y;
+    args.y_stride = packed.columns;
+    args.relu = relu_;
+    auto blocks = [&](size_t first, size_t count) { kernel(args, first, count); };
+    // ~4 multiply-adds per ns: a quarter of the dense kernels' rate.
+    run_column_blocks(parallel, packed.block_count, 4, nonzeros * packed.columns / 4, blocks);
+    return;
+  }
   f32::GemmArgs args;
   args.x = x;
   args.x_stride = packed.depth;

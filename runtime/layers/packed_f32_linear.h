@@ -33,13 +33,25 @@ class PackedF32Linear {
   [[nodiscard]] Status create(const UnpackedF32Linear& rows, bool relu);
   void run(const float* x, size_t rows, float* y, const Parallel& parallel) const;
 
+  // Load phase: the input is a ReLU's output (a feed-forward block's second
+  // matrix), so run() takes the zero-skipping kernel (kernels/
+  // f32_gemm_sparse.h) for inputs with at most one nonzero value in
+  // kSparseDepthPerNonzero: the same y. Nothing changes for weights that
+  // are not all finite (there a skipped 0 · inf would have made a NaN) or
+  // where this build has no such kernel. Returns whether it is on.
+  bool set_sparse_input();
+  bool sparse_input() const { return sparse_kernel_ != nullptr; }
+
   size_t out_features() const { return packed_.view().columns; }
   size_t packed_bytes() const { return packed_.bytes(); }
   const kernels::f32::PackedWeights& packed() const { return packed_.view(); }
 
  private:
+  static constexpr size_t kSparseDepthPerNonzero = 4;
+
   PackedMatrix<kernels::f32::PackedWeights> packed_;
   kernels::f32::GemmKernel kernel_ = nullptr;
+  kernels::f32::GemmKernel sparse_kernel_ = nullptr;  // set_sparse_input()
   bool relu_ = false;
 };
 

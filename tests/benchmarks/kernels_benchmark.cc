@@ -102,6 +102,38 @@ BENCHMARK(BM_PackedF32Gemm)
     ->Args({128, 256, 768})->Args({128, 256, 1024})->Args({128, 1024, 256})->Args({320, 256, 1024})
     ->Args({128, 512, 58101})->Args({128, 512, 2048})->Args({128, 2048, 512});
 
+// A feed-forward block's second matrix on a ReLU's output, x with
+// `nonzero` percent of its values nonzero (the rest 0), through a Linear
+// with set_sparse_input() (sparse 1) or without (0): where the
+// zero-skipping kernel gets ahead of the dense one. FLOP/s count every
+// multiply-add of the dense product, so the two rates compare as times.
+void BM_SparseF32Gemm(benchmark::State& state) {
+  const size_t m = static_cast<size_t>(state.range(0));
+  const size_t k = static_cast<size_t>(state.range(1));
+  const size_t n = static_cast<size_t>(state.range(2));
+  const uint32_t nonzero = static_cast<uint32_t>(state.range(3));
+  const std::vector<float> w = random_vector(n * k, 1), b = random_vector(n, 2);
+  std::vector<float> x = random_vector(m * k, 3);
+  std::mt19937 rng(4);
+  for (float& v : x) v = rng() % 100 < nonzero ? std::fabs(v) : 0.0f;
+  std::vector<float> y(m * n + 64);
+  edgemt::Linear linear;
+  if (!linear.create_packed_f32(w.data(), b.data(), k, n).is_ok() ||
+      (state.range(4) != 0 && !linear.set_sparse_input())) {
+    state.SkipWithError("no own f32 GEMM kernel on this CPU");
+    return;
+  }
+  for (auto _ : state) {
+    if (!linear.run(x.data(), m, y.data(), nullptr).is_ok()) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+}
+BENCHMARK(BM_SparseF32Gemm)
+    ->ArgNames({"M", "K", "N", "nonzero%", "sparse"})
+    ->ArgsProduct({{1, 32, 512}, {1536}, {256}, {1, 5, 10, 20, 25, 30, 50}, {0, 1}})
+    ->ArgsProduct({{512}, {2048}, {512}, {5, 25}, {0, 1}});
+
 // Shape of one [n, k] weight matrix (k inputs, n outputs).
 struct MatrixShape {
   size_t k, n;

@@ -125,6 +125,54 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
 // inputs with a row stride past K, outputs with one past N (whose extra
 // columns must stay untouched), and, with `specials`, NaN and infinite
 // inputs and weights (NaN, inf and -inf sums reach the clamp).
+// A zero-skipping kernel (kernels/f32_gemm_sparse.h) against the same
+// reference, which multiplies every zero: inputs with none, half, 90% and
+// all of their values zero (-0 among them), with a NaN input in one
+// variant; finite weights (the kernels' contract), a nonzero bias.
+// Depths around the 8- and 16-lane compares, widths around the 4- and
+// 8-block groups.
+inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
+  Random rng(67);
+  for (size_t m : {1, 3, 33}) {
+    for (size_t k : {1, 7, 8, 15, 16, 17, 33, 256, 1030}) {
+      for (size_t n : {1, 16, 17, 100, 130, 260}) {
+        for (int zeros_in_10 : {0, 5, 9, 10}) {
+          for (int variant = 0; variant < 3; ++variant) {
+            const bool relu = variant == 1, nan_input = variant == 2;
+            CAPTURE(m);
+            CAPTURE(k);
+            CAPTURE(n);
+            CAPTURE(zeros_in_10);
+            CAPTURE(relu);
+            CAPTURE(nan_input);
+            const size_t x_stride = k + 3, y_stride = n + 5;
+            std::vector<float> x = rng.normal_vector(m * x_stride, 0.0f, 1.0f);
+            for (size_t i = 0; i < x.size(); ++i) {
+              if (static_cast<int>(rng.index(0, 9)) < zeros_in_10) x[i] = i % 3 ? 0.0f : -0.0f;
+            }
+            if (nan_input) x[(m - 1) * x_stride + k / 2] = NAN;
+            const std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
+            const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
+            const PackedF32 p = pack_f32(w, bias, n, k);
+            const std::vector<float> want = f32_gemm_reference(x, x_stride, w, bias, m, n, k, relu);
+            const float sentinel = 12345.0f;
+            std::vector<float> got(m * y_stride, sentinel);
+            run_f32_gemm(kernel, x, x_stride, m, p, &got, y_stride, relu, true);
+            bool same = true, untouched = true;
+            for (size_t i = 0; i < m; ++i) {
+              same = same && std::memcmp(got.data() + i * y_stride, want.data() + i * n,
+                                         n * sizeof(float)) == 0;
+              for (size_t j = n; j < y_stride; ++j) untouched = untouched && got[i * y_stride + j] == sentinel;
+            }
+            CHECK(same);
+            CHECK(untouched);
+          }
+        }
+      }
+    }
+  }
+}
+
 inline void check_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(61);
   // Rows: the 4-row tiles and their remainders, and the AVX-512 kernel's

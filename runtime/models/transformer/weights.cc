@@ -70,6 +70,7 @@ Status load_weights(const Model& model, size_t threads, TransformerWeights* w) {
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, T::kEncoderSelfNorm, i));
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.ffn_in, T::kEncoderFfnIn, i, relu));
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.ffn_out, T::kEncoderFfnOut, i, false));
+    if (relu) (void)layer.ffn_out.set_sparse_input();
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, T::kEncoderFfnNorm, i));
   }
   for (uint32_t i = 0; i < config.decoder_layers; ++i) {
@@ -88,6 +89,7 @@ Status load_weights(const Model& model, size_t threads, TransformerWeights* w) {
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.cross_norm, T::kDecoderCrossNorm, i));
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.ffn_in, T::kDecoderFfnIn, i, relu));
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.ffn_out, T::kDecoderFfnOut, i, false));
+    if (relu) (void)layer.ffn_out.set_sparse_input();
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, T::kDecoderFfnNorm, i));
   }
   load.finish();

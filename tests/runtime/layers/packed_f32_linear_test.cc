@@ -65,6 +65,49 @@ TEST_CASE("layers/packed_f32_linear: a Linear on the own f32 GEMM gives XNNPACK'
   }
 }
 
+TEST_CASE("layers/packed_f32_linear: a ReLU's output as input (set_sparse_input): the same bits" *
+          doctest::skip(kernels::f32::fast_gemm_kernel() == nullptr)) {
+  // Inputs of 96% zeros take the zero-skipping kernel, 50% the dense one;
+  // both must give the plain Linear's bits, alone and on a pool.
+  Random rng(16);
+  Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  const Parallel always(pool.get(), 0);
+  for (size_t out : {size_t{96}, size_t{256}, size_t{300}}) {
+    const size_t in = 1024;
+    const std::vector<float> w = rng.normal_vector(out * in, 0.0f, 0.5f);
+    const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
+    Linear plain, sparse;
+    REQUIRE(plain.create_packed_f32(w.data(), b.data(), in, out).is_ok());
+    REQUIRE(sparse.create_packed_f32(w.data(), b.data(), in, out).is_ok());
+    CHECK(!plain.sparse_input());
+    CHECK(sparse.set_sparse_input());
+    CHECK(sparse.sparse_input());
+    for (size_t zeros_in_100 : {size_t{96}, size_t{50}}) {
+      for (size_t rows : {size_t{1}, size_t{5}, size_t{64}}) {
+        CAPTURE(out);
+        CAPTURE(zeros_in_100);
+        CAPTURE(rows);
+        std::vector<float> x = rng.normal_vector(rows * in + kPadFloats, 0.0f, 1.0f);
+        for (float& v : x) v = rng.index(0, 99) < zeros_in_100 ? 0.0f : v;
+        std::vector<float> want(rows * out), got(rows * out), threaded(rows * out);
+        REQUIRE(plain.run(x.data(), rows, want.data(), nullptr).is_ok());
+        REQUIRE(sparse.run(x.data(), rows, got.data(), nullptr).is_ok());
+        REQUIRE(sparse.run(x.data(), rows, threaded.data(), always).is_ok());
+        CHECK(testing::same_bits(want.data(), got.data(), want.size()));
+        CHECK(testing::same_bits(want.data(), threaded.data(), want.size()));
+      }
+    }
+  }
+  // A weight that is not finite: 0 · inf must still make its NaN.
+  std::vector<float> w = rng.normal_vector(16 * 8, 0.0f, 0.5f);
+  w[5] = INFINITY;
+  Linear with_inf;
+  REQUIRE(with_inf.create_packed_f32(w.data(), nullptr, 8, 16).is_ok());
+  CHECK(!with_inf.set_sparse_input());
+  CHECK(!with_inf.sparse_input());
+}
+
 TEST_CASE("layers/packed_f32_linear: with and without a fused ReLU, XNNPACK's clamp: NaN and -0 sums" *
           doctest::skip(!kernels::f32::replaces_xnnpack())) {
   // Where the own GEMM replaces XNNPACK for every matrix, FFN input

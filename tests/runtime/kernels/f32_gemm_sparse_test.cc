@@ -1,0 +1,58 @@
+// The zero-skipping f32 GEMM: the portable kernel against the fma reference
+// (which multiplies every zero) bit for bit, the kernel chosen beside the
+// dense one, and the two scans that decide when it runs. The x86 kernels:
+// x86/f32_gemm_sparse_*_test.cc.
+#include "kernels/f32_gemm_sparse.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "support/f32_gemm_reference.h"
+
+namespace edgemt::kernels::f32 {
+namespace {
+
+TEST_CASE("kernels/f32_gemm_sparse: portable kernel equals the fma reference bit for bit") {
+  testing::check_sparse_f32_gemm_kernel(sparse_gemm_portable);
+}
+
+TEST_CASE("kernels/f32_gemm_sparse: the kernel matches the dense one chosen") {
+  const GemmKernel dense = fast_gemm_kernel();
+  const GemmKernel sparse = sparse_gemm_kernel();
+#if defined(__x86_64__)
+  if (dense == gemm_avx512) CHECK((sparse == sparse_gemm_avx512));
+  if (dense == gemm_avx2) CHECK((sparse == sparse_gemm_avx2));
+#endif
+  if (dense == gemm_portable) CHECK((sparse == sparse_gemm_portable));
+  if (dense == nullptr) CHECK((sparse == nullptr));
+  if (sparse != nullptr) testing::check_sparse_f32_gemm_kernel(sparse);
+}
+
+TEST_CASE("kernels/f32_gemm_sparse: count_nonzeros counts NaN, not -0, and stops past its limit") {
+  // 2 rows of depth 5 in a stride of 7: the 2 floats past each row's depth
+  // are not counted.
+  const std::vector<float> x = {0.0f, 1.0f, -0.0f, NAN, 0.0f, 9.0f, 9.0f,
+                                -2.0f, 0.0f, 0.0f, 0.0f, INFINITY, 9.0f, 9.0f};
+  CHECK(count_nonzeros(x.data(), 2, 7, 5, 100) == 4);
+  CHECK(count_nonzeros(x.data(), 1, 7, 5, 100) == 2);
+  CHECK(count_nonzeros(x.data(), 2, 7, 5, 4) == 4);
+  CHECK(count_nonzeros(x.data(), 2, 7, 5, 3) == 4);  // limit + 1
+  CHECK(count_nonzeros(x.data(), 2, 7, 5, 1) == 2);  // after the first row
+  CHECK(count_nonzeros(x.data(), 0, 7, 5, 0) == 0);
+}
+
+TEST_CASE("kernels/f32_gemm_sparse: has_non_finite_values finds inf and NaN only") {
+  std::vector<float> v = {0.0f, -0.0f, 1e38f, -1e-45f, 3.0f};
+  CHECK(!has_non_finite_values(v.data(), v.size()));
+  for (float bad : {INFINITY, -INFINITY, NAN}) {
+    std::vector<float> with = v;
+    with.back() = bad;
+    CHECK(has_non_finite_values(with.data(), with.size()));
+    CHECK(!has_non_finite_values(with.data(), with.size() - 1));
+  }
+}
+
+}  // namespace
+}  // namespace edgemt::kernels::f32
