@@ -133,8 +133,8 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
 // 8-block groups.
 inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(67);
-  for (size_t m : {1, 3, 33}) {
-    for (size_t k : {1, 7, 8, 15, 16, 17, 33, 256, 1030}) {
+  for (size_t m : {1, 3, 9}) {
+    for (size_t k : {1, 7, 8, 15, 16, 17, 33, 515}) {
       for (size_t n : {1, 16, 17, 100, 130, 260}) {
         for (int zeros_in_10 : {0, 5, 9, 10}) {
           for (int variant = 0; variant < 3; ++variant) {
