@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/parallel.h"
+#include "kernels/int8_gemm_sparse.h"
 
 namespace edgemt {
 
@@ -136,6 +137,11 @@ constexpr int32_t kMarianShift = 127;
 
 }  // namespace
 
+bool Int8Linear::set_sparse_input() {
+  sparse_kernel_ = packed_.empty() ? nullptr : q8::sparse_gemm_kernel(kernel_.kernel);
+  return sparse_kernel_ != nullptr;
+}
+
 Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel,
                        const LinearScratch& scratch) const {
   return run_columns(x, rows, y, parallel, scratch, packed_.view());
@@ -195,6 +201,26 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
   args.y_stride = packed.columns;
   args.relu = relu_;
   args.sum_shift = fixed_inverse_ > 0.0f ? kMarianShift : 0;
+  // Mostly zero codes (a ReLU's output): a group the zero-skipping kernel
+  // adds costs it about what 2-4 cost the dense one (edgemt_kernels_benchmark,
+  // BM_SparseInt8Gemm), so it runs below a quarter of the groups; a first
+  // row more than half nonzero skips the count.
+  const size_t groups = stride / q8::kGroupDepth;
+  const size_t limit = rows * groups / kSparseGroupsPerNonzero;
+  if (sparse_kernel_ != nullptr &&
+      q8::count_nonzero_groups(scratch.quantized, 1, stride, groups, groups / 2) <= groups / 2) {
+    const size_t nonzero = q8::count_nonzero_groups(scratch.quantized, rows, stride, groups, limit);
+    if (nonzero <= limit) {
+      const q8::GemmKernel sparse = sparse_kernel_;
+      auto blocks = [&](size_t first, size_t count) { sparse(args, first, count); };
+      // The dense rate's quarter per multiply-add, over the groups added.
+      run_column_blocks(parallel, packed.block_count, kBlocksPerTask,
+                        q8::gemm_nanoseconds(kernel_, nonzero * 4, q8::kGroupDepth,
+                                             packed.columns),
+                        blocks);
+      return Status::ok();
+    }
+  }
   const q8::GemmKernel kernel = kernel_.kernel;
   auto blocks = [&](size_t first, size_t count) { kernel(args, first, count); };
   run_column_blocks(parallel, packed.block_count, kBlocksPerTask,

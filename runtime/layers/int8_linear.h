@@ -68,6 +68,14 @@ class Int8Linear {
   [[nodiscard]] Status set_fixed_range(float inverse);
   float fixed_range() const { return fixed_inverse_; }
 
+  // Load phase: the input is a ReLU's output (a feed-forward block's second
+  // matrix), so run() takes the zero-skipping kernel (kernels/
+  // int8_gemm_sparse.h) when at most one group of 4 codes in
+  // kSparseGroupsPerNonzero is not all zero: the same y. Nothing where this
+  // build has no such kernel; returns whether it is on.
+  bool set_sparse_input();
+  bool sparse_input() const { return sparse_kernel_ != nullptr; }
+
   // x: [rows, in] (row stride in_features), y: [rows, out]. Quantization
   // and GEMM are split over parallel.pool when the work is worth it.
   [[nodiscard]] Status run(const float* x, size_t rows, float* y, const Parallel& parallel,
@@ -91,9 +99,12 @@ class Int8Linear {
   const float* input_multiplier() const { return multiplier_.get(); }
 
  private:
+  static constexpr size_t kSparseGroupsPerNonzero = 4;
+
   PackedMatrix<kernels::int8::PackedWeights> packed_;
   std::unique_ptr<float[]> multiplier_;  // [in], or empty
   kernels::int8::GemmVariant kernel_;
+  kernels::int8::GemmKernel sparse_kernel_ = nullptr;  // set_sparse_input()
   bool relu_ = false;
   int32_t code_limit_ = kernels::int8::kFullCodes;
   bool tensor_range_ = false;

@@ -67,12 +67,17 @@ class Linear {
   // (PackedF32Linear::create(rows, ...)), without ReLU.
   [[nodiscard]] Status create_packed_f32(const UnpackedF32Linear& rows);
 
-  // Load phase, after create*(): the input is a ReLU's output, which an f32
-  // matrix on the own GEMM skips the zeros of (PackedF32Linear::
-  // set_sparse_input: the same y). Nothing for other backends; returns
-  // whether it is on.
-  bool set_sparse_input() { return is_packed_f32() && packed_f32_.set_sparse_input(); }
-  bool sparse_input() const { return is_packed_f32() && packed_f32_.sparse_input(); }
+  // Load phase, after create*(): the input is a ReLU's output, whose zeros
+  // an int8 matrix and an f32 one on the own GEMM skip (Int8Linear:: and
+  // PackedF32Linear::set_sparse_input: the same y). Nothing for other
+  // backends; returns whether it is on.
+  bool set_sparse_input() {
+    if (is_int8()) return int8_.set_sparse_input();
+    return is_packed_f32() && packed_f32_.set_sparse_input();
+  }
+  bool sparse_input() const {
+    return (is_int8() && int8_.sparse_input()) || (is_packed_f32() && packed_f32_.sparse_input());
+  }
 
   // weight: [out, in] int8, scale: [out] (Int8PerRowDynamic), bias: [out]
   // or nullptr; full activation codes. input_multiplier: [in], the

@@ -19,6 +19,7 @@
 #include "core/thread_pool.h"
 #include "core/xnnpack_runtime.h"
 #include "kernels/int8_gemm.h"
+#include "kernels/int8_gemm_sparse.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/crc32c.h"
@@ -444,6 +445,52 @@ void BM_Int8GemmFullCodes(benchmark::State& state) {
   run_int8_gemm(state, edgemt::kernels::int8::kFullCodes);
 }
 BENCHMARK(BM_Int8GemmFullCodes)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, true); });
+
+// The int8 product on a ReLU's output with `nonzero` percent of its values
+// nonzero, dense (sparse 0) or zero-skipping (1: kernels/
+// int8_gemm_sparse.h beside the best dense kernel), quantization included.
+// FLOP/s count the dense product, so the two rates compare as times.
+void BM_SparseInt8Gemm(benchmark::State& state) {
+  namespace q8 = edgemt::kernels::int8;
+  const size_t m = static_cast<size_t>(state.range(0));
+  const size_t k = static_cast<size_t>(state.range(1));
+  const size_t n = static_cast<size_t>(state.range(2));
+  const uint32_t nonzero = static_cast<uint32_t>(state.range(3));
+  const q8::GemmVariant dense = q8::best_gemm_kernel();
+  const q8::GemmKernel kernel = state.range(4) != 0 ? q8::sparse_gemm_kernel(dense.kernel)
+                                                    : dense.kernel;
+  if (kernel == nullptr) {
+    state.SkipWithError("no zero-skipping int8 kernel on this CPU");
+    return;
+  }
+  state.SetLabel(dense.name);
+  std::mt19937 rng(4);
+  std::vector<int8_t> w(n * k);
+  for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+  const std::vector<float> scale = random_vector(n, 5), b = random_vector(n, 6);
+  std::vector<uint8_t> storage(q8::packed_bytes(n, k) + 64);
+  void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+  q8::PackedWeights packed;
+  if (!q8::pack_weights(w.data(), scale.data(), b.data(), n, k, aligned, &packed)) {
+    state.SkipWithError("pack failed");
+    return;
+  }
+  std::vector<float> x = random_vector(m * k, 3);
+  for (float& v : x) v = rng() % 100 < nonzero ? std::fabs(v) : 0.0f;
+  std::vector<int8_t> xq(m * q8::padded_depth(k));
+  std::vector<float> x_scale(m), y(m * n);
+  q8::GemmArgs args{xq.data(), q8::padded_depth(k), x_scale.data(), m, &packed, y.data(), n, false,
+                    q8::kFullCodes};
+  for (auto _ : state) {
+    dense.quantize(x.data(), m, k, k, q8::kFullCodes, nullptr, xq.data(), x_scale.data());
+    kernel(args, 0, packed.block_count);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+}
+BENCHMARK(BM_SparseInt8Gemm)
+    ->ArgNames({"M", "K", "N", "nonzero%", "sparse"})
+    ->ArgsProduct({{1, 32, 512}, {1536}, {256}, {1, 5, 10, 25, 50}, {0, 1}});
 
 // What XNNPACK 2022 offers for int8 instead: static scales fixed at create
 // time (per-tensor, fully_connected_nc_qs8), so a layer runs f32 -> qs8

@@ -247,4 +247,71 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
   }
 }
 
+// A zero-skipping kernel (kernels/int8_gemm_sparse.h) against the same
+// reference on inputs with none, half, 90% and all of their values zero,
+// zeros also in whole groups of 4 (the unit it skips), with a ReLU's
+// nonnegative values or signed ones; full and narrow codes, with and
+// without Marian's shifted sums; depths around the 8- and 16-group
+// compares, widths around the 4- and 8-block groups.
+inline void check_sparse_gemm_kernel(kernels::int8::GemmKernel kernel, const char* name) {
+  Random rng(812);
+  for (size_t depth : {size_t{3}, size_t{4}, size_t{29}, size_t{32}, size_t{64}, size_t{65},
+                       size_t{1030}}) {
+    for (size_t columns : {size_t{1}, size_t{17}, size_t{64}, size_t{100}, size_t{130}}) {
+      const QuantizedWeights w = random_int8_weights(rng, columns, depth);
+      const std::vector<float> bias = rng.normal_vector(columns, 0.0f, 1.0f);
+      const TestPack pack(w, bias.data(), columns, depth);
+      for (size_t zeros_in_10 : {size_t{0}, size_t{5}, size_t{9}, size_t{10}}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          const bool nonnegative = variant % 2 == 0;
+          const int32_t limit = variant < 2 ? kernels::int8::kFullCodes : kernels::int8::kNarrowCodes;
+          const int32_t shift = variant == 1 ? 127 : 0;
+          const size_t rows = 1 + rng.index(0, 8);
+          std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 2.0f);
+          for (size_t i = 0; i < x.size(); ++i) {
+            // Whole groups of 4 zero, then single zeros.
+            const bool zero_group = rng.index(0, 9) < zeros_in_10;
+            if (i % 4 == 0 && zero_group) {
+              for (size_t j = i; j < i + 4 && j < x.size(); ++j) x[j] = 0.0f;
+            }
+            if (nonnegative) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+          }
+          const QuantizedRows xq = reference_quantize_rows(x, rows, depth, limit);
+          const size_t y_stride = columns + 3;
+          std::vector<float> y(rows * y_stride, -7.0f);
+          kernel(gemm_args(xq, rows, depth, pack, y.data(), y_stride, variant == 3, limit, shift),
+                 0, pack.view.block_count);
+          const std::vector<float> want = reference_int8_gemm(
+              xq, rows, depth, w.q, w.scale, bias.data(), columns, variant == 3, shift);
+          bool same = true, gap_untouched = true;
+          for (size_t m = 0; m < rows; ++m) {
+            same = same && same_bits(&y[m * y_stride], &want[m * columns], columns);
+            for (size_t n = columns; n < y_stride; ++n) gap_untouched = gap_untouched && y[m * y_stride + n] == -7.0f;
+          }
+          CAPTURE(name);
+          CAPTURE(depth);
+          CAPTURE(columns);
+          CAPTURE(zeros_in_10);
+          CAPTURE(variant);
+          CHECK(same);
+          CHECK(gap_untouched);
+        }
+      }
+    }
+  }
+  // The extremes: codes ±limit against weights of ±127 in every group.
+  const size_t depth = 256, columns = 40, rows = 3;
+  const QuantizedWeights w = extreme_int8_weights(rng, columns, depth);
+  const TestPack pack(w, nullptr, columns, depth);
+  std::vector<float> x(rows * depth);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = i % 8 < 4 ? 0.0f : (rng.index(0, 1) ? 1.0f : -1.0f);
+  const QuantizedRows xq = reference_quantize_rows(x, rows, depth, kernels::int8::kFullCodes);
+  std::vector<float> y(rows * columns, -7.0f);
+  kernel(gemm_args(xq, rows, depth, pack, y.data(), columns, false, kernels::int8::kFullCodes), 0,
+         pack.view.block_count);
+  const std::vector<float> want =
+      reference_int8_gemm(xq, rows, depth, w.q, w.scale, nullptr, columns, false, 0);
+  CHECK(same_bits(y.data(), want.data(), rows * columns));
+}
+
 }  // namespace edgemt::testing

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/int8_gemm_sparse.h"
 #include "layers/linear.h"
 #include "support/int8_reference.h"
 #include "support/int8_scratch.h"
@@ -93,6 +94,48 @@ TEST_CASE("layers/int8_linear: 1 and 2 threads give the same bits (rows split to
     CAPTURE(rows);
     CHECK(testing::same_bits(serial.data(), split.data(), serial.size()));
     CHECK(testing::same_bits(serial.data(), defaulted.data(), serial.size()));
+  }
+}
+
+TEST_CASE("layers/int8_linear: a ReLU's output as input (set_sparse_input): the same bits") {
+  // Inputs of 96% zeros take the zero-skipping kernel, 50% the dense one;
+  // per-row and per-tensor ranges (Marian's), alone and on a pool.
+  Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  const Parallel always(pool.get(), 0);
+  Random rng(23);
+  const size_t in = 1024, out = 300;
+  const testing::QuantizedWeights w = testing::random_int8_weights(rng, out, in);
+  const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
+  for (bool tensor_range : {false, true}) {
+    Linear plain, sparse;
+    REQUIRE(plain.create_int8(w.q.data(), w.scale.data(), b.data(), in, out, false, nullptr,
+                              tensor_range).is_ok());
+    REQUIRE(sparse.create_int8(w.q.data(), w.scale.data(), b.data(), in, out, false, nullptr,
+                               tensor_range).is_ok());
+    CHECK(!plain.sparse_input());
+    // On with a zero-skipping kernel beside this CPU's dense one (x86,
+    // portable); on NEON there is none, and both Linears are the same.
+    const bool available =
+        kernels::int8::sparse_gemm_kernel(kernels::int8::best_gemm_kernel().kernel) != nullptr;
+    CHECK(sparse.set_sparse_input() == available);
+    CHECK(sparse.sparse_input() == available);
+    Scratch scratch(64, in);
+    for (size_t zeros_in_100 : {size_t{96}, size_t{50}}) {
+      for (size_t rows : {size_t{1}, size_t{5}, size_t{64}}) {
+        CAPTURE(tensor_range);
+        CAPTURE(zeros_in_100);
+        CAPTURE(rows);
+        std::vector<float> x = rng.normal_vector(rows * in, 0.0f, 1.0f);
+        for (float& v : x) v = rng.index(0, 99) < zeros_in_100 ? 0.0f : std::fabs(v);
+        std::vector<float> want(rows * out), got(rows * out), threaded(rows * out);
+        REQUIRE(plain.run(x.data(), rows, want.data(), nullptr, &scratch.view).is_ok());
+        REQUIRE(sparse.run(x.data(), rows, got.data(), nullptr, &scratch.view).is_ok());
+        REQUIRE(sparse.run(x.data(), rows, threaded.data(), always, &scratch.view).is_ok());
+        CHECK(testing::same_bits(want.data(), got.data(), want.size()));
+        CHECK(testing::same_bits(want.data(), threaded.data(), want.size()));
+      }
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/xnnpack_runtime.h"
 #include "kernels/f32_gemm.h"
+#include "kernels/f32_gemm_sparse.h"
 #include "layers/linear.h"
 #include "support/kernel_testing.h"
 #include "support/thread_pool.h"
@@ -81,8 +82,11 @@ TEST_CASE("layers/packed_f32_linear: a ReLU's output as input (set_sparse_input)
     REQUIRE(plain.create_packed_f32(w.data(), b.data(), in, out).is_ok());
     REQUIRE(sparse.create_packed_f32(w.data(), b.data(), in, out).is_ok());
     CHECK(!plain.sparse_input());
-    CHECK(sparse.set_sparse_input());
-    CHECK(sparse.sparse_input());
+    // On where a zero-skipping kernel goes with the fast one (x86,
+    // portable); on NEON there is none, and both Linears are the same.
+    const bool available = kernels::f32::sparse_gemm_kernel() != nullptr;
+    CHECK(sparse.set_sparse_input() == available);
+    CHECK(sparse.sparse_input() == available);
     for (size_t zeros_in_100 : {size_t{96}, size_t{50}}) {
       for (size_t rows : {size_t{1}, size_t{5}, size_t{64}}) {
         CAPTURE(out);

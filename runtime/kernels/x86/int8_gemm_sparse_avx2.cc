@@ -1,0 +1,84 @@
+// The zero-skipping int8 GEMM (int8_gemm_sparse.h) with AVX2: one row at a
+// time over a group of up to 4 blocks. The row's groups of 4 codes that are
+// not all zero are found 8 at a time (a compare and its sign bits); each
+// multiplies its block rows by the sign trick (|x| unsigned times w with
+// x's sign, vpmaddubsw: pairs at most 2·127·127, exact; vpmaddwd by ones
+// into int32): exact int32 sums of only the groups that add something. The
+// float part is the portable kernel's, column by column.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/int8_gemm_sparse.h"
+#include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/avx2_math.h"
+
+namespace edgemt::kernels::int8 {
+namespace {
+
+constexpr size_t kGroupBlocks = 4;  // 64 columns
+
+template <size_t kBlocks>
+void row_group(const GemmArgs& a, size_t m, size_t b0) {
+  const PackedWeights& w = *a.weights;
+  const size_t groups = w.groups;
+  const size_t step = groups * kGroupBytes;  // bytes between blocks
+  const int8_t* block = w.blocks + b0 * step;
+  __m256i acc[kBlocks][2];  // columns 0-7 and 8-15 of each block
+  for (size_t j = 0; j < kBlocks; ++j) acc[j][0] = acc[j][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i zero = _mm256_setzero_si256();
+  const int8_t* xr = a.xq + m * a.xq_stride;
+  for (size_t g0 = 0; g0 < groups; g0 += 8) {
+    const size_t count = groups - g0 < 8 ? groups - g0 : 8;
+    const int32_t* lanes = reinterpret_cast<const int32_t*>(xr + g0 * kGroupDepth);
+    const __m256i v = count == 8 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes))
+                                 : _mm256_maskload_epi32(lanes, avx2::tail_mask(count));
+    const uint32_t zeros = static_cast<uint32_t>(
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero))));
+    uint32_t nonzero = ~zeros & ((1u << count) - 1u);
+    while (nonzero != 0) {
+      const size_t g = g0 + static_cast<size_t>(__builtin_ctz(nonzero));
+      nonzero &= nonzero - 1;
+      const __m256i xg = _mm256_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth)));
+      const __m256i x_abs = _mm256_abs_epi8(xg);
+      const int8_t* wg = block + g * kGroupBytes;
+      for (size_t j = 0; j < kBlocks; ++j) {
+        for (size_t h = 0; h < 2; ++h) {
+          const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wg + j * step + h * 32));
+          const __m256i pairs = _mm256_maddubs_epi16(x_abs, _mm256_sign_epi8(wv, xg));
+          acc[j][h] = _mm256_add_epi32(acc[j][h], _mm256_madd_epi16(pairs, ones));
+        }
+      }
+    }
+  }
+  alignas(32) int32_t sums[kBlocks * kBlockColumns];
+  for (size_t j = 0; j < kBlocks; ++j) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums + j * kBlockColumns), acc[j][0]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums + j * kBlockColumns + 8), acc[j][1]);
+  }
+  const size_t n0 = b0 * kBlockColumns;
+  const size_t width = w.columns - n0 < kBlocks * kBlockColumns ? w.columns - n0
+                                                                 : kBlocks * kBlockColumns;
+  float* yr = a.y + m * a.y_stride + n0;
+  for (size_t c = 0; c < width; ++c) {
+    yr[c] = dequantize(shifted_sum(sums[c], a, n0 + c), a.x_scale[m], w.scale[n0 + c],
+                       w.bias[n0 + c], a.relu);
+  }
+}
+
+using RowGroup = void (*)(const GemmArgs&, size_t, size_t);
+constexpr RowGroup kRowGroups[kGroupBlocks] = {row_group<1>, row_group<2>, row_group<3>,
+                                               row_group<4>};
+
+}  // namespace
+
+void sparse_gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
+  const size_t end = first_block + block_count;
+  for (size_t b = first_block; b < end; b += kGroupBlocks) {
+    const size_t blocks = end - b < kGroupBlocks ? end - b : kGroupBlocks;
+    for (size_t m = 0; m < a.rows; ++m) kRowGroups[blocks - 1](a, m, b);
+  }
+}
+
+}  // namespace edgemt::kernels::int8

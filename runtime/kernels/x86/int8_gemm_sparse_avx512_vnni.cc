@@ -1,0 +1,77 @@
+// The zero-skipping int8 GEMM (int8_gemm_sparse.h) with AVX-512 VNNI: one
+// row at a time over a group of up to 8 blocks. The row's groups of 4 codes
+// that are not all zero are found 16 at a time (a test into a mask); each
+// goes into vpdpbusd as unsigned codes + 128 (the sign bit flipped), and a
+// second vpdpbusd of 128s takes that shift's 128·Σ w of the same group out
+// again: exact int32 sums of only the groups that add something. The float
+// part is the portable kernel's, column by column.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/int8_gemm_sparse.h"
+#include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/avx512_math.h"
+
+namespace edgemt::kernels::int8 {
+namespace {
+
+constexpr size_t kGroupBlocks = 8;  // 128 columns
+
+template <size_t kBlocks>
+void row_group(const GemmArgs& a, size_t m, size_t b0) {
+  const PackedWeights& w = *a.weights;
+  const size_t groups = w.groups;
+  const size_t step = groups * kGroupBytes;  // bytes between blocks
+  const int8_t* block = w.blocks + b0 * step;
+  __m512i shifted[kBlocks], shift[kBlocks];  // Σ (x + 128)·w and Σ 128·w
+  for (size_t j = 0; j < kBlocks; ++j) shifted[j] = shift[j] = _mm512_setzero_si512();
+  const __m512i ones128 = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
+  const int8_t* xr = a.xq + m * a.xq_stride;
+  for (size_t g0 = 0; g0 < groups; g0 += 16) {
+    const __mmask16 valid = avx512::tail_mask(groups - g0);
+    const __m512i v = _mm512_maskz_loadu_epi32(valid, xr + g0 * kGroupDepth);
+    uint32_t nonzero = _mm512_mask_test_epi32_mask(valid, v, v);
+    while (nonzero != 0) {
+      const size_t g = g0 + static_cast<size_t>(__builtin_ctz(nonzero));
+      nonzero &= nonzero - 1;
+      const __m512i xg =
+          _mm512_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth) ^ 0x80808080u));
+      const int8_t* wg = block + g * kGroupBytes;
+      for (size_t j = 0; j < kBlocks; ++j) {
+        const __m512i wv = _mm512_load_si512(wg + j * step);
+        shifted[j] = _mm512_dpbusd_epi32(shifted[j], xg, wv);
+        shift[j] = _mm512_dpbusd_epi32(shift[j], ones128, wv);
+      }
+    }
+  }
+  alignas(64) int32_t sums[kBlocks * kBlockColumns];
+  for (size_t j = 0; j < kBlocks; ++j) {
+    _mm512_store_si512(sums + j * kBlockColumns, _mm512_sub_epi32(shifted[j], shift[j]));
+  }
+  const size_t n0 = b0 * kBlockColumns;
+  const size_t width = w.columns - n0 < kBlocks * kBlockColumns ? w.columns - n0
+                                                                 : kBlocks * kBlockColumns;
+  float* yr = a.y + m * a.y_stride + n0;
+  for (size_t c = 0; c < width; ++c) {
+    yr[c] = dequantize(shifted_sum(sums[c], a, n0 + c), a.x_scale[m], w.scale[n0 + c],
+                       w.bias[n0 + c], a.relu);
+  }
+}
+
+using RowGroup = void (*)(const GemmArgs&, size_t, size_t);
+constexpr RowGroup kRowGroups[kGroupBlocks] = {row_group<1>, row_group<2>, row_group<3>,
+                                               row_group<4>, row_group<5>, row_group<6>,
+                                               row_group<7>, row_group<8>};
+
+}  // namespace
+
+void sparse_gemm_avx512_vnni(const GemmArgs& a, size_t first_block, size_t block_count) {
+  const size_t end = first_block + block_count;
+  for (size_t b = first_block; b < end; b += kGroupBlocks) {
+    const size_t blocks = end - b < kGroupBlocks ? end - b : kGroupBlocks;
+    for (size_t m = 0; m < a.rows; ++m) kRowGroups[blocks - 1](a, m, b);
+  }
+}
+
+}  // namespace edgemt::kernels::int8
