@@ -23,11 +23,7 @@ void sparse_gemm_portable(const GemmArgs& a, size_t first_block, size_t block_co
           }
         }
       }
-      float* yr = a.y + m * a.y_stride + n0;
-      for (size_t c = 0; c < width; ++c) {
-        yr[c] = dequantize(shifted_sum(sum[c], a, n0 + c), a.x_scale[m], w.scale[n0 + c],
-                           w.bias[n0 + c], a.relu);
-      }
+      dequantize_row(a, m, n0, sum, width);
     }
   }
 }

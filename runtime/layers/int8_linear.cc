@@ -201,6 +201,8 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
   args.y_stride = packed.columns;
   args.relu = relu_;
   args.sum_shift = fixed_inverse_ > 0.0f ? kMarianShift : 0;
+  q8::GemmKernel kernel = kernel_.kernel;
+  size_t nanoseconds = q8::gemm_nanoseconds(kernel_, rows, depth, packed.columns);
   // Mostly zero codes (a ReLU's output): a group the zero-skipping kernel
   // adds costs it about what 2-4 cost the dense one (edgemt_kernels_benchmark,
   // BM_SparseInt8Gemm), so it runs below a quarter of the groups; a first
@@ -211,20 +213,13 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
       q8::count_nonzero_groups(scratch.quantized, 1, stride, groups, groups / 2) <= groups / 2) {
     const size_t nonzero = q8::count_nonzero_groups(scratch.quantized, rows, stride, groups, limit);
     if (nonzero <= limit) {
-      const q8::GemmKernel sparse = sparse_kernel_;
-      auto blocks = [&](size_t first, size_t count) { sparse(args, first, count); };
+      kernel = sparse_kernel_;
       // The dense rate's quarter per multiply-add, over the groups added.
-      run_column_blocks(parallel, packed.block_count, kBlocksPerTask,
-                        q8::gemm_nanoseconds(kernel_, nonzero * 4, q8::kGroupDepth,
-                                             packed.columns),
-                        blocks);
-      return Status::ok();
+      nanoseconds = q8::gemm_nanoseconds(kernel_, nonzero * 4, q8::kGroupDepth, packed.columns);
     }
   }
-  const q8::GemmKernel kernel = kernel_.kernel;
   auto blocks = [&](size_t first, size_t count) { kernel(args, first, count); };
-  run_column_blocks(parallel, packed.block_count, kBlocksPerTask,
-                    q8::gemm_nanoseconds(kernel_, rows, depth, packed.columns), blocks);
+  run_column_blocks(parallel, packed.block_count, kBlocksPerTask, nanoseconds, blocks);
   return Status::ok();
 }
 

@@ -63,35 +63,6 @@ bool PackedF32Linear::set_sparse_input() {
 void PackedF32Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel) const {
   if (rows == 0) return;
   const f32::PackedWeights& packed = packed_.view();
-  // A term costs the zero-skipping kernel about what 4 cost the dense one
-  // (its weights come a line at a time, one block row per nonzero input):
-  // below a quarter nonzero it is ahead (edgemt_kernels_benchmark,
-  // BM_SparseF32Gemm). The count stops past its limit, and a first row
-  // more than half nonzero stops it sooner: an input that is not sparse
-  // costs a look at half a row (counting a quarter of all rows cost a
-  // batch's dense product 3-4%).
-  const size_t limit = rows * packed.depth / kSparseDepthPerNonzero;
-  const size_t half_row = packed.depth / 2;
-  size_t nonzeros = limit + 1;
-  if (sparse_kernel_ != nullptr &&
-      f32::count_nonzeros(x, 1, packed.depth, packed.depth, half_row) <= half_row) {
-    nonzeros = f32::count_nonzeros(x, rows, packed.depth, packed.depth, limit);
-  }
-  if (nonzeros <= limit) {
-    const f32::GemmKernel kernel = sparse_kernel_;
-    f32::GemmArgs args;
-    args.x = x;
-    args.x_stride = packed.depth;
-    args.rows = rows;
-    args.weights = &packed;
-    args.y = y;
-    args.y_stride = packed.columns;
-    args.relu = relu_;
-    auto blocks = [&](size_t first, size_t count) { kernel(args, first, count); };
-    // ~4 multiply-adds per ns: a quarter of the dense kernels' rate.
-    run_column_blocks(parallel, packed.block_count, 4, nonzeros * packed.columns / 4, blocks);
-    return;
-  }
   f32::GemmArgs args;
   args.x = x;
   args.x_stride = packed.depth;
@@ -102,10 +73,27 @@ void PackedF32Linear::run(const float* x, size_t rows, float* y, const Parallel&
   args.relu = relu_;
   // ~16 multiply-adds per ns on one core (AVX-512 FMA; memory-bound at one
   // row); 4 blocks (64 columns) is the kernels' widest tile.
-  const f32::GemmKernel kernel = kernel_;
+  f32::GemmKernel kernel = kernel_;
+  size_t nanoseconds = rows * packed.depth * packed.columns / 16;
+  // A term costs the zero-skipping kernel about what 4 cost the dense one
+  // (its weights come a line at a time, one block row per nonzero input):
+  // below a quarter nonzero it is ahead (edgemt_kernels_benchmark,
+  // BM_SparseF32Gemm). The count stops past its limit, and a first row
+  // more than half nonzero stops it sooner: an input that is not sparse
+  // costs a look at half a row (counting a quarter of all rows cost a
+  // batch's dense product 3-4%).
+  const size_t limit = rows * packed.depth / kSparseDepthPerNonzero;
+  const size_t half_row = packed.depth / 2;
+  if (sparse_kernel_ != nullptr &&
+      f32::count_nonzeros(x, 1, packed.depth, packed.depth, half_row) <= half_row) {
+    const size_t nonzeros = f32::count_nonzeros(x, rows, packed.depth, packed.depth, limit);
+    if (nonzeros <= limit) {
+      kernel = sparse_kernel_;
+      nanoseconds = nonzeros * packed.columns / 4;  // a quarter of the dense rate
+    }
+  }
   auto blocks = [&](size_t first, size_t count) { kernel(args, first, count); };
-  run_column_blocks(parallel, packed.block_count, 4, rows * packed.depth * packed.columns / 16,
-                    blocks);
+  run_column_blocks(parallel, packed.block_count, 4, nanoseconds, blocks);
 }
 
 }  // namespace edgemt

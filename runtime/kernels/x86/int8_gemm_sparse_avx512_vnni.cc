@@ -52,11 +52,7 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   const size_t n0 = b0 * kBlockColumns;
   const size_t width = w.columns - n0 < kBlocks * kBlockColumns ? w.columns - n0
                                                                  : kBlocks * kBlockColumns;
-  float* yr = a.y + m * a.y_stride + n0;
-  for (size_t c = 0; c < width; ++c) {
-    yr[c] = dequantize(shifted_sum(sums[c], a, n0 + c), a.x_scale[m], w.scale[n0 + c],
-                       w.bias[n0 + c], a.relu);
-  }
+  dequantize_row(a, m, n0, sums, width);
 }
 
 using RowGroup = void (*)(const GemmArgs&, size_t, size_t);
