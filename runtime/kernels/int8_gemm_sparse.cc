@@ -35,6 +35,8 @@ GemmKernel sparse_gemm_kernel(GemmKernel dense) {
       dense == gemm_avx_vnni) {
     return sparse_gemm_avx2;
   }
+#elif defined(__aarch64__)
+  if (dense == gemm_neon_dotprod) return sparse_gemm_neon_dotprod;
 #endif
   return dense == gemm_portable ? sparse_gemm_portable : nullptr;
 }

@@ -23,12 +23,15 @@ void sparse_gemm_portable(const GemmArgs& args, size_t first_block, size_t block
 #if defined(__x86_64__)
 void sparse_gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 void sparse_gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
+#elif defined(__aarch64__)
+void sparse_gemm_neon_dotprod(const GemmArgs& args, size_t first_block, size_t block_count);
 #endif
 
 // The zero-skipping kernel for a CPU whose dense kernel is `dense`
 // (GemmVariant::kernel): AVX-512 VNNI's beside it, AVX2's beside the other
-// x86 ones (AVX2, AVX-VNNI, AVX-512 BW), the portable one beside the
-// portable one; nullptr elsewhere (NEON, WebAssembly: not built there).
+// x86 ones (AVX2, AVX-VNNI, AVX-512 BW), NEON dot product's beside it, the
+// portable one beside the portable one; nullptr elsewhere (NEON without
+// the dot product, WebAssembly: not built there).
 GemmKernel sparse_gemm_kernel(GemmKernel dense);
 
 // Groups of 4 codes not all zero in xq [rows, stride] (stride: padded

@@ -26,6 +26,9 @@ TEST_CASE("kernels/int8_gemm_sparse: the kernel beside each dense one") {
   for (GemmKernel dense : {gemm_avx2, gemm_avx2_vpsignb, gemm_avx512bw, gemm_avx_vnni}) {
     CHECK((sparse_gemm_kernel(dense) == sparse_gemm_avx2));
   }
+#elif defined(__aarch64__)
+  CHECK((sparse_gemm_kernel(gemm_neon_dotprod) == sparse_gemm_neon_dotprod));
+  CHECK((sparse_gemm_kernel(gemm_neon) == nullptr));
 #endif
   CHECK((sparse_gemm_kernel(nullptr) == nullptr));
 }
