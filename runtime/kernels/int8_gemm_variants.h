@@ -139,12 +139,14 @@ inline float dequantize(int32_t sum, float x_scale, float w_scale, float bias, b
   return relu ? (y > 0.0f ? y : 0.0f) : y;
 }
 
-// Row m's outputs n0 .. n0 + width from their exact sums [width]: the
-// portable kernel's float part, one column at a time (the zero-skipping
-// kernels, int8_gemm_sparse.h, whose sums come from a few groups).
+// Row m's outputs n0 .. n0 + width (those below N) from their exact sums
+// [width]: the portable kernel's float part, one column at a time (the
+// zero-skipping kernels, int8_gemm_sparse.h, whose sums come from a few
+// groups).
 inline void dequantize_row(const GemmArgs& a, size_t m, size_t n0, const int32_t* sums,
                            size_t width) {
   const PackedWeights& w = *a.weights;
+  if (w.columns - n0 < width) width = w.columns - n0;
   float* yr = a.y + m * a.y_stride + n0;
   for (size_t c = 0; c < width; ++c) {
     yr[c] = dequantize(shifted_sum(sums[c], a, n0 + c), a.x_scale[m], w.scale[n0 + c],

@@ -12,6 +12,7 @@
 
 #include "kernels/int8_gemm_sparse.h"
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/row_groups.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
@@ -44,10 +45,7 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   for (size_t j = 0; j < kBlocks; ++j) {
     for (size_t q = 0; q < 4; ++q) vst1q_s32(sums + j * kBlockColumns + 4 * q, sum[j][q]);
   }
-  const size_t n0 = b0 * kBlockColumns;
-  const size_t width = w.columns - n0 < kBlocks * kBlockColumns ? w.columns - n0
-                                                                 : kBlocks * kBlockColumns;
-  dequantize_row(a, m, n0, sums, width);
+  dequantize_row(a, m, b0 * kBlockColumns, sums, kBlocks * kBlockColumns);
 }
 
 using RowGroup = void (*)(const GemmArgs&, size_t, size_t);
@@ -57,11 +55,7 @@ constexpr RowGroup kRowGroups[kGroupBlocks] = {row_group<1>, row_group<2>, row_g
 }  // namespace
 
 void sparse_gemm_neon_dotprod(const GemmArgs& a, size_t first_block, size_t block_count) {
-  const size_t end = first_block + block_count;
-  for (size_t b = first_block; b < end; b += kGroupBlocks) {
-    const size_t blocks = end - b < kGroupBlocks ? end - b : kGroupBlocks;
-    for (size_t m = 0; m < a.rows; ++m) kRowGroups[blocks - 1](a, m, b);
-  }
+  run_row_groups(a, first_block, block_count, kRowGroups);
 }
 
 }  // namespace edgemt::kernels::int8

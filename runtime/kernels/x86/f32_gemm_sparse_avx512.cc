@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/f32_gemm_sparse.h"
+#include "kernels/row_groups.h"
 #include "kernels/x86/avx512_math.h"
 
 namespace edgemt::kernels::f32 {
@@ -54,11 +55,7 @@ constexpr RowGroup kRowGroups[kGroupBlocks] = {row_group<1>, row_group<2>, row_g
 }  // namespace
 
 void sparse_gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_count) {
-  const size_t end = first_block + block_count;
-  for (size_t b = first_block; b < end; b += kGroupBlocks) {
-    const size_t blocks = end - b < kGroupBlocks ? end - b : kGroupBlocks;
-    for (size_t m = 0; m < a.rows; ++m) kRowGroups[blocks - 1](a, m, b);
-  }
+  run_row_groups(a, first_block, block_count, kRowGroups);
 }
 
 }  // namespace edgemt::kernels::f32

@@ -11,6 +11,7 @@
 
 #include "kernels/int8_gemm_sparse.h"
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/row_groups.h"
 #include "kernels/x86/avx2_math.h"
 
 namespace edgemt::kernels::int8 {
@@ -57,10 +58,7 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(sums + j * kBlockColumns), acc[j][0]);
     _mm256_store_si256(reinterpret_cast<__m256i*>(sums + j * kBlockColumns + 8), acc[j][1]);
   }
-  const size_t n0 = b0 * kBlockColumns;
-  const size_t width = w.columns - n0 < kBlocks * kBlockColumns ? w.columns - n0
-                                                                 : kBlocks * kBlockColumns;
-  dequantize_row(a, m, n0, sums, width);
+  dequantize_row(a, m, b0 * kBlockColumns, sums, kBlocks * kBlockColumns);
 }
 
 using RowGroup = void (*)(const GemmArgs&, size_t, size_t);
@@ -70,11 +68,7 @@ constexpr RowGroup kRowGroups[kGroupBlocks] = {row_group<1>, row_group<2>, row_g
 }  // namespace
 
 void sparse_gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
-  const size_t end = first_block + block_count;
-  for (size_t b = first_block; b < end; b += kGroupBlocks) {
-    const size_t blocks = end - b < kGroupBlocks ? end - b : kGroupBlocks;
-    for (size_t m = 0; m < a.rows; ++m) kRowGroups[blocks - 1](a, m, b);
-  }
+  run_row_groups(a, first_block, block_count, kRowGroups);
 }
 
 }  // namespace edgemt::kernels::int8
