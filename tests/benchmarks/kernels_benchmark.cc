@@ -399,19 +399,17 @@ void gemm_shapes(benchmark::internal::Benchmark* b, bool with_kernel_arg) {
   }
 }
 
-// The own int8 GEMM (Int8PerRowDynamic) end to end as Linear runs it: f32 in,
-// per-row activation quantization, integer GEMM, f32 out. Args: M, K, N and
-// the kernel's index in available_gemm_kernels (0 = the one the runtime uses;
-// the label names it).
-void run_int8_gemm(benchmark::State& state, int32_t code_limit) {
+// Times quantization and `kernel` (with `variant`'s quantizer) on random
+// M x K rows and a random N x K pack; with `nonzero` below 100, only that
+// percent of the input is nonzero and none negative (a ReLU's output).
+void time_int8_gemm(benchmark::State& state, const edgemt::kernels::int8::GemmVariant& variant,
+                    edgemt::kernels::int8::GemmKernel kernel, int32_t code_limit,
+                    uint32_t nonzero = 100) {
   namespace q8 = edgemt::kernels::int8;
   const size_t m = static_cast<size_t>(state.range(0));
   const size_t k = static_cast<size_t>(state.range(1));
   const size_t n = static_cast<size_t>(state.range(2));
-  q8::GemmVariant kernels[8];
-  const size_t count = q8::available_gemm_kernels(kernels, 8);
-  const q8::GemmVariant kernel = kernels[static_cast<size_t>(state.range(3)) % count];
-  state.SetLabel(kernel.name);
+  state.SetLabel(variant.name);
   std::mt19937 rng(4);
   std::vector<int8_t> w(n * k);
   for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
@@ -423,17 +421,32 @@ void run_int8_gemm(benchmark::State& state, int32_t code_limit) {
     state.SkipWithError("pack failed");
     return;
   }
-  const std::vector<float> x = random_vector(m * k, 3);
+  std::vector<float> x = random_vector(m * k, 3);
+  if (nonzero < 100) {
+    for (float& v : x) v = rng() % 100 < nonzero ? std::fabs(v) : 0.0f;
+  }
   std::vector<int8_t> xq(m * q8::padded_depth(k));
   std::vector<float> x_scale(m), y(m * n);
   q8::GemmArgs args{xq.data(), q8::padded_depth(k), x_scale.data(), m, &packed, y.data(), n, false,
                     code_limit};
   for (auto _ : state) {
-    kernel.quantize(x.data(), m, k, k, code_limit, nullptr, xq.data(), x_scale.data());
-    kernel.kernel(args, 0, packed.block_count);
+    variant.quantize(x.data(), m, k, k, code_limit, nullptr, xq.data(), x_scale.data());
+    kernel(args, 0, packed.block_count);
     benchmark::DoNotOptimize(y.data());
   }
   set_flops(state, 2.0 * static_cast<double>(m * k * n));
+}
+
+// The own int8 GEMM (Int8PerRowDynamic) end to end as Linear runs it: f32 in,
+// per-row activation quantization, integer GEMM, f32 out. Args: M, K, N and
+// the kernel's index in available_gemm_kernels (0 = the one the runtime uses;
+// the label names it).
+void run_int8_gemm(benchmark::State& state, int32_t code_limit) {
+  namespace q8 = edgemt::kernels::int8;
+  q8::GemmVariant kernels[8];
+  const size_t count = q8::available_gemm_kernels(kernels, 8);
+  const q8::GemmVariant kernel = kernels[static_cast<size_t>(state.range(3)) % count];
+  time_int8_gemm(state, kernel, kernel.kernel, code_limit);
 }
 // Narrow activation codes, as int8 models run (kernels/int8_gemm.h).
 void BM_Int8Gemm(benchmark::State& state) {
@@ -452,10 +465,6 @@ BENCHMARK(BM_Int8GemmFullCodes)->Apply([](benchmark::internal::Benchmark* b) { g
 // FLOP/s count the dense product, so the two rates compare as times.
 void BM_SparseInt8Gemm(benchmark::State& state) {
   namespace q8 = edgemt::kernels::int8;
-  const size_t m = static_cast<size_t>(state.range(0));
-  const size_t k = static_cast<size_t>(state.range(1));
-  const size_t n = static_cast<size_t>(state.range(2));
-  const uint32_t nonzero = static_cast<uint32_t>(state.range(3));
   const q8::GemmVariant dense = q8::best_gemm_kernel();
   const q8::GemmKernel kernel = state.range(4) != 0 ? q8::sparse_gemm_kernel(dense.kernel)
                                                     : dense.kernel;
@@ -463,30 +472,7 @@ void BM_SparseInt8Gemm(benchmark::State& state) {
     state.SkipWithError("no zero-skipping int8 kernel on this CPU");
     return;
   }
-  state.SetLabel(dense.name);
-  std::mt19937 rng(4);
-  std::vector<int8_t> w(n * k);
-  for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
-  const std::vector<float> scale = random_vector(n, 5), b = random_vector(n, 6);
-  std::vector<uint8_t> storage(q8::packed_bytes(n, k) + 64);
-  void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-  q8::PackedWeights packed;
-  if (!q8::pack_weights(w.data(), scale.data(), b.data(), n, k, aligned, &packed)) {
-    state.SkipWithError("pack failed");
-    return;
-  }
-  std::vector<float> x = random_vector(m * k, 3);
-  for (float& v : x) v = rng() % 100 < nonzero ? std::fabs(v) : 0.0f;
-  std::vector<int8_t> xq(m * q8::padded_depth(k));
-  std::vector<float> x_scale(m), y(m * n);
-  q8::GemmArgs args{xq.data(), q8::padded_depth(k), x_scale.data(), m, &packed, y.data(), n, false,
-                    q8::kFullCodes};
-  for (auto _ : state) {
-    dense.quantize(x.data(), m, k, k, q8::kFullCodes, nullptr, xq.data(), x_scale.data());
-    kernel(args, 0, packed.block_count);
-    benchmark::DoNotOptimize(y.data());
-  }
-  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+  time_int8_gemm(state, dense, kernel, q8::kFullCodes, static_cast<uint32_t>(state.range(3)));
 }
 BENCHMARK(BM_SparseInt8Gemm)
     ->ArgNames({"M", "K", "N", "nonzero%", "sparse"})
