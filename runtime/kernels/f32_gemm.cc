@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/cpu_features.h"
+#include "kernels/f32_gemm_sparse.h"
 #include "kernels/portable_math.h"
 
 namespace edgemt::kernels::f32 {
@@ -103,7 +104,12 @@ void unpack_row(const PackedWeights& w, size_t n, float* out) {
   for (size_t k = 0; k < w.depth; ++k) out[k] = column[k * kBlockColumns];
 }
 
-void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
+namespace {
+
+// The portable kernel's loop; with kSkipZeros the terms whose x is zero are
+// left out (the zero-skipping kernel, f32_gemm_sparse.h).
+template <bool kSkipZeros>
+void portable_blocks(const GemmArgs& a, size_t first_block, size_t block_count) {
   const PackedWeights& w = *a.weights;
   for (size_t b = first_block; b < first_block + block_count; ++b) {
     const float* block = w.blocks + b * w.depth * kBlockColumns;
@@ -114,6 +120,7 @@ void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
       float acc[kBlockColumns];
       for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = w.bias[n0 + c];
       for (size_t k = 0; k < w.depth; ++k) {
+        if (kSkipZeros && x[k] == 0.0f) continue;  // NaN is not skipped
         const float* wk = block + k * kBlockColumns;
         for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = math::fma_f32(x[k], wk[c], acc[c]);
       }
@@ -122,6 +129,16 @@ void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
       std::memcpy(a.y + m * a.y_stride + n0, acc, width * sizeof(float));
     }
   }
+}
+
+}  // namespace
+
+void gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
+  portable_blocks<false>(a, first_block, block_count);
+}
+
+void sparse_gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
+  portable_blocks<true>(a, first_block, block_count);
 }
 
 GemmKernel fast_gemm_kernel() {

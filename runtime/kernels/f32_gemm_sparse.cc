@@ -1,34 +1,8 @@
 #include "kernels/f32_gemm_sparse.h"
 
 #include <cmath>
-#include <cstring>
-
-#include "core/cpu_features.h"
-#include "kernels/portable_math.h"
 
 namespace edgemt::kernels::f32 {
-
-void sparse_gemm_portable(const GemmArgs& a, size_t first_block, size_t block_count) {
-  const PackedWeights& w = *a.weights;
-  const float low = a.relu ? 0.0f : -INFINITY;
-  for (size_t b = first_block; b < first_block + block_count; ++b) {
-    const float* block = w.blocks + b * w.depth * kBlockColumns;
-    const size_t n0 = b * kBlockColumns;
-    const size_t width = w.columns - n0 < kBlockColumns ? w.columns - n0 : kBlockColumns;
-    for (size_t m = 0; m < a.rows; ++m) {
-      const float* x = a.x + m * a.x_stride;
-      float acc[kBlockColumns];
-      for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = w.bias[n0 + c];
-      for (size_t k = 0; k < w.depth; ++k) {
-        if (x[k] == 0.0f) continue;  // NaN is not skipped
-        const float* wk = block + k * kBlockColumns;
-        for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = math::fma_f32(x[k], wk[c], acc[c]);
-      }
-      for (size_t c = 0; c < kBlockColumns; ++c) acc[c] = acc[c] > low ? acc[c] : low;
-      std::memcpy(a.y + m * a.y_stride + n0, acc, width * sizeof(float));
-    }
-  }
-}
 
 GemmKernel sparse_gemm_kernel() {
   const GemmKernel dense = fast_gemm_kernel();

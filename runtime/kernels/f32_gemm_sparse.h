@@ -27,6 +27,7 @@
 namespace edgemt::kernels::f32 {
 
 // Same signature and contract as GemmKernel (blocks [first, first + count)).
+// The portable one shares gemm_portable's loop (f32_gemm.cc).
 void sparse_gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count);
 #if defined(__x86_64__)
 void sparse_gemm_avx512(const GemmArgs& args, size_t first_block, size_t block_count);

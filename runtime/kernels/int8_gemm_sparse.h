@@ -19,7 +19,7 @@
 namespace edgemt::kernels::int8 {
 
 // Same signature and contract as GemmKernel (blocks [first, first + count)).
-void sparse_gemm_portable(const GemmArgs& args, size_t first_block, size_t block_count);
+// The portable one is gemm_portable itself, which skips zero groups too.
 #if defined(__x86_64__)
 void sparse_gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 void sparse_gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
@@ -29,8 +29,8 @@ void sparse_gemm_neon_dotprod(const GemmArgs& args, size_t first_block, size_t b
 
 // The zero-skipping kernel for a CPU whose dense kernel is `dense`
 // (GemmVariant::kernel): AVX-512 VNNI's beside it, AVX2's beside the other
-// x86 ones (AVX2, AVX-VNNI, AVX-512 BW), NEON dot product's beside it, the
-// portable one beside the portable one; nullptr elsewhere (NEON without
+// x86 ones (AVX2, AVX-VNNI, AVX-512 BW), NEON dot product's beside it,
+// gemm_portable beside itself; nullptr elsewhere (NEON without
 // the dot product, WebAssembly: not built there).
 GemmKernel sparse_gemm_kernel(GemmKernel dense);
 

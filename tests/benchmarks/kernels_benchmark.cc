@@ -45,6 +45,17 @@ void set_flops(benchmark::State& state, double flops_per_iteration) {
       benchmark::Counter::kIsRate);
 }
 
+// Times linear.run on x [m, k] (y [m, n]); FLOP/s of the dense product.
+void time_linear(benchmark::State& state, const edgemt::Linear& linear,
+                 const std::vector<float>& x, size_t m, size_t k, size_t n) {
+  std::vector<float> y(m * n + 64);
+  for (auto _ : state) {
+    if (!linear.run(x.data(), m, y.data(), nullptr).is_ok()) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+}
+
 // Args: M (rows), K (in), N (out).
 void BM_Gemm(benchmark::State& state) {
   const size_t m = static_cast<size_t>(state.range(0));
@@ -56,17 +67,12 @@ void BM_Gemm(benchmark::State& state) {
   }
   const std::vector<float> w = random_vector(n * k, 1), b = random_vector(n, 2);
   const std::vector<float> x = random_vector(m * k, 3);
-  std::vector<float> y(m * n + 64);
   edgemt::Linear linear;
   if (!linear.create(w.data(), b.data(), k, n, false).is_ok()) {
     state.SkipWithError("create failed");
     return;
   }
-  for (auto _ : state) {
-    if (!linear.run(x.data(), m, y.data(), nullptr).is_ok()) state.SkipWithError("run failed");
-    benchmark::DoNotOptimize(y.data());
-  }
-  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+  time_linear(state, linear, x, m, k, n);
 }
 BENCHMARK(BM_Gemm)
     ->ArgNames({"M", "K", "N"})
@@ -85,17 +91,12 @@ void BM_PackedF32Gemm(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(2));
   const std::vector<float> w = random_vector(n * k, 1), b = random_vector(n, 2);
   const std::vector<float> x = random_vector(m * k, 3);
-  std::vector<float> y(m * n + 64);
   edgemt::Linear linear;
   if (!linear.create_packed_f32(w.data(), b.data(), k, n).is_ok()) {
     state.SkipWithError("no own f32 GEMM kernel on this CPU");
     return;
   }
-  for (auto _ : state) {
-    if (!linear.run(x.data(), m, y.data(), nullptr).is_ok()) state.SkipWithError("run failed");
-    benchmark::DoNotOptimize(y.data());
-  }
-  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+  time_linear(state, linear, x, m, k, n);
 }
 BENCHMARK(BM_PackedF32Gemm)
     ->ArgNames({"M", "K", "N"})
@@ -117,18 +118,13 @@ void BM_SparseF32Gemm(benchmark::State& state) {
   std::vector<float> x = random_vector(m * k, 3);
   std::mt19937 rng(4);
   for (float& v : x) v = rng() % 100 < nonzero ? std::fabs(v) : 0.0f;
-  std::vector<float> y(m * n + 64);
   edgemt::Linear linear;
   if (!linear.create_packed_f32(w.data(), b.data(), k, n).is_ok() ||
       (state.range(4) != 0 && !linear.set_sparse_input())) {
     state.SkipWithError("no own f32 GEMM kernel on this CPU");
     return;
   }
-  for (auto _ : state) {
-    if (!linear.run(x.data(), m, y.data(), nullptr).is_ok()) state.SkipWithError("run failed");
-    benchmark::DoNotOptimize(y.data());
-  }
-  set_flops(state, 2.0 * static_cast<double>(m * k * n));
+  time_linear(state, linear, x, m, k, n);
 }
 BENCHMARK(BM_SparseF32Gemm)
     ->ArgNames({"M", "K", "N", "nonzero%", "sparse"})

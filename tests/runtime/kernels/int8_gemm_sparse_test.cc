@@ -16,11 +16,11 @@ namespace edgemt::kernels::int8 {
 namespace {
 
 TEST_CASE("kernels/int8_gemm_sparse: portable kernel equals the exact integer reference") {
-  testing::check_sparse_gemm_kernel(sparse_gemm_portable, "portable");
+  testing::check_sparse_gemm_kernel(gemm_portable, "portable");
 }
 
 TEST_CASE("kernels/int8_gemm_sparse: the kernel beside each dense one") {
-  CHECK((sparse_gemm_kernel(gemm_portable) == sparse_gemm_portable));
+  CHECK((sparse_gemm_kernel(gemm_portable) == gemm_portable));
 #if defined(__x86_64__)
   CHECK((sparse_gemm_kernel(gemm_avx512_vnni) == sparse_gemm_avx512_vnni));
   for (GemmKernel dense : {gemm_avx2, gemm_avx2_vpsignb, gemm_avx512bw, gemm_avx_vnni}) {
