@@ -28,7 +28,7 @@ struct Translator::Impl {
   std::unique_ptr<ThreadPool> pool;  // nullptr with 1 thread
   size_t workers = 1;
   size_t min_parallel_nanoseconds = kMinParallelNanoseconds;
-  char compute_path[192] = "f32";
+  char compute_path[320] = "f32";  // describe_compute_path()'s longest: ~250
   Profile* profile = nullptr;  // caller's, while attached
   bool greedy_scores = true;   // set_greedy_scores
   bool use_shortlist = false;  // set_shortlist (planned at the next prepare())

@@ -52,12 +52,12 @@ void describe_linear_compute_path(const Model& model, const Linear& output, bool
       // The int8 output projection's kernel (chosen per matrix), or the
       // best kernel's name when the output is an F32 table.
       std::snprintf(out, size,
-                    "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row at run time%s%s)",
+                    "int8 (%s: own int8 GEMM, %s kernel; activations quantized per row%s%s)",
                     quantization_scheme_name(model.quantization()),
                     output.is_int8() ? output.int8_kernel_name() : kernels::int8::best_gemm_kernel().name,
                     model.table_dtype() == DType::kF32   ? "; embedding tables in f32"
                     : model.table_dtype() == DType::kF16 ? "; embedding tables in f16"
-                    : model.residual_tables()            ? "; embedding lookups with residual codes"
+                    : model.residual_tables()            ? "; residual-coded embeddings"
                                                          : "",
                     besides);
       return;

@@ -15,7 +15,7 @@
 //   bool for_each_expected_tensor(const Config&, WeightTypes, ExpectedTensorVisitor, void*)
 //   void describe_config(const Config&, char*, size_t)
 //   Status check_attention_choice(const Config&, int layer, int head)
-//   const char* own_kernels(const Config&)          compute-path words (nullptr: none)
+//   const char* own_kernels(const Config&, const Weights&)  compute-path words (nullptr: none)
 //   Status load_weights(const Model&, size_t threads, Weights*)
 //   void plan_workspace(const Config&, const Weights&, const RunShape&, Arena*, Workspace*)
 //   Status run_encoder(const Context&, const int32_t* ids, const PackedSequences&)
@@ -132,7 +132,7 @@ class FamilyModel final : public EncoderDecoder {
 
   void describe_compute_path(char* out, size_t size) const override {
     describe_linear_compute_path(model_, weights_.head.linear(), weights_.head.argmax_possible(),
-                                 weights_.f16_native, own_kernels(config_), out, size);
+                                 weights_.f16_native, own_kernels(config_, weights_), out, size);
   }
 
  private:

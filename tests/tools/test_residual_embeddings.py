@@ -177,7 +177,7 @@ class ConverterTest(unittest.TestCase):
                                 check=False)
         summary = " ".join(result.stdout.split())
         self.assertRegex(summary, r"\+ [0-9.]+ [KM]iB of residual codes; weights")
-        self.assertIn("embedding lookups with residual codes", summary)
+        self.assertIn("residual-coded embeddings", summary)
 
     def test_usage_errors_and_families_without_it(self):
         _, result = self.convert("x.emt", "--dtype", "fp32", "--residual-embeddings")

@@ -40,7 +40,9 @@ Status check_attention_choice(const RnnConfig& /*config*/, int layer, int head) 
   return Status::ok();
 }
 
-const char* own_kernels(const RnnConfig& /*config*/) { return "own RNN cell and attention kernels"; }
+const char* own_kernels(const RnnConfig& /*config*/, const RnnWeights& /*weights*/) {
+  return "own RNN cell and attention kernels";
+}
 
 using RnnModel = FamilyModel<RnnConfig, RnnWeights, RnnWorkspace, RnnRunContext>;
 

@@ -185,6 +185,31 @@ TEST_CASE("decoder logits match the naive reference for every config variant") {
   }
 }
 
+// `edgemt inspect` says when ReLU feed-forward products skip zero inputs
+// (the own f32 GEMM, f16 weights widened to it included, or an int8 kernel
+// with a zero-skipping twin: every x86 one), and never for GELU or swish,
+// whose outputs are rarely zero, nor on XNNPACK's products. The whole text
+// fits (the int8 ones are the longest).
+TEST_CASE("the compute path says when feed-forward zeros are skipped") {
+  for (const Variant& v : kVariants) {
+    CAPTURE(std::string(v.name));
+    Fixture f = make(v, 1);
+    const std::string path = f.translator->compute_path();
+    CAPTURE(path);
+    const bool says = path.find("ReLU zeros skipped") != std::string::npos;
+    if (v.activation != edgemt::Activation::kRelu) {
+      CHECK_FALSE(says);
+    } else if (path.rfind("f16", 0) == 0 || path.rfind("f32 (XNNPACK", 0) == 0) {
+      CHECK_FALSE(says);
+    } else {
+#if defined(__x86_64__)
+      CHECK(says);
+#endif
+    }
+    CHECK(path.back() == ')');
+  }
+}
+
 TEST_CASE("greedy translation matches the naive reference greedy decoding") {
   const std::vector<std::vector<int32_t>> sources = {
       {5, 17, 9, 30, 12, 3}, {7, 3}, {11, 12, 13, 14, 15, 16, 17, 18, 19, 3}, {25, 4, 3}};
