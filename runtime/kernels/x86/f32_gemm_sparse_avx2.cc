@@ -1,9 +1,9 @@
 // The zero-skipping f32 GEMM (f32_gemm_sparse.h) with AVX2 and FMA3: one row
 // at a time over a group of up to 4 blocks (8 accumulators of 8 columns);
-// the row's nonzero inputs are found 8 at a time (a compare and its sign
-// bits), and each adds its term to every accumulator, in k order from the
-// bias: the dense kernel's fused multiply-adds without the ones whose x is
-// zero.
+// the row's nonzero inputs are listed 8 at a time (a compare, its sign bits
+// and a table of their positions), and each adds its term to every
+// accumulator, in k order from the bias: the dense kernel's fused
+// multiply-adds without the ones whose x is zero.
 #include <cstdint>
 
 #include "kernels/f32_gemm_sparse.h"
@@ -14,6 +14,26 @@ namespace edgemt::kernels::f32 {
 namespace {
 
 constexpr size_t kGroupBlocks = 4;  // 64 columns
+constexpr size_t kSliceDepth = 512;  // inputs listed at a time (2 KiB of stack)
+
+// For each 8-bit mask, the positions of its set bits in order, one byte
+// each (AVX2 has no compress): bits 0 and 3 -> bytes {0, 3, 0, ...}.
+struct Positions {
+  uint64_t of[256];
+};
+constexpr Positions make_positions() {
+  Positions table{};
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    uint64_t bytes = 0;
+    unsigned count = 0;
+    for (unsigned bit = 0; bit < 8; ++bit) {
+      if ((mask >> bit) & 1u) bytes |= static_cast<uint64_t>(bit) << (8 * count++);
+    }
+    table.of[mask] = bytes;
+  }
+  return table;
+}
+constexpr Positions kPositions = make_positions();
 
 template <size_t kBlocks>
 void row_group(const GemmArgs& a, size_t m, size_t b0) {
@@ -27,16 +47,28 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
     acc[j][1] = _mm256_load_ps(w.bias + (b0 + j) * kBlockColumns + 8);
   }
   const float* x = a.x + m * a.x_stride;
+  // As the AVX-512 kernel: the row's nonzero inputs listed a slice at a
+  // time (a compare, and the compare's 8 bits pick the positions from a
+  // table), then their terms as one loop.
+  alignas(32) uint32_t list[kSliceDepth + 8];
   const __m256 zero = _mm256_setzero_ps();
-  for (size_t k0 = 0; k0 < depth; k0 += 8) {
-    // Past the depth the lanes hold zero: never a term.
-    const __m256 v = avx2::load_or_fill(x + k0, depth - k0, zero);
-    // Unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
-    uint32_t nonzero =
-        static_cast<uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)));
-    while (nonzero != 0) {
-      const size_t k = k0 + static_cast<size_t>(__builtin_ctz(nonzero));
-      nonzero &= nonzero - 1;
+  for (size_t slice = 0; slice < depth; slice += kSliceDepth) {
+    const size_t end = depth - slice < kSliceDepth ? depth : slice + kSliceDepth;
+    size_t count = 0;
+    for (size_t k0 = slice; k0 < end; k0 += 8) {
+      // Past the slice the lanes hold zero: never a term.
+      const __m256 v = avx2::load_or_fill(x + k0, end - k0, zero);
+      // Unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
+      const unsigned nonzero =
+          static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)));
+      const __m256i positions = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(
+          static_cast<long long>(kPositions.of[nonzero])));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(list + count),
+                          _mm256_add_epi32(positions, _mm256_set1_epi32(static_cast<int>(k0))));
+      count += static_cast<size_t>(__builtin_popcount(nonzero));
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const size_t k = list[i];
       const __m256 xk = _mm256_set1_ps(x[k]);
       const float* wk = block + k * kBlockColumns;
       for (size_t j = 0; j < kBlocks; ++j) {
