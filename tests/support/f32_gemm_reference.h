@@ -129,8 +129,8 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
 // reference, which multiplies every zero: inputs with none, half, 90% and
 // all of their values zero (-0 among them), with a NaN input in one
 // variant; finite weights (the kernels' contract), a nonzero bias.
-// Depths around the 8- and 16-lane compares, widths around the 4- and
-// 8-block groups.
+// Depths around the 8- and 16-lane compares and past a 512-input list,
+// widths around the 4- and 8-block groups.
 inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(67);
   for (size_t m : {1, 3, 9}) {

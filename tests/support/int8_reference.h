@@ -252,11 +252,12 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
 // zeros also in whole groups of 4 (the unit it skips), with a ReLU's
 // nonnegative values or signed ones; full and narrow codes, with and
 // without Marian's shifted sums; depths around the 8- and 16-group
-// compares, widths around the 4- and 8-block groups.
+// compares and past a 512-group list, widths around the 4- and 8-block
+// groups.
 inline void check_sparse_gemm_kernel(kernels::int8::GemmKernel kernel, const char* name) {
   Random rng(812);
   for (size_t depth : {size_t{3}, size_t{4}, size_t{29}, size_t{32}, size_t{64}, size_t{65},
-                       size_t{1030}}) {
+                       size_t{1030}, size_t{2060}}) {
     for (size_t columns : {size_t{1}, size_t{17}, size_t{64}, size_t{100}, size_t{130}}) {
       const QuantizedWeights w = random_int8_weights(rng, columns, depth);
       const std::vector<float> bias = rng.normal_vector(columns, 0.0f, 1.0f);

@@ -9,31 +9,12 @@
 #include "kernels/f32_gemm_sparse.h"
 #include "kernels/row_groups.h"
 #include "kernels/x86/avx2_math.h"
+#include "kernels/x86/nonzero_list.h"
 
 namespace edgemt::kernels::f32 {
 namespace {
 
 constexpr size_t kGroupBlocks = 4;  // 64 columns
-constexpr size_t kSliceDepth = 512;  // inputs listed at a time (2 KiB of stack)
-
-// For each 8-bit mask, the positions of its set bits in order, one byte
-// each (AVX2 has no compress): bits 0 and 3 -> bytes {0, 3, 0, ...}.
-struct Positions {
-  uint64_t of[256];
-};
-constexpr Positions make_positions() {
-  Positions table{};
-  for (unsigned mask = 0; mask < 256; ++mask) {
-    uint64_t bytes = 0;
-    unsigned count = 0;
-    for (unsigned bit = 0; bit < 8; ++bit) {
-      if ((mask >> bit) & 1u) bytes |= static_cast<uint64_t>(bit) << (8 * count++);
-    }
-    table.of[mask] = bytes;
-  }
-  return table;
-}
-constexpr Positions kPositions = make_positions();
 
 template <size_t kBlocks>
 void row_group(const GemmArgs& a, size_t m, size_t b0) {
@@ -47,13 +28,11 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
     acc[j][1] = _mm256_load_ps(w.bias + (b0 + j) * kBlockColumns + 8);
   }
   const float* x = a.x + m * a.x_stride;
-  // As the AVX-512 kernel: the row's nonzero inputs listed a slice at a
-  // time (a compare, and the compare's 8 bits pick the positions from a
-  // table), then their terms as one loop.
-  alignas(32) uint32_t list[kSliceDepth + 8];
+  // The row's nonzero inputs listed a slice at a time (x86/nonzero_list.h).
+  alignas(32) uint32_t list[x86::kListSlice + 8];
   const __m256 zero = _mm256_setzero_ps();
-  for (size_t slice = 0; slice < depth; slice += kSliceDepth) {
-    const size_t end = depth - slice < kSliceDepth ? depth : slice + kSliceDepth;
+  for (size_t slice = 0; slice < depth; slice += x86::kListSlice) {
+    const size_t end = depth - slice < x86::kListSlice ? depth : slice + x86::kListSlice;
     size_t count = 0;
     for (size_t k0 = slice; k0 < end; k0 += 8) {
       // Past the slice the lanes hold zero: never a term.
@@ -61,11 +40,7 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
       // Unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
       const unsigned nonzero =
           static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)));
-      const __m256i positions = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(
-          static_cast<long long>(kPositions.of[nonzero])));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(list + count),
-                          _mm256_add_epi32(positions, _mm256_set1_epi32(static_cast<int>(k0))));
-      count += static_cast<size_t>(__builtin_popcount(nonzero));
+      count = x86::append_nonzero_lanes8(nonzero, k0, list, count);
     }
     for (size_t i = 0; i < count; ++i) {
       const size_t k = list[i];

@@ -9,12 +9,12 @@
 #include "kernels/f32_gemm_sparse.h"
 #include "kernels/row_groups.h"
 #include "kernels/x86/avx512_math.h"
+#include "kernels/x86/nonzero_list.h"
 
 namespace edgemt::kernels::f32 {
 namespace {
 
 constexpr size_t kGroupBlocks = 8;  // 128 columns; 8 x K x 64 bytes of weights
-constexpr size_t kSliceDepth = 512;  // inputs listed at a time (2 KiB of stack)
 
 template <size_t kBlocks>
 void row_group(const GemmArgs& a, size_t m, size_t b0) {
@@ -25,25 +25,17 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   __m512 acc[kBlocks];
   for (size_t j = 0; j < kBlocks; ++j) acc[j] = _mm512_load_ps(w.bias + (b0 + j) * kBlockColumns);
   const float* x = a.x + m * a.x_stride;
-  // The row's nonzero inputs are listed first, a slice of the depth at a
-  // time (a compare and a compress, no branch per input), then their terms
-  // run as one loop: a loop over the compares' bits mispredicted its exit
-  // about once per 16 inputs, and that cost more than the terms.
-  alignas(64) uint32_t list[kSliceDepth + 16];
-  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  for (size_t slice = 0; slice < depth; slice += kSliceDepth) {
-    const size_t end = depth - slice < kSliceDepth ? depth : slice + kSliceDepth;
+  // The row's nonzero inputs listed a slice at a time (x86/nonzero_list.h).
+  alignas(64) uint32_t list[x86::kListSlice + 16];
+  for (size_t slice = 0; slice < depth; slice += x86::kListSlice) {
+    const size_t end = depth - slice < x86::kListSlice ? depth : slice + x86::kListSlice;
     size_t count = 0;
     for (size_t k0 = slice; k0 < end; k0 += 16) {
       const __mmask16 valid = avx512::tail_mask(end - k0);
       const __m512 v = _mm512_maskz_loadu_ps(valid, x + k0);
       // Unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
       const __mmask16 nonzero = _mm512_mask_cmp_ps_mask(valid, v, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-      const __m512i k = _mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int>(k0)));
-      // Compress into a register, then a whole store (16 slots of slack):
-      // compress straight to memory is slow on AMD Zen 4.
-      _mm512_storeu_si512(list + count, _mm512_maskz_compress_epi32(nonzero, k));
-      count += static_cast<size_t>(__builtin_popcount(nonzero));
+      count = x86::append_nonzero_lanes16(nonzero, k0, list, count);
     }
     for (size_t i = 0; i < count; ++i) {
       const size_t k = list[i];

@@ -1,6 +1,6 @@
 // The zero-skipping int8 GEMM (int8_gemm_sparse.h) with AVX2: one row at a
 // time over a group of up to 4 blocks. The row's groups of 4 codes that are
-// not all zero are found 8 at a time (a compare and its sign bits); each
+// not all zero are listed 8 at a time (a compare and its sign bits); each
 // multiplies its block rows by the sign trick (|x| unsigned times w with
 // x's sign, vpmaddubsw: pairs at most 2·127·127, exact; vpmaddwd by ones
 // into int32): exact int32 sums of only the groups that add something. The
@@ -13,6 +13,7 @@
 #include "kernels/int8_gemm_variants.h"
 #include "kernels/row_groups.h"
 #include "kernels/x86/avx2_math.h"
+#include "kernels/x86/nonzero_list.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
@@ -30,17 +31,24 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i zero = _mm256_setzero_si256();
   const int8_t* xr = a.xq + m * a.xq_stride;
-  for (size_t g0 = 0; g0 < groups; g0 += 8) {
-    const size_t count = groups - g0 < 8 ? groups - g0 : 8;
-    const int32_t* lanes = reinterpret_cast<const int32_t*>(xr + g0 * kGroupDepth);
-    const __m256i v = count == 8 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes))
-                                 : _mm256_maskload_epi32(lanes, avx2::tail_mask(count));
-    const uint32_t zeros = static_cast<uint32_t>(
-        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero))));
-    uint32_t nonzero = ~zeros & ((1u << count) - 1u);
-    while (nonzero != 0) {
-      const size_t g = g0 + static_cast<size_t>(__builtin_ctz(nonzero));
-      nonzero &= nonzero - 1;
+  // The row's groups that are not all zero, listed a slice at a time
+  // (x86/nonzero_list.h).
+  alignas(32) uint32_t list[x86::kListSlice + 8];
+  for (size_t slice = 0; slice < groups; slice += x86::kListSlice) {
+    const size_t end = groups - slice < x86::kListSlice ? groups : slice + x86::kListSlice;
+    size_t count = 0;
+    for (size_t g0 = slice; g0 < end; g0 += 8) {
+      const size_t lanes_here = end - g0 < 8 ? end - g0 : 8;
+      const int32_t* lanes = reinterpret_cast<const int32_t*>(xr + g0 * kGroupDepth);
+      const __m256i v = lanes_here == 8
+                            ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes))
+                            : _mm256_maskload_epi32(lanes, avx2::tail_mask(lanes_here));
+      const unsigned zeros = static_cast<unsigned>(
+          _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero))));
+      count = x86::append_nonzero_lanes8(~zeros & ((1u << lanes_here) - 1u), g0, list, count);
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const size_t g = list[i];
       const __m256i xg = _mm256_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth)));
       const __m256i x_abs = _mm256_abs_epi8(xg);
       const int8_t* wg = block + g * kGroupBytes;

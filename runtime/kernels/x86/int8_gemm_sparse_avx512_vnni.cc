@@ -1,6 +1,6 @@
 // The zero-skipping int8 GEMM (int8_gemm_sparse.h) with AVX-512 VNNI: one
 // row at a time over a group of up to 8 blocks. The row's groups of 4 codes
-// that are not all zero are found 16 at a time (a test into a mask); each
+// that are not all zero are listed 16 at a time (a test into a mask); each
 // goes into vpdpbusd as unsigned codes + 128 (the sign bit flipped), and a
 // second vpdpbusd of 128s takes that shift's 128·Σ w of the same group out
 // again: exact int32 sums of only the groups that add something. The float
@@ -13,6 +13,7 @@
 #include "kernels/int8_gemm_variants.h"
 #include "kernels/row_groups.h"
 #include "kernels/x86/avx512_math.h"
+#include "kernels/x86/nonzero_list.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
@@ -29,13 +30,19 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   for (size_t j = 0; j < kBlocks; ++j) shifted[j] = shift[j] = _mm512_setzero_si512();
   const __m512i ones128 = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
   const int8_t* xr = a.xq + m * a.xq_stride;
-  for (size_t g0 = 0; g0 < groups; g0 += 16) {
-    const __mmask16 valid = avx512::tail_mask(groups - g0);
-    const __m512i v = _mm512_maskz_loadu_epi32(valid, xr + g0 * kGroupDepth);
-    uint32_t nonzero = _mm512_mask_test_epi32_mask(valid, v, v);
-    while (nonzero != 0) {
-      const size_t g = g0 + static_cast<size_t>(__builtin_ctz(nonzero));
-      nonzero &= nonzero - 1;
+  // The row's groups that are not all zero, listed a slice at a time
+  // (x86/nonzero_list.h).
+  alignas(64) uint32_t list[x86::kListSlice + 16];
+  for (size_t slice = 0; slice < groups; slice += x86::kListSlice) {
+    const size_t end = groups - slice < x86::kListSlice ? groups : slice + x86::kListSlice;
+    size_t count = 0;
+    for (size_t g0 = slice; g0 < end; g0 += 16) {
+      const __mmask16 valid = avx512::tail_mask(end - g0);
+      const __m512i v = _mm512_maskz_loadu_epi32(valid, xr + g0 * kGroupDepth);
+      count = x86::append_nonzero_lanes16(_mm512_mask_test_epi32_mask(valid, v, v), g0, list, count);
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const size_t g = list[i];
       const __m512i xg =
           _mm512_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth) ^ 0x80808080u));
       const int8_t* wg = block + g * kGroupBytes;

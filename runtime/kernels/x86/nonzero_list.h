@@ -1,0 +1,60 @@
+// Lists of a row's nonzero inputs, for the zero-skipping kernels
+// (f32_gemm_sparse.h, int8_gemm_sparse.h): a compare's mask over 16 (8)
+// lanes becomes their positions, appended in order, with no branch per
+// lane. A loop over the mask's bits mispredicted its exit about once per
+// compare, which at 5-20% nonzero cost more than the terms themselves; the
+// kernels list a slice of the row first, then run its terms as one loop.
+// Each append writes a whole vector: `list` needs 16 (8) slots of slack.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace edgemt::kernels::x86 {
+
+// Inputs listed at a time: 2 KiB of stack per list.
+constexpr size_t kListSlice = 512;
+
+#if defined(__AVX512F__)
+// Appends first + i for each set bit i of `nonzero` to list[count...];
+// returns the new count. A compress into a register, stored whole: a
+// compress straight to memory is slow on AMD Zen 4.
+inline size_t append_nonzero_lanes16(__mmask16 nonzero, size_t first, uint32_t* list, size_t count) {
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i positions = _mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int>(first)));
+  _mm512_storeu_si512(list + count, _mm512_maskz_compress_epi32(nonzero, positions));
+  return count + static_cast<size_t>(__builtin_popcount(nonzero));
+}
+#endif
+
+// For each 8-bit mask, the positions of its set bits in order, one byte
+// each (AVX2 has no compress): bits 0 and 3 -> bytes {0, 3, 0, ...}.
+struct LanePositions {
+  uint64_t of[256];
+};
+constexpr LanePositions make_lane_positions() {
+  LanePositions table{};
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    uint64_t bytes = 0;
+    unsigned count = 0;
+    for (unsigned bit = 0; bit < 8; ++bit) {
+      if ((mask >> bit) & 1u) bytes |= static_cast<uint64_t>(bit) << (8 * count++);
+    }
+    table.of[mask] = bytes;
+  }
+  return table;
+}
+inline constexpr LanePositions kLanePositions = make_lane_positions();
+
+// The same for 8 lanes (`nonzero` < 256), with AVX2.
+inline size_t append_nonzero_lanes8(unsigned nonzero, size_t first, uint32_t* list, size_t count) {
+  const __m256i positions = _mm256_cvtepu8_epi32(
+      _mm_cvtsi64_si128(static_cast<long long>(kLanePositions.of[nonzero])));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(list + count),
+                      _mm256_add_epi32(positions, _mm256_set1_epi32(static_cast<int>(first))));
+  return count + static_cast<size_t>(__builtin_popcount(nonzero));
+}
+
+}  // namespace edgemt::kernels::x86
