@@ -29,29 +29,21 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   }
   const float* x = a.x + m * a.x_stride;
   // The row's nonzero inputs listed a slice at a time (x86/nonzero_list.h).
-  alignas(32) uint32_t list[x86::kListSlice + 8];
-  const __m256 zero = _mm256_setzero_ps();
-  for (size_t slice = 0; slice < depth; slice += x86::kListSlice) {
-    const size_t end = depth - slice < x86::kListSlice ? depth : slice + x86::kListSlice;
-    size_t count = 0;
-    for (size_t k0 = slice; k0 < end; k0 += 8) {
-      // Past the slice the lanes hold zero: never a term.
-      const __m256 v = avx2::load_or_fill(x + k0, end - k0, zero);
-      // Unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
-      const unsigned nonzero =
-          static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)));
-      count = x86::append_nonzero_lanes8(nonzero, k0, list, count);
+  auto nonzero = [x](size_t k0, size_t end) {
+    const __m256 zero = _mm256_setzero_ps();
+    // Past the slice the lanes hold zero: never a term.
+    const __m256 v = avx2::load_or_fill(x + k0, end - k0, zero);
+    // Unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
+    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v, zero, _CMP_NEQ_UQ)));
+  };
+  x86::for_each_listed<8>(depth, nonzero, [&](size_t k) {
+    const __m256 xk = _mm256_set1_ps(x[k]);
+    const float* wk = block + k * kBlockColumns;
+    for (size_t j = 0; j < kBlocks; ++j) {
+      acc[j][0] = _mm256_fmadd_ps(xk, _mm256_load_ps(wk + j * step), acc[j][0]);
+      acc[j][1] = _mm256_fmadd_ps(xk, _mm256_load_ps(wk + j * step + 8), acc[j][1]);
     }
-    for (size_t i = 0; i < count; ++i) {
-      const size_t k = list[i];
-      const __m256 xk = _mm256_set1_ps(x[k]);
-      const float* wk = block + k * kBlockColumns;
-      for (size_t j = 0; j < kBlocks; ++j) {
-        acc[j][0] = _mm256_fmadd_ps(xk, _mm256_load_ps(wk + j * step), acc[j][0]);
-        acc[j][1] = _mm256_fmadd_ps(xk, _mm256_load_ps(wk + j * step + 8), acc[j][1]);
-      }
-    }
-  }
+  });
   // XNNPACK's clamp, as the dense kernel: max_ps(acc, low) is acc > low ? acc : low.
   const __m256 low = _mm256_set1_ps(a.relu ? 0.0f : -__builtin_huge_valf());
   for (size_t j = 0; j < kBlocks; ++j) {

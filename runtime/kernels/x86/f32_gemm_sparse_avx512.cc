@@ -26,26 +26,17 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   for (size_t j = 0; j < kBlocks; ++j) acc[j] = _mm512_load_ps(w.bias + (b0 + j) * kBlockColumns);
   const float* x = a.x + m * a.x_stride;
   // The row's nonzero inputs listed a slice at a time (x86/nonzero_list.h).
-  alignas(64) uint32_t list[x86::kListSlice + 16];
-  for (size_t slice = 0; slice < depth; slice += x86::kListSlice) {
-    const size_t end = depth - slice < x86::kListSlice ? depth : slice + x86::kListSlice;
-    size_t count = 0;
-    for (size_t k0 = slice; k0 < end; k0 += 16) {
-      const __mmask16 valid = avx512::tail_mask(end - k0);
-      const __m512 v = _mm512_maskz_loadu_ps(valid, x + k0);
-      // Unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
-      const __mmask16 nonzero = _mm512_mask_cmp_ps_mask(valid, v, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-      count = x86::append_nonzero_lanes16(nonzero, k0, list, count);
-    }
-    for (size_t i = 0; i < count; ++i) {
-      const size_t k = list[i];
-      const __m512 xk = _mm512_set1_ps(x[k]);
-      const float* wk = block + k * kBlockColumns;
-      for (size_t j = 0; j < kBlocks; ++j) {
-        acc[j] = _mm512_fmadd_ps(xk, _mm512_load_ps(wk + j * step), acc[j]);
-      }
-    }
-  }
+  auto nonzero = [x](size_t k0, size_t end) {
+    const __mmask16 valid = avx512::tail_mask(end - k0);
+    const __m512 v = _mm512_maskz_loadu_ps(valid, x + k0);
+    // Unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
+    return _mm512_mask_cmp_ps_mask(valid, v, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+  };
+  x86::for_each_listed<16>(depth, nonzero, [&](size_t k) {
+    const __m512 xk = _mm512_set1_ps(x[k]);
+    const float* wk = block + k * kBlockColumns;
+    for (size_t j = 0; j < kBlocks; ++j) acc[j] = _mm512_fmadd_ps(xk, _mm512_load_ps(wk + j * step), acc[j]);
+  });
   // XNNPACK's clamp, as the dense kernel: max_ps(acc, low) is acc > low ? acc : low.
   const __m512 low = _mm512_set1_ps(a.relu ? 0.0f : -__builtin_huge_valf());
   for (size_t j = 0; j < kBlocks; ++j) {

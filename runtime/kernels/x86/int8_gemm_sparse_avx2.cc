@@ -33,34 +33,27 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   const int8_t* xr = a.xq + m * a.xq_stride;
   // The row's groups that are not all zero, listed a slice at a time
   // (x86/nonzero_list.h).
-  alignas(32) uint32_t list[x86::kListSlice + 8];
-  for (size_t slice = 0; slice < groups; slice += x86::kListSlice) {
-    const size_t end = groups - slice < x86::kListSlice ? groups : slice + x86::kListSlice;
-    size_t count = 0;
-    for (size_t g0 = slice; g0 < end; g0 += 8) {
-      const size_t lanes_here = end - g0 < 8 ? end - g0 : 8;
-      const int32_t* lanes = reinterpret_cast<const int32_t*>(xr + g0 * kGroupDepth);
-      const __m256i v = lanes_here == 8
-                            ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes))
-                            : _mm256_maskload_epi32(lanes, avx2::tail_mask(lanes_here));
-      const unsigned zeros = static_cast<unsigned>(
-          _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero))));
-      count = x86::append_nonzero_lanes8(~zeros & ((1u << lanes_here) - 1u), g0, list, count);
-    }
-    for (size_t i = 0; i < count; ++i) {
-      const size_t g = list[i];
-      const __m256i xg = _mm256_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth)));
-      const __m256i x_abs = _mm256_abs_epi8(xg);
-      const int8_t* wg = block + g * kGroupBytes;
-      for (size_t j = 0; j < kBlocks; ++j) {
-        for (size_t h = 0; h < 2; ++h) {
-          const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wg + j * step + h * 32));
-          const __m256i pairs = _mm256_maddubs_epi16(x_abs, _mm256_sign_epi8(wv, xg));
-          acc[j][h] = _mm256_add_epi32(acc[j][h], _mm256_madd_epi16(pairs, ones));
-        }
+  auto nonzero = [xr, zero](size_t g0, size_t end) {
+    const size_t lanes_here = end - g0 < 8 ? end - g0 : 8;
+    const int32_t* lanes = reinterpret_cast<const int32_t*>(xr + g0 * kGroupDepth);
+    const __m256i v = lanes_here == 8 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes))
+                                      : _mm256_maskload_epi32(lanes, avx2::tail_mask(lanes_here));
+    const unsigned zeros = static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero))));
+    return ~zeros & ((1u << lanes_here) - 1u);
+  };
+  x86::for_each_listed<8>(groups, nonzero, [&](size_t g) {
+    const __m256i xg = _mm256_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth)));
+    const __m256i x_abs = _mm256_abs_epi8(xg);
+    const int8_t* wg = block + g * kGroupBytes;
+    for (size_t j = 0; j < kBlocks; ++j) {
+      for (size_t h = 0; h < 2; ++h) {
+        const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wg + j * step + h * 32));
+        const __m256i pairs = _mm256_maddubs_epi16(x_abs, _mm256_sign_epi8(wv, xg));
+        acc[j][h] = _mm256_add_epi32(acc[j][h], _mm256_madd_epi16(pairs, ones));
       }
     }
-  }
+  });
   alignas(32) int32_t sums[kBlocks * kBlockColumns];
   for (size_t j = 0; j < kBlocks; ++j) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(sums + j * kBlockColumns), acc[j][0]);

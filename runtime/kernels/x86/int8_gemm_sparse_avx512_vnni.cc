@@ -32,27 +32,21 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   const int8_t* xr = a.xq + m * a.xq_stride;
   // The row's groups that are not all zero, listed a slice at a time
   // (x86/nonzero_list.h).
-  alignas(64) uint32_t list[x86::kListSlice + 16];
-  for (size_t slice = 0; slice < groups; slice += x86::kListSlice) {
-    const size_t end = groups - slice < x86::kListSlice ? groups : slice + x86::kListSlice;
-    size_t count = 0;
-    for (size_t g0 = slice; g0 < end; g0 += 16) {
-      const __mmask16 valid = avx512::tail_mask(end - g0);
-      const __m512i v = _mm512_maskz_loadu_epi32(valid, xr + g0 * kGroupDepth);
-      count = x86::append_nonzero_lanes16(_mm512_mask_test_epi32_mask(valid, v, v), g0, list, count);
+  auto nonzero = [xr](size_t g0, size_t end) {
+    const __mmask16 valid = avx512::tail_mask(end - g0);
+    const __m512i v = _mm512_maskz_loadu_epi32(valid, xr + g0 * kGroupDepth);
+    return _mm512_mask_test_epi32_mask(valid, v, v);
+  };
+  x86::for_each_listed<16>(groups, nonzero, [&](size_t g) {
+    const __m512i xg =
+        _mm512_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth) ^ 0x80808080u));
+    const int8_t* wg = block + g * kGroupBytes;
+    for (size_t j = 0; j < kBlocks; ++j) {
+      const __m512i wv = _mm512_load_si512(wg + j * step);
+      shifted[j] = _mm512_dpbusd_epi32(shifted[j], xg, wv);
+      shift[j] = _mm512_dpbusd_epi32(shift[j], ones128, wv);
     }
-    for (size_t i = 0; i < count; ++i) {
-      const size_t g = list[i];
-      const __m512i xg =
-          _mm512_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth) ^ 0x80808080u));
-      const int8_t* wg = block + g * kGroupBytes;
-      for (size_t j = 0; j < kBlocks; ++j) {
-        const __m512i wv = _mm512_load_si512(wg + j * step);
-        shifted[j] = _mm512_dpbusd_epi32(shifted[j], xg, wv);
-        shift[j] = _mm512_dpbusd_epi32(shift[j], ones128, wv);
-      }
-    }
-  }
+  });
   alignas(64) int32_t sums[kBlocks * kBlockColumns];
   for (size_t j = 0; j < kBlocks; ++j) {
     _mm512_store_si512(sums + j * kBlockColumns, _mm512_sub_epi32(shifted[j], shift[j]));

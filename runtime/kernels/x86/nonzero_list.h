@@ -5,6 +5,7 @@
 // compare, which at 5-20% nonzero cost more than the terms themselves; the
 // kernels list a slice of the row first, then run its terms as one loop.
 // Each append writes a whole vector: `list` needs 16 (8) slots of slack.
+// for_each_listed runs the whole pattern.
 #pragma once
 
 #include <immintrin.h>
@@ -17,10 +18,12 @@ namespace edgemt::kernels::x86 {
 // Inputs listed at a time: 2 KiB of stack per list.
 constexpr size_t kListSlice = 512;
 
-#if defined(__AVX512F__)
 // Appends first + i for each set bit i of `nonzero` to list[count...];
 // returns the new count. A compress into a register, stored whole: a
-// compress straight to memory is slow on AMD Zen 4.
+// compress straight to memory is slow on AMD Zen 4. AVX-512 only: declared
+// everywhere for for_each_listed<16>, defined where AVX-512 is on.
+inline size_t append_nonzero_lanes16(__mmask16 nonzero, size_t first, uint32_t* list, size_t count);
+#if defined(__AVX512F__)
 inline size_t append_nonzero_lanes16(__mmask16 nonzero, size_t first, uint32_t* list, size_t count) {
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i positions = _mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int>(first)));
@@ -55,6 +58,27 @@ inline size_t append_nonzero_lanes8(unsigned nonzero, size_t first, uint32_t* li
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(list + count),
                       _mm256_add_epi32(positions, _mm256_set1_epi32(static_cast<int>(first))));
   return count + static_cast<size_t>(__builtin_popcount(nonzero));
+}
+
+// Positions [0, depth) a slice at a time: `nonzero(p0, end)` gives the mask
+// of the kLanes positions from p0 that hold a term (none at or past end),
+// then `term(p)` runs for each, in order. kLanes 16 needs AVX-512.
+template <size_t kLanes, typename Nonzero, typename Term>
+inline void for_each_listed(size_t depth, Nonzero nonzero, Term term) {
+  static_assert(kLanes == 8 || kLanes == 16, "8 lanes (AVX2) or 16 (AVX-512)");
+  alignas(64) uint32_t list[kListSlice + kLanes];
+  for (size_t slice = 0; slice < depth; slice += kListSlice) {
+    const size_t end = depth - slice < kListSlice ? depth : slice + kListSlice;
+    size_t count = 0;
+    for (size_t p0 = slice; p0 < end; p0 += kLanes) {
+      if constexpr (kLanes == 16) {
+        count = append_nonzero_lanes16(nonzero(p0, end), p0, list, count);
+      } else {
+        count = append_nonzero_lanes8(nonzero(p0, end), p0, list, count);
+      }
+    }
+    for (size_t i = 0; i < count; ++i) term(static_cast<size_t>(list[i]));
+  }
 }
 
 }  // namespace edgemt::kernels::x86
