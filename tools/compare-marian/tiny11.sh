@@ -11,7 +11,7 @@
 # students (make_marian_model.py --shape; WORK/SHAPE, ~200 and ~270 MB;
 # no Bergamot figure beside them: it is the tiny model's), or trained: the
 # tiny shape trained by Marian on Multi30k (tools/fixtures/marian_tiny11/
-# train.sh WORK/trained, ~35 min on 2 threads when the folder is missing;
+# train.sh WORK/trained, ~50 min on 2 threads when the folder is missing;
 # 8,000 pieces, a shortlist from the training data, lines end at </s>, so
 # no max-length-factor: both engines keep their default of 3).
 #
