@@ -149,6 +149,10 @@ struct GemmArgs {
   // VNNI and a corrected bias takes out again in float32; edgemt adds the
   // 127·Σ w back in int32 so that the float rounding is Marian's).
   int32_t sum_shift = 0;
+  // 0: exact sums (every kernel here). 8, 16 or 32: the 16-bit saturating
+  // sums of Marian's intgemm on SSSE3, AVX2 or AVX-512 BW, which only the
+  // kernels of int8_gemm_marian.h compute (the others ignore it).
+  int32_t saturating_lanes = 0;
 };
 
 using GemmKernel = void (*)(const GemmArgs& args, size_t first_block, size_t block_count);
