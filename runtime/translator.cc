@@ -254,12 +254,42 @@ DecodeOptions decode_options(const Model& model) {
   return options;
 }
 
+namespace {
+
+// TranslatorOptions::marian_int8_sums as NetworkOptions' lane count
+// (kernels/int8_gemm_marian.h), checked against the file's arithmetic.
+Status marian_lanes(const Model& model, MarianInt8Sums sums, int32_t* lanes) {
+  switch (sums) {
+    case MarianInt8Sums::kExact: *lanes = 0; return Status::ok();
+    case MarianInt8Sums::kSsse3: *lanes = 8; break;
+    case MarianInt8Sums::kAvx2: *lanes = 16; break;
+    case MarianInt8Sums::kAvx512bw: *lanes = 32; break;
+    default:
+      return Status::error(StatusCode::kInvalidArgument, "unknown Marian int8 sums %d",
+                           static_cast<int>(sums));
+  }
+  const QuantizationScheme scheme = model.quantization();
+  if (scheme != QuantizationScheme::kInt8PerTensorDynamic &&
+      scheme != QuantizationScheme::kInt8PerTensorStatic) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "Marian's int8 sums apply to int8 files in Marian's arithmetic (converted "
+                         "from a Marian intgemm8 model); this file's scheme is %s",
+                         quantization_scheme_name(scheme));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status Translator::create(const Model& model, const TranslatorOptions& options,
                           std::unique_ptr<Translator>* out) {
   if (options.threads == 0 || options.threads > 256) {
     return Status::error(StatusCode::kInvalidArgument, "threads must be in [1, 256], got %zu",
                          options.threads);
   }
+  NetworkOptions network;
+  network.threads = options.threads;
+  EDGEMT_RETURN_IF_ERROR(marian_lanes(model, options.marian_int8_sums, &network.marian_saturating_lanes));
   EDGEMT_RETURN_IF_ERROR(ensure_xnnpack_initialized());
   Impl* impl = new (std::nothrow) Impl;
   if (impl == nullptr) return Status::error(StatusCode::kOutOfMemory, "cannot allocate translator");
@@ -273,7 +303,7 @@ Status Translator::create(const Model& model, const TranslatorOptions& options,
   impl->workers = options.threads;
   impl->min_parallel_nanoseconds = options.min_parallel_nanoseconds;
   if (options.threads > 1) EDGEMT_RETURN_IF_ERROR(ThreadPool::create(options.threads, &impl->pool));
-  EDGEMT_RETURN_IF_ERROR(create_encoder_decoder(model, options.threads, &impl->network));
+  EDGEMT_RETURN_IF_ERROR(create_encoder_decoder(model, network, &impl->network));
   impl->network->describe_compute_path(impl->compute_path, sizeof(impl->compute_path));
   *out = std::move(translator);
   return Status::ok();

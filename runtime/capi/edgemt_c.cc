@@ -334,6 +334,7 @@ edgemt_translator_options edgemt_translator_options_default(void) {
   edgemt_translator_options options;
   options.threads = defaults.threads;
   options.min_parallel_nanoseconds = defaults.min_parallel_nanoseconds;
+  options.marian_int8_sums = static_cast<int>(defaults.marian_int8_sums);
   return options;
 }
 
@@ -361,6 +362,13 @@ edgemt_code edgemt_translator_create(const edgemt_model* model,
   edgemt::TranslatorOptions cpp;
   cpp.threads = o.threads;
   cpp.min_parallel_nanoseconds = o.min_parallel_nanoseconds;
+  if (o.marian_int8_sums < 0 || o.marian_int8_sums > 3) {
+    return report(error, Status::error(StatusCode::kInvalidArgument,
+                                       "edgemt_translator_create: marian_int8_sums is 0..3 "
+                                       "(exact, AVX2, AVX-512 BW, SSSE3), not %d",
+                                       o.marian_int8_sums));
+  }
+  cpp.marian_int8_sums = static_cast<edgemt::MarianInt8Sums>(o.marian_int8_sums);
   edgemt_translator* translator = new (std::nothrow) edgemt_translator;
   if (translator == nullptr) {
     return fail(error, StatusCode::kOutOfMemory, "cannot allocate the translator handle");

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/parallel.h"
+#include "kernels/int8_gemm_marian.h"
 #include "kernels/int8_gemm_sparse.h"
 
 namespace edgemt {
@@ -138,8 +139,25 @@ constexpr int32_t kMarianShift = 127;
 }  // namespace
 
 bool Int8Linear::set_sparse_input() {
-  sparse_kernel_ = packed_.empty() ? nullptr : q8::sparse_gemm_kernel(kernel_.kernel);
+  sparse_kernel_ = packed_.empty() || saturating_lanes_ != 0 ? nullptr
+                                                             : q8::sparse_gemm_kernel(kernel_.kernel);
   return sparse_kernel_ != nullptr;
+}
+
+Status Int8Linear::set_marian_sums(int32_t lanes) {
+  if (lanes != 0 && lanes != q8::kSsse3Lanes && lanes != q8::kAvx2Lanes &&
+      lanes != q8::kAvx512bwLanes) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "Marian's int8 sums have 8, 16 or 32 lanes (or 0: exact), not %d",
+                         static_cast<int>(lanes));
+  }
+  if (lanes != 0 && !tensor_range_ && fixed_inverse_ == 0.0f) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "Marian's int8 sums apply to Marian's int8 arithmetic only");
+  }
+  saturating_lanes_ = lanes;
+  if (lanes != 0) sparse_kernel_ = nullptr;
+  return Status::ok();
 }
 
 Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& parallel,
@@ -201,7 +219,8 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
   args.y_stride = packed.columns;
   args.relu = relu_;
   args.sum_shift = fixed_inverse_ > 0.0f ? kMarianShift : 0;
-  q8::GemmKernel kernel = kernel_.kernel;
+  args.saturating_lanes = saturating_lanes_;
+  q8::GemmKernel kernel = saturating_lanes_ != 0 ? q8::marian_gemm_kernel() : kernel_.kernel;
   size_t nanoseconds = q8::gemm_nanoseconds(kernel_, rows, depth, packed.columns);
   // Mostly zero codes (a ReLU's output): a group the zero-skipping kernel
   // adds costs it about what 2-4 cost the dense one (edgemt_kernels_benchmark,

@@ -68,6 +68,15 @@ class Int8Linear {
   [[nodiscard]] Status set_fixed_range(float inverse);
   float fixed_range() const { return fixed_inverse_; }
 
+  // Marian's sums as its intgemm forms them on a CPU without VNNI (kernels/
+  // int8_gemm_marian.h): `lanes` 8, 16 or 32 (SSSE3, AVX2, AVX-512 BW), or
+  // 0 for exact sums (after create). Only for Marian's arithmetic, after
+  // set_tensor_range(true) or set_fixed_range(): kInvalidArgument otherwise,
+  // and for another lane count. Turns the zero-skipping kernel off (its
+  // sums are exact).
+  [[nodiscard]] Status set_marian_sums(int32_t lanes);
+  int32_t marian_sums() const { return saturating_lanes_; }
+
   // Load phase: the input is a ReLU's output (a feed-forward block's second
   // matrix), so run() takes the zero-skipping kernel (kernels/
   // int8_gemm_sparse.h) when at most one group of 4 codes in
@@ -109,6 +118,7 @@ class Int8Linear {
   int32_t code_limit_ = kernels::int8::kFullCodes;
   bool tensor_range_ = false;
   float fixed_inverse_ = 0.0f;  // 0: none
+  int32_t saturating_lanes_ = 0;  // set_marian_sums(); 0: exact
 };
 
 }  // namespace edgemt

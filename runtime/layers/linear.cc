@@ -133,7 +133,7 @@ void Linear::adopt_packed_f32(PackedF32Linear packed, size_t in_features, size_t
 Status Linear::create_int8(const int8_t* weight, const float* scale, const float* bias,
                            size_t in_features, size_t out_features, bool relu,
                            const float* input_multiplier, bool tensor_range,
-                           float fixed_range) {
+                           float fixed_range, int32_t marian_lanes) {
   Int8Linear int8;
   // Full activation codes: narrow ones cost int8 models up to 1.4 BLEU on
   // real Marian models (docs/int8-quality.md; kernels/int8_gemm.h).
@@ -142,6 +142,7 @@ Status Linear::create_int8(const int8_t* weight, const float* scale, const float
   if (input_multiplier != nullptr) EDGEMT_RETURN_IF_ERROR(int8.set_input_multiplier(input_multiplier));
   int8.set_tensor_range(tensor_range);
   if (fixed_range != 0.0f) EDGEMT_RETURN_IF_ERROR(int8.set_fixed_range(fixed_range));
+  EDGEMT_RETURN_IF_ERROR(int8.set_marian_sums(marian_lanes));
   reset();
   int8_ = std::move(int8);
   in_ = in_features;

@@ -84,12 +84,15 @@ class Linear {
   // matrix's smoothing vector in a smoothed int8 file (copied), or nullptr.
   // tensor_range: activations quantized with one range per product
   // (Int8PerTensorDynamic files) instead of one per row; fixed_range > 0:
-  // with that fixed multiplier (Int8PerTensorStatic files).
-  // Errors as Int8Linear::create, set_input_multiplier and set_fixed_range.
+  // with that fixed multiplier (Int8PerTensorStatic files). marian_lanes:
+  // Marian's saturating sums for those two (Int8Linear::set_marian_sums).
+  // Errors as Int8Linear::create, set_input_multiplier, set_fixed_range
+  // and set_marian_sums.
   [[nodiscard]] Status create_int8(const int8_t* weight, const float* scale, const float* bias,
                                    size_t in_features, size_t out_features, bool relu,
                                    const float* input_multiplier = nullptr,
-                                   bool tensor_range = false, float fixed_range = 0.0f);
+                                   bool tensor_range = false, float fixed_range = 0.0f,
+                                   int32_t marian_lanes = 0);
 
   // x: [rows, in] (row stride in_features), y: [rows, out]. int8 and f16
   // Linears convert x into `scratch` (kFailedPrecondition without enough).

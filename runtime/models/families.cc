@@ -54,13 +54,13 @@ void describe_family_config(const FamilyConfig& config, char* out, size_t size) 
   if (family != nullptr) family->describe_config(config, out, size);
 }
 
-Status create_encoder_decoder(const Model& model, size_t threads,
+Status create_encoder_decoder(const Model& model, const NetworkOptions& options,
                               std::unique_ptr<EncoderDecoder>* out) {
   const Family* family = find_family(family_config(model).id);
   if (family == nullptr) {
     return Status::error(StatusCode::kUnsupported, "model family %s has no runtime", model.family());
   }
-  return family->create(model, threads, out);
+  return family->create(model, options, out);
 }
 
 }  // namespace edgemt

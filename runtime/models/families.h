@@ -16,6 +16,7 @@
 #include "edgemt/status.h"
 #include "models/encoder_decoder.h"
 #include "models/expected_tensor.h"
+#include "models/network_options.h"
 #include "schema/edgemt_generated.h"
 
 namespace edgemt {
@@ -69,7 +70,8 @@ struct Family {
   bool (*for_each_expected_tensor)(const FamilyConfig& config, WeightTypes types,
                                    ExpectedTensorVisitor visit, void* context);
   void (*describe_config)(const FamilyConfig& config, char* out, size_t size);
-  Status (*create)(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder>* out);
+  Status (*create)(const Model& model, const NetworkOptions& options,
+                   std::unique_ptr<EncoderDecoder>* out);
   // Whether its per-row int8 files may keep their embedding tables in F32
   // or F16 (the header's f32_tables, format version 9, and f16_tables, 10),
   // or give their I8 tables residual codes (residual_tables, 11).
@@ -97,11 +99,10 @@ void describe_family_config(const FamilyConfig& config, char* out, size_t size);
 // A verified model's family config (format/model.cc).
 const FamilyConfig& family_config(const Model& model);
 
-// Load phase: the family's weights and operators for `model`, laid out for
-// a run phase of `threads` threads (XNNPACK GEMMs split into column blocks,
-// layers/column_blocks.h; the results do not depend on it).
+// Load phase: the family's weights and operators for `model`, as `options`
+// ask (models/network_options.h).
 // Errors: kUnsupported, kInvalidModel, kOutOfMemory, kBackendError.
-[[nodiscard]] Status create_encoder_decoder(const Model& model, size_t threads,
+[[nodiscard]] Status create_encoder_decoder(const Model& model, const NetworkOptions& options,
                                             std::unique_ptr<EncoderDecoder>* out);
 
 }  // namespace edgemt

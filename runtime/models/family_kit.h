@@ -16,7 +16,7 @@
 //   void describe_config(const Config&, char*, size_t)
 //   Status check_attention_choice(const Config&, int layer, int head)
 //   const char* own_kernels(const Config&, const Weights&)  compute-path words (nullptr: none)
-//   Status load_weights(const Model&, size_t threads, Weights*)
+//   Status load_weights(const Model&, const NetworkOptions&, Weights*)
 //   void plan_workspace(const Config&, const Weights&, const RunShape&, Arena*, Workspace*)
 //   Status run_encoder(const Context&, const int32_t* ids, const PackedSequences&)
 //   Status run_decoder_layers(const Context&, const PackedSequences&, const DecoderStep&)
@@ -71,7 +71,9 @@ class FamilyModel final : public EncoderDecoder {
  public:
   FamilyModel(const Model& model, const Config& config) : model_(model), config_(config) {}
 
-  [[nodiscard]] Status load(size_t threads) { return load_weights(model_, threads, &weights_); }
+  [[nodiscard]] Status load(const NetworkOptions& options) {
+    return load_weights(model_, options, &weights_);
+  }
 
   void plan(const RunShape& run, Arena* arena) override {
     pending_ = Workspace();
@@ -182,11 +184,11 @@ void describe(const FamilyConfig& c, char* out, size_t size) {
 }
 
 template <typename Config, typename Runtime>
-Status create(const Model& model, size_t threads, std::unique_ptr<EncoderDecoder>* out) {
+Status create(const Model& model, const NetworkOptions& options, std::unique_ptr<EncoderDecoder>* out) {
   EDGEMT_RETURN_IF_ERROR(ensure_xnnpack_initialized());  // Linears may be XNNPACK operators
   std::unique_ptr<Runtime> runtime(new (std::nothrow) Runtime(model, config_of<Config>(family_config(model))));
   if (!runtime) return Status::error(StatusCode::kOutOfMemory, "cannot allocate the model's layers");
-  EDGEMT_RETURN_IF_ERROR(runtime->load(threads));
+  EDGEMT_RETURN_IF_ERROR(runtime->load(options));
   *out = std::move(runtime);
   return Status::ok();
 }

@@ -173,10 +173,11 @@ Status MatrixLoader::matrix(Linear* out, const char* weight_name, const char* bi
       float fixed_range = 0.0f;
       EDGEMT_RETURN_IF_ERROR(smoothing_vector(model_, weight_name, &smoothing));
       EDGEMT_RETURN_IF_ERROR(input_scale(model_, weight_name, &fixed_range));
+      // Marian's sums only where Marian's arithmetic is (the per-tensor schemes).
+      const bool tensor_range = model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic;
+      const int32_t lanes = tensor_range || fixed_range != 0.0f ? marian_lanes_ : 0;
       created = out->create_int8(static_cast<const int8_t*>(weight->data), scale, bias, in, rows,
-                                 fused_relu, smoothing,
-                                 model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic,
-                                 fixed_range);
+                                 fused_relu, smoothing, tensor_range, fixed_range, lanes);
       break;
     }
     case DType::kF16:

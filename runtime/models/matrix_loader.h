@@ -15,6 +15,7 @@
 #include "edgemt/status.h"
 #include "kernels/embedding.h"
 #include "layers/linear.h"
+#include "models/network_options.h"
 
 namespace edgemt {
 
@@ -34,10 +35,14 @@ bool f32_matrix_on_own_gemm(bool serves_embedding);
 
 class MatrixLoader {
  public:
-  // `threads`: the run phase's threads (column blocks of XNNPACK Linears).
-  // Packed bytes are added to *matrix_bytes.
-  MatrixLoader(const Model& model, size_t threads, size_t* matrix_bytes)
-      : model_(model), threads_(threads), matrix_bytes_(matrix_bytes) {}
+  // `options`: the run phase's threads (column blocks of XNNPACK Linears)
+  // and, for files in Marian's int8 arithmetic, its int8 sums. Packed bytes
+  // are added to *matrix_bytes.
+  MatrixLoader(const Model& model, const NetworkOptions& options, size_t* matrix_bytes)
+      : model_(model),
+        threads_(options.threads),
+        marian_lanes_(options.marian_saturating_lanes),
+        matrix_bytes_(matrix_bytes) {}
 
   // For f16 files: decides native f16 GEMMs or widening, and allocates the
   // widening buffer (as large as the model's largest matrix). Call once
@@ -69,6 +74,7 @@ class MatrixLoader {
 
   const Model& model_;
   size_t threads_;
+  int32_t marian_lanes_;
   size_t* matrix_bytes_;
   bool f16_native_ = false;
   std::unique_ptr<float, FreePrefaulted> widen_;  // f16 files on CPUs without fp16 GEMMs

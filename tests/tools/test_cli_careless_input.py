@@ -15,7 +15,8 @@ Each test is the regression test of a defect:
 - `--word-penalty` for a model whose search rules have none, and
   `--no-shortlist` for a model without a shortlist, were accepted silently
   (the penalty ignored). Now the first is refused (exit 2) unless 0, the
-  second gets a note.
+  second gets a note. `--marian-int8-sums` other than exact for a file not
+  in Marian's int8 arithmetic is refused (exit 2) too.
 
 Needs the built binary (EDGEMT_CLI) and the bundled int8 model.
 """
@@ -179,6 +180,25 @@ class CarelessInputTest(unittest.TestCase):
                 self.assertEqual("is for models with Marian's search rules; this model follows "
                                  "edgemt's" in result.stderr, refused, result.stderr)
                 self.assertEqual(len(result.stdout.splitlines()), 0 if refused else 1)
+
+    def test_marian_int8_sums_need_a_marian_int8_file_and_a_known_cpu(self):
+        # The bundled model is int8 in edgemt's own arithmetic (per row):
+        # Marian's sums would change nothing, so asking for them is refused.
+        for value, message in (
+                ("avx2", "option '--marian-int8-sums' is for int8 files converted from a Marian "
+                         "intgemm8 model (Marian's int8 arithmetic); this file's scheme is "
+                         "int8-"),
+                ("avx3", "option '--marian-int8-sums' takes exact, avx2, avx512bw or ssse3, not "
+                         "'avx3'")):
+            with self.subTest(value=value):
+                result = run("translate", "-m", MODEL, "--marian-int8-sums", value,
+                             SENTENCE.strip())
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertIn(message, result.stderr)
+                self.assertEqual(result.stdout, "")
+        result = run("translate", "-m", MODEL, "--marian-int8-sums", "exact", SENTENCE.strip())
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(len(result.stdout.splitlines()), 1)
 
     def test_no_shortlist_for_a_model_without_one_gets_a_note(self):
         result = run("translate", "-m", MODEL, "--no-shortlist", SENTENCE.strip())

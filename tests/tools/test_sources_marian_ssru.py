@@ -129,6 +129,19 @@ class SsruStudentTest(unittest.TestCase):
             cls.intgemm8_notes[key] = (output, result.stderr)
         return cls.intgemm8_notes[key]
 
+    def alphas_file(self) -> str:
+        """The fixture's alphas file (with lex.bin) converted to int8, once
+        per class."""
+        output = self.path("alphas.emt")
+        if not os.path.isfile(output):
+            folder = self.path("alphas-bin")
+            os.mkdir(folder)
+            for name in ("model.intgemm8.alphas.bin", "vocab.spm"):
+                shutil.copyfile(os.path.join(FIXTURE, name), os.path.join(folder, name))
+            ff.convert(self, output, folder, *LANGS, "--dtype", "int8", "--shortlist",
+                       os.path.join(FIXTURE, "lex.bin"))
+        return output
+
     @classmethod
     def convert(cls, kind: str, model: str) -> str:
         """A folder of the fixture's `model` and vocabulary (as a Marian
@@ -290,12 +303,7 @@ class SsruStudentTest(unittest.TestCase):
         without the shortlist, 998 / 998 with it. (The alphas read and
         ignored, as before: 693 / 712 / 702 / 761; fixed ranges without the
         shift's rounding: 986 / 979 / 986 / 988.)"""
-        folder = self.path("alphas-bin")
-        os.mkdir(folder)
-        for name in ("model.intgemm8.alphas.bin", "vocab.spm"):
-            shutil.copyfile(os.path.join(FIXTURE, name), os.path.join(folder, name))
-        output = ff.convert(self, self.path("alphas.emt"), folder, *LANGS, "--dtype", "int8",
-                            "--shortlist", os.path.join(FIXTURE, "lex.bin"))
+        output = self.alphas_file()
         model = read_model(output)
         self.assertEqual(model.header.quantization, QUANTIZATION_INT8_STATIC)
         self.assertEqual(model.format_version, 8)
@@ -321,6 +329,33 @@ class SsruStudentTest(unittest.TestCase):
                 print(f"int8 (Firefox's arithmetic) {ref}: {same}/1000 lines identical to "
                       "Bergamot's")
                 self.assertGreaterEqual(same, 990, ref)
+
+    def test_marian_int8_sums_avx2_give_bergamot_s_output_on_an_avx2_cpu(self):
+        """Bergamot's intgemm sums exactly only with AVX-512 VNNI; on an AVX2
+        CPU its shifted products saturate 16-bit pairs (runtime/kernels/
+        int8_gemm_marian.h), and 22-23% of its lines differ from the VNNI
+        ones on this fixture. `translate --marian-int8-sums avx2` reproduces
+        those sums on any CPU: against Bergamot 0.4.5 run with
+        INTGEMM_CPUID=AVX2 (bergamot_refs.py OUT AVX2), one sentence per
+        batch, 994 / 996 lines of 1000 identical greedy without / with the
+        shortlist, 996 / 998 beam 4; the exact sums 772 / 777 / 774 / 824."""
+        output = self.alphas_file()
+        for name, flags in (("greedy", ("--beam", "1")),
+                            ("beam4", ("--beam", "4", "--length-penalty", "0"))):
+            for shortlist in (False, True):
+                ref = f"bergamot.alphas.avx2.{name}" + (".shortlist" if shortlist else "") + ".de"
+                want = read_lines(os.path.join(REFERENCE, ref))
+                got = ff.translate(self, output, SOURCE, *flags, "--batch", "1",
+                                   "--no-split-sentences", "--marian-int8-sums", "avx2",
+                                   *(() if shortlist else ("--no-shortlist",)))
+                same = sum(g == w for g, w in zip(got, want))
+                print(f"int8 (Firefox's arithmetic, --marian-int8-sums avx2) {ref}: {same}/1000 "
+                      "lines identical to Bergamot's on AVX2")
+                self.assertGreaterEqual(same, 990, ref)
+        exact = ff.translate(self, output, SOURCE, "--beam", "1", "--batch", "1",
+                             "--no-split-sentences", "--no-shortlist")
+        want = read_lines(os.path.join(REFERENCE, "bergamot.alphas.avx2.greedy.de"))
+        self.assertLess(sum(g == w for g, w in zip(exact, want)), 900)  # the sums do differ
 
     def test_a_folder_of_firefox_s_model_repository_converts_as_it_is(self):
         """mozilla/firefox-translations-models keeps each model as

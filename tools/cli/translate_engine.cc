@@ -86,6 +86,7 @@ int load_translate_engine(const TranslateSettings& settings, TranslateEngine* en
   if (!note.empty()) std::fprintf(stderr, "edgemt: note: %s\n", note.c_str());
   TranslatorOptions options;
   options.threads = settings.threads;
+  options.marian_int8_sums = settings.marian_int8_sums;
   TokenizerOptions tokenizer_options;
   tokenizer_options.max_input_bytes = settings.max_line_bytes;
   status = Tokenizer::create(model, tokenizer_options, &engine->tokenizer);

@@ -57,6 +57,10 @@ constexpr const char* kHelp =
     "                          'greedy' below)\n"
     "      --no-shortlist      a model with a lexical shortlist: choose from\n"
     "                          the whole vocabulary (see 'shortlist' below)\n"
+    "      --marian-int8-sums CPU  an int8 file converted from a Marian intgemm8\n"
+    "                          model: the sums Marian computes on a CPU of kind\n"
+    "                          CPU: exact (AVX-512 VNNI), avx2, avx512bw (no\n"
+    "                          VNNI) or ssse3 (see 'Marian int8' below) [exact]\n"
     "\n"
     "sentences:\n"
     "      --split-sentences   translate each sentence of a line on its own and\n"
@@ -118,6 +122,13 @@ constexpr const char* kHelp =
     "Marian gives. A sentence's candidates are those of its whole batch, so\n"
     "its translation may change with the sentences batched with it (--batch 1\n"
     "matches Marian's --mini-batch 1).\n"
+    "\n"
+    "Marian int8: Marian's intgemm sums int8 products exactly only on CPUs\n"
+    "with AVX-512 VNNI; on AVX2, AVX-512 BW and SSSE3 CPUs it adds 16-bit\n"
+    "pairs with saturation, which changes some of its translations. edgemt's\n"
+    "sums are exact on every CPU, Marian's VNNI output; --marian-int8-sums\n"
+    "avx2 (avx512bw, ssse3) gives the output Marian gives on such a CPU\n"
+    "instead, on any CPU (slower: its products run on kernels of their own).\n"
     "\n"
     "Sentence splitting is on by default because the models edgemt converts\n"
     "are trained on single sentences: a paragraph fed whole comes out\n"
@@ -226,6 +237,7 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
       {"max-line-bytes", '\0', true}, {"copy-model", '\0', false},
       {"skip-checksum", '\0', false},
       {"no-greedy-shortcut", '\0', false}, {"no-shortlist", '\0', false},
+      {"marian-int8-sums", '\0', true},
       {"word-penalty", '\0', true}, {"target-prefix", '\0', true},
       {"progress", '\0', false}, {"no-progress", '\0', false}, {"json", '\0', false},
       {"split-sentences", '\0', false}, {"no-split-sentences", '\0', false},
@@ -256,6 +268,21 @@ bool read_translate_settings(int argc, char** argv, TranslateSettings* settings,
   settings->verify_checksum = !args.has("skip-checksum");
   settings->greedy_shortcut = !args.has("no-greedy-shortcut");
   settings->shortlist = !args.has("no-shortlist");
+  if (args.has("marian-int8-sums")) {
+    const std::string cpu = args.get("marian-int8-sums", "");
+    if (cpu == "exact") {
+      settings->marian_int8_sums = MarianInt8Sums::kExact;
+    } else if (cpu == "avx2") {
+      settings->marian_int8_sums = MarianInt8Sums::kAvx2;
+    } else if (cpu == "avx512bw") {
+      settings->marian_int8_sums = MarianInt8Sums::kAvx512bw;
+    } else if (cpu == "ssse3") {
+      settings->marian_int8_sums = MarianInt8Sums::kSsse3;
+    } else {
+      *error = "option '--marian-int8-sums' takes exact, avx2, avx512bw or ssse3, not '" + cpu + "'";
+      return false;
+    }
+  }
   settings->target_prefix = args.get("target-prefix", "");
   settings->beam_set = args.has("beam");
   settings->length_penalty_set = args.has("length-penalty");
@@ -321,6 +348,14 @@ std::string model_settings_error(const Model& model, const TranslateSettings& se
     return std::string("option '--word-penalty' is for models with Marian's search rules; this "
                        "model follows ") +
            search_rules_name(rules) + "'s, which have none (its length rule is --length-penalty)";
+  }
+  const QuantizationScheme scheme = model.quantization();
+  if (settings.marian_int8_sums != MarianInt8Sums::kExact &&
+      scheme != QuantizationScheme::kInt8PerTensorDynamic &&
+      scheme != QuantizationScheme::kInt8PerTensorStatic) {
+    return std::string("option '--marian-int8-sums' is for int8 files converted from a Marian "
+                       "intgemm8 model (Marian's int8 arithmetic); this file's scheme is ") +
+           quantization_scheme_name(scheme);
   }
   return "";
 }

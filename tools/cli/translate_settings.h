@@ -42,6 +42,7 @@ struct TranslateSettings {
   bool verify_checksum = true;  // false: --skip-checksum
   bool greedy_shortcut = true;  // --no-greedy-shortcut clears it
   bool shortlist = true;        // --no-shortlist clears it (models that have one)
+  MarianInt8Sums marian_int8_sums = MarianInt8Sums::kExact;  // --marian-int8-sums
 
   ProgressMode progress = ProgressMode::kAuto;
   bool json = false;
@@ -70,7 +71,9 @@ DecodeOptions decode_settings(const Model& model, const TranslateSettings& setti
 
 // What the command line asks of this model that it cannot do (exit status
 // 2): --word-penalty W != 0 for a model whose search rules are not
-// Marian's (theirs have no word penalty: it would be ignored). "" if none.
+// Marian's (theirs have no word penalty: it would be ignored),
+// --marian-int8-sums other than exact for a file not in Marian's int8
+// arithmetic. "" if none.
 std::string model_settings_error(const Model& model, const TranslateSettings& settings);
 // What to tell on stderr about an option that changes nothing for this
 // model (--no-shortlist without a shortlist), or "".

@@ -186,9 +186,13 @@ typedef struct edgemt_translator edgemt_translator;
 typedef struct edgemt_translator_options {
   size_t threads;                  /* 1..256 workers in edgemt_translate(); 1 = the caller only */
   size_t min_parallel_nanoseconds; /* smallest work worth a worker (edgemt/translator.h) */
+  /* For an int8 file converted from a Marian intgemm8 model: whose int8 sums
+   * to reproduce, 0 exact (Marian on AVX-512 VNNI CPUs), 1 AVX2, 2 AVX-512 BW,
+   * 3 SSSE3 (Marian on such CPUs: edgemt/translator.h, MarianInt8Sums). */
+  int marian_int8_sums;
 } edgemt_translator_options;
 
-/* threads 1, min_parallel_nanoseconds as the C++ default. */
+/* threads 1, min_parallel_nanoseconds as the C++ default, marian_int8_sums 0. */
 EDGEMT_API edgemt_translator_options edgemt_translator_options_default(void);
 
 /* The largest request edgemt_translate() accepts after prepare; each >= 1. */

@@ -41,6 +41,21 @@
 
 namespace edgemt {
 
+// Whose int8 sums a file in Marian's int8 arithmetic (converted from a
+// Marian intgemm8 model, with or without alphas: QuantizationScheme
+// kInt8PerTensorDynamic / kInt8PerTensorStatic) reproduces. Marian's
+// intgemm sums exactly only on CPUs with AVX-512 VNNI; on the others it adds
+// 16-bit pairs with saturation, which changes some outputs of deep products
+// (kernels/int8_gemm_marian.h). kExact (the default) gives what Marian
+// computes with VNNI; the others what it computes on a CPU of that kind,
+// on any CPU edgemt runs on (slower: int8_gemm_marian's kernels).
+enum class MarianInt8Sums : uint8_t {
+  kExact = 0,
+  kAvx2 = 1,      // AVX2 without AVX-512 (and AVX-VNNI CPUs: intgemm has no level for them)
+  kAvx512bw = 2,  // AVX-512 BW without VNNI (Skylake-SP/X)
+  kSsse3 = 3,     // SSSE3 without AVX2
+};
+
 struct TranslatorOptions {
   size_t threads = 1;  // threads in translate(), the caller's included; 1 = the caller only
   // With threads > 1: a kernel call whose work is estimated below this runs
@@ -49,6 +64,9 @@ struct TranslatorOptions {
   // x86 VM; slower cores or busier machines may want more). 0 splits every
   // call that can be split. Never changes the output.
   size_t min_parallel_nanoseconds = 2000;
+  // Anything but kExact needs a file in Marian's int8 arithmetic
+  // (kInvalidArgument otherwise).
+  MarianInt8Sums marian_int8_sums = MarianInt8Sums::kExact;
 };
 
 // The largest request translate() will accept after prepare(). Each at

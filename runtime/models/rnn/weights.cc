@@ -31,9 +31,9 @@ const char* named(T entry, char* out) {
 
 }  // namespace
 
-Status load_weights(const Model& model, size_t threads, RnnWeights* w) {
+Status load_weights(const Model& model, const NetworkOptions& options, RnnWeights* w) {
   const RnnConfig& c = rnn_config(model);
-  MatrixLoader load(model, threads, &w->matrix_bytes);
+  MatrixLoader load(model, options, &w->matrix_bytes);
   char name[kMaxTensorNameLength];
   EDGEMT_RETURN_IF_ERROR(find_embedding_table(model, named(T::kSourceEmbedding, name), &w->source_embedding));
   EDGEMT_RETURN_IF_ERROR(find_embedding_table(model, named(T::kTargetEmbedding, name), &w->target_embedding));

@@ -10,6 +10,7 @@
 #include "edgemt/status.h"
 #include "kernels/embedding.h"
 #include "layers/linear.h"
+#include "models/network_options.h"
 #include "models/output_head.h"
 #include "models/rnn/config.h"
 
@@ -39,9 +40,10 @@ struct RnnWeights {
   size_t matrix_bytes = 0;
 };
 
-// `threads`: the run phase's threads (XNNPACK column blocks). Errors:
-// kInvalidModel (a missing tensor, an int8 weight of -128), kOutOfMemory,
-// kBackendError.
-[[nodiscard]] Status load_weights(const Model& model, size_t threads, RnnWeights* weights);
+// `options`: the run phase's threads (XNNPACK column blocks) and Marian's
+// int8 sums (models/network_options.h). Errors: kInvalidModel (a missing
+// tensor, an int8 weight of -128), kOutOfMemory, kBackendError.
+[[nodiscard]] Status load_weights(const Model& model, const NetworkOptions& options,
+                                  RnnWeights* weights);
 
 }  // namespace edgemt::rnn

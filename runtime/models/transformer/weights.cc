@@ -32,13 +32,13 @@ Status linear(MatrixLoader* load, Linear* out, TransformerTensor entry, uint32_t
 
 }  // namespace
 
-Status load_weights(const Model& model, size_t threads, TransformerWeights* w) {
+Status load_weights(const Model& model, const NetworkOptions& options, TransformerWeights* w) {
   const TransformerConfig& config = transformer_config(model);
   if (config.encoder_layers > kMaxLayers || config.decoder_layers > kMaxLayers) {
     return Status::error(StatusCode::kUnsupported, "models with more than %zu layers per stack are not supported",
                          kMaxLayers);
   }
-  MatrixLoader load(model, threads, &w->matrix_bytes);
+  MatrixLoader load(model, options, &w->matrix_bytes);
   const bool relu = config.activation == Activation::kRelu;  // fused into ffn.in
 
   // Names come from the family's table (schema/transformer_tensors.def),

@@ -15,6 +15,7 @@
 #include "edgemt/status.h"
 #include "kernels/embedding.h"
 #include "layers/linear.h"
+#include "models/network_options.h"
 #include "models/output_head.h"
 
 namespace edgemt::transformer {
@@ -66,11 +67,12 @@ struct TransformerWeights {
   size_t matrix_bytes = 0;  // bytes of packed matrices (XNNPACK's f32 copies or int8 packs)
 };
 
-// `threads`: the run phase's threads, for the XNNPACK Linears' column
-// blocks (layers/column_blocks.h). Errors: kUnsupported (too many layers),
-// kInvalidModel (an int8 weight of -128), kOutOfMemory, kBackendError.
-[[nodiscard]] Status load_weights(const Model& model, size_t threads,
-                                              TransformerWeights* weights);
+// `options`: the run phase's threads (the XNNPACK Linears' column blocks,
+// layers/column_blocks.h) and Marian's int8 sums (models/network_options.h).
+// Errors: kUnsupported (too many layers), kInvalidModel (an int8 weight of
+// -128), kOutOfMemory, kBackendError.
+[[nodiscard]] Status load_weights(const Model& model, const NetworkOptions& options,
+                                  TransformerWeights* weights);
 
 
 }  // namespace edgemt::transformer

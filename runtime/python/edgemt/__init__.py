@@ -83,7 +83,8 @@ class _ModelInfo(ctypes.Structure):
 
 
 class _TranslatorOptions(ctypes.Structure):
-    _fields_ = [("threads", ctypes.c_size_t), ("min_parallel_nanoseconds", ctypes.c_size_t)]
+    _fields_ = [("threads", ctypes.c_size_t), ("min_parallel_nanoseconds", ctypes.c_size_t),
+                ("marian_int8_sums", ctypes.c_int)]
 
 
 class _Limits(ctypes.Structure):
@@ -571,7 +572,8 @@ class Translator:
                  max_source_len: Optional[int] = None, max_beam: Optional[int] = None,
                  max_target_len: Optional[int] = None, attention: bool = False,
                  attention_layer: int = -1, attention_head: int = -1,
-                 greedy_scores: bool = True, shortlist: bool = True):
+                 greedy_scores: bool = True, shortlist: bool = True,
+                 marian_int8_sums: str = "exact"):
         """threads: 1..256 worker threads inside each call (1: the caller's).
         Limits (each at least 1; None: the default): sources and
         translations up to max_source_len and max_target_len tokens counting
@@ -594,12 +596,21 @@ class Translator:
         chooses from the whole vocabulary; with it (the default) each C
         call computes only its sentences' candidate ids, as Marian does,
         so a translation may depend on the sentences sent with it
-        (max_batch=1 matches Marian's --mini-batch 1)."""
+        (max_batch=1 matches Marian's --mini-batch 1).
+        marian_int8_sums: for an int8 file converted from a Marian intgemm8
+        model, "exact" (Marian's sums on AVX-512 VNNI CPUs), or "avx2",
+        "avx512bw", "ssse3": the 16-bit saturating sums Marian (and Firefox's
+        Bergamot) computes on such CPUs, on any CPU (slower)."""
         if not isinstance(model, Model):
             raise ArgumentTypeError(f"Translator() takes an edgemt.Model, not "
                                     f"{type(model).__name__}")
         options = _lib.edgemt_translator_options_default()
         options.threads = check.size("threads", threads)
+        sums = ("exact", "avx2", "avx512bw", "ssse3")
+        if marian_int8_sums not in sums:
+            raise ArgumentValueError(f"marian_int8_sums must be one of {', '.join(sums)}, not "
+                                     f"{marian_int8_sums!r}")
+        options.marian_int8_sums = sums.index(marian_int8_sums)
         longest = min(256, model.max_sequence_length)
         defaults = model.decode_defaults()
         max_beam = check.optional_size("max_beam", max_beam)

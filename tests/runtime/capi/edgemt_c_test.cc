@@ -291,6 +291,29 @@ TEST_CASE("capi/translator: calls in the wrong order and bad buffers get a statu
   edgemt_model_free(model);
 }
 
+TEST_CASE("capi/translator_options: Marian's int8 sums, 0..3, only for Marian's int8 files") {
+  edgemt_model* model = open_bundled();  // int8 in edgemt's own arithmetic
+  edgemt_error error;
+  edgemt_translator_options options = edgemt_translator_options_default();
+  CHECK(options.marian_int8_sums == 0);
+  edgemt_translator* translator = nullptr;
+  for (int sums : {-1, 4}) {
+    options.marian_int8_sums = sums;
+    CHECK(edgemt_translator_create(model, &options, &translator, &error) == EDGEMT_INVALID_ARGUMENT);
+    CHECK(std::string(error.message).find("marian_int8_sums is 0..3") != std::string::npos);
+    CHECK(translator == nullptr);
+  }
+  options.marian_int8_sums = 1;
+  CHECK(edgemt_translator_create(model, &options, &translator, &error) == EDGEMT_INVALID_ARGUMENT);
+  CHECK(std::string(error.message).find("Marian's int8 sums apply to int8 files in Marian's") !=
+        std::string::npos);
+  CHECK(translator == nullptr);
+  options.marian_int8_sums = 0;
+  REQUIRE(edgemt_translator_create(model, &options, &translator, &error) == EDGEMT_OK);
+  edgemt_translator_free(translator);
+  edgemt_model_free(model);
+}
+
 TEST_CASE("capi/set_greedy_scores: same tokens, score NaN; a NULL translator is refused") {
   edgemt_error error;
   CHECK(edgemt_translator_set_greedy_scores(nullptr, 0, &error) == EDGEMT_INVALID_ARGUMENT);

@@ -16,6 +16,7 @@
 
 #include "kernels/int8_gemm_sparse.h"
 #include "layers/linear.h"
+#include "support/int8_marian_reference.h"
 #include "support/int8_reference.h"
 #include "support/int8_scratch.h"
 #include "support/kernel_testing.h"
@@ -137,6 +138,63 @@ TEST_CASE("layers/int8_linear: a ReLU's output as input (set_sparse_input): the 
       }
     }
   }
+}
+
+TEST_CASE("layers/int8_linear: Marian's saturating sums (set_marian_sums), tensor and fixed ranges") {
+  // A feed-forward block's second matrix: a ReLU's output, 1536 deep,
+  // against weights that follow row 0's large values, so lanes saturate.
+  Pool pool = testing::make_pool(2);
+  REQUIRE(pool != nullptr);
+  const Parallel always(pool.get(), 0);
+  Random rng(61);
+  const size_t in = 1536, out = 40, rows = 5;
+  std::vector<float> x = rng.normal_vector(rows * in, 0.0f, 1.0f);
+  for (float& v : x) v = v > 0.0f ? v : 0.0f;
+  for (size_t k = 0; k < in; ++k) x[k] = (k / 32) % 2 == 0 ? 3.0f : 0.0f;
+  testing::QuantizedWeights w = testing::random_int8_weights(rng, out, in);
+  for (size_t n = 0; n < out; n += 2) {
+    for (size_t k = 0; k < in; ++k) w.q[n * in + k] = static_cast<int8_t>(x[k] > 0.0f ? 120 : -5);
+  }
+  const std::vector<float> b = rng.normal_vector(out, 0.0f, 1.0f);
+  constexpr float kFixed = 127.0f / 3.0f;  // the alphas file's multiplier: x = 3 is code 127
+  Scratch scratch(rows, in);
+  for (int32_t lanes : {kernels::int8::kSsse3Lanes, kernels::int8::kAvx2Lanes,
+                        kernels::int8::kAvx512bwLanes}) {
+    for (bool fixed : {false, true}) {
+      CAPTURE(lanes);
+      CAPTURE(fixed);
+      Linear linear;
+      REQUIRE(linear.create_int8(w.q.data(), w.scale.data(), b.data(), in, out, false, nullptr,
+                                 !fixed, fixed ? kFixed : 0.0f, lanes).is_ok());
+      CHECK(!linear.set_sparse_input());  // the zero-skipping kernels sum exactly
+      const testing::QuantizedRows xq =
+          fixed ? testing::reference_quantize_fixed(x, rows, in, kernels::int8::kFullCodes, kFixed)
+                : testing::reference_quantize_tensor(x, rows, in, kernels::int8::kFullCodes);
+      const int32_t shift = fixed ? 127 : 0;
+      const std::vector<float> want =
+          testing::reference_marian_gemm(xq, rows, in, w, b.data(), out, false, lanes, shift);
+      const std::vector<float> exact =
+          testing::reference_int8_gemm(xq, rows, in, w.q, w.scale, b.data(), out, false, shift);
+      CHECK(!testing::same_bits(want.data(), exact.data(), want.size()));  // it saturates
+      std::vector<float> got(rows * out), threaded(rows * out);
+      REQUIRE(linear.run(x.data(), rows, got.data(), nullptr, &scratch.view).is_ok());
+      REQUIRE(linear.run(x.data(), rows, threaded.data(), always, &scratch.view).is_ok());
+      CHECK(testing::same_bits(got.data(), want.data(), want.size()));
+      CHECK(testing::same_bits(threaded.data(), want.data(), want.size()));
+    }
+  }
+  // Only Marian's arithmetic, only its lane counts.
+  Int8Linear per_row, tensor;
+  REQUIRE(per_row.create(w.q.data(), w.scale.data(), nullptr, in, out, false,
+                         kernels::int8::kFullCodes).is_ok());
+  CHECK(per_row.set_marian_sums(16).code() == StatusCode::kInvalidArgument);
+  CHECK(per_row.set_marian_sums(0).is_ok());
+  REQUIRE(tensor.create(w.q.data(), w.scale.data(), nullptr, in, out, false,
+                        kernels::int8::kFullCodes).is_ok());
+  tensor.set_tensor_range(true);
+  CHECK(tensor.set_marian_sums(12).code() == StatusCode::kInvalidArgument);
+  CHECK(tensor.set_marian_sums(16).is_ok());
+  CHECK(tensor.marian_sums() == 16);
 }
 
 TEST_CASE("layers/int8_linear: bad matrices and missing scratch are errors, not crashes") {

@@ -93,7 +93,7 @@ TEST_CASE("models/families: the tensor walk is the family's") {
 TEST_CASE("models/families: create_encoder_decoder plans, encodes and decodes") {
   std::unique_ptr<Model> model = load(ModelBuilder());
   std::unique_ptr<EncoderDecoder> network;
-  const Status created = create_encoder_decoder(*model, 1, &network);
+  const Status created = create_encoder_decoder(*model, NetworkOptions{}, &network);
   INFO(created.message());
   REQUIRE(created.is_ok());
   char path[320];

@@ -13,6 +13,7 @@
 
 #include "edgemt/model.h"
 #include "edgemt/translator.h"
+#include "support/kernel_testing.h"
 #include "support/model_builder.h"
 #include "support/reference_transformer.h"
 #include "models/transformer/config.h"
@@ -124,7 +125,8 @@ struct Fixture {
   std::unique_ptr<edgemt::Translator> translator;
 };
 
-Fixture make(const Variant& v, size_t threads) {
+Fixture make(const Variant& v, size_t threads,
+             edgemt::MarianInt8Sums sums = edgemt::MarianInt8Sums::kExact) {
   Fixture f;
   ModelBuilder builder(config_for(v), v.dtype, 7);
   if (v.smoothed || v.per_tensor || v.fixed_range || v.f32_tables || v.f16_tables ||
@@ -144,6 +146,7 @@ Fixture make(const Variant& v, size_t threads) {
   edgemt::TranslatorOptions options;
   options.threads = threads;
   options.min_parallel_nanoseconds = 0;  // tiny model: split anyway, to test the threaded kernels
+  options.marian_int8_sums = sums;
   REQUIRE(edgemt::Translator::create(*f.model, options, &f.translator).is_ok());
   edgemt::Limits limits;
   limits.max_batch = 4;
@@ -182,6 +185,41 @@ TEST_CASE("decoder logits match the naive reference for every config variant") {
     MESSAGE(std::string(v.name) << ": " << std::string(f.translator->compute_path()) << ", max |logit error| "
                                 << max_error);
     CHECK(max_error < (f16_native ? 3e-2 : 2e-4));
+  }
+}
+
+// TranslatorOptions::marian_int8_sums: only for files in Marian's int8
+// arithmetic. At d 16 a lane of 16 holds one pair, which never saturates,
+// so an Int8PerTensorDynamic file gives the exact sums' logits, bit for bit
+// (the sums themselves: kernels and layers tests; Bergamot's on AVX2:
+// tests/tools/test_sources_marian_ssru.py).
+TEST_CASE("Marian's int8 sums are for Marian's int8 arithmetic only") {
+  const std::vector<int32_t> source = {5, 17, 9, 30, 12, 3};
+  const std::vector<int32_t> target = {8, 21, 4, 39, 3};
+  for (const Variant& v : kVariants) {
+    CAPTURE(std::string(v.name));
+    if (v.per_tensor || v.fixed_range) {
+      Fixture exact = make(v, 1);
+      Fixture marian = make(v, 2, edgemt::MarianInt8Sums::kAvx2);
+      const size_t vocab = transformer_config(*exact.model).vocab_size;
+      std::vector<float> want(target.size() * vocab), got(target.size() * vocab);
+      REQUIRE(exact.translator->force_decode({source.data(), source.size()},
+                                             {target.data(), target.size()}, want.data()).is_ok());
+      REQUIRE(marian.translator->force_decode({source.data(), source.size()},
+                                              {target.data(), target.size()}, got.data()).is_ok());
+      if (v.per_tensor) CHECK(edgemt::testing::same_bits(got.data(), want.data(), got.size()));
+      // No zero-skipping kernel: it sums exactly.
+      CHECK(std::string(marian.translator->compute_path()).find("zeros skipped") == std::string::npos);
+    } else {
+      Fixture f = make(v, 1);
+      std::unique_ptr<edgemt::Translator> translator;
+      edgemt::TranslatorOptions options;
+      options.marian_int8_sums = edgemt::MarianInt8Sums::kSsse3;
+      const edgemt::Status status = edgemt::Translator::create(*f.model, options, &translator);
+      CHECK(status.code() == edgemt::StatusCode::kInvalidArgument);
+      CHECK(std::string(status.message()).find("Marian's int8 sums apply to int8 files in Marian's "
+                                               "arithmetic") != std::string::npos);
+    }
   }
 }
 
