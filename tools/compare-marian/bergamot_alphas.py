@@ -24,7 +24,10 @@ mini-batch-words is large enough). Bergamot's time is its translate() calls
 (model loaded, warmed up); edgemt's the whole `edgemt translate` process,
 start and load included. Each cell is the best of --rounds alternating
 runs; it prints sentences/s, the ratio edgemt / Bergamot, the lines
-translated identically and the cpu family.
+translated identically and the cpu family. Where Bergamot's intgemm does not
+sum exactly (a CPU without AVX-512 VNNI, or INTGEMM_CPUID naming other
+code: intgemm_cpu.py) the lines are also counted from one more, untimed
+edgemt run with `--marian-int8-sums` naming that code.
 """
 
 import argparse
@@ -37,6 +40,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
                                 "marian_ssru"))
 from bergamot_refs import load_extension  # noqa: E402
+from intgemm_cpu import intgemm_sums  # noqa: E402
 from marian_folder import Folder, uncompressed_copy  # noqa: E402
 
 
@@ -139,20 +143,24 @@ def main() -> None:
         with open(source, "w", encoding="utf-8") as handle:
             handle.write("".join(line + "\n" for line in lines))
 
-        def edgemt(batch: int):
+        def edgemt(batch: int, *extra: str):
             start = time.perf_counter()
             result = subprocess.run([args.cli, "translate", "-m", emt, "-i", source,
                                      "--batch", str(batch), "--threads", "1", "--beam", "1",
                                      "--no-split-sentences", "--max-len-a",
-                                     str(args.max_length_factor), "--max-len-b", "0"],
+                                     str(args.max_length_factor), "--max-len-b", "0", *extra],
                                     capture_output=True, text=True, check=True)
             return time.perf_counter() - start, result.stdout.splitlines()
 
         bergamot(32)  # warm up
+        sums = intgemm_sums()
         print(f"{files['model']}: {len(lines)} lines, 1 thread, greedy, shortlist, "
-              f"int8shiftAlphaAll / Int8PerTensorStatic; cpu family {cpu_family()}")
-        print("| batch | Bergamot sent/s | edgemt sent/s | edgemt / Bergamot | identical lines |")
-        print("|---|---|---|---|---|")
+              f"int8shiftAlphaAll / Int8PerTensorStatic; Bergamot's intgemm sums: {sums}; "
+              f"cpu family {cpu_family()}")
+        also = f" | identical, --marian-int8-sums {sums}" if sums != "exact" else ""
+        print(f"| batch | Bergamot sent/s | edgemt sent/s | edgemt / Bergamot | identical lines"
+              f"{also} |")
+        print("|---|---|---|---|---|" + ("---|" if also else ""))
         for batch in (1, 32):
             best_b = best_e = float("inf")
             for _ in range(args.rounds):
@@ -161,8 +169,12 @@ def main() -> None:
                 seconds, mine = edgemt(batch)
                 best_e = min(best_e, seconds)
             same = sum(a == b for a, b in zip(mine, theirs))
-            print(f"| {batch} | {len(lines) / best_b:.1f} | {len(lines) / best_e:.1f} | "
-                  f"**{best_b / best_e:.2f}x** | {same}/{len(lines)} |")
+            row = (f"| {batch} | {len(lines) / best_b:.1f} | {len(lines) / best_e:.1f} | "
+                   f"**{best_b / best_e:.2f}x** | {same}/{len(lines)} |")
+            if also:  # Bergamot's saturating sums, untimed
+                saturating = edgemt(batch, "--marian-int8-sums", sums)[1]
+                row += f" {sum(a == b for a, b in zip(saturating, theirs))}/{len(lines)} |"
+            print(row)
 
 
 if __name__ == "__main__":

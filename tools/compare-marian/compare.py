@@ -45,6 +45,11 @@ AVX-VNNI but no AVX-512 (Intel Core from Alder Lake on), or of an AVX-512
 CPU without VNNI (Skylake-SP/X): edgemt with EDGEMT_CPU_FEATURES, Marian's
 int8 products (intgemm) with INTGEMM_CPUID and its float ones (oneMKL)
 with MKL_ENABLE_INSTRUCTIONS (KERNEL_MODES).
+Marian's intgemm sums int8 products exactly only with AVX-512 VNNI; where
+it runs other code (those options, or a CPU without VNNI) its sums
+saturate, so the "int8" cell's lines are also counted from one more, untimed
+edgemt run with `--marian-int8-sums` naming that code (intgemm_cpu.py):
+the output Marian gives there. The timed runs keep edgemt's exact sums.
 """
 
 import argparse
@@ -55,6 +60,7 @@ import subprocess
 import sys
 import time
 
+from intgemm_cpu import intgemm_sums
 from marian_folder import Folder, uncompressed_copy
 
 # browsermt/students esen/README.md ("Students", Spanish-English): student
@@ -143,11 +149,11 @@ def marian_run(args, model: str, lines, batch: int):
     return time.perf_counter() - start, outputs
 
 
-def edgemt_run(args, model: str, source: str, batch: int):
+def edgemt_run(args, model: str, source: str, batch: int, *extra: str):
     """(seconds of the whole `edgemt translate` process, outputs)."""
     command = [args.cli, "translate", "-m", model, "-i", source, "--beam", "1", "--batch",
                str(batch), "--threads", "1", "--no-split-sentences", "--length-penalty", "0",
-               "--no-progress"]
+               "--no-progress", *extra]
     if args.max_length_factor:
         command += ["--max-len-a", str(args.max_length_factor), "--max-len-b", "0"]
     start = time.perf_counter()
@@ -286,7 +292,8 @@ def main() -> int:
           f"{'edgemt/':>9}{'identical':>11}")
     print(f"{'':<24}{'sent/s':>8}{'sent/s':>8}{'src w/s':>9}{'src w/s':>9}{'out w/s':>9}"
           f"{'Marian':>9}{'lines':>11}")
-    best, notes = {}, []
+    best, notes, sums_notes = {}, [], []
+    sums = intgemm_sums()  # Marian's here (after KERNEL_MODES set INTGEMM_CPUID)
     for dtype, marian_model, edgemt_model in cells:
         for batch in (1, 32):
             best_marian = best_edgemt = float("inf")
@@ -301,12 +308,21 @@ def main() -> int:
                   f"{len(lines) / best_edgemt:>8.1f}{words(lines) / best_marian:>9.0f}"
                   f"{words(lines) / best_edgemt:>9.0f}{words(edgemt_out) / best_edgemt:>9.0f}"
                   f"{best_marian / best_edgemt:>8.2f}x{same:>6}/{len(lines)}")
+            if dtype == "int8" and sums != "exact":
+                marian_sums = edgemt_run(args, edgemt_model, source, batch, "--marian-int8-sums",
+                                         sums)[1]
+                sums_notes.append(f"  {dtype} batch {batch}: "
+                                  f"{sum(a == b for a, b in zip(marian_out, marian_sums))}"
+                                  f"/{len(lines)}")
             starts = sum(a != b and a.startswith(b) for a, b in zip(marian_out, edgemt_out))
             notes.append(f"  {dtype} batch {batch}: {words(marian_out)} / {words(edgemt_out)}"
                          + (f"; {starts} more lines where edgemt's is the start of Marian's "
                             "(Marian's length limit is its batch's longest source's)"
                             if starts else ""))
     print("output words, Marian / edgemt:\n" + "\n".join(notes))
+    if sums_notes:
+        print(f"identical lines with edgemt's --marian-int8-sums {sums} (the sums of the intgemm "
+              f"code Marian runs here; an untimed run):\n" + "\n".join(sums_notes))
     print(f"edgemt's times include {1000 * startup:.0f} ms of process start and model load "
           f"(an empty input, best of 3); Marian's exclude its load")
     if args.bergamot:
