@@ -75,10 +75,11 @@ void PackedF32Linear::run(const float* x, size_t rows, float* y, const Parallel&
   // row); 4 blocks (64 columns) is the kernels' widest tile.
   f32::GemmKernel kernel = kernel_;
   size_t nanoseconds = rows * packed.depth * packed.columns / 16;
-  // A term costs the zero-skipping kernel about what 4 cost the dense one
-  // (its weights come a line at a time, one block row per nonzero input):
-  // below a quarter nonzero it is ahead (edgemt_kernels_benchmark,
-  // BM_SparseF32Gemm). The count stops past its limit, and a first row
+  // A term costs the zero-skipping kernel about what 3 cost the dense one
+  // (its weights come a line at a time, one block row per nonzero input; 4
+  // before x86 listed a row's nonzeros first): below a quarter nonzero it
+  // is well ahead (edgemt_kernels_benchmark, BM_SparseF32Gemm; a third would
+  // do now, not changed without a model that needs it). The count stops past its limit, and a first row
   // more than half nonzero stops it sooner: an input that is not sparse
   // costs a look at half a row (counting a quarter of all rows cost a
   // batch's dense product 3-4%).
