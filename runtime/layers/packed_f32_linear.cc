@@ -78,11 +78,11 @@ void PackedF32Linear::run(const float* x, size_t rows, float* y, const Parallel&
   // A term costs the zero-skipping kernel about what 3 cost the dense one
   // (its weights come a line at a time, one block row per nonzero input; 4
   // before x86 listed a row's nonzeros first): below a quarter nonzero it
-  // is well ahead (edgemt_kernels_benchmark, BM_SparseF32Gemm; a third would
-  // do now, not changed without a model that needs it). The count stops past its limit, and a first row
-  // more than half nonzero stops it sooner: an input that is not sparse
-  // costs a look at half a row (counting a quarter of all rows cost a
-  // batch's dense product 3-4%).
+  // is well ahead (edgemt_kernels_benchmark, BM_SparseF32Gemm; a third
+  // would do now, not changed without a model that needs it). The count
+  // stops past its limit, and a first row more than half nonzero stops it
+  // sooner: an input that is not sparse costs a look at half a row
+  // (counting a quarter of all rows cost a batch's dense product 3-4%).
   const size_t limit = rows * packed.depth / kSparseDepthPerNonzero;
   const size_t half_row = packed.depth / 2;
   if (sparse_kernel_ != nullptr &&
