@@ -334,7 +334,6 @@ edgemt_translator_options edgemt_translator_options_default(void) {
   edgemt_translator_options options;
   options.threads = defaults.threads;
   options.min_parallel_nanoseconds = defaults.min_parallel_nanoseconds;
-  options.marian_int8_sums = static_cast<int>(defaults.marian_int8_sums);
   return options;
 }
 
@@ -362,18 +361,12 @@ edgemt_code edgemt_translator_create(const edgemt_model* model,
   edgemt::TranslatorOptions cpp;
   cpp.threads = o.threads;
   cpp.min_parallel_nanoseconds = o.min_parallel_nanoseconds;
-  if (o.marian_int8_sums < 0 || o.marian_int8_sums > 3) {
-    return report(error, Status::error(StatusCode::kInvalidArgument,
-                                       "edgemt_translator_create: marian_int8_sums is 0..3 "
-                                       "(exact, AVX2, AVX-512 BW, SSSE3), not %d",
-                                       o.marian_int8_sums));
-  }
-  cpp.marian_int8_sums = static_cast<edgemt::MarianInt8Sums>(o.marian_int8_sums);
   edgemt_translator* translator = new (std::nothrow) edgemt_translator;
   if (translator == nullptr) {
     return fail(error, StatusCode::kOutOfMemory, "cannot allocate the translator handle");
   }
   translator->model = model;
+  translator->options = cpp;
   const Status status = edgemt::Translator::create(*model->model, cpp, &translator->translator);
   if (!status.is_ok()) {
     delete translator;
@@ -393,7 +386,9 @@ edgemt_code edgemt_translator_set_greedy_scores(edgemt_translator* translator, i
     return fail(error, StatusCode::kInvalidArgument,
                 "edgemt_translator_set_greedy_scores: translator must not be NULL");
   }
-  return report(error, translator->translator->set_greedy_scores(scores != 0));
+  const Status status = translator->translator->set_greedy_scores(scores != 0);
+  if (status.is_ok()) translator->greedy_scores = scores != 0 ? 1 : 0;
+  return report(error, status);
 }
 
 edgemt_code edgemt_translator_set_shortlist(edgemt_translator* translator, int use,
@@ -402,7 +397,43 @@ edgemt_code edgemt_translator_set_shortlist(edgemt_translator* translator, int u
     return fail(error, StatusCode::kInvalidArgument,
                 "edgemt_translator_set_shortlist: translator must not be NULL");
   }
-  return report(error, translator->translator->set_shortlist(use != 0));
+  const Status status = translator->translator->set_shortlist(use != 0);
+  if (status.is_ok()) translator->shortlist = use != 0 ? 1 : 0;
+  return report(error, status);
+}
+
+edgemt_code edgemt_translator_set_marian_int8_sums(edgemt_translator* translator, int sums,
+                                                   edgemt_error* error) {
+  if (translator == nullptr) {
+    return fail(error, StatusCode::kInvalidArgument,
+                "edgemt_translator_set_marian_int8_sums: translator must not be NULL");
+  }
+  if (sums < 0 || sums > 3) {
+    return report(error, Status::error(StatusCode::kInvalidArgument,
+                                       "edgemt_translator_set_marian_int8_sums: sums is 0..3 "
+                                       "(exact, AVX2, AVX-512 BW, SSSE3), not %d",
+                                       sums));
+  }
+  if (translator->spans != nullptr) {
+    return fail(error, StatusCode::kFailedPrecondition,
+                "edgemt_translator_set_marian_int8_sums: call it before edgemt_translator_prepare");
+  }
+  // The layers choose their kernels when made: a new C++ translator, with
+  // the choices made on the old one.
+  edgemt::TranslatorOptions options = translator->options;
+  options.marian_int8_sums = static_cast<edgemt::MarianInt8Sums>(sums);
+  std::unique_ptr<edgemt::Translator> made;
+  Status status = edgemt::Translator::create(*translator->model->model, options, &made);
+  if (status.is_ok() && translator->greedy_scores >= 0) {
+    status = made->set_greedy_scores(translator->greedy_scores != 0);
+  }
+  if (status.is_ok() && translator->shortlist >= 0) {
+    status = made->set_shortlist(translator->shortlist != 0);
+  }
+  if (!status.is_ok()) return report(error, status);
+  translator->translator = std::move(made);
+  translator->options = options;
+  return report(error, Status::ok());
 }
 
 edgemt_code edgemt_translator_arena_size(const edgemt_translator* translator,

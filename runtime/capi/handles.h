@@ -34,6 +34,11 @@ struct edgemt_model {
 struct edgemt_translator {
   const edgemt_model* model = nullptr;
   std::unique_ptr<edgemt::Translator> translator;
+  edgemt::TranslatorOptions options;  // what `translator` was made with
+  // The set_greedy_scores / set_shortlist choices (-1: none made), made
+  // again when set_marian_int8_sums makes the translator again.
+  int greedy_scores = -1;
+  int shortlist = -1;
   void* owned_arena = nullptr;  // the arena when the library allocated it
   // In the arena's tail, after the C++ translator's buffers (set by prepare):
   edgemt::TokenSpan* spans = nullptr;      // [max_batch]

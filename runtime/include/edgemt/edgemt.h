@@ -186,13 +186,9 @@ typedef struct edgemt_translator edgemt_translator;
 typedef struct edgemt_translator_options {
   size_t threads;                  /* 1..256 workers in edgemt_translate(); 1 = the caller only */
   size_t min_parallel_nanoseconds; /* smallest work worth a worker (edgemt/translator.h) */
-  /* For an int8 file converted from a Marian intgemm8 model: whose int8 sums
-   * to reproduce, 0 exact (Marian on AVX-512 VNNI CPUs), 1 AVX2, 2 AVX-512 BW,
-   * 3 SSSE3 (Marian on such CPUs: edgemt/translator.h, MarianInt8Sums). */
-  int marian_int8_sums;
 } edgemt_translator_options;
 
-/* threads 1, min_parallel_nanoseconds as the C++ default, marian_int8_sums 0. */
+/* threads 1, min_parallel_nanoseconds as the C++ default. */
 EDGEMT_API edgemt_translator_options edgemt_translator_options_default(void);
 
 /* The largest request edgemt_translate() accepts after prepare; each >= 1. */
@@ -244,6 +240,19 @@ EDGEMT_API edgemt_code edgemt_translator_set_greedy_scores(edgemt_translator* tr
  * edgemt_translator_prepare (it plans the shortlist's buffers).
  * Errors: INVALID_ARGUMENT (NULL translator), FAILED_PRECONDITION (nonzero
  * for a model without a shortlist). */
+/* For an int8 file converted from a Marian intgemm8 model (with or without
+ * alphas): whose int8 sums translations reproduce. 0, the default: exact
+ * sums, the output of Marian (and Firefox's Bergamot) on CPUs with AVX-512
+ * VNNI; 1 AVX2, 2 AVX-512 BW, 3 SSSE3: the 16-bit saturating sums Marian
+ * computes on CPUs of that kind, on any CPU (slower; edgemt/translator.h,
+ * MarianInt8Sums). Before edgemt_translator_prepare (the translator's
+ * layers are made again; greedy-score and shortlist choices are kept).
+ * Errors: INVALID_ARGUMENT (NULL translator, `sums` outside 0..3, nonzero
+ * for a file not in Marian's int8 arithmetic), FAILED_PRECONDITION (after
+ * prepare), OUT_OF_MEMORY. */
+EDGEMT_API edgemt_code edgemt_translator_set_marian_int8_sums(edgemt_translator* translator,
+                                                             int sums, edgemt_error* error);
+
 EDGEMT_API edgemt_code edgemt_translator_set_shortlist(edgemt_translator* translator, int use,
                                                       edgemt_error* error);
 

@@ -83,8 +83,7 @@ class _ModelInfo(ctypes.Structure):
 
 
 class _TranslatorOptions(ctypes.Structure):
-    _fields_ = [("threads", ctypes.c_size_t), ("min_parallel_nanoseconds", ctypes.c_size_t),
-                ("marian_int8_sums", ctypes.c_int)]
+    _fields_ = [("threads", ctypes.c_size_t), ("min_parallel_nanoseconds", ctypes.c_size_t)]
 
 
 class _Limits(ctypes.Structure):
@@ -225,6 +224,8 @@ _declare("edgemt_translator_arena_size", ctypes.c_int, ctypes.c_void_p, _P(_Limi
 _declare("edgemt_translator_set_greedy_scores", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
          _P(_Error))
 _declare("edgemt_translator_set_shortlist", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+         _P(_Error))
+_declare("edgemt_translator_set_marian_int8_sums", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
          _P(_Error))
 _declare("edgemt_translator_prepare", ctypes.c_int, ctypes.c_void_p, _P(_Limits),
          ctypes.c_void_p, ctypes.c_size_t, _P(_Error))
@@ -610,7 +611,6 @@ class Translator:
         if marian_int8_sums not in sums:
             raise ArgumentValueError(f"marian_int8_sums must be one of {', '.join(sums)}, not "
                                      f"{marian_int8_sums!r}")
-        options.marian_int8_sums = sums.index(marian_int8_sums)
         longest = min(256, model.max_sequence_length)
         defaults = model.decode_defaults()
         max_beam = check.optional_size("max_beam", max_beam)
@@ -643,6 +643,9 @@ class Translator:
         self._handle = ExclusiveHandle(pointer.value, _lib.edgemt_translator_free, "translator")
         try:
             with self._handle.use() as translator:
+                if marian_int8_sums != "exact":
+                    _check(_lib.edgemt_translator_set_marian_int8_sums(
+                        translator, sums.index(marian_int8_sums), ctypes.byref(error)), error)
                 if not greedy_scores:
                     _check(_lib.edgemt_translator_set_greedy_scores(translator, 0,
                                                                     ctypes.byref(error)), error)

@@ -291,25 +291,41 @@ TEST_CASE("capi/translator: calls in the wrong order and bad buffers get a statu
   edgemt_model_free(model);
 }
 
-TEST_CASE("capi/translator_options: Marian's int8 sums, 0..3, only for Marian's int8 files") {
+TEST_CASE("capi/set_marian_int8_sums: 0..3, Marian's int8 files only, before prepare") {
   edgemt_model* model = open_bundled();  // int8 in edgemt's own arithmetic
   edgemt_error error;
-  edgemt_translator_options options = edgemt_translator_options_default();
-  CHECK(options.marian_int8_sums == 0);
   edgemt_translator* translator = nullptr;
+  REQUIRE(edgemt_translator_create(model, nullptr, &translator, &error) == EDGEMT_OK);
+  CHECK(edgemt_translator_set_marian_int8_sums(nullptr, 1, &error) == EDGEMT_INVALID_ARGUMENT);
   for (int sums : {-1, 4}) {
-    options.marian_int8_sums = sums;
-    CHECK(edgemt_translator_create(model, &options, &translator, &error) == EDGEMT_INVALID_ARGUMENT);
-    CHECK(std::string(error.message).find("marian_int8_sums is 0..3") != std::string::npos);
-    CHECK(translator == nullptr);
+    CHECK(edgemt_translator_set_marian_int8_sums(translator, sums, &error) ==
+          EDGEMT_INVALID_ARGUMENT);
+    CHECK(std::string(error.message).find("sums is 0..3") != std::string::npos);
   }
-  options.marian_int8_sums = 1;
-  CHECK(edgemt_translator_create(model, &options, &translator, &error) == EDGEMT_INVALID_ARGUMENT);
+  CHECK(edgemt_translator_set_marian_int8_sums(translator, 1, &error) == EDGEMT_INVALID_ARGUMENT);
   CHECK(std::string(error.message).find("Marian's int8 sums apply to int8 files in Marian's") !=
         std::string::npos);
-  CHECK(translator == nullptr);
-  options.marian_int8_sums = 0;
-  REQUIRE(edgemt_translator_create(model, &options, &translator, &error) == EDGEMT_OK);
+  // Exact sums are every file's; the choices made before are kept, and
+  // the translator still translates as before.
+  REQUIRE(edgemt_translator_set_greedy_scores(translator, 0, &error) == EDGEMT_OK);
+  REQUIRE(edgemt_translator_set_marian_int8_sums(translator, 0, &error) == EDGEMT_OK);
+  edgemt_limits limits = edgemt_limits_default();
+  limits.max_batch = 1;
+  REQUIRE(edgemt_translator_prepare(translator, &limits, nullptr, 0, &error) == EDGEMT_OK);
+  const auto sources = reference_ids(1);
+  edgemt_tokens span = {sources[0].data(), sources[0].size()};
+  int32_t tokens[256];
+  edgemt_result result = {};
+  result.tokens = tokens;
+  result.capacity = 256;
+  edgemt_decode_options decode;
+  REQUIRE(edgemt_decode_options_default(model, &decode, &error) == EDGEMT_OK);
+  decode.beam_size = 1;
+  REQUIRE(edgemt_translate(translator, &span, 1, &decode, &result, &error) == EDGEMT_OK);
+  CHECK(result.length > 0);
+  CHECK(std::isnan(result.score));  // greedy scores still off
+  CHECK(edgemt_translator_set_marian_int8_sums(translator, 0, &error) ==
+        EDGEMT_FAILED_PRECONDITION);
   edgemt_translator_free(translator);
   edgemt_model_free(model);
 }
