@@ -156,6 +156,7 @@ Status Int8Linear::set_marian_sums(int32_t lanes) {
                          "Marian's int8 sums apply to Marian's int8 arithmetic only");
   }
   saturating_lanes_ = lanes;
+  marian_kernel_ = lanes != 0 ? q8::marian_gemm_kernel() : nullptr;
   if (lanes != 0) sparse_kernel_ = nullptr;
   return Status::ok();
 }
@@ -220,7 +221,7 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
   args.relu = relu_;
   args.sum_shift = fixed_inverse_ > 0.0f ? kMarianShift : 0;
   args.saturating_lanes = saturating_lanes_;
-  q8::GemmKernel kernel = saturating_lanes_ != 0 ? q8::marian_gemm_kernel() : kernel_.kernel;
+  q8::GemmKernel kernel = marian_kernel_ != nullptr ? marian_kernel_ : kernel_.kernel;
   size_t nanoseconds = q8::gemm_nanoseconds(kernel_, rows, depth, packed.columns);
   // Mostly zero codes (a ReLU's output): a group the zero-skipping kernel
   // adds costs it about what 2-4 cost the dense one (edgemt_kernels_benchmark,

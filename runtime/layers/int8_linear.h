@@ -119,6 +119,7 @@ class Int8Linear {
   bool tensor_range_ = false;
   float fixed_inverse_ = 0.0f;  // 0: none
   int32_t saturating_lanes_ = 0;  // set_marian_sums(); 0: exact
+  kernels::int8::GemmKernel marian_kernel_ = nullptr;  // its kernel, chosen then
 };
 
 }  // namespace edgemt
