@@ -42,6 +42,9 @@ inline constexpr int32_t kAvx512bwLanes = 32;
 void gemm_marian_portable(const GemmArgs& args, size_t first_block, size_t block_count);
 #if defined(__x86_64__)
 void gemm_marian_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
+// The shifted product alone (args.sum_shift 127, any lanes), in the AVX2
+// int8 kernel's tiles (x86/int8_gemm_avx2.cc); gemm_marian_avx2 runs it.
+void gemm_marian_shifted_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
 #endif
 
 // The fastest of them this CPU runs (the same bits).

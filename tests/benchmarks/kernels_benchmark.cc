@@ -12,6 +12,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <xnnpack.h>
@@ -19,6 +20,7 @@
 #include "core/thread_pool.h"
 #include "core/xnnpack_runtime.h"
 #include "kernels/int8_gemm.h"
+#include "kernels/int8_gemm_marian.h"
 #include "kernels/int8_gemm_sparse.h"
 #include "kernels/activation.h"
 #include "kernels/attention.h"
@@ -400,7 +402,7 @@ void gemm_shapes(benchmark::internal::Benchmark* b, bool with_kernel_arg) {
 // percent of the input is nonzero and none negative (a ReLU's output).
 void time_int8_gemm(benchmark::State& state, const edgemt::kernels::int8::GemmVariant& variant,
                     edgemt::kernels::int8::GemmKernel kernel, int32_t code_limit,
-                    uint32_t nonzero = 100) {
+                    uint32_t nonzero = 100, int32_t sum_shift = 0, int32_t saturating_lanes = 0) {
   namespace q8 = edgemt::kernels::int8;
   const size_t m = static_cast<size_t>(state.range(0));
   const size_t k = static_cast<size_t>(state.range(1));
@@ -425,6 +427,8 @@ void time_int8_gemm(benchmark::State& state, const edgemt::kernels::int8::GemmVa
   std::vector<float> x_scale(m), y(m * n);
   q8::GemmArgs args{xq.data(), q8::padded_depth(k), x_scale.data(), m, &packed, y.data(), n, false,
                     code_limit};
+  args.sum_shift = sum_shift;
+  args.saturating_lanes = saturating_lanes;
   for (auto _ : state) {
     variant.quantize(x.data(), m, k, k, code_limit, nullptr, xq.data(), x_scale.data());
     kernel(args, 0, packed.block_count);
@@ -454,6 +458,32 @@ void BM_Int8GemmFullCodes(benchmark::State& state) {
   run_int8_gemm(state, edgemt::kernels::int8::kFullCodes);
 }
 BENCHMARK(BM_Int8GemmFullCodes)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, true); });
+
+// Marian's int8 arithmetic (full codes; shifted: sum_shift 127, the alphas
+// files): the exact sums of the kernel the runtime uses (lanes 0) against
+// intgemm's saturating sums without VNNI (lanes 16: AVX2's; kernels/
+// int8_gemm_marian.h), quantization included.
+void BM_MarianInt8Gemm(benchmark::State& state) {
+  namespace q8 = edgemt::kernels::int8;
+  const q8::GemmVariant exact = q8::best_gemm_kernel();
+  const int32_t lanes = static_cast<int32_t>(state.range(4));
+  const int32_t shift = state.range(3) != 0 ? q8::kFullCodes : 0;
+  time_int8_gemm(state, exact, lanes != 0 ? q8::marian_gemm_kernel() : exact.kernel,
+                 q8::kFullCodes, 100, shift, lanes);
+  if (lanes != 0) state.SetLabel("marian-sums");
+}
+BENCHMARK(BM_MarianInt8Gemm)
+    ->ArgNames({"M", "K", "N", "shifted", "lanes"})
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      // a tiny student's attention, feed-forward in and out products
+      for (int64_t m : {1, 320}) {
+        for (auto [k, n] : {std::pair<int64_t, int64_t>{256, 256}, {256, 1536}, {1536, 256}}) {
+          for (int64_t shifted : {0, 1}) {
+            for (int64_t lanes : {0, 16}) b->Args({m, k, n, shifted, lanes});
+          }
+        }
+      }
+    });
 
 // The int8 product on a ReLU's output with `nonzero` percent of its values
 // nonzero, dense (sparse 0) or zero-skipping (1: kernels/

@@ -62,16 +62,17 @@ inline std::vector<float> reference_marian_gemm(const QuantizedRows& x, size_t r
 }
 
 // Weights whose sign follows x's row 0 in long runs, so that lanes keep
-// growing one way and saturate; other rows random.
+// growing one way and saturate; other rows random. 3 and 5 rows: a kernel's
+// tiles of 1, 2 and 4 rows.
 inline void check_marian_kernel(kernels::int8::GemmKernel kernel, const char* name) {
   Random rng(57);
-  size_t saturated_cells = 0;
+  size_t saturated_cells[2] = {0, 0};  // unshifted, shifted
   for (int32_t lanes : {kernels::int8::kSsse3Lanes, kernels::int8::kAvx2Lanes,
                         kernels::int8::kAvx512bwLanes}) {
     for (int32_t shift : {0, 127}) {
       for (size_t depth : {size_t{4}, size_t{62}, size_t{256}, size_t{1536}, size_t{2053}}) {
-        for (size_t columns : {size_t{1}, size_t{17}, size_t{40}}) {
-          const size_t rows = 3;
+        for (size_t columns : {size_t{1}, size_t{17}, size_t{40}, size_t{70}}) {
+          const size_t rows = columns % 2 == 0 ? 5 : 3;
           std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 1.0f);
           for (size_t k = 0; k < depth; ++k) x[k] = (k / 24) % 2 == 0 ? 1.0f - 0.001f * (k % 7) : -1.0f;
           QuantizedWeights w = random_int8_weights(rng, columns, depth);
@@ -100,7 +101,7 @@ inline void check_marian_kernel(kernels::int8::GemmKernel kernel, const char* na
             for (size_t m = 0; m < rows; ++m) {
               same = same && same_bits(&y[m * y_stride], &want[m * columns], columns);
               for (size_t n = 0; n < columns; ++n) {
-                saturated_cells += want[m * columns + n] != exact[m * columns + n] ? 1 : 0;
+                saturated_cells[shift != 0] += want[m * columns + n] != exact[m * columns + n] ? 1 : 0;
               }
               for (size_t n = columns; n < y_stride; ++n) gap_untouched = gap_untouched && y[m * y_stride + n] == -7.0f;
             }
@@ -117,7 +118,8 @@ inline void check_marian_kernel(kernels::int8::GemmKernel kernel, const char* na
       }
     }
   }
-  CHECK(saturated_cells > 100);  // the inputs above do reach the saturation
+  CHECK(saturated_cells[0] > 100);  // the inputs above do reach the saturation
+  CHECK(saturated_cells[1] > 100);
   // Small codes never saturate: the exact reference's bits.
   const size_t depth = 512, columns = 33, rows = 4;
   const QuantizedWeights w = random_int8_weights(rng, columns, depth);

@@ -23,6 +23,9 @@
 //       the multiply ports (1.5 cycles), beat 5 on any port (1.67; the same
 //       benchmark on an Intel Xeon, cpu family 6 model 207: xor and sub
 //       100-101, vpsignb 111-112 GFLOP/s).
+// Marian's shifted product without VNNI (gemm_marian_shifted_avx2,
+// int8_gemm_marian.h) is the narrow path's step with xq + 127 for full
+// codes: there vpmaddubsw's saturation of a pair is the arithmetic asked for.
 // A packed group (16 columns × 4 depth) is two 256-bit registers.
 //
 // A tile makes its rows' unsigned operands (and sign masks) once per chunk
@@ -42,6 +45,7 @@
 // Also the activation quantizer that goes with it (quantize_rows' bits).
 #include <immintrin.h>
 
+#include "kernels/int8_gemm_marian.h"
 #include "kernels/int8_gemm_variants.h"
 #include "kernels/x86/avx2_math.h"
 #include "kernels/x86/int8_epilogue_avx2.h"
@@ -54,12 +58,21 @@ namespace {
 constexpr size_t kChunkGroups = 256;
 
 // What the tile does to the codes so that vpmaddubsw's pairs cannot
-// saturate (above).
+// saturate (above), or, for Marian's shifted sums, saturate as intgemm's do.
 enum class CodeStep {
   kNarrowOffset,  // narrow codes: xq + 64 as the unsigned operand
   kSignXorSub,    // full codes: |xq|, and w's sign flipped by xor and sub
   kSignVpsignb,   // full codes: |xq|, and vpsignb(w, xq)
+  // Marian's shifted product on CPUs without VNNI: full codes + 127 as
+  // the unsigned operand, each pair saturating in vpmaddubsw as in intgemm.
+  kShiftedPairs,
 };
+
+// What a step adds to every code to make the unsigned operand (0: |xq|).
+template <CodeStep kStep>
+constexpr int32_t kCodeOffset = kStep == CodeStep::kNarrowOffset   ? kNarrowCodes
+                                : kStep == CodeStep::kShiftedPairs ? kFullCodes
+                                                                   : 0;
 
 // The unsigned operand of count codes (xq + 64 for narrow codes, |xq| for
 // full ones) and, for kSignXorSub, the mask 0xFF where xq < 0, 32 codes at
@@ -68,11 +81,11 @@ enum class CodeStep {
 template <CodeStep kStep>
 inline void prepare_codes(const int8_t* codes, size_t count, uint8_t* unsigned_out,
                           int8_t* mask_out) {
-  constexpr bool kNarrow = kStep == CodeStep::kNarrowOffset;
-  const __m256i offset = _mm256_set1_epi8(static_cast<char>(kNarrowCodes));
+  constexpr bool kOffset = kCodeOffset<kStep> != 0;
+  const __m256i offset = _mm256_set1_epi8(static_cast<char>(kCodeOffset<kStep>));
   auto prepare = [&](__m256i v, size_t i) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(unsigned_out + i),
-                       kNarrow ? _mm256_add_epi8(v, offset) : _mm256_abs_epi8(v));
+                       kOffset ? _mm256_add_epi8(v, offset) : _mm256_abs_epi8(v));
     if constexpr (kStep == CodeStep::kSignXorSub) {
       _mm256_store_si256(reinterpret_cast<__m256i*>(mask_out + i),
                          _mm256_cmpgt_epi8(_mm256_setzero_si256(), v));
@@ -91,13 +104,14 @@ inline void prepare_codes(const int8_t* codes, size_t count, uint8_t* unsigned_o
 
 // The exact int32 sums of MR (1 or 2) rows × NB blocks from row m0, block
 // b0, into sums[r][nb][half] (8 columns each), of xq + 64 with narrow codes
-// (kNarrowOffset), of xq with full ones. The rows' broadcasts (and
-// magnitudes) are loaded first, then each 32-byte half of a group's weights
-// once for both rows: at most 8 accumulators, 2 + 2 row registers, the
-// weights and `ones` (of 16). Its own function, storing the sums only at its end: with the
-// float epilogue in the same function GCC 12 kept some accumulators on the
-// stack, or copied them every step (4 rows × 1 block did so in any
-// arrangement); this way its loops have neither (objdump).
+// (kNarrowOffset), of xq with full ones (kShiftedPairs: Marian's saturated
+// sums of xq + 127). The rows' broadcasts (and magnitudes) are loaded
+// first, then each 32-byte half of a group's weights once for both rows: at
+// most 8 accumulators, 2 + 2 row registers, the weights and `ones` (of 16).
+// Its own function, storing the sums only at its end: with the float
+// epilogue in the same function GCC 12 kept some accumulators on the stack,
+// or copied them every step (4 rows × 1 block did so in any arrangement);
+// this way its loops have neither (objdump).
 template <CodeStep kStep, int MR, int NB>
 __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b0,
                                           int32_t (&sums)[MR][NB][2][8]) {
@@ -132,7 +146,7 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
             reinterpret_cast<const int8_t*>(unsigned_codes[r]) + g * kGroupDepth)));
         const int8_t* sign_group = kMasks ? sign_masks[r] + g * kGroupDepth
                                           : x + r * a.xq_stride + (g0 + g) * kGroupDepth;
-        sign[r] = kStep == CodeStep::kNarrowOffset
+        sign[r] = kCodeOffset<kStep> != 0
                       ? _mm256_setzero_si256()
                       : _mm256_set1_epi32(static_cast<int>(load_group(sign_group)));
       }
@@ -169,9 +183,9 @@ template <CodeStep kStep, int MR, int NB>
 void tile(const GemmArgs& a, size_t m0, size_t b0) {
   alignas(32) int32_t sums[MR][NB][2][8];
   accumulate<kStep, MR, NB>(a, m0, b0, sums);
-  // Narrow codes went in as xq + 64; full ones as they are.
-  store_dequantized_avx2<MR, NB>(a, m0, b0, sums,
-                                 kStep == CodeStep::kNarrowOffset ? kNarrowCodes : 0);
+  // Narrow codes went in as xq + 64, shifted pairs' as xq + 127 (the shift
+  // itself: no correction), the rest as they are.
+  store_dequantized_avx2<MR, NB>(a, m0, b0, sums, kCodeOffset<kStep>);
 }
 
 // run_tiles' groups of 3 and 4 rows, as tiles of 2 rows and 1 or 2 (the
@@ -269,6 +283,10 @@ void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
   } else {
     run_tiles(a, first_block, block_count, kTiles<CodeStep::kSignXorSub>, kMaxBlocks);
   }
+}
+
+void gemm_marian_shifted_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
+  run_tiles(a, first_block, block_count, kTiles<CodeStep::kShiftedPairs>, kMaxBlocks);
 }
 
 void gemm_avx2_vpsignb(const GemmArgs& a, size_t first_block, size_t block_count) {
