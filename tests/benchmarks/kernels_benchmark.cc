@@ -286,11 +286,11 @@ void BM_PackedF32BeamStepChain(benchmark::State& state) {
 }
 BENCHMARK(BM_PackedF32BeamStepChain)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// Args: query rows, keys (head_dim 64, scale 1/8).
+// Args: query rows, keys, head size (scale 1/8).
 void BM_Attention(benchmark::State& state) {
   const size_t queries = static_cast<size_t>(state.range(0));
   const size_t keys = static_cast<size_t>(state.range(1));
-  const size_t head_dim = 64;
+  const size_t head_dim = static_cast<size_t>(state.range(2));
   const std::vector<float> q = random_vector(queries * head_dim, 1);
   const std::vector<float> k = random_vector(keys * head_dim, 2);
   const std::vector<float> v = random_vector(keys * head_dim, 3);
@@ -308,8 +308,11 @@ void BM_Attention(benchmark::State& state) {
   }
   set_flops(state, 4.0 * static_cast<double>(queries * keys * head_dim));
 }
-BENCHMARK(BM_Attention)->ArgNames({"Tq", "Tk"})->Args({1, 16})->Args({1, 64})->Args({1, 256})
-    ->Args({20, 20})->Args({64, 64});
+// Head size 32: a tiny student's (d 256, 8 heads) encoder over a 15-piece
+// sentence, and its decoder's one query.
+BENCHMARK(BM_Attention)->ArgNames({"Tq", "Tk", "head_dim"})->Args({1, 16, 64})->Args({1, 64, 64})
+    ->Args({1, 256, 64})->Args({20, 20, 64})->Args({64, 64, 64})->Args({1, 15, 32})
+    ->Args({4, 15, 32})->Args({15, 15, 32})->Args({40, 40, 32});
 
 // Args: rows (dim 256).
 // The model file's CRC-32C (kernels/crc32c.h) over 1 MiB (cached) and

@@ -1,5 +1,6 @@
 // Cases for the CPU-specific attention kernels (kernels/attention.h): head
-// sizes around the 8- and 16-lane chunks, strided, causal, masked and
+// sizes around the 8- and 16-lane chunks (and past the 256 of the AVX-512
+// kernel's transposed keys), strided, causal, masked and
 // offset-addressed layouts, each compared bit for bit with the portable
 // kernel. Call inside a TEST_CASE (doctest checks).
 #pragma once
@@ -19,7 +20,7 @@ using AttentionKernel = void (*)(const kernels::AttentionShape& shape, const flo
 
 inline void check_same_bits_as_portable(AttentionKernel variant) {
   Random rng(41);
-  for (size_t head_dim : {1, 7, 8, 16, 17, 24, 32, 40, 48, 56, 64, 80, 128, 200}) {
+  for (size_t head_dim : {1, 7, 8, 16, 17, 24, 32, 40, 48, 56, 64, 80, 128, 200, 264}) {
     for (size_t query_len : {1, 3, 20}) {
       for (size_t key_len : {0, 1, 4, 5, 33}) {
         for (int layout = 0; layout < 3; ++layout) {  // 0 plain, 1 causal, 2 key_offsets

@@ -5,6 +5,10 @@
 // are combined together; the softmax is softmax.cc's in the same order; the
 // weighted sum of values adds keys in order into each output element as the
 // portable loop does, with the output row held in registers.
+// In the softmax, lanes past a row get e^0, zeroed after, rather than e^-inf:
+// exp8 took its slow path for every row of a length not a multiple of 8.
+// (The AVX-512 kernel's transposed keys for many queries did not pay here:
+// with 8 keys a register, the broadcasts cost what they save, BM_Attention.)
 #include "kernels/attention.h"
 #include "kernels/reduce.h"
 #include "kernels/x86/avx2_math.h"
@@ -38,13 +42,15 @@ void softmax_row(float* x, size_t n) {
     return;
   }
   const __m256 vm = _mm256_set1_ps(m);
-  const __m256 neg_inf = _mm256_set1_ps(kNegInf);
   float total = 0.0f;
   for (size_t b = 0; b < n; b += detail::kBlock) {
     const size_t len = n - b < detail::kBlock ? n - b : detail::kBlock;
     __m256 acc = _mm256_setzero_ps();
     for (size_t i = 0; i < len; i += 8) {
-      const __m256 e = exp8(_mm256_sub_ps(load_or_fill(x + b + i, len - i, neg_inf), vm));
+      // Lanes past the row: e^0, zeroed (not e^-inf: above).
+      const __m256 lanes_in_row = _mm256_castsi256_ps(tail_mask(len - i));
+      const __m256 e = _mm256_and_ps(
+          lanes_in_row, exp8(_mm256_sub_ps(load_or_fill(x + b + i, len - i, vm), vm)));
       store_first(x + b + i, len - i, e);
       acc = _mm256_add_ps(acc, e);
     }

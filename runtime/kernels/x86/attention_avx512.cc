@@ -6,6 +6,18 @@
 // in the same order; the weighted sum of values adds keys in order into each
 // output element as the portable loop does, with the output row held in
 // registers.
+//
+// Eight or more queries (an encoder's self-attention) have their scores made
+// in another order with the same operations: the keys are transposed 16 at
+// a time on the stack, so that lane l of a dot product (elements l, l + 8,
+// ... in order) is one vector over 16 keys and a query's 16 scores come out
+// of one register, combined in combine8's tree, with no per-key loads and
+// no transposition of the sums. In the softmax, lanes past a row get e^0,
+// zeroed after, rather than e^-inf: exp16's clamp made denormal products
+// there, a slow path every row of a length not a multiple of 16 took.
+// BM_Attention, Zen 4 (cpu family 25 model 17), ns per call, before / after:
+// Tq 15 Tk 15 head_dim 32 1984 / 1456-1727, Tq 64 Tk 64 head_dim 64
+// 29019 / 21541-22705, Tq 1 Tk 15 head_dim 32 131 / 113.
 #include "kernels/attention.h"
 #include "kernels/reduce.h"
 #include "kernels/x86/avx2_math.h"
@@ -35,7 +47,9 @@ void softmax_row(float* x, size_t n) {
     __m256 acc = _mm256_setzero_ps();
     for (size_t i = 0; i < len; i += 16) {
       const __mmask16 m16 = avx512::tail_mask(len - i);
-      const __m512 e = exp16(_mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), m16, x + b + i), vm));
+      // Lanes past the row: e^0, zeroed (not e^-inf: above).
+      const __m512 e = _mm512_maskz_mov_ps(
+          m16, exp16(_mm512_sub_ps(_mm512_mask_loadu_ps(vm, m16, x + b + i), vm)));
       _mm512_mask_storeu_ps(x + b + i, m16, e);
       acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
       acc = _mm256_add_ps(acc, _mm512_extractf32x8_ps(e, 1));
@@ -97,6 +111,84 @@ using WeightedValuesFn = void (*)(const float*, size_t, const float*, const size
 constexpr WeightedValuesFn kWeightedValues[4] = {  // [chunks - 1]
     weighted_values<1>, weighted_values<2>, weighted_values<3>, weighted_values<4>};
 
+// o[0 .. head_dim) = Σ_j p[j]·v_j over j in [0, visible), keys added in
+// order from 0 (the portable accumulate4/accumulate1 round the same: one
+// add per key); 64 output elements (four registers) at a time.
+void weighted_sum(const AttentionShape& shape, const float* p, size_t visible, const float* v,
+                  float* o) {
+  const size_t head_dim = shape.head_dim;
+  const size_t* rows = shape.key_offsets;
+  for (size_t c = 0; c < head_dim; c += 64) {
+    const size_t width = head_dim - c < 64 ? head_dim - c : 64;
+    const size_t chunks = (width + 15) / 16;
+    if (width % 16 == 0) {
+      kWeightedValues[chunks - 1](p, visible, v + c, rows, shape.v_stride, o + c);
+      continue;
+    }
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                     _mm512_setzero_ps()};
+    for (size_t j = 0; j < visible; ++j) {
+      const __m512 pj = _mm512_set1_ps(p[j]);
+      const float* vj = v + (rows ? rows[j] : j * shape.v_stride) + c;
+      for (size_t u = 0; u < chunks; ++u) {
+        const __m512 vv = _mm512_maskz_loadu_ps(avx512::tail_mask(width - 16 * u), vj + 16 * u);
+        acc[u] = _mm512_add_ps(acc[u], _mm512_mul_ps(pj, vv));
+      }
+    }
+    for (size_t u = 0; u < chunks; ++u) {
+      _mm512_mask_storeu_ps(o + c + 16 * u, avx512::tail_mask(width - 16 * u), acc[u]);
+    }
+  }
+}
+
+// The blocked path (above): keys per block, the largest head it takes (kt:
+// 16 KiB on the stack).
+constexpr size_t kKeyBlock = 16;
+constexpr size_t kMaxBlockDim = 256;
+// From this many queries the transposition pays for itself (BM_Attention:
+// Tq 4 Tk 15 head_dim 32 19% slower, Tq 15 Tk 15 11% faster).
+constexpr size_t kMinBlockQueries = 8;
+
+// kt[d][u] = key j0 + u at d for u < count, 0 past it.
+template <typename KeyFn>
+void transpose_keys(KeyFn key, size_t j0, size_t count, size_t head_dim, float* kt) {
+  for (size_t u = 0; u < kKeyBlock; ++u) {
+    if (u < count) {
+      const float* ku = key(j0 + u);
+      for (size_t d = 0; d < head_dim; ++d) kt[kKeyBlock * d + u] = ku[d];
+    } else {
+      for (size_t d = 0; d < head_dim; ++d) kt[kKeyBlock * d + u] = 0.0f;
+    }
+  }
+}
+
+// p_i[j0 + u] = dot(query i's q·scale (its out row), key j0 + u) for
+// u < count and every query: dots()' lanes and tree as vectors over 16 keys.
+void block_scores(const AttentionShape& shape, const float* scaled_q, const float* kt, size_t j0,
+                  size_t count, float* probs) {
+  const size_t head_dim = shape.head_dim;
+  for (size_t i = 0; i < shape.query_len; ++i) {
+    const float* qs = scaled_q + i * shape.out_stride;
+    __m512 lane[8];
+    for (__m512& l : lane) l = _mm512_setzero_ps();
+    size_t d0 = 0;
+    for (; d0 + 8 <= head_dim; d0 += 8) {
+      for (size_t l = 0; l < 8; ++l) {
+        const __m512 k = _mm512_load_ps(kt + kKeyBlock * (d0 + l));
+        lane[l] = _mm512_add_ps(lane[l], _mm512_mul_ps(_mm512_set1_ps(qs[d0 + l]), k));
+      }
+    }
+    for (size_t l = 0; d0 + l < head_dim; ++l) {  // the last 1-7 elements
+      const __m512 k = _mm512_load_ps(kt + kKeyBlock * (d0 + l));
+      lane[l] = _mm512_add_ps(lane[l], _mm512_mul_ps(_mm512_set1_ps(qs[d0 + l]), k));
+    }
+    const __m512 low = _mm512_add_ps(_mm512_add_ps(lane[0], lane[4]), _mm512_add_ps(lane[1], lane[5]));
+    const __m512 high = _mm512_add_ps(_mm512_add_ps(lane[2], lane[6]), _mm512_add_ps(lane[3], lane[7]));
+    _mm512_mask_storeu_ps(probs + i * shape.key_len + j0, avx512::tail_mask(count),
+                          _mm512_add_ps(low, high));
+  }
+}
+
 }  // namespace
 
 void scaled_dot_product_attention_avx512(const AttentionShape& shape, const float* q,
@@ -105,53 +197,42 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
   const size_t head_dim = shape.head_dim;
   const size_t* rows = shape.key_offsets;
   auto key = [&](size_t j) { return k + (rows ? rows[j] : j * shape.k_stride); };
-  auto value = [&](size_t j) { return v + (rows ? rows[j] : j * shape.v_stride); };
+  auto visible_keys = [&](size_t i) {
+    const size_t last = shape.query_offset + i + 1;
+    return shape.causal && last < shape.key_len ? last : shape.key_len;
+  };
+  // o = q·scale (scratch), then the scores, as the portable kernel.
   const __m512 scale = _mm512_set1_ps(shape.scale);
   for (size_t i = 0; i < shape.query_len; ++i) {
     const float* qi = q + i * shape.q_stride;
-    float* p = probs + i * shape.key_len;
     float* o = out + i * shape.out_stride;
-    size_t visible = shape.key_len;
-    if (shape.causal) {
-      const size_t last = shape.query_offset + i + 1;
-      if (last < visible) visible = last;
-    }
-    // o = q·scale (scratch), then the scores, as the portable kernel.
     for (size_t c = 0; c < head_dim; c += 16) {
       const __mmask16 m = avx512::tail_mask(head_dim - c);
       _mm512_mask_storeu_ps(o + c, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, qi + c), scale));
     }
-    for (size_t j = 0; j < visible; j += 8) {
+  }
+  const bool blocked = shape.query_len >= kMinBlockQueries && head_dim <= kMaxBlockDim;
+  if (blocked) {  // every query's scores, 16 keys at a time
+    alignas(64) float kt[kMaxBlockDim * kKeyBlock];
+    for (size_t j0 = 0; j0 < shape.key_len; j0 += kKeyBlock) {
+      const size_t count = shape.key_len - j0 < kKeyBlock ? shape.key_len - j0 : kKeyBlock;
+      transpose_keys(key, j0, count, head_dim, kt);
+      block_scores(shape, out, kt, j0, count, probs);
+    }
+  }
+  for (size_t i = 0; i < shape.query_len; ++i) {
+    float* p = probs + i * shape.key_len;
+    const size_t visible = visible_keys(i);
+    for (size_t j = 0; j < visible && !blocked; j += 8) {
       const size_t count = visible - j < 8 ? visible - j : 8;
       const float* keys[8];
       for (size_t u = 0; u < 8; ++u) keys[u] = key(u < count ? j + u : j);
-      dots(o, keys, count, head_dim, p + j);
+      dots(out + i * shape.out_stride, keys, count, head_dim, p + j);
     }
+    // Keys a query does not see (scored anyway by the blocked path).
     for (size_t j = visible; j < shape.key_len; ++j) p[j] = 0.0f;
     softmax_row(p, visible);
-    // o[d] = sum_j p[j]·v_j[d], keys added in order from 0 (the portable
-    // accumulate4/accumulate1 round the same: one add per key).
-    for (size_t c = 0; c < head_dim; c += 64) {
-      const size_t width = head_dim - c < 64 ? head_dim - c : 64;
-      const size_t chunks = (width + 15) / 16;
-      if (width % 16 == 0) {
-        kWeightedValues[chunks - 1](p, visible, v + c, rows, shape.v_stride, o + c);
-        continue;
-      }
-      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                       _mm512_setzero_ps()};
-      for (size_t j = 0; j < visible; ++j) {
-        const __m512 pj = _mm512_set1_ps(p[j]);
-        const float* vj = value(j) + c;
-        for (size_t u = 0; u < chunks; ++u) {
-          const __m512 vv = _mm512_maskz_loadu_ps(avx512::tail_mask(width - 16 * u), vj + 16 * u);
-          acc[u] = _mm512_add_ps(acc[u], _mm512_mul_ps(pj, vv));
-        }
-      }
-      for (size_t u = 0; u < chunks; ++u) {
-        _mm512_mask_storeu_ps(o + c + 16 * u, avx512::tail_mask(width - 16 * u), acc[u]);
-      }
-    }
+    weighted_sum(shape, p, visible, v, out + i * shape.out_stride);
   }
 }
 
