@@ -72,12 +72,14 @@ void add_layer_norm_portable(const float* x, const float* residual, const float*
 #if defined(__x86_64__)
 void layer_norm_avx2(const float* x, const float* gamma, const float* beta, size_t rows,
                      size_t dim, float eps, float* y) {
-  layer_norm_rows(normalize_row_avx2, x, gamma, beta, rows, dim, eps, y);
+  if (dim == 0) return;
+  normalize_rows_avx2(x, nullptr, gamma, beta, rows, dim, eps, y);
 }
 
 void add_layer_norm_avx2(const float* x, const float* residual, const float* gamma,
                          const float* beta, size_t rows, size_t dim, float eps, float* y) {
-  add_layer_norm_rows(normalize_row_avx2, x, residual, gamma, beta, rows, dim, eps, y);
+  if (dim == 0) return;
+  normalize_rows_avx2(x, residual, gamma, beta, rows, dim, eps, y);
 }
 #endif
 
