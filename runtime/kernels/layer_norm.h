@@ -31,12 +31,10 @@ using NormalizeRowFn = void (*)(const float* x, const float* gamma, const float*
                                 float eps, float* y);
 
 #if defined(__x86_64__)
-// The portable row's bits with AVX2 (x86/layer_norm_avx2.cc).
-void normalize_row_avx2(const float* x, const float* gamma, const float* beta, size_t dim,
-                        float eps, float* y);
-// The same on `rows` rows ([rows, dim]; y may equal x), several side by
-// side; with a residual ([rows, dim], or nullptr) on fl(x + residual), as
-// add_layer_norm (y may alias x or residual).
+// The portable rows' bits with AVX2 (x86/layer_norm_avx2.cc) on `rows`
+// rows ([rows, dim]; y may equal x), several side by side; with a residual
+// ([rows, dim], or nullptr) on fl(x + residual), as add_layer_norm (y may
+// alias x or residual).
 void normalize_rows_avx2(const float* x, const float* residual, const float* gamma,
                          const float* beta, size_t rows, size_t dim, float eps, float* y);
 void layer_norm_avx2(const float* x, const float* gamma, const float* beta, size_t rows,
