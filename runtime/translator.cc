@@ -28,7 +28,8 @@ struct Translator::Impl {
   std::unique_ptr<ThreadPool> pool;  // nullptr with 1 thread
   size_t workers = 1;
   size_t min_parallel_nanoseconds = kMinParallelNanoseconds;
-  char compute_path[320] = "f32";  // describe_compute_path()'s longest: ~250
+  // describe_compute_path()'s longest is ~250, Marian's sums add ~90.
+  char compute_path[400] = "f32";
   Profile* profile = nullptr;  // caller's, while attached
   bool greedy_scores = true;   // set_greedy_scores
   bool use_shortlist = false;  // set_shortlist (planned at the next prepare())
@@ -305,6 +306,12 @@ Status Translator::create(const Model& model, const TranslatorOptions& options,
   if (options.threads > 1) EDGEMT_RETURN_IF_ERROR(ThreadPool::create(options.threads, &impl->pool));
   EDGEMT_RETURN_IF_ERROR(create_encoder_decoder(model, network, &impl->network));
   impl->network->describe_compute_path(impl->compute_path, sizeof(impl->compute_path));
+  if (network.marian_saturating_lanes != 0) {
+    const size_t used = std::strlen(impl->compute_path);
+    std::snprintf(impl->compute_path + used, sizeof(impl->compute_path) - used,
+                  "; Marian's int8 sums of a CPU without VNNI instead (%d lanes of 16 bits, "
+                  "saturating: kernels of their own)", static_cast<int>(network.marian_saturating_lanes));
+  }
   *out = std::move(translator);
   return Status::ok();
 }

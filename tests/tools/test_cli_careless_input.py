@@ -190,12 +190,13 @@ class CarelessInputTest(unittest.TestCase):
                          "int8-"),
                 ("avx3", "option '--marian-int8-sums' takes exact, avx2, avx512bw or ssse3, not "
                          "'avx3'")):
-            with self.subTest(value=value):
-                result = run("translate", "-m", MODEL, "--marian-int8-sums", value,
-                             SENTENCE.strip())
-                self.assertEqual(result.returncode, 2, result.stderr)
-                self.assertIn(message, result.stderr)
-                self.assertEqual(result.stdout, "")
+            for command in (("translate", SENTENCE.strip()), ("bench", "--sentences", "1")):
+                with self.subTest(value=value, command=command[0]):
+                    result = run(command[0], "-m", MODEL, "--marian-int8-sums", value,
+                                 *command[1:])
+                    self.assertEqual(result.returncode, 2, result.stderr)
+                    self.assertIn(message, result.stderr)
+                    self.assertEqual(result.stdout, "")
         result = run("translate", "-m", MODEL, "--marian-int8-sums", "exact", SENTENCE.strip())
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(len(result.stdout.splitlines()), 1)

@@ -356,6 +356,13 @@ class SsruStudentTest(unittest.TestCase):
                              "--no-split-sentences", "--no-shortlist")
         want = read_lines(os.path.join(REFERENCE, "bergamot.alphas.avx2.greedy.de"))
         self.assertLess(sum(g == w for g, w in zip(exact, want)), 900)  # the sums do differ
+        # `bench` times the same sums and its compute path says they are on.
+        bench = subprocess.run([helpers.CLI, "bench", "-m", output, "-i", SOURCE, "--sentences",
+                                "8", "--batch", "4", "--idle-seconds", "0", "--marian-int8-sums",
+                                "avx2"], capture_output=True, text=True, check=False)
+        self.assertEqual(bench.returncode, 0, bench.stderr)
+        self.assertIn("; Marian's int8 sums of a CPU without VNNI instead (16 lanes of 16 bits, "
+                      "saturating: kernels of their own)", bench.stdout)
 
     def test_a_folder_of_firefox_s_model_repository_converts_as_it_is(self):
         """mozilla/firefox-translations-models keeps each model as

@@ -39,6 +39,7 @@
 #include "cli/commands.h"
 #include "cli/cpu_count.h"
 #include "cli/line_reader.h"
+#include "cli/translate_settings.h"
 #include "edgemt/limits.h"
 #include "edgemt/model.h"
 #include "edgemt/profile.h"
@@ -102,6 +103,10 @@ constexpr const char* kHelp =
     "                       logits). Each setting gets its own rows, after a\n"
     "                       line naming it, and on,off ends with the time\n"
     "                       per generated token of each (outputs may differ)\n"
+    "      --marian-int8-sums CPU  an int8 file converted from a Marian       [exact]\n"
+    "                       intgemm8 model: time the sums Marian computes\n"
+    "                       on a CPU of kind CPU (exact, avx2, avx512bw,\n"
+    "                       ssse3; as translate's option of that name)\n"
     "      --profile        attach a Profile to the timed calls and print the\n"
     "                       share of decode time (translate - encoder) per part\n"
     "      --skip-checksum  load without computing the file's CRC-32C (for a\n"
@@ -139,6 +144,7 @@ struct Settings {
   float max_len_b = 0.0f;
   std::vector<bool> greedy_scores;  // --greedy-scores, in order
   std::vector<bool> shortlist;      // --shortlist, in order
+  MarianInt8Sums marian_int8_sums = MarianInt8Sums::kExact;
 };
 
 bool parse_switch_list(const std::string& flag, const std::string& text, std::vector<bool>* out,
@@ -189,6 +195,7 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
       {"help", 'h', false},    {"max-len-a", '\0', true}, {"max-len-b", '\0', true},
       {"busy", '\0', false, true}, {"idle-seconds", '\0', true},
       {"greedy-scores", '\0', true}, {"skip-checksum", '\0', false}, {"shortlist", '\0', true},
+      {"marian-int8-sums", '\0', true},
   };
   Arguments args;
   if (!args.parse(argc, argv, 2, specs, error)) return false;
@@ -225,6 +232,11 @@ bool read_settings(int argc, char** argv, Settings* settings, std::string* error
     return false;
   }
   if (!parse_switch_list("shortlist", args.get("shortlist", "on"), &settings->shortlist, error)) {
+    return false;
+  }
+  if (args.has("marian-int8-sums") &&
+      !parse_marian_int8_sums(args.get("marian-int8-sums", ""), &settings->marian_int8_sums,
+                              error)) {
     return false;
   }
   if (args.has("busy")) {
@@ -541,6 +553,11 @@ int run_bench(int argc, char** argv) {
     return kExitFailure;
   }
   double load_ms = now_ms() - load_start;
+  const std::string sums_error = marian_int8_sums_error(*model, settings.marian_int8_sums);
+  if (!sums_error.empty()) {
+    std::fprintf(stderr, "edgemt bench: %s\n", sums_error.c_str());
+    return kExitUsage;
+  }
 
   Corpus corpus;
   size_t skipped = 0;
@@ -597,6 +614,7 @@ int run_bench(int argc, char** argv) {
     std::unique_ptr<Translator> translator;
     TranslatorOptions options;
     options.threads = threads;
+    options.marian_int8_sums = settings.marian_int8_sums;
     status = Translator::create(*model, options, &translator);
     // The first setting before prepare(), as a translator that keeps it
     // would be made (unscored first: an fp32 output projection stays
@@ -623,6 +641,7 @@ int run_bench(int argc, char** argv) {
           std::unique_ptr<Translator> translator_again;
           TranslatorOptions translator_options;
           translator_options.threads = threads;
+          translator_options.marian_int8_sums = settings.marian_int8_sums;
           Status s = Model::load(settings.model_path.c_str(), options_again, &again);
           if (s.is_ok()) s = Translator::create(*again, translator_options, &translator_again);
           if (s.is_ok()) s = translator_again->set_greedy_scores(settings.greedy_scores.front());

@@ -75,6 +75,12 @@ DecodeOptions decode_settings(const Model& model, const TranslateSettings& setti
 // --marian-int8-sums other than exact for a file not in Marian's int8
 // arithmetic. "" if none.
 std::string model_settings_error(const Model& model, const TranslateSettings& settings);
+// --marian-int8-sums CPU (exact, avx2, avx512bw, ssse3), for translate and
+// bench; false with a one-line error for anything else.
+bool parse_marian_int8_sums(const std::string& cpu, MarianInt8Sums* sums, std::string* error);
+// Why `sums` cannot run on this model (not exact for a file outside
+// Marian's int8 arithmetic), or "".
+std::string marian_int8_sums_error(const Model& model, MarianInt8Sums sums);
 // What to tell on stderr about an option that changes nothing for this
 // model (--no-shortlist without a shortlist), or "".
 std::string model_settings_note(const Model& model, const TranslateSettings& settings);

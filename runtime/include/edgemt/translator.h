@@ -48,7 +48,9 @@ namespace edgemt {
 // 16-bit pairs with saturation, which changes some outputs of deep products
 // (kernels/int8_gemm_marian.h). kExact (the default) gives what Marian
 // computes with VNNI; the others what it computes on a CPU of that kind,
-// on any CPU edgemt runs on (slower: int8_gemm_marian's kernels).
+// on any CPU edgemt runs on (int8_gemm_marian's kernels: with alphas
+// (Int8PerTensorStatic) faster than the exact sums on an x86 CPU without
+// VNNI; otherwise slower).
 enum class MarianInt8Sums : uint8_t {
   kExact = 0,
   kAvx2 = 1,      // AVX2 without AVX-512 (and AVX-VNNI CPUs: intgemm has no level for them)

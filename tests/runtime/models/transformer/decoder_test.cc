@@ -209,7 +209,15 @@ TEST_CASE("Marian's int8 sums are for Marian's int8 arithmetic only") {
                                               {target.data(), target.size()}, got.data()).is_ok());
       if (v.per_tensor) CHECK(edgemt::testing::same_bits(got.data(), want.data(), got.size()));
       // No zero-skipping kernel: it sums exactly.
-      CHECK(std::string(marian.translator->compute_path()).find("zeros skipped") == std::string::npos);
+      const std::string path = marian.translator->compute_path();
+      CHECK(path.find("zeros skipped") == std::string::npos);
+      // The compute path says so, whole (after the family's own text).
+      const std::string said = "; Marian's int8 sums of a CPU without VNNI instead (16 lanes of 16 "
+                               "bits, saturating: kernels of their own)";
+      CHECK(path.size() > said.size());
+      CHECK(path.compare(path.size() - said.size(), said.size(), said) == 0);
+      CHECK(std::string(exact.translator->compute_path()).find("Marian's int8 sums") ==
+            std::string::npos);
     } else {
       Fixture f = make(v, 1);
       std::unique_ptr<edgemt::Translator> translator;
