@@ -9,6 +9,7 @@ make_fixture.sh, step `bergamot`: PyPI bergamot 0.4.5, Python 3.10):
 
     bergamot_alphas.py --folder DIR --source FILE --cli build/edgemt
                        [--model EMT] [--max-length-factor F] [--rounds N]
+                       [--avx2-only | --avx-vnni-only | --avx512bw-only]
 
 DIR is a Firefox model folder as Firefox downloads it or as
 mozilla/firefox-translations-models keeps it (files may be .gz): the model
@@ -28,7 +29,9 @@ prints sentences/s, the ratio edgemt / Bergamot, the lines translated
 identically and the cpu family. Where Bergamot's intgemm does not sum
 exactly (a CPU without AVX-512 VNNI, or INTGEMM_CPUID naming other code:
 intgemm_cpu.py) edgemt also runs, timed as well, with `--marian-int8-sums`
-naming that code: the output Bergamot gives there.
+naming that code: the output Bergamot gives there. --avx2-only and the
+other two run both engines as on a CPU of that kind (compare.py's
+KERNEL_MODES: INTGEMM_CPUID for Bergamot's intgemm, EDGEMT_CPU_FEATURES).
 """
 
 import argparse
@@ -41,6 +44,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
                                 "marian_ssru"))
 from bergamot_refs import load_extension  # noqa: E402
+from compare import KERNEL_MODES, cpuinfo  # noqa: E402
 from intgemm_cpu import intgemm_sums  # noqa: E402
 from marian_folder import Folder, uncompressed_copy  # noqa: E402
 
@@ -111,7 +115,18 @@ def main() -> None:
                                         "[converted here]")
     parser.add_argument("--max-length-factor", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
+    kernels = parser.add_mutually_exclusive_group()
+    for mode, (env, _, name) in KERNEL_MODES.items():
+        kernels.add_argument("--" + mode.replace("_", "-"), action="store_true",
+                             help=f"both engines as on a CPU of kind '{name}'")
     args = parser.parse_args()
+    mode = next((name for name in KERNEL_MODES if getattr(args, name)), None)
+    if mode is not None:
+        env, needed, _ = KERNEL_MODES[mode]
+        if needed is not None and needed[0] not in cpuinfo("flags").split():
+            raise SystemExit(f"bergamot_alphas.py: --{mode.replace('_', '-')} needs a CPU with "
+                             f"{needed[1]}; this one has none")
+        os.environ.update(env)  # before Bergamot loads (intgemm reads INTGEMM_CPUID then)
     for path, what in ((args.source, "--source"), (args.cli, "--cli")):
         if not os.path.isfile(path):
             raise SystemExit(f"bergamot_alphas.py: {what} {path}: no such file")

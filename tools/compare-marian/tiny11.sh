@@ -3,7 +3,7 @@
 # the same lexical shortlist, beside Bergamot's published figure (issue 42,
 # acceptance 3).
 #
-#   tools/compare-marian/tiny11.sh [WORK_DIR] [--shape SHAPE] [compare.py options]
+#   tools/compare-marian/tiny11.sh [WORK_DIR] [--shape SHAPE] [--alphas] [compare.py options]
 #   (default /tmp/edgemt-tiny11, ~120 MB there; run.sh's own work files,
 #   ~250 MB, go to a temporary folder it removes)
 #
@@ -25,6 +25,13 @@
 #    both with lex.bin, max-length-factor 1.2 (random weights never end a
 #    sentence), lines sorted by length (compare.py says why), and
 #    Bergamot's figure beside edgemt's.
+# 3. With --alphas (--shape trained only): the student as Firefox ships
+#    it, model.intgemm8.alphas.bin (tools/fixtures/marian_ssru/alphas.py,
+#    made once), against Bergamot itself, Firefox's engine
+#    (bergamot_alphas.py: Bergamot 0.4.5 in $BERGAMOT_VENV, default
+#    /work/venvs/bergamot, made with pyenv's Python 3.10 when missing), on
+#    the same lines with lex.bin; --avx2-only (or --avx-vnni-only,
+#    --avx512bw-only) and --rounds N among the options go to it too.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -37,16 +44,24 @@ case "$work/" in
 esac
 shift $(( $# > 0 ? 1 : 0 ))
 shape=tiny
-if [ "${1:-}" = --shape ]; then
-  shape="${2:-}"
-  shift 2 || true
-fi
+alphas=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --shape) shape="${2:-}"; shift 2 || shift ;;
+    --alphas) alphas=1; shift ;;
+    *) break ;;
+  esac
+done
 case "$shape" in
   tiny) folder="$work/tiny11"; bergamot=(--bergamot) ;;
   trained) folder="$work/trained"; bergamot=(--bergamot) ;;
   base-memory|base) folder="$work/$shape"; bergamot=() ;;
   *) echo "tiny11.sh: --shape '$shape': expected tiny, trained, base-memory or base" >&2; exit 2 ;;
 esac
+if [ "$alphas" = 1 ] && [ "$shape" != trained ]; then
+  echo "tiny11.sh: --alphas needs --shape trained (alphas come from a model that translates)" >&2
+  exit 2
+fi
 # random weights never end a sentence: 1.2 target pieces per source piece
 length=(--max-length-factor 1.2)
 venv="$("$here/pymarian_venv.sh")"
@@ -69,4 +84,28 @@ conv "$folder/lex.bin" shortlist "$folder/lex.s2t" "$folder/vocab.spm" "$folder/
 conv "$folder/model.intgemm8.bin" intgemm8 "$folder/model.npz" "$folder/model.intgemm8.bin"
 "$here/run.sh" "$folder" "$root/tests/fixtures/marian_ssru/reference/source.en" \
   --shortlist "$folder/lex.bin" "${length[@]}" --sort-by-length "${bergamot[@]}" "$@"
+if [ "$alphas" = 1 ]; then
+  [ -f "$folder/model.intgemm8.alphas.bin" ] \
+    || /usr/bin/python3 "$root/tools/fixtures/marian_ssru/alphas.py" "$folder"
+  bergamot_venv="${BERGAMOT_VENV:-/work/venvs/bergamot}"
+  if [ ! -x "$bergamot_venv/bin/python" ]; then
+    "$(pyenv root)/versions/$(pyenv versions --bare | grep -m1 '^3\.10')/bin/python" -m venv \
+      "$bergamot_venv"
+    "$bergamot_venv/bin/pip" install bergamot==0.4.5 sentencepiece==0.2.3 pyyaml requests appdirs
+  fi
+  passed=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --avx2-only|--avx-vnni-only|--avx512bw-only) passed+=("$1") ;;
+      --rounds) passed+=("$1" "${2:-}"); shift ;;
+    esac
+    shift
+  done
+  firefox="$(mktemp -d)"  # Firefox's files of the model, as bergamot_alphas.py reads them
+  trap 'rm -rf "$firefox"' EXIT
+  for name in model.intgemm8.alphas.bin vocab.spm lex.bin; do ln -s "$folder/$name" "$firefox/"; done
+  OMP_NUM_THREADS=1 "$bergamot_venv/bin/python" "$here/bergamot_alphas.py" --folder "$firefox" \
+    --source "$root/tests/fixtures/marian_ssru/reference/source.en" --cli "$root/build/edgemt" \
+    "${passed[@]}"
+fi
 echo "tiny11.sh: $(( $(date +%s) - started )) s in all"
