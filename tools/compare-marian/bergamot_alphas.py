@@ -44,7 +44,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
                                 "marian_ssru"))
 from bergamot_refs import load_extension  # noqa: E402
-from compare import KERNEL_MODES, cpuinfo  # noqa: E402
+from compare import add_kernel_modes, apply_kernel_mode  # noqa: E402
 from intgemm_cpu import intgemm_sums  # noqa: E402
 from marian_folder import Folder, uncompressed_copy  # noqa: E402
 
@@ -115,18 +115,9 @@ def main() -> None:
                                         "[converted here]")
     parser.add_argument("--max-length-factor", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
-    kernels = parser.add_mutually_exclusive_group()
-    for mode, (env, _, name) in KERNEL_MODES.items():
-        kernels.add_argument("--" + mode.replace("_", "-"), action="store_true",
-                             help=f"both engines as on a CPU of kind '{name}'")
+    add_kernel_modes(parser)
     args = parser.parse_args()
-    mode = next((name for name in KERNEL_MODES if getattr(args, name)), None)
-    if mode is not None:
-        env, needed, _ = KERNEL_MODES[mode]
-        if needed is not None and needed[0] not in cpuinfo("flags").split():
-            raise SystemExit(f"bergamot_alphas.py: --{mode.replace('_', '-')} needs a CPU with "
-                             f"{needed[1]}; this one has none")
-        os.environ.update(env)  # before Bergamot loads (intgemm reads INTGEMM_CPUID then)
+    apply_kernel_mode(args, "bergamot_alphas.py")  # before Bergamot loads
     for path, what in ((args.source, "--source"), (args.cli, "--cli")):
         if not os.path.isfile(path):
             raise SystemExit(f"bergamot_alphas.py: {what} {path}: no such file")

@@ -98,6 +98,30 @@ KERNEL_MODES = {
 }
 
 
+def add_kernel_modes(parser) -> None:
+    """--avx2-only, --avx-vnni-only, --avx512bw-only (KERNEL_MODES), one at most."""
+    kernels = parser.add_mutually_exclusive_group()
+    for mode, (env, _, name) in KERNEL_MODES.items():
+        kernels.add_argument("--" + mode.replace("_", "-"), action="store_true",
+                             help=f"both engines as on a CPU of kind '{name}': "
+                                  + ", ".join(f"{k}={v}" for k, v in env.items()))
+
+
+def apply_kernel_mode(args, program: str):
+    """The KERNEL_MODES name args ask for (None: none), its environment set
+    for this process and those it starts; SystemExit when this CPU lacks
+    what the mode needs. Call before the engines load (intgemm reads
+    INTGEMM_CPUID when it loads, oneMKL its variable at its first call)."""
+    mode = next((name for name in KERNEL_MODES if getattr(args, name)), None)
+    if mode is not None:
+        env, needed, _ = KERNEL_MODES[mode]
+        if needed is not None and needed[0] not in cpuinfo("flags").split():
+            raise SystemExit(f"{program}: --{mode.replace('_', '-')} needs a CPU with "
+                             f"{needed[1]} ({needed[0]} in /proc/cpuinfo); this one has none")
+        os.environ.update(env)
+    return mode
+
+
 def cpuinfo(key: str) -> str:
     """The first `key : value` of /proc/cpuinfo ("" when none)."""
     try:
@@ -242,22 +266,9 @@ def main() -> int:
     parser.add_argument("--max-length-factor", type=float)
     parser.add_argument("--sort-by-length", action="store_true")
     parser.add_argument("--bergamot", action="store_true")
-    kernels = parser.add_mutually_exclusive_group()
-    for mode, (env, _, name) in KERNEL_MODES.items():
-        kernels.add_argument("--" + mode.replace("_", "-"), action="store_true",
-                             help=f"both engines as on a CPU of kind '{name}': "
-                                  + ", ".join(f"{k}={v}" for k, v in env.items()))
+    add_kernel_modes(parser)
     args = parser.parse_args()
-    mode = next((name for name in KERNEL_MODES if getattr(args, name)), None)
-    if mode is not None:
-        env, needed, _ = KERNEL_MODES[mode]
-        if needed is not None and needed[0] not in cpuinfo("flags").split():
-            raise SystemExit(f"compare.py: --{mode.replace('_', '-')} needs a CPU with "
-                             f"{needed[1]} ({needed[0]} in /proc/cpuinfo); this one has none")
-        # Before pymarian is imported (intgemm reads INTGEMM_CPUID when it
-        # loads, oneMKL its variable at its first call); edgemt's processes
-        # inherit them.
-        os.environ.update(env)
+    mode = apply_kernel_mode(args, "compare.py")  # before pymarian is imported
     for path, what in ((args.source, "--source"), (args.cli, "--cli")):
         if not os.path.isfile(path):
             raise SystemExit(f"compare.py: {what} {path}: no such file")
