@@ -13,9 +13,9 @@
 // code for the other half, or a weight for another row: 2 loads and 4
 // operations (vpabsb, vpsignb, vpmaddubsw, vpaddsw) per 32 multiply-adds,
 // where the exact kernel loads less. Made from a row's |x| and sign masks
-// prepared once (int8_codes_avx2.h, xor and sub for the sign), as the
-// exact kernel's operands are, it needed 3 loads and ran slower (M 320,
-// K 256, N 1536 on Zen 4: 75 against 103 GFLOP/s, BM_MarianInt8Gemm).
+// prepared once, as the exact kernel's operands are (xor and sub for the
+// sign), it needed 3 loads and ran slower (M 320, K 256, N 1536 on Zen 4:
+// 75 against 103 GFLOP/s, BM_MarianInt8Gemm).
 // Shifted products saturate each pair alone, whatever L: the AVX2 int8
 // kernel's tiles do that (gemm_marian_shifted_avx2, x86/int8_gemm_avx2.cc),
 // faster than the exact kernel (no sign step).
