@@ -35,16 +35,16 @@ void normalize_row(const float* x, const float* __restrict gamma, const float* _
   }
 }
 
-// The row loops every variant shares; `row` normalizes one row.
-void layer_norm_rows(NormalizeRowFn row, const float* x, const float* gamma, const float* beta,
-                     size_t rows, size_t dim, float eps, float* y) {
+}  // namespace
+
+void layer_norm_portable(const float* x, const float* gamma, const float* beta, size_t rows,
+                         size_t dim, float eps, float* y) {
   if (dim == 0) return;
-  for (size_t r = 0; r < rows; ++r) row(x + r * dim, gamma, beta, dim, eps, y + r * dim);
+  for (size_t r = 0; r < rows; ++r) normalize_row(x + r * dim, gamma, beta, dim, eps, y + r * dim);
 }
 
-void add_layer_norm_rows(NormalizeRowFn row, const float* x, const float* residual,
-                         const float* gamma, const float* beta, size_t rows, size_t dim, float eps,
-                         float* y) {
+void add_layer_norm_portable(const float* x, const float* residual, const float* gamma,
+                             const float* beta, size_t rows, size_t dim, float eps, float* y) {
   if (dim == 0) return;
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
@@ -53,20 +53,8 @@ void add_layer_norm_rows(NormalizeRowFn row, const float* x, const float* residu
     // The sum goes to y first (element-wise, so y may alias x or residual),
     // then y is normalized in place: LayerNorm(fl(x + residual)) as PyTorch.
     for (size_t i = 0; i < dim; ++i) yr[i] = xr[i] + rr[i];
-    row(yr, gamma, beta, dim, eps, yr);
+    normalize_row(yr, gamma, beta, dim, eps, yr);
   }
-}
-
-}  // namespace
-
-void layer_norm_portable(const float* x, const float* gamma, const float* beta, size_t rows,
-                         size_t dim, float eps, float* y) {
-  layer_norm_rows(normalize_row, x, gamma, beta, rows, dim, eps, y);
-}
-
-void add_layer_norm_portable(const float* x, const float* residual, const float* gamma,
-                             const float* beta, size_t rows, size_t dim, float eps, float* y) {
-  add_layer_norm_rows(normalize_row, x, residual, gamma, beta, rows, dim, eps, y);
 }
 
 #if defined(__x86_64__)

@@ -26,9 +26,6 @@ void layer_norm_portable(const float* x, const float* gamma, const float* beta, 
                          size_t dim, float eps, float* y);
 void add_layer_norm_portable(const float* x, const float* residual, const float* gamma,
                              const float* beta, size_t rows, size_t dim, float eps, float* y);
-// One row (`dim` floats; y may equal x), as the row loops call it.
-using NormalizeRowFn = void (*)(const float* x, const float* gamma, const float* beta, size_t dim,
-                                float eps, float* y);
 
 #if defined(__x86_64__)
 // The portable rows' bits with AVX2 (x86/layer_norm_avx2.cc) on `rows`
