@@ -405,7 +405,8 @@ void gemm_shapes(benchmark::internal::Benchmark* b, bool with_kernel_arg) {
 // percent of the input is nonzero and none negative (a ReLU's output).
 void time_int8_gemm(benchmark::State& state, const edgemt::kernels::int8::GemmVariant& variant,
                     edgemt::kernels::int8::GemmKernel kernel, int32_t code_limit,
-                    uint32_t nonzero = 100, int32_t sum_shift = 0, int32_t saturating_lanes = 0) {
+                    uint32_t nonzero = 100, int32_t sum_shift = 0, int32_t saturating_lanes = 0,
+                    bool relu_input = false) {
   namespace q8 = edgemt::kernels::int8;
   const size_t m = static_cast<size_t>(state.range(0));
   const size_t k = static_cast<size_t>(state.range(1));
@@ -426,6 +427,9 @@ void time_int8_gemm(benchmark::State& state, const edgemt::kernels::int8::GemmVa
   if (nonzero < 100) {
     for (float& v : x) v = rng() % 100 < nonzero ? std::fabs(v) : 0.0f;
   }
+  if (relu_input) {
+    for (float& v : x) v = v > 0.0f ? v : 0.0f;
+  }
   std::vector<int8_t> xq(m * q8::padded_depth(k));
   std::vector<float> x_scale(m), y(m * n);
   q8::GemmArgs args{xq.data(), q8::padded_depth(k), x_scale.data(), m, &packed, y.data(), n, false,
@@ -444,12 +448,12 @@ void time_int8_gemm(benchmark::State& state, const edgemt::kernels::int8::GemmVa
 // per-row activation quantization, integer GEMM, f32 out. Args: M, K, N and
 // the kernel's index in available_gemm_kernels (0 = the one the runtime uses;
 // the label names it).
-void run_int8_gemm(benchmark::State& state, int32_t code_limit) {
+void run_int8_gemm(benchmark::State& state, int32_t code_limit, bool relu_input = false) {
   namespace q8 = edgemt::kernels::int8;
   q8::GemmVariant kernels[8];
   const size_t count = q8::available_gemm_kernels(kernels, 8);
   const q8::GemmVariant kernel = kernels[static_cast<size_t>(state.range(3)) % count];
-  time_int8_gemm(state, kernel, kernel.kernel, code_limit);
+  time_int8_gemm(state, kernel, kernel.kernel, code_limit, 100, 0, 0, relu_input);
 }
 // Narrow activation codes, as int8 models run (kernels/int8_gemm.h).
 void BM_Int8Gemm(benchmark::State& state) {
@@ -461,6 +465,12 @@ void BM_Int8GemmFullCodes(benchmark::State& state) {
   run_int8_gemm(state, edgemt::kernels::int8::kFullCodes);
 }
 BENCHMARK(BM_Int8GemmFullCodes)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, true); });
+// Full codes of a ReLU's output (all >= 0, about half zero: a feed-forward
+// block's second product), dense: the AVX2 kernel's offset tiles.
+void BM_Int8GemmReluCodes(benchmark::State& state) {
+  run_int8_gemm(state, edgemt::kernels::int8::kFullCodes, true);
+}
+BENCHMARK(BM_Int8GemmReluCodes)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, true); });
 
 // Marian's int8 arithmetic (full codes; shifted: sum_shift 127, the alphas
 // files): the exact sums of the kernel the runtime uses (lanes 0) against

@@ -245,6 +245,48 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
     CAPTURE(depth);
     CHECK(same_bits(y.data(), want.data(), rows * columns));
   }
+  // Full codes within a window [low, low + span], one for even rows and one
+  // for odd ones: a ReLU's [0, 127], the lowest the AVX2 kernel offsets
+  // into unsigned operands ([-2, 127]: pairs up to 2·129·127) and one lower
+  // (-3), also in one row of a tile only, and windows of 129 and 130 codes
+  // elsewhere. Each code sits at its window's top
+  // where column (m % columns)'s weight is positive, else at its bottom (the
+  // reverse in odd rows), so that column's pairs are as large (or as
+  // negative) as the window allows; the other columns get random ones.
+  if (limit == kernels::int8::kFullCodes) {
+    const int windows[][4] = {{0, 127, 0, 127},     {-2, 129, -2, 129}, {-127, 129, -127, 129},
+                              {-64, 129, -64, 129}, {5, 100, 5, 100},   {-3, 130, -3, 130},
+                              {-65, 130, -65, 130}, {0, 127, -2, 125},  {0, 127, -3, 125}};
+    for (const auto& window : windows) {
+      for (size_t depth : {size_t{8}, size_t{256}, size_t{1030}}) {
+        const size_t columns = 40, rows = 5, stride = kernels::int8::padded_depth(depth);
+        const QuantizedWeights w = extreme_int8_weights(rng, columns, depth);
+        const TestPack pack(w, nullptr, columns, depth);
+        QuantizedRows xq{std::vector<int8_t>(rows * stride, 0), std::vector<float>(rows)};
+        for (size_t m = 0; m < rows; ++m) {
+          xq.scale[m] = 0.01f * static_cast<float>(m + 1);
+          for (size_t k = 0; k < depth; ++k) {
+            const bool top = (w.q[(m % columns) * depth + k] > 0) == (m % 2 == 0);
+            const int low = window[2 * (m % 2)], span = window[2 * (m % 2) + 1];
+            xq.q[m * stride + k] = static_cast<int8_t>(top ? low + span : low);
+          }
+        }
+        std::vector<float> y(rows * columns, -7.0f);
+        kernel(gemm_args(xq, rows, depth, pack, y.data(), columns, false, limit, shift), 0,
+               pack.view.block_count);
+        const std::vector<float> want =
+            reference_int8_gemm(xq, rows, depth, w.q, w.scale, nullptr, columns, false, shift);
+        CAPTURE(name);
+        CAPTURE(shift);
+        CAPTURE(window[0]);
+        CAPTURE(window[1]);
+        CAPTURE(window[2]);
+        CAPTURE(window[3]);
+        CAPTURE(depth);
+        CHECK(same_bits(y.data(), want.data(), rows * columns));
+      }
+    }
+  }
 }
 
 // A zero-skipping kernel (kernels/int8_gemm_sparse.h) against the same

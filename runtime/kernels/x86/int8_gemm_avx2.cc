@@ -23,9 +23,17 @@
 //       the multiply ports (1.5 cycles), beat 5 on any port (1.67; the same
 //       benchmark on an Intel Xeon, cpu family 6 model 207: xor and sub
 //       100-101, vpsignb 111-112 GFLOP/s).
+//   - Full codes all >= -2 in a tile's rows: xq + 2 in [0, 129] as the
+//     unsigned operand, a pair at most 2·129·127 = 32766, and the epilogue
+//     subtracts 2·Σ_k w: the narrow path's 3 instructions. A ReLU's output
+//     (codes in [0, 127]: the second feed-forward product's input, 28-32%
+//     of a Marian student's multiply-adds at batch 32) takes it; other
+//     products' tiles almost never do, and their check ends at the first
+//     32 codes, which hold a code below -2 (a full min and max per tile,
+//     for any window of 129 codes, cost them 5%: BM_Int8GemmFullCodes).
 // Marian's shifted product without VNNI (gemm_marian_shifted_avx2,
-// int8_gemm_marian.h) is the narrow path's step with xq + 127 for full
-// codes: there vpmaddubsw's saturation of a pair is the arithmetic asked for.
+// int8_gemm_marian.h) is the offset step with xq + 127 for full codes:
+// there vpmaddubsw's saturation of a pair is the arithmetic asked for.
 // A packed group (16 columns × 4 depth) is two 256-bit registers.
 //
 // A tile makes its rows' unsigned operands (and sign masks) once per chunk
@@ -60,32 +68,36 @@ constexpr size_t kChunkGroups = 256;
 // What the tile does to the codes so that vpmaddubsw's pairs cannot
 // saturate (above), or, for Marian's shifted sums, saturate as intgemm's do.
 enum class CodeStep {
-  kNarrowOffset,  // narrow codes: xq + 64 as the unsigned operand
-  kSignXorSub,    // full codes: |xq|, and w's sign flipped by xor and sub
-  kSignVpsignb,   // full codes: |xq|, and vpsignb(w, xq)
-  // Marian's shifted product on CPUs without VNNI: full codes + 127 as
-  // the unsigned operand, each pair saturating in vpmaddubsw as in intgemm.
-  kShiftedPairs,
+  kOffset,       // xq + offset as the unsigned operand (the tile's offset)
+  kSignXorSub,   // full codes: |xq|, and w's sign flipped by xor and sub
+  kSignVpsignb,  // full codes: |xq|, and vpsignb(w, xq)
 };
 
-// What a step adds to every code to make the unsigned operand (0: |xq|).
-template <CodeStep kStep>
-constexpr int32_t kCodeOffset = kStep == CodeStep::kNarrowOffset   ? kNarrowCodes
-                                : kStep == CodeStep::kShiftedPairs ? kFullCodes
-                                                                   : 0;
+// The codes a kernel entry point is given, and so what its tiles do.
+enum class Codes {
+  kNarrow,         // xq + 64 (narrow codes: [-64, 64])
+  kFullXorSub,     // xq + 2 where a tile's codes are >= -2, else kSignXorSub
+  kFullVpsignb,    // the same, else kSignVpsignb
+  kMarianShifted,  // xq + 127, saturating pairs (Marian's sums)
+};
 
-// The unsigned operand of count codes (xq + 64 for narrow codes, |xq| for
-// full ones) and, for kSignXorSub, the mask 0xFF where xq < 0, 32 codes at
-// a time (count is a multiple of kGroupDepth). vpsignb takes its signs from
-// the codes themselves.
+// The offset that makes codes in [-2, 127] vpmaddubsw's unsigned operands
+// with exact pairs: 2·129·127 = 32766 <= 32767 (weights are in [-127, 127],
+// pack_weights).
+constexpr int32_t kReluOffset = 2;
+
+// The unsigned operand of count codes (xq + offset for kOffset, else |xq|)
+// and, for kSignXorSub, the mask 0xFF where xq < 0, 32 codes at a time
+// (count is a multiple of kGroupDepth). vpsignb takes its signs from the
+// codes themselves.
 template <CodeStep kStep>
-inline void prepare_codes(const int8_t* codes, size_t count, uint8_t* unsigned_out,
-                          int8_t* mask_out) {
-  constexpr bool kOffset = kCodeOffset<kStep> != 0;
-  const __m256i offset = _mm256_set1_epi8(static_cast<char>(kCodeOffset<kStep>));
+inline void prepare_codes(const int8_t* codes, size_t count, int32_t code_offset,
+                          uint8_t* unsigned_out, int8_t* mask_out) {
+  const __m256i offset = _mm256_set1_epi8(static_cast<char>(code_offset));
   auto prepare = [&](__m256i v, size_t i) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(unsigned_out + i),
-                       kOffset ? _mm256_add_epi8(v, offset) : _mm256_abs_epi8(v));
+                       kStep == CodeStep::kOffset ? _mm256_add_epi8(v, offset)
+                                                  : _mm256_abs_epi8(v));
     if constexpr (kStep == CodeStep::kSignXorSub) {
       _mm256_store_si256(reinterpret_cast<__m256i*>(mask_out + i),
                          _mm256_cmpgt_epi8(_mm256_setzero_si256(), v));
@@ -102,10 +114,10 @@ inline void prepare_codes(const int8_t* codes, size_t count, uint8_t* unsigned_o
   }
 }
 
-// The exact int32 sums of MR (1 or 2) rows × NB blocks from row m0, block
-// b0, into sums[r][nb][half] (8 columns each), of xq + 64 with narrow codes
-// (kNarrowOffset), of xq with full ones (kShiftedPairs: Marian's saturated
-// sums of xq + 127). The rows' broadcasts (and magnitudes) are loaded
+// The int32 sums of MR (1 or 2) rows × NB blocks from row m0, block b0,
+// into sums[r][nb][half] (8 columns each): of xq + offset with kOffset
+// (exact for the tile's offsets, Marian's saturated pairs for xq + 127),
+// else of xq. The rows' broadcasts (and magnitudes) are loaded
 // first, then each 32-byte half of a group's weights once for both rows: at
 // most 8 accumulators, 2 + 2 row registers, the weights and `ones` (of 16).
 // Its own function, storing the sums only at its end: with the float
@@ -114,7 +126,7 @@ inline void prepare_codes(const int8_t* codes, size_t count, uint8_t* unsigned_o
 // this way its loops have neither (objdump).
 template <CodeStep kStep, int MR, int NB>
 __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b0,
-                                          int32_t (&sums)[MR][NB][2][8]) {
+                                          int32_t offset, int32_t (&sums)[MR][NB][2][8]) {
   static_assert(MR <= 2 && MR * NB <= 4, "8 accumulators at most");
   constexpr bool kMasks = kStep == CodeStep::kSignXorSub;
   const PackedWeights& w = *a.weights;
@@ -134,7 +146,7 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
   for (size_t g0 = 0; g0 < w.groups; g0 += kChunkGroups) {
     const size_t groups = w.groups - g0 < kChunkGroups ? w.groups - g0 : kChunkGroups;
     for (int r = 0; r < MR; ++r) {
-      prepare_codes<kStep>(x + r * a.xq_stride + g0 * kGroupDepth, groups * kGroupDepth,
+      prepare_codes<kStep>(x + r * a.xq_stride + g0 * kGroupDepth, groups * kGroupDepth, offset,
                            unsigned_codes[r], sign_masks[r]);
     }
     const int8_t* chunk = block + g0 * kGroupBytes;
@@ -146,7 +158,7 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
             reinterpret_cast<const int8_t*>(unsigned_codes[r]) + g * kGroupDepth)));
         const int8_t* sign_group = kMasks ? sign_masks[r] + g * kGroupDepth
                                           : x + r * a.xq_stride + (g0 + g) * kGroupDepth;
-        sign[r] = kCodeOffset<kStep> != 0
+        sign[r] = kStep == CodeStep::kOffset
                       ? _mm256_setzero_si256()
                       : _mm256_set1_epi32(static_cast<int>(load_group(sign_group)));
       }
@@ -179,34 +191,67 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
   }
 }
 
-template <CodeStep kStep, int MR, int NB>
+// Whether every code of rows [m0, m0 + MR) is >= -kReluOffset (a row's
+// zero padding past its depth is). Most rows that are not a ReLU's output
+// return at their first 32 codes.
+template <int MR>
+bool codes_take_relu_offset(const GemmArgs& a, size_t m0) {
+  const size_t stride = a.xq_stride;
+  const __m256i lowest = _mm256_set1_epi8(-kReluOffset);
+  for (int r = 0; r < MR; ++r) {
+    const int8_t* row = a.xq + (m0 + r) * stride;
+    size_t k = 0;
+    for (; k + 32 <= stride; k += 32) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + k));
+      if (_mm256_movemask_epi8(_mm256_cmpgt_epi8(lowest, v)) != 0) return false;
+    }
+    for (; k < stride; k += kGroupDepth) {  // a row's last 4-28 codes
+      const __m256i v = _mm256_set1_epi32(static_cast<int>(load_group(row + k)));
+      if (_mm256_movemask_epi8(_mm256_cmpgt_epi8(lowest, v)) != 0) return false;
+    }
+  }
+  return true;
+}
+
+template <Codes kCodes, int MR, int NB>
 void tile(const GemmArgs& a, size_t m0, size_t b0) {
   alignas(32) int32_t sums[MR][NB][2][8];
-  accumulate<kStep, MR, NB>(a, m0, b0, sums);
-  // Narrow codes went in as xq + 64, shifted pairs' as xq + 127 (the shift
-  // itself: no correction), the rest as they are.
-  store_dequantized_avx2<MR, NB>(a, m0, b0, sums, kCodeOffset<kStep>);
+  // What the sums hold on top of Σ xq·w, offset·Σ_k w, the epilogue takes
+  // out again (all but Marian's shift, which stays in).
+  int32_t offset = kCodes == Codes::kNarrow ? kNarrowCodes : kFullCodes;
+  if constexpr (kCodes == Codes::kNarrow || kCodes == Codes::kMarianShifted) {
+    accumulate<CodeStep::kOffset, MR, NB>(a, m0, b0, offset, sums);
+  } else if (codes_take_relu_offset<MR>(a, m0)) {
+    offset = kReluOffset;
+    accumulate<CodeStep::kOffset, MR, NB>(a, m0, b0, offset, sums);
+  } else {
+    constexpr CodeStep kSign =
+        kCodes == Codes::kFullXorSub ? CodeStep::kSignXorSub : CodeStep::kSignVpsignb;
+    offset = 0;
+    accumulate<kSign, MR, NB>(a, m0, b0, offset, sums);
+  }
+  store_dequantized_avx2<MR, NB>(a, m0, b0, sums, offset);
 }
 
 // run_tiles' groups of 3 and 4 rows, as tiles of 2 rows and 1 or 2 (the
 // blocks' weights come from L1 for the second).
-template <CodeStep kStep, int NB>
+template <Codes kCodes, int NB>
 void three_rows(const GemmArgs& a, size_t m0, size_t b0) {
-  tile<kStep, 2, NB>(a, m0, b0);
-  tile<kStep, 1, NB>(a, m0 + 2, b0);
+  tile<kCodes, 2, NB>(a, m0, b0);
+  tile<kCodes, 1, NB>(a, m0 + 2, b0);
 }
-template <CodeStep kStep, int NB>
+template <Codes kCodes, int NB>
 void four_rows(const GemmArgs& a, size_t m0, size_t b0) {
-  tile<kStep, 2, NB>(a, m0, b0);
-  tile<kStep, 2, NB>(a, m0 + 2, b0);
+  tile<kCodes, 2, NB>(a, m0, b0);
+  tile<kCodes, 2, NB>(a, m0 + 2, b0);
 }
 
-template <CodeStep kStep>
+template <Codes kCodes>
 constexpr TileFunction kTiles[4][4] = {
-    {tile<kStep, 1, 1>, tile<kStep, 1, 2>, tile<kStep, 1, 3>, tile<kStep, 1, 4>},
-    {tile<kStep, 2, 1>, tile<kStep, 2, 2>, nullptr, nullptr},
-    {three_rows<kStep, 1>, three_rows<kStep, 2>, nullptr, nullptr},
-    {four_rows<kStep, 1>, four_rows<kStep, 2>, nullptr, nullptr},
+    {tile<kCodes, 1, 1>, tile<kCodes, 1, 2>, tile<kCodes, 1, 3>, tile<kCodes, 1, 4>},
+    {tile<kCodes, 2, 1>, tile<kCodes, 2, 2>, nullptr, nullptr},
+    {three_rows<kCodes, 1>, three_rows<kCodes, 2>, nullptr, nullptr},
+    {four_rows<kCodes, 1>, four_rows<kCodes, 2>, nullptr, nullptr},
 };
 constexpr size_t kMaxBlocks[4] = {4, 2, 2, 2};  // per row count
 
@@ -279,21 +324,21 @@ void quantize_row_avx2(const float* row, size_t depth, int32_t limit, const floa
 
 void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
   if (a.code_limit <= kNarrowCodes) {
-    run_tiles(a, first_block, block_count, kTiles<CodeStep::kNarrowOffset>, kMaxBlocks);
+    run_tiles(a, first_block, block_count, kTiles<Codes::kNarrow>, kMaxBlocks);
   } else {
-    run_tiles(a, first_block, block_count, kTiles<CodeStep::kSignXorSub>, kMaxBlocks);
+    run_tiles(a, first_block, block_count, kTiles<Codes::kFullXorSub>, kMaxBlocks);
   }
 }
 
 void gemm_marian_shifted_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
-  run_tiles(a, first_block, block_count, kTiles<CodeStep::kShiftedPairs>, kMaxBlocks);
+  run_tiles(a, first_block, block_count, kTiles<Codes::kMarianShifted>, kMaxBlocks);
 }
 
 void gemm_avx2_vpsignb(const GemmArgs& a, size_t first_block, size_t block_count) {
   if (a.code_limit <= kNarrowCodes) {
-    run_tiles(a, first_block, block_count, kTiles<CodeStep::kNarrowOffset>, kMaxBlocks);
+    run_tiles(a, first_block, block_count, kTiles<Codes::kNarrow>, kMaxBlocks);
   } else {
-    run_tiles(a, first_block, block_count, kTiles<CodeStep::kSignVpsignb>, kMaxBlocks);
+    run_tiles(a, first_block, block_count, kTiles<Codes::kFullVpsignb>, kMaxBlocks);
   }
 }
 
