@@ -249,10 +249,10 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
   // for odd ones: a ReLU's [0, 127], the lowest the AVX2 kernel offsets
   // into unsigned operands ([-2, 127]: pairs up to 2·129·127) and one lower
   // (-3), also in one row of a tile only, and windows of 129 and 130 codes
-  // elsewhere. Each code sits at its window's top
-  // where column (m % columns)'s weight is positive, else at its bottom (the
-  // reverse in odd rows), so that column's pairs are as large (or as
-  // negative) as the window allows; the other columns get random ones.
+  // elsewhere. Each code sits at its window's top where column
+  // (m % columns)'s weight is positive, else at its bottom (the reverse in
+  // odd rows), so that column's pairs are as large (or as negative) as the
+  // window allows; the other columns get random ones.
   if (limit == kernels::int8::kFullCodes) {
     const int windows[][4] = {{0, 127, 0, 127},     {-2, 129, -2, 129}, {-127, 129, -127, 129},
                               {-64, 129, -64, 129}, {5, 100, 5, 100},   {-3, 130, -3, 130},
