@@ -3,8 +3,11 @@
 // not all zero are listed 8 at a time (a compare and its sign bits); each
 // multiplies its block rows by the sign trick (|x| unsigned times w with
 // x's sign, vpmaddubsw: pairs at most 2·127·127, exact; vpmaddwd by ones
-// into int32): exact int32 sums of only the groups that add something. The
-// float part is the portable kernel's, column by column.
+// into int32): exact int32 sums of only the groups that add something. A
+// row with no negative code (a ReLU's output, the rows this kernel is for)
+// gives vpmaddubsw its codes as they are, without vpsignb: 2 of the 3
+// operations per 32 multiply-adds on Zen's two multiply pipes instead of 3
+// of 4. The float part is the portable kernel's, column by column.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -20,8 +23,26 @@ namespace {
 
 constexpr size_t kGroupBlocks = 4;  // 64 columns
 
-template <size_t kBlocks>
-void row_group(const GemmArgs& a, size_t m, size_t b0) {
+// Whether row m's codes (its padding past the depth is zeros) are all >= 0.
+bool nonnegative_row(const GemmArgs& a, size_t m) {
+  const int8_t* row = a.xq + m * a.xq_stride;
+  const size_t stride = a.xq_stride;
+  size_t k = 0;
+  for (; k + 32 <= stride; k += 32) {
+    if (_mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + k))) != 0) {
+      return false;
+    }
+  }
+  for (; k < stride; k += kGroupDepth) {  // the last 4-28 codes
+    if (_mm256_movemask_epi8(_mm256_set1_epi32(static_cast<int>(load_group(row + k)))) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <size_t kBlocks, bool kNonnegative>
+void row_group_of(const GemmArgs& a, size_t m, size_t b0) {
   const PackedWeights& w = *a.weights;
   const size_t groups = w.groups;
   const size_t step = groups * kGroupBytes;  // bytes between blocks
@@ -44,12 +65,13 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
   };
   x86::for_each_listed<8>(groups, nonzero, [&](size_t g) {
     const __m256i xg = _mm256_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth)));
-    const __m256i x_abs = _mm256_abs_epi8(xg);
+    const __m256i x_abs = kNonnegative ? xg : _mm256_abs_epi8(xg);
     const int8_t* wg = block + g * kGroupBytes;
     for (size_t j = 0; j < kBlocks; ++j) {
       for (size_t h = 0; h < 2; ++h) {
         const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(wg + j * step + h * 32));
-        const __m256i pairs = _mm256_maddubs_epi16(x_abs, _mm256_sign_epi8(wv, xg));
+        const __m256i pairs =
+            _mm256_maddubs_epi16(x_abs, kNonnegative ? wv : _mm256_sign_epi8(wv, xg));
         acc[j][h] = _mm256_add_epi32(acc[j][h], _mm256_madd_epi16(pairs, ones));
       }
     }
@@ -60,6 +82,15 @@ void row_group(const GemmArgs& a, size_t m, size_t b0) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(sums + j * kBlockColumns + 8), acc[j][1]);
   }
   dequantize_row(a, m, b0 * kBlockColumns, sums, kBlocks * kBlockColumns);
+}
+
+template <size_t kBlocks>
+void row_group(const GemmArgs& a, size_t m, size_t b0) {
+  if (nonnegative_row(a, m)) {
+    row_group_of<kBlocks, true>(a, m, b0);
+  } else {
+    row_group_of<kBlocks, false>(a, m, b0);
+  }
 }
 
 using RowGroup = void (*)(const GemmArgs&, size_t, size_t);
