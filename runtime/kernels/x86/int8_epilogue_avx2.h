@@ -4,8 +4,9 @@
 //   y = float(sum - (offset - shift) · column_sum) · (x_scale · w_scale) + bias,
 //   then y > 0 ? y : 0 with ReLU,
 // the order of int8_gemm.h, where `offset` is what the kernel added to every
-// activation code (64 for the AVX2 kernel's narrow codes, 128 for vpdpbusd's
-// unsigned operand, 0 otherwise) and shift GemmArgs::sum_shift. Stores only
+// activation code (64 for the AVX2 kernel's narrow codes, 2 for a ReLU's,
+// 127 for Marian's shifted ones, 128 for vpdpbusd's unsigned operand, 0
+// otherwise) and shift GemmArgs::sum_shift. Stores only
 // the block's columns that exist.
 // `static`: each kernel file keeps its own copy, compiled for its own target.
 #pragma once

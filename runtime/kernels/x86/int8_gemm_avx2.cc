@@ -56,6 +56,7 @@
 #include "kernels/int8_gemm_marian.h"
 #include "kernels/int8_gemm_variants.h"
 #include "kernels/x86/avx2_math.h"
+#include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/int8_epilogue_avx2.h"
 
 namespace edgemt::kernels::int8 {
@@ -196,19 +197,8 @@ __attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b
 // return at their first 32 codes.
 template <int MR>
 bool codes_take_relu_offset(const GemmArgs& a, size_t m0) {
-  const size_t stride = a.xq_stride;
-  const __m256i lowest = _mm256_set1_epi8(-kReluOffset);
   for (int r = 0; r < MR; ++r) {
-    const int8_t* row = a.xq + (m0 + r) * stride;
-    size_t k = 0;
-    for (; k + 32 <= stride; k += 32) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + k));
-      if (_mm256_movemask_epi8(_mm256_cmpgt_epi8(lowest, v)) != 0) return false;
-    }
-    for (; k < stride; k += kGroupDepth) {  // a row's last 4-28 codes
-      const __m256i v = _mm256_set1_epi32(static_cast<int>(load_group(row + k)));
-      if (_mm256_movemask_epi8(_mm256_cmpgt_epi8(lowest, v)) != 0) return false;
-    }
+    if (!codes_at_least(a.xq + (m0 + r) * a.xq_stride, a.xq_stride, -kReluOffset)) return false;
   }
   return true;
 }

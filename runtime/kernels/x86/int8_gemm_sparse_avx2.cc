@@ -16,30 +16,13 @@
 #include "kernels/int8_gemm_variants.h"
 #include "kernels/row_groups.h"
 #include "kernels/x86/avx2_math.h"
+#include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/nonzero_list.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
 
 constexpr size_t kGroupBlocks = 4;  // 64 columns
-
-// Whether row m's codes (its padding past the depth is zeros) are all >= 0.
-bool nonnegative_row(const GemmArgs& a, size_t m) {
-  const int8_t* row = a.xq + m * a.xq_stride;
-  const size_t stride = a.xq_stride;
-  size_t k = 0;
-  for (; k + 32 <= stride; k += 32) {
-    if (_mm256_movemask_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + k))) != 0) {
-      return false;
-    }
-  }
-  for (; k < stride; k += kGroupDepth) {  // the last 4-28 codes
-    if (_mm256_movemask_epi8(_mm256_set1_epi32(static_cast<int>(load_group(row + k)))) != 0) {
-      return false;
-    }
-  }
-  return true;
-}
 
 template <size_t kBlocks, bool kNonnegative>
 void row_group_of(const GemmArgs& a, size_t m, size_t b0) {
@@ -86,7 +69,7 @@ void row_group_of(const GemmArgs& a, size_t m, size_t b0) {
 
 template <size_t kBlocks>
 void row_group(const GemmArgs& a, size_t m, size_t b0) {
-  if (nonnegative_row(a, m)) {
+  if (codes_at_least(a.xq + m * a.xq_stride, a.xq_stride, 0)) {
     row_group_of<kBlocks, true>(a, m, b0);
   } else {
     row_group_of<kBlocks, false>(a, m, b0);

@@ -45,8 +45,9 @@ static inline void map_codes_avx512(const int8_t* bytes, size_t count, int8_t* o
 //   y = float(sum - (offset - shift) · column_sum) · (x_scale · w_scale) + bias,
 //   then y > 0 ? y : 0 with ReLU,
 // the order of int8_gemm.h, where `offset` is what the kernel added to every
-// activation code (128 for vpdpbusd's unsigned operand, 0 otherwise) and
-// shift GemmArgs::sum_shift. Stores only the block's columns that exist.
+// activation code (128 for vpdpbusd's unsigned operand, 2 for the AVX-512
+// BW kernel's ReLU codes, 0 otherwise) and shift GemmArgs::sum_shift.
+// Stores only the block's columns that exist.
 // Every loop is unrolled, as the kernels' own (GCC 12 otherwise kept the
 // accumulator array in memory).
 template <int MR, int NB>
