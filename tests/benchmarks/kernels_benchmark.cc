@@ -475,24 +475,29 @@ BENCHMARK(BM_Int8GemmReluCodes)->Apply([](benchmark::internal::Benchmark* b) { g
 // Marian's int8 arithmetic (full codes; shifted: sum_shift 127, the alphas
 // files): the exact sums of the kernel the runtime uses (lanes 0) against
 // intgemm's saturating sums without VNNI (lanes 16: AVX2's; kernels/
-// int8_gemm_marian.h), quantization included.
+// int8_gemm_marian.h), quantization included; relu 1: the input is a
+// ReLU's output (no negative codes), as a feed-forward block's second
+// product's is.
 void BM_MarianInt8Gemm(benchmark::State& state) {
   namespace q8 = edgemt::kernels::int8;
   const q8::GemmVariant exact = q8::best_gemm_kernel();
   const int32_t lanes = static_cast<int32_t>(state.range(4));
   const int32_t shift = state.range(3) != 0 ? q8::kFullCodes : 0;
   time_int8_gemm(state, exact, lanes != 0 ? q8::marian_gemm_kernel() : exact.kernel,
-                 q8::kFullCodes, 100, shift, lanes);
+                 q8::kFullCodes, 100, shift, lanes, state.range(5) != 0);
   if (lanes != 0) state.SetLabel("marian-sums");
 }
 BENCHMARK(BM_MarianInt8Gemm)
-    ->ArgNames({"M", "K", "N", "shifted", "lanes"})
+    ->ArgNames({"M", "K", "N", "shifted", "lanes", "relu"})
     ->Apply([](benchmark::internal::Benchmark* b) {
       // a tiny student's attention, feed-forward in and out products
-      for (int64_t m : {1, 320}) {
+      for (int64_t m : {1, 4, 320}) {
         for (auto [k, n] : {std::pair<int64_t, int64_t>{256, 256}, {256, 1536}, {1536, 256}}) {
           for (int64_t shifted : {0, 1}) {
-            for (int64_t lanes : {0, 16}) b->Args({m, k, n, shifted, lanes});
+            for (int64_t lanes : {0, 16}) {
+              b->Args({m, k, n, shifted, lanes, 0});
+              if (k == 1536) b->Args({m, k, n, shifted, lanes, 1});
+            }
           }
         }
       }

@@ -62,8 +62,9 @@ inline std::vector<float> reference_marian_gemm(const QuantizedRows& x, size_t r
 }
 
 // Weights whose sign follows x's row 0 in long runs, so that lanes keep
-// growing one way and saturate; other rows random. 3 and 5 rows: a kernel's
-// tiles of 1, 2 and 4 rows.
+// growing one way and saturate; row 1 row 0's ReLU (no negative code), the
+// other rows random. 3 and 5 rows: a kernel's tiles of 1, 2 and 4 rows, and
+// paths for fewer and more than 4 rows.
 inline void check_marian_kernel(kernels::int8::GemmKernel kernel, const char* name) {
   Random rng(57);
   size_t saturated_cells[2] = {0, 0};  // unshifted, shifted
@@ -75,6 +76,8 @@ inline void check_marian_kernel(kernels::int8::GemmKernel kernel, const char* na
           const size_t rows = columns % 2 == 0 ? 5 : 3;
           std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 1.0f);
           for (size_t k = 0; k < depth; ++k) x[k] = (k / 24) % 2 == 0 ? 1.0f - 0.001f * (k % 7) : -1.0f;
+          // Row 1 is row 0's ReLU: no negative code, and it saturates too.
+          for (size_t k = 0; k < depth; ++k) x[depth + k] = x[k] > 0.0f ? x[k] : 0.0f;
           QuantizedWeights w = random_int8_weights(rng, columns, depth);
           for (size_t n = 0; n + 1 < columns; n += 2) {  // even columns follow row 0's signs
             for (size_t k = 0; k < depth; ++k) {

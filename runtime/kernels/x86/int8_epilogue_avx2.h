@@ -1,6 +1,7 @@
 // The float part of the 256-bit int8 kernels (int8_gemm_avx2.cc,
-// int8_gemm_avx_vnni.cc; include only from files compiled with -mavx2) for
-// MR rows × NB blocks of exact int32 sums, 8 columns per half-block:
+// int8_gemm_avx_vnni.cc, int8_gemm_marian_avx2.cc; include only from files
+// compiled with -mavx2) for MR rows × NB blocks of int32 sums, 8 columns per
+// half-block (store_dequantized8_avx2: one row's 8):
 //   y = float(sum - (offset - shift) · column_sum) · (x_scale · w_scale) + bias,
 //   then y > 0 ? y : 0 with ReLU,
 // the order of int8_gemm.h, where `offset` is what the kernel added to every
@@ -31,11 +32,22 @@ static inline void store_partial_avx2(float* out, __m256 v, size_t count) {
   }
 }
 
+// One row's 8 columns from n: y = float(sum - correction) · (x_scale · w_scale)
+// + bias (ReLU if asked), the first `count` of them stored.
+static inline void store_dequantized8_avx2(const GemmArgs& a, size_t m, size_t n, __m256i sum,
+                                           __m256i correction, __m256 w_scale, __m256 bias,
+                                           size_t count) {
+  const __m256 exact = _mm256_cvtepi32_ps(_mm256_sub_epi32(sum, correction));
+  const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(a.x_scale[m]), w_scale);
+  __m256 y = _mm256_add_ps(_mm256_mul_ps(exact, scale), bias);
+  if (a.relu) y = _mm256_max_ps(y, _mm256_setzero_ps());  // NaN -> 0, -0 -> +0, as portable
+  store_partial_avx2(a.y + m * a.y_stride + n, y, count);
+}
+
 template <int MR, int NB>
 static inline void store_dequantized_avx2(const GemmArgs& a, size_t m0, size_t b0,
                                           const int32_t (&sums)[MR][NB][2][8], int32_t offset) {
   const PackedWeights& w = *a.weights;
-  const __m256 zero = _mm256_setzero_ps();
   const int32_t multiplier = offset - a.sum_shift;  // exact: |Σ_k w| <= 127·K
   for (int nb = 0; nb < NB; ++nb) {
     const size_t n0 = (b0 + nb) * kBlockColumns;
@@ -51,11 +63,7 @@ static inline void store_dequantized_avx2(const GemmArgs& a, size_t m0, size_t b
       const size_t count = width > 8 * static_cast<size_t>(h) ? width - 8 * h : 0;
       for (int r = 0; r < MR; ++r) {
         const __m256i sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][nb][h]));
-        const __m256 exact = _mm256_cvtepi32_ps(_mm256_sub_epi32(sum, correction));
-        const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(a.x_scale[m0 + r]), w_scale);
-        __m256 y = _mm256_add_ps(_mm256_mul_ps(exact, scale), bias);
-        if (a.relu) y = _mm256_max_ps(y, zero);  // NaN -> 0, -0 -> +0, as portable
-        store_partial_avx2(a.y + (m0 + r) * a.y_stride + n, y, count);
+        store_dequantized8_avx2(a, m0 + r, n, sum, correction, w_scale, bias, count);
       }
     }
   }

@@ -2,7 +2,17 @@
 // with -mavx2; run by every x86 CPU that has it, AVX-512 ones included:
 // the saturation is defined on 16-bit lanes, not on a register width).
 //
-// Unshifted: one row × one block (two halves of 8 columns) at a time. A
+// Unshifted, 16 lanes (AVX2's own), 4 rows or more: intgemm's loop itself.
+// Each half-block (8 columns) is transposed once into 8 rows of depth on
+// the stack (group g of the pack holds a column's depths 4g..4g+3, so 8
+// groups transposed as 32-bit elements are one 32-depth register step of
+// each column), then every row runs register steps of 32 codes: |x| once,
+// per column (w ^ m) - m with m x's sign mask, vpmaddubsw, vpaddsw into that
+// column's 16 lanes; a row without negative codes (a ReLU's) skips |x| and
+// the sign. At the end vpmaddwd with ones and horizontal adds, exactly.
+// BM_MarianInt8Gemm M 320 on Zen 4: 131-140 GFLOP/s (180 on a ReLU's
+// codes), where the one-row kernel below ran 91-112.
+// Fewer rows, and the other lane counts: one row × one block at a time. A
 // packed group half is 8 columns × 4 depths (32 bytes); vpmaddubsw of it
 // gives, per column, the pairs (4g, 4g+1) and (4g+2, 4g+3), Marian's lanes
 // 2g mod L and 2g+1 mod L (k/2 mod L). So group g adds into accumulator
@@ -11,11 +21,7 @@
 // column's two lanes and the accumulators add in int32, exactly.
 // The L/2 accumulators of 8 columns leave no registers to reuse a broadcast
 // code for the other half, or a weight for another row: 2 loads and 4
-// operations (vpabsb, vpsignb, vpmaddubsw, vpaddsw) per 32 multiply-adds,
-// where the exact kernel loads less. Made from a row's |x| and sign masks
-// prepared once, as the exact kernel's operands are (xor and sub for the
-// sign), it needed 3 loads and ran slower (M 320, K 256, N 1536 on Zen 4:
-// 75 against 103 GFLOP/s, BM_MarianInt8Gemm).
+// operations (vpabsb, vpsignb, vpmaddubsw, vpaddsw) per 32 multiply-adds.
 // Shifted products saturate each pair alone, whatever L: the AVX2 int8
 // kernel's tiles do that (gemm_marian_shifted_avx2, x86/int8_gemm_avx2.cc),
 // faster than the exact kernel (no sign step).
@@ -23,6 +29,7 @@
 
 #include "kernels/int8_gemm_marian.h"
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/int8_epilogue_avx2.h"
 
 namespace edgemt::kernels::int8 {
@@ -77,6 +84,144 @@ void lane_gemm(const GemmArgs& a, size_t first_block, size_t block_count) {
   }
 }
 
+// intgemm's own steps for AVX2's 16 lanes, on a transposed copy of the
+// weights (below).
+constexpr size_t kStepDepth = 32;   // depths per register step (2 · 16 lanes)
+constexpr size_t kHalfColumns = 8;  // columns per half-block, one accumulator each
+// Deepest product transposed: 8 columns × 4096 depths, 32 KiB of stack.
+constexpr size_t kMaxTransposedDepth = 4096;
+// Fewest rows worth the transposition, which costs about two rows' steps
+// (BM_MarianInt8Gemm).
+constexpr size_t kMinTransposedRows = 4;
+
+// v[c] (32-bit elements) of 8 registers as columns: v[c][q] <- v[q][c].
+inline void transpose8x8_epi32(__m256i (&v)[8]) {
+  __m256i t[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
+  }
+  __m256i u[8];
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      u[4 * i + 2 * j] = _mm256_unpacklo_epi64(t[4 * i + j], t[4 * i + 2 + j]);
+      u[4 * i + 2 * j + 1] = _mm256_unpackhi_epi64(t[4 * i + j], t[4 * i + 2 + j]);
+    }
+  }
+  // u[0..3]: columns 0, 1, 2, 3 of rows 0-3 (low half) and 4-7 of rows 0-3
+  // (high half); u[4..7] the same of rows 4-7.
+  for (int c = 0; c < 4; ++c) {
+    v[c] = _mm256_permute2x128_si256(u[c], u[4 + c], 0x20);
+    v[4 + c] = _mm256_permute2x128_si256(u[c], u[4 + c], 0x31);
+  }
+}
+
+// Half h of block b (8 columns) as 8 rows of steps · 32 depths, zero past
+// the pack's groups: out[c · steps · 32 + k] = w[column c][k]. Group g of
+// the half holds column c's depths 4g..4g+3 at bytes 4c, so 8 groups
+// transposed as 32-bit elements make one register step of each column.
+void transpose_half(const PackedWeights& w, size_t b, size_t h, size_t steps, int8_t* out) {
+  const int8_t* half = w.blocks + b * w.groups * kGroupBytes + 32 * h;
+  const size_t row_bytes = steps * kStepDepth;
+  for (size_t t = 0; t < steps; ++t) {
+    __m256i v[8];
+    for (size_t q = 0; q < 8; ++q) {
+      const size_t g = 8 * t + q;
+      v[q] = g < w.groups ? _mm256_load_si256(reinterpret_cast<const __m256i*>(half + g * kGroupBytes))
+                          : _mm256_setzero_si256();
+    }
+    transpose8x8_epi32(v);
+    for (size_t c = 0; c < kHalfColumns; ++c) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + c * row_bytes + t * kStepDepth), v[c]);
+    }
+  }
+}
+
+// Lane sums of 8 registers as one: element c = Σ of v[c]'s 8 (exact).
+inline __m256i sum_each(const __m256i (&v)[8]) {
+  const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
+                          _mm256_permute2x128_si256(h0123, h4567, 0x31));
+}
+
+// One register step of row codes xv (step t) against 8 transposed columns
+// into their 16-lane accumulators: intgemm's loop, |x| once, then per
+// column the sign, vpmaddubsw and vpaddsw. A row without negative codes (a
+// ReLU's) needs neither |x| nor the sign: the same pairs, |x|·(w with x's
+// sign) being x·w.
+template <bool kNonnegative>
+__attribute__((always_inline)) inline void add_step(__m256i (&acc)[kHalfColumns], __m256i xv,
+                                                    const int8_t* column_step, size_t row_bytes) {
+  const __m256i magnitude = kNonnegative ? xv : _mm256_abs_epi8(xv);
+  const __m256i negative = _mm256_cmpgt_epi8(_mm256_setzero_si256(), xv);
+#pragma GCC unroll 8
+  for (size_t c = 0; c < kHalfColumns; ++c) {
+    const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(column_step + c * row_bytes));
+    // w with x's sign: (w ^ m) - m negates where m is all ones (xor and sub
+    // run on all four of Zen's vector pipes, vpsignb on two).
+    const __m256i signed_w = kNonnegative ? wv : _mm256_sub_epi8(_mm256_xor_si256(wv, negative), negative);
+    acc[c] = _mm256_adds_epi16(acc[c], _mm256_maddubs_epi16(magnitude, signed_w));
+  }
+}
+
+// Row x's 8 sums against 8 transposed columns of `steps` register steps
+// (3-4 operations per 32 multiply-adds; 2 for a ReLU's codes), widened and
+// added exactly at the end.
+template <bool kNonnegative>
+__attribute__((noinline)) __m256i transposed_sums(const int8_t* x, size_t stride,
+                                                  const int8_t* columns, size_t steps) {
+  const size_t row_bytes = steps * kStepDepth;
+  __m256i acc[kHalfColumns];
+#pragma GCC unroll 8
+  for (size_t c = 0; c < kHalfColumns; ++c) acc[c] = _mm256_setzero_si256();
+  // Whole steps in a loop with no branch (a branch there cost the
+  // accumulators their registers), then the row's last codes, masked (zero
+  // pairs add nothing).
+  const size_t whole = stride / kStepDepth < steps ? stride / kStepDepth : steps;
+  for (size_t t = 0; t < whole; ++t) {
+    add_step<kNonnegative>(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + t * kStepDepth)),
+                           columns + t * kStepDepth, row_bytes);
+  }
+  if (whole < steps) {  // stride is a multiple of 4: whole 32-bit lanes
+    const int lanes = static_cast<int>((stride - whole * kStepDepth) / kGroupDepth);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    add_step<kNonnegative>(acc, _mm256_maskload_epi32(reinterpret_cast<const int*>(x + whole * kStepDepth), mask),
+                           columns + whole * kStepDepth, row_bytes);
+  }
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i widened[kHalfColumns];
+#pragma GCC unroll 8
+  for (size_t c = 0; c < kHalfColumns; ++c) widened[c] = _mm256_madd_epi16(acc[c], ones);
+  return sum_each(widened);
+}
+
+// Unshifted sums with 16 lanes for a.rows >= kMinTransposedRows and depths
+// up to kMaxTransposedDepth: each half-block transposed once, then every
+// row through intgemm's loop. The float part is the exact kernels'.
+void transposed_gemm(const GemmArgs& a, size_t first_block, size_t block_count) {
+  const PackedWeights& w = *a.weights;
+  const size_t steps = (w.groups * kGroupDepth + kStepDepth - 1) / kStepDepth;
+  alignas(32) int8_t columns[kHalfColumns * kMaxTransposedDepth];
+  for (size_t b = first_block; b < first_block + block_count; ++b) {
+    for (size_t h = 0; h < 2; ++h) {
+      const size_t n = b * kBlockColumns + h * kHalfColumns;
+      if (n >= w.columns) break;
+      transpose_half(w, b, h, steps, columns);
+      const __m256 w_scale = _mm256_load_ps(w.scale + n);
+      const __m256 bias = _mm256_load_ps(w.bias + n);
+      const size_t count = w.columns - n < kHalfColumns ? w.columns - n : kHalfColumns;
+      for (size_t m = 0; m < a.rows; ++m) {
+        const int8_t* x = a.xq + m * a.xq_stride;
+        const __m256i sum = codes_at_least(x, a.xq_stride, 0)
+                                ? transposed_sums<true>(x, a.xq_stride, columns, steps)
+                                : transposed_sums<false>(x, a.xq_stride, columns, steps);
+        store_dequantized8_avx2(a, m, n, sum, _mm256_setzero_si256(), w_scale, bias, count);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void gemm_marian_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
@@ -85,7 +230,11 @@ void gemm_marian_avx2(const GemmArgs& a, size_t first_block, size_t block_count)
   } else if (a.saturating_lanes == kSsse3Lanes) {
     lane_gemm<kSsse3Lanes>(a, first_block, block_count);
   } else if (a.saturating_lanes == kAvx2Lanes) {
-    lane_gemm<kAvx2Lanes>(a, first_block, block_count);
+    if (a.rows >= kMinTransposedRows && a.weights->groups * kGroupDepth <= kMaxTransposedDepth) {
+      transposed_gemm(a, first_block, block_count);
+    } else {
+      lane_gemm<kAvx2Lanes>(a, first_block, block_count);
+    }
   } else {
     lane_gemm<kAvx512bwLanes>(a, first_block, block_count);
   }
