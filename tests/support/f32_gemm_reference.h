@@ -130,13 +130,31 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
 // all of their values zero (-0 among them), with a NaN input in one
 // variant; finite weights (the kernels' contract), a nonzero bias.
 // Depths around the 8- and 16-lane compares and past a 512-input list,
-// widths around the 4- and 8-block groups.
+// widths around the 4- and 8-block groups; then rows and depths past the
+// x86 kernels' chunks of listed inputs (x86/listed_rows.h: 64 rows, 8,192
+// inputs, in slices past that).
 inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(67);
-  for (size_t m : {1, 3, 9}) {
-    for (size_t k : {1, 7, 8, 15, 16, 17, 33, 515}) {
-      for (size_t n : {1, 16, 17, 100, 130, 260}) {
-        for (int zeros_in_10 : {0, 5, 9, 10}) {
+  struct Shape {
+    size_t m, k;
+    std::vector<size_t> widths;
+    std::vector<int> zeros;
+  };
+  const std::vector<Shape> shapes = {
+      {1, 0, {1, 16, 17, 100, 130, 260}, {0, 5, 9, 10}},
+      {3, 0, {1, 16, 17, 100, 130, 260}, {0, 5, 9, 10}},
+      {9, 0, {1, 16, 17, 100, 130, 260}, {0, 5, 9, 10}},
+      {70, 33, {17, 130}, {0, 9}},     // more rows than a chunk holds
+      {9, 3000, {17, 130}, {0, 9}},    // a few rows per chunk
+      {3, 8195, {17, 130}, {0, 5}},    // two slices of the depth
+  };
+  for (const Shape& shape : shapes) {
+    const size_t m = shape.m;
+    const std::vector<size_t> depths =
+        shape.k != 0 ? std::vector<size_t>{shape.k} : std::vector<size_t>{1, 7, 8, 15, 16, 17, 33, 515};
+    for (size_t k : depths) {
+      for (size_t n : shape.widths) {
+        for (int zeros_in_10 : shape.zeros) {
           for (int variant = 0; variant < 3; ++variant) {
             const bool relu = variant == 1, nan_input = variant == 2;
             CAPTURE(m);
