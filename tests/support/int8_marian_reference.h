@@ -123,6 +123,26 @@ inline void check_marian_kernel(kernels::int8::GemmKernel kernel, const char* na
   }
   CHECK(saturated_cells[0] > 100);  // the inputs above do reach the saturation
   CHECK(saturated_cells[1] > 100);
+  {  // More rows than the AVX2 kernel checks for a sign at a time (1024),
+     // every third one a ReLU's (1024 is not a multiple of 3).
+    const size_t depth = 70, columns = 20, rows = 1030;
+    const QuantizedWeights w = random_int8_weights(rng, columns, depth);
+    std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 1.0f);
+    for (size_t i = 0; i < x.size(); ++i) {
+      if ((i / depth) % 3 == 1 && x[i] < 0.0f) x[i] = 0.0f;
+    }
+    const QuantizedRows xq = reference_quantize_rows(x, rows, depth, kernels::int8::kFullCodes);
+    const TestPack pack(w, nullptr, columns, depth);
+    std::vector<float> y(rows * columns);
+    kernels::int8::GemmArgs args =
+        gemm_args(xq, rows, depth, pack, y.data(), columns, false, kernels::int8::kFullCodes);
+    args.saturating_lanes = kernels::int8::kAvx2Lanes;
+    kernel(args, 0, pack.view.block_count);
+    const std::vector<float> want = reference_marian_gemm(xq, rows, depth, w, nullptr, columns, false,
+                                                          kernels::int8::kAvx2Lanes, 0);
+    CAPTURE(name);
+    CHECK(same_bits(y.data(), want.data(), rows * columns));
+  }
   // Small codes never saturate: the exact reference's bits.
   const size_t depth = 512, columns = 33, rows = 4;
   const QuantizedWeights w = random_int8_weights(rng, columns, depth);

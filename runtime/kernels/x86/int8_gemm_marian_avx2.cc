@@ -196,27 +196,37 @@ __attribute__((noinline)) __m256i transposed_sums(const int8_t* x, size_t stride
   return sum_each(widened);
 }
 
+// Rows whose codes are checked for a sign at a time: 1 KiB of flags.
+constexpr size_t kCheckedRows = 1024;
+
 // Unshifted sums with 16 lanes for a.rows >= kMinTransposedRows and depths
-// up to kMaxTransposedDepth: each half-block transposed once, then every
-// row through intgemm's loop. The float part is the exact kernels'.
+// up to kMaxTransposedDepth: each half-block transposed once per
+// kCheckedRows rows, then every row through intgemm's loop. The float part
+// is the exact kernels'.
 void transposed_gemm(const GemmArgs& a, size_t first_block, size_t block_count) {
   const PackedWeights& w = *a.weights;
   const size_t steps = (w.groups * kGroupDepth + kStepDepth - 1) / kStepDepth;
   alignas(32) int8_t columns[kHalfColumns * kMaxTransposedDepth];
-  for (size_t b = first_block; b < first_block + block_count; ++b) {
-    for (size_t h = 0; h < 2; ++h) {
-      const size_t n = b * kBlockColumns + h * kHalfColumns;
-      if (n >= w.columns) break;
-      transpose_half(w, b, h, steps, columns);
-      const __m256 w_scale = _mm256_load_ps(w.scale + n);
-      const __m256 bias = _mm256_load_ps(w.bias + n);
-      const size_t count = w.columns - n < kHalfColumns ? w.columns - n : kHalfColumns;
-      for (size_t m = 0; m < a.rows; ++m) {
-        const int8_t* x = a.xq + m * a.xq_stride;
-        const __m256i sum = codes_at_least(x, a.xq_stride, 0)
-                                ? transposed_sums<true>(x, a.xq_stride, columns, steps)
-                                : transposed_sums<false>(x, a.xq_stride, columns, steps);
-        store_dequantized8_avx2(a, m, n, sum, _mm256_setzero_si256(), w_scale, bias, count);
+  bool nonnegative[kCheckedRows];
+  for (size_t m0 = 0; m0 < a.rows; m0 += kCheckedRows) {
+    const size_t rows = a.rows - m0 < kCheckedRows ? a.rows - m0 : kCheckedRows;
+    for (size_t r = 0; r < rows; ++r) {
+      nonnegative[r] = codes_at_least(a.xq + (m0 + r) * a.xq_stride, a.xq_stride, 0);
+    }
+    for (size_t b = first_block; b < first_block + block_count; ++b) {
+      for (size_t h = 0; h < 2; ++h) {
+        const size_t n = b * kBlockColumns + h * kHalfColumns;
+        if (n >= w.columns) break;
+        transpose_half(w, b, h, steps, columns);
+        const __m256 w_scale = _mm256_load_ps(w.scale + n);
+        const __m256 bias = _mm256_load_ps(w.bias + n);
+        const size_t count = w.columns - n < kHalfColumns ? w.columns - n : kHalfColumns;
+        for (size_t r = 0; r < rows; ++r) {
+          const int8_t* x = a.xq + (m0 + r) * a.xq_stride;
+          const __m256i sum = nonnegative[r] ? transposed_sums<true>(x, a.xq_stride, columns, steps)
+                                             : transposed_sums<false>(x, a.xq_stride, columns, steps);
+          store_dequantized8_avx2(a, m0 + r, n, sum, _mm256_setzero_si256(), w_scale, bias, count);
+        }
       }
     }
   }
