@@ -131,7 +131,7 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
 // variant; finite weights (the kernels' contract), a nonzero bias.
 // Depths around the 8- and 16-lane compares and past a 512-input list,
 // widths around the 4- and 8-block groups; then rows and depths past the
-// x86 kernels' chunks of listed inputs (x86/listed_rows.h: 64 rows, 8,192
+// x86 kernels' chunks of listed inputs (x86/listed_rows.h: 64 rows, 4,096
 // inputs, in slices past that).
 inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(67);
@@ -146,7 +146,7 @@ inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
       {9, 0, {1, 16, 17, 100, 130, 260}, {0, 5, 9, 10}},
       {70, 33, {17, 130}, {0, 9}},     // more rows than a chunk holds
       {9, 3000, {17, 130}, {0, 9}},    // a few rows per chunk
-      {3, 8195, {17, 130}, {0, 5}},    // two slices of the depth
+      {3, 8195, {17, 130}, {0, 5}},    // three slices of the depth
   };
   for (const Shape& shape : shapes) {
     const size_t m = shape.m;

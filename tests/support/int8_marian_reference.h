@@ -71,7 +71,7 @@ inline void check_marian_kernel(kernels::int8::GemmKernel kernel, const char* na
   for (int32_t lanes : {kernels::int8::kSsse3Lanes, kernels::int8::kAvx2Lanes,
                         kernels::int8::kAvx512bwLanes}) {
     for (int32_t shift : {0, 127}) {
-      for (size_t depth : {size_t{4}, size_t{62}, size_t{256}, size_t{1536}, size_t{2053}}) {
+      for (size_t depth : {size_t{4}, size_t{62}, size_t{256}, size_t{1000}, size_t{1536}, size_t{2053}}) {
         for (size_t columns : {size_t{1}, size_t{17}, size_t{40}, size_t{70}}) {
           const size_t rows = columns % 2 == 0 ? 5 : 3;
           std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 1.0f);

@@ -88,8 +88,9 @@ void lane_gemm(const GemmArgs& a, size_t first_block, size_t block_count) {
 // weights (below).
 constexpr size_t kStepDepth = 32;   // depths per register step (2 · 16 lanes)
 constexpr size_t kHalfColumns = 8;  // columns per half-block, one accumulator each
-// Deepest product transposed: 8 columns × 4096 depths, 32 KiB of stack.
-constexpr size_t kMaxTransposedDepth = 4096;
+// Deepest product transposed: 8 columns × 2048 depths, 16 KiB of stack (as
+// much as any kernel here takes); deeper ones run one row at a time.
+constexpr size_t kMaxTransposedDepth = 2048;
 // Fewest rows worth the transposition, which costs about two rows' steps
 // (BM_MarianInt8Gemm).
 constexpr size_t kMinTransposedRows = 4;

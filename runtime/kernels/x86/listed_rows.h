@@ -18,8 +18,9 @@
 
 namespace edgemt::kernels::x86 {
 
-// Listed positions per chunk: 32 KiB of stack.
-constexpr size_t kListedPerChunk = 8192;
+// Listed positions per chunk: 16 KiB of stack (as much as any kernel here
+// takes, so that threads with small stacks run them).
+constexpr size_t kListedPerChunk = 4096;
 constexpr size_t kRowsPerChunk = 64;
 
 // Where a row group's sums start and what it does with them at its end.
