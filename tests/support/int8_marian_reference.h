@@ -61,6 +61,20 @@ inline std::vector<float> reference_marian_gemm(const QuantizedRows& x, size_t r
   return y;
 }
 
+// y [rows, columns] of `kernel` with AVX2's 16 saturating lanes, unshifted,
+// without bias or ReLU.
+inline std::vector<float> run_avx2_lanes(kernels::int8::GemmKernel kernel, const QuantizedRows& xq,
+                                         size_t rows, size_t depth, const QuantizedWeights& w,
+                                         size_t columns) {
+  const TestPack pack(w, nullptr, columns, depth);
+  std::vector<float> y(rows * columns);
+  kernels::int8::GemmArgs args =
+      gemm_args(xq, rows, depth, pack, y.data(), columns, false, kernels::int8::kFullCodes);
+  args.saturating_lanes = kernels::int8::kAvx2Lanes;
+  kernel(args, 0, pack.view.block_count);
+  return y;
+}
+
 // Weights whose sign follows x's row 0 in long runs, so that lanes keep
 // growing one way and saturate; row 1 row 0's ReLU (no negative code), the
 // other rows random. 3 and 5 rows: a kernel's tiles of 1, 2 and 4 rows, and
@@ -132,12 +146,7 @@ inline void check_marian_kernel(kernels::int8::GemmKernel kernel, const char* na
       if ((i / depth) % 3 == 1 && x[i] < 0.0f) x[i] = 0.0f;
     }
     const QuantizedRows xq = reference_quantize_rows(x, rows, depth, kernels::int8::kFullCodes);
-    const TestPack pack(w, nullptr, columns, depth);
-    std::vector<float> y(rows * columns);
-    kernels::int8::GemmArgs args =
-        gemm_args(xq, rows, depth, pack, y.data(), columns, false, kernels::int8::kFullCodes);
-    args.saturating_lanes = kernels::int8::kAvx2Lanes;
-    kernel(args, 0, pack.view.block_count);
+    const std::vector<float> y = run_avx2_lanes(kernel, xq, rows, depth, w, columns);
     const std::vector<float> want = reference_marian_gemm(xq, rows, depth, w, nullptr, columns, false,
                                                           kernels::int8::kAvx2Lanes, 0);
     CAPTURE(name);
@@ -149,12 +158,7 @@ inline void check_marian_kernel(kernels::int8::GemmKernel kernel, const char* na
   std::vector<float> x = rng.normal_vector(rows * depth, 0.0f, 1.0f);
   QuantizedRows xq = reference_quantize_rows(x, rows, depth, kernels::int8::kFullCodes);
   for (int8_t& q : xq.q) q = static_cast<int8_t>(q / 16);  // |x| <= 7: a lane stays below 32767
-  const TestPack pack(w, nullptr, columns, depth);
-  std::vector<float> y(rows * columns);
-  kernels::int8::GemmArgs args =
-      gemm_args(xq, rows, depth, pack, y.data(), columns, false, kernels::int8::kFullCodes);
-  args.saturating_lanes = kernels::int8::kAvx2Lanes;
-  kernel(args, 0, pack.view.block_count);
+  const std::vector<float> y = run_avx2_lanes(kernel, xq, rows, depth, w, columns);
   const std::vector<float> exact =
       reference_int8_gemm(xq, rows, depth, w.q, w.scale, nullptr, columns, false);
   CAPTURE(name);
