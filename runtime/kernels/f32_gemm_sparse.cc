@@ -1,6 +1,7 @@
 #include "kernels/f32_gemm_sparse.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace edgemt::kernels::f32 {
 
@@ -17,7 +18,16 @@ size_t count_nonzeros(const float* x, size_t rows, size_t stride, size_t depth, 
   size_t count = 0;
   for (size_t m = 0; m < rows; ++m) {
     const float* row = x + m * stride;
-    for (size_t k = 0; k < depth; ++k) count += row[k] == 0.0f ? 0 : 1;
+    // Eight running counts that compilers turn into vector compares (x86's
+    // baseline SSE2 included: a quarter of the scalar loop's time, which was
+    // 1% of an fp32 student's batch-32 run); != is true for NaN.
+    uint32_t lanes[8] = {};
+    size_t k = 0;
+    for (; k + 8 <= depth; k += 8) {
+      for (size_t j = 0; j < 8; ++j) lanes[j] += row[k + j] != 0.0f ? 1u : 0u;
+    }
+    for (; k < depth; ++k) count += row[k] != 0.0f ? 1 : 0;
+    for (uint32_t lane : lanes) count += lane;
     if (count > limit) return limit + 1;
   }
   return count;

@@ -40,6 +40,16 @@ TEST_CASE("kernels/f32_gemm_sparse: count_nonzeros counts NaN, not -0, and stops
   CHECK(count_nonzeros(x.data(), 2, 7, 5, 3) == 4);  // limit + 1
   CHECK(count_nonzeros(x.data(), 2, 7, 5, 1) == 2);  // after the first row
   CHECK(count_nonzeros(x.data(), 0, 7, 5, 0) == 0);
+  // Rows of 19: two runs of 8 and 3 more, NaN, inf and -0 in each part.
+  std::vector<float> long_rows(2 * 19, 0.0f);
+  for (size_t i : {0, 5, 9, 17, 19 + 7, 19 + 8, 19 + 15, 19 + 18}) long_rows[i] = 1.5f;
+  long_rows[3] = NAN;
+  long_rows[12] = -INFINITY;
+  long_rows[19 + 2] = -0.0f;
+  long_rows[19 + 16] = NAN;
+  CHECK(count_nonzeros(long_rows.data(), 1, 19, 19, 100) == 6);
+  CHECK(count_nonzeros(long_rows.data(), 2, 19, 19, 100) == 11);
+  CHECK(count_nonzeros(long_rows.data(), 2, 19, 18, 100) == 10);  // not the rows' last values
 }
 
 TEST_CASE("kernels/f32_gemm_sparse: has_non_finite_values finds inf and NaN only") {
