@@ -1,7 +1,7 @@
 // Building blocks of the AVX2 kernels that must give the portable kernels'
 // bits (internal header; include only from files compiled with -mavx2):
 // exp_f32 on 8 lanes, partial loads of a row's tail, the eight-lane max and
-// sums of kernels/reduce.h. The eight lanes of kernels/reduce.h are one
+// sums of kernels/reduce.h, an 8 × 8 transpose of 32-bit words. The eight lanes of kernels/reduce.h are one
 // 256-bit register here: element i adds into lane i % 8 as in the portable
 // loops.
 #pragma once
@@ -113,6 +113,27 @@ inline float row_max(const float* x, size_t n) {
   float m = lanes[0];
   for (size_t l = 1; l < detail::kLanes; ++l) m = lanes[l] > m ? lanes[l] : m;
   return m;
+}
+
+// r[i] = row i (8 words) -> r[k] = column k: pairs, then quads, then the
+// two 128-bit halves. It only moves 32-bit words (floats or not, the same
+// bits). `static`: files compiled for AVX-512 include this header too.
+static inline void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x20);
+    r[j + 4] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x31);
+  }
 }
 
 // The eight per-key sums of lane sums, combined as detail::combine_lanes

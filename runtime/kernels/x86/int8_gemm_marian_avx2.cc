@@ -29,6 +29,7 @@
 
 #include "kernels/int8_gemm_marian.h"
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/avx2_math.h"
 #include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/int8_epilogue_avx2.h"
 
@@ -95,28 +96,6 @@ constexpr size_t kMaxTransposedDepth = 2048;
 // (BM_MarianInt8Gemm).
 constexpr size_t kMinTransposedRows = 4;
 
-// v[c] (32-bit elements) of 8 registers as columns: v[c][q] <- v[q][c].
-inline void transpose8x8_epi32(__m256i (&v)[8]) {
-  __m256i t[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
-  }
-  __m256i u[8];
-  for (int i = 0; i < 2; ++i) {
-    for (int j = 0; j < 2; ++j) {
-      u[4 * i + 2 * j] = _mm256_unpacklo_epi64(t[4 * i + j], t[4 * i + 2 + j]);
-      u[4 * i + 2 * j + 1] = _mm256_unpackhi_epi64(t[4 * i + j], t[4 * i + 2 + j]);
-    }
-  }
-  // u[0..3]: columns 0, 1, 2, 3 of rows 0-3 (low half) and 4-7 of rows 0-3
-  // (high half); u[4..7] the same of rows 4-7.
-  for (int c = 0; c < 4; ++c) {
-    v[c] = _mm256_permute2x128_si256(u[c], u[4 + c], 0x20);
-    v[4 + c] = _mm256_permute2x128_si256(u[c], u[4 + c], 0x31);
-  }
-}
-
 // Half h of block b (8 columns) as 8 rows of steps · 32 depths, zero past
 // the pack's groups: out[c · steps · 32 + k] = w[column c][k]. Group g of
 // the half holds column c's depths 4g..4g+3 at bytes 4c, so 8 groups
@@ -125,15 +104,15 @@ void transpose_half(const PackedWeights& w, size_t b, size_t h, size_t steps, in
   const int8_t* half = w.blocks + b * w.groups * kGroupBytes + 32 * h;
   const size_t row_bytes = steps * kStepDepth;
   for (size_t t = 0; t < steps; ++t) {
-    __m256i v[8];
+    __m256 v[8];  // 32-bit words moved, not computed on
     for (size_t q = 0; q < 8; ++q) {
       const size_t g = 8 * t + q;
-      v[q] = g < w.groups ? _mm256_load_si256(reinterpret_cast<const __m256i*>(half + g * kGroupBytes))
-                          : _mm256_setzero_si256();
+      v[q] = g < w.groups ? _mm256_load_ps(reinterpret_cast<const float*>(half + g * kGroupBytes))
+                          : _mm256_setzero_ps();
     }
-    transpose8x8_epi32(v);
+    avx2::transpose8(v);
     for (size_t c = 0; c < kHalfColumns; ++c) {
-      _mm256_store_si256(reinterpret_cast<__m256i*>(out + c * row_bytes + t * kStepDepth), v[c]);
+      _mm256_store_ps(reinterpret_cast<float*>(out + c * row_bytes + t * kStepDepth), v[c]);
     }
   }
 }

@@ -9,32 +9,10 @@
 
 #include "kernels/f32_gemm.h"
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/avx2_math.h"
 #include "kernels/x86/pack_tails.h"
 
 namespace edgemt::kernels {
-namespace {
-
-// r[i] = row i (8 floats) -> r[k] = column k: pairs, then quads, then the
-// two 128-bit halves.
-void transpose8(__m256 r[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int j = 0; j < 4; ++j) {
-    r[j] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x20);
-    r[j + 4] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x31);
-  }
-}
-
-}  // namespace
 
 namespace f32 {
 
@@ -45,7 +23,7 @@ void pack_rows_block_avx2(const float* const* lanes, size_t depth, float* block)
     for (size_t half = 0; half < 2; ++half) {  // columns 0-7, then 8-15
       __m256 r[8];
       for (size_t c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(lanes[half * 8 + c] + k);
-      transpose8(r);
+      avx2::transpose8(r);
       for (size_t i = 0; i < kSteps; ++i) _mm256_storeu_ps(block + (k + i) * kBlockColumns + half * 8, r[i]);
     }
   }
@@ -77,7 +55,7 @@ void pack_groups_avx2(const int8_t* rows, size_t depth, size_t groups, int8_t* o
         const int8_t* from = rows + (half * 8 + c) * depth + g * kGroupDepth;
         r[c] = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
       }
-      transpose8(r);
+      avx2::transpose8(r);
       for (size_t i = 0; i < kWords; ++i) {
         int8_t* to = out + (g + i) * kGroupBytes + half * 8 * kGroupDepth;
         const __m256i words = _mm256_castps_si256(r[i]);
