@@ -25,8 +25,7 @@ void swish_avx2(float* x, size_t n) {
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, swish8(_mm256_loadu_ps(x + i)));
   if (i < n) {
     // The tail's missing lanes load +0 (swish(0) = 0) and are not stored.
-    const __m256i mask = avx2::tail_mask(n - i);
-    _mm256_maskstore_ps(x + i, mask, swish8(_mm256_maskload_ps(x + i, mask)));
+    avx2::store_first(x + i, n - i, swish8(_mm256_maskload_ps(x + i, avx2::tail_mask(n - i))));
   }
 }
 

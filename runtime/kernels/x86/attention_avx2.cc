@@ -21,16 +21,8 @@ using avx2::exp8;
 using avx2::kNegInf;
 using avx2::load_or_fill;
 using avx2::row_max;
+using avx2::store_first;
 using avx2::tail_mask;
-
-// Stores the first min(count, 8) lanes of v at x.
-inline void store_first(float* x, size_t count, __m256 v) {
-  if (count >= 8) {
-    _mm256_storeu_ps(x, v);
-  } else {
-    _mm256_maskstore_ps(x, tail_mask(count), v);
-  }
-}
 
 // kernels::softmax (softmax.cc) in the same order: the eight-lane max, e^(x -
 // max) stored, summed in blocks of detail::kBlock over eight lanes, scaled by

@@ -78,8 +78,8 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const char* prefetch) {
         _mm256_storeu_ps(y, acc[r][j][0]);
         _mm256_storeu_ps(y + 8, acc[r][j][1]);
       } else {
-        _mm256_maskstore_ps(y, avx2::tail_mask(width), acc[r][j][0]);
-        if (width > 8) _mm256_maskstore_ps(y + 8, avx2::tail_mask(width - 8), acc[r][j][1]);
+        avx2::store_first(y, width, acc[r][j][0]);
+        if (width > 8) avx2::store_first(y + 8, width - 8, acc[r][j][1]);
       }
     }
   }

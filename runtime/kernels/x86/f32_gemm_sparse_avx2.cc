@@ -62,7 +62,7 @@ void row_group(const GemmArgs& a, size_t m, size_t b0, const uint32_t* list, siz
       if (width >= kBlockColumns) {
         _mm256_storeu_ps(y + n, v);
       } else if (width > 8 * h) {
-        _mm256_maskstore_ps(y + n, avx2::tail_mask(width - 8 * h), v);
+        avx2::store_first(y + n, width - 8 * h, v);
       }
     }
   }

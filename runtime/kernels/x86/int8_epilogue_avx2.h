@@ -18,19 +18,9 @@
 #include <cstdint>
 
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/avx2_math.h"
 
 namespace edgemt::kernels::int8 {
-
-// Stores the first `count` (0..8) lanes of v.
-static inline void store_partial_avx2(float* out, __m256 v, size_t count) {
-  if (count >= 8) {
-    _mm256_storeu_ps(out, v);
-  } else if (count > 0) {
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lane);
-    _mm256_maskstore_ps(out, mask, v);
-  }
-}
 
 // One row's 8 columns from n: y = float(sum - correction) · (x_scale · w_scale)
 // + bias (ReLU if asked), the first `count` of them stored.
@@ -41,7 +31,7 @@ static inline void store_dequantized8_avx2(const GemmArgs& a, size_t m, size_t n
   const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(a.x_scale[m]), w_scale);
   __m256 y = _mm256_add_ps(_mm256_mul_ps(exact, scale), bias);
   if (a.relu) y = _mm256_max_ps(y, _mm256_setzero_ps());  // NaN -> 0, -0 -> +0, as portable
-  store_partial_avx2(a.y + m * a.y_stride + n, y, count);
+  avx2::store_first(a.y + m * a.y_stride + n, count, y);
 }
 
 template <int MR, int NB>

@@ -25,20 +25,12 @@ namespace edgemt::kernels {
 namespace {
 
 using avx2::combine;
+using avx2::store_first;
 using avx2::tail_mask;
 
 // x[0..count) (count <= 8 used), +0 past it.
 inline __m256 load_or_zero(const float* x, size_t count) {
   return count >= 8 ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, tail_mask(count));
-}
-
-// Stores the first min(count, 8) lanes of v.
-inline void store_first(float* y, size_t count, __m256 v) {
-  if (count >= 8) {
-    _mm256_storeu_ps(y, v);
-  } else {
-    _mm256_maskstore_ps(y, tail_mask(count), v);
-  }
 }
 
 // layer_norm.cc's normalize_row on kRows rows of `dim` floats at once (x, y:
