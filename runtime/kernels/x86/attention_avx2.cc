@@ -106,15 +106,22 @@ void scaled_dot_product_attention_avx2(const AttentionShape& shape, const float*
   auto value = [&](size_t j) { return v + (rows ? rows[j] : j * shape.v_stride); };
   const __m256 scale = _mm256_set1_ps(shape.scale);
   const __m256 zero = _mm256_setzero_ps();
+  // The keys query row i sees: all, or with `causal` those up to its
+  // position.
+  auto visible_keys = [&](size_t i) {
+    const size_t last = shape.query_offset + i + 1;
+    return shape.causal && last < shape.key_len ? last : shape.key_len;
+  };
+  // Three passes over the rows (scores, softmax, weighted sums), not one
+  // row at a time: a row's softmax is a chain of dependent steps (max,
+  // exponentials, sum, reciprocal), and in a pass of softmaxes alone the
+  // CPU runs several rows' chains at once (BM_Attention, AVX2 kernel, Zen 4:
+  // Tq 15 Tk 15 head_dim 32 1371 -> 1112 ns; Tq 1 unchanged).
   for (size_t i = 0; i < shape.query_len; ++i) {
     const float* qi = q + i * shape.q_stride;
     float* p = probs + i * shape.key_len;
     float* o = out + i * shape.out_stride;
-    size_t visible = shape.key_len;
-    if (shape.causal) {
-      const size_t last = shape.query_offset + i + 1;
-      if (last < visible) visible = last;
-    }
+    const size_t visible = visible_keys(i);
     // o = q·scale (scratch), then the scores, as the portable kernel.
     for (size_t c = 0; c < head_dim; c += 8) {
       store_first(o + c, head_dim - c, _mm256_mul_ps(load_or_fill(qi + c, head_dim - c, zero), scale));
@@ -126,7 +133,12 @@ void scaled_dot_product_attention_avx2(const AttentionShape& shape, const float*
       dots(o, keys, count, head_dim, p + j);
     }
     for (size_t j = visible; j < shape.key_len; ++j) p[j] = 0.0f;
-    softmax_row(p, visible);
+  }
+  for (size_t i = 0; i < shape.query_len; ++i) softmax_row(probs + i * shape.key_len, visible_keys(i));
+  for (size_t i = 0; i < shape.query_len; ++i) {
+    float* p = probs + i * shape.key_len;
+    float* o = out + i * shape.out_stride;
+    const size_t visible = visible_keys(i);
     // o[d] = sum_j p[j]·v_j[d], keys added in order from 0 (the portable
     // accumulate4/accumulate1 round the same: one add per key); 64 output
     // elements (eight registers) at a time.
