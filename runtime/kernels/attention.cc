@@ -33,35 +33,41 @@ void accumulate1(float p0, const float* __restrict v0, size_t n, float* __restri
 void scaled_dot_product_attention_portable(const AttentionShape& shape, const float* q, const float* k,
                                   const float* v, float* probs, float* out) {
   const size_t head_dim = shape.head_dim;
+  const size_t* rows = shape.key_offsets;
+  // Keys query row i sees: [0, visible_keys(i)).
+  auto visible_keys = [&](size_t i) {
+    const size_t last = shape.query_offset + i + 1;
+    return shape.causal && last < shape.key_len ? last : shape.key_len;
+  };
+  // Three passes over the rows (scores, softmax, weighted sums), not one
+  // row at a time: a row's softmax is a chain of dependent steps, and in a
+  // pass of softmaxes alone the CPU overlaps several rows' chains (the AVX2
+  // kernel's BM_Attention Tq 15 Tk 15 head_dim 32: 1371 -> 1112 ns).
   for (size_t i = 0; i < shape.query_len; ++i) {
     const float* __restrict qi = q + i * shape.q_stride;  // [head_dim]
     float* __restrict p = probs + i * shape.key_len;      // [key_len]
     float* __restrict o = out + i * shape.out_stride;     // [head_dim]
-
-    // Keys this query sees: [0, visible).
-    size_t visible = shape.key_len;
-    if (shape.causal) {
-      const size_t last = shape.query_offset + i + 1;
-      if (last < visible) visible = last;
-    }
+    const size_t visible = visible_keys(i);
 
     // The output row doubles as scratch for q·scale (scaling q first, as
     // PyTorch's attention does, rounds differently from scaling the scores).
     for (size_t d = 0; d < head_dim; ++d) o[d] = qi[d] * shape.scale;
 
-    // scores[j] = (q·scale)·k_j, then probabilities over the visible keys;
-    // masked keys get exactly 0 (softmax of -inf).
-    const size_t* rows = shape.key_offsets;
+    // scores[j] = (q·scale)·k_j; masked keys get exactly 0 (softmax of -inf).
     for (size_t j = 0; j < visible; ++j) {
       p[j] = detail::dot(o, k + (rows ? rows[j] : j * shape.k_stride), head_dim);
     }
     for (size_t j = visible; j < shape.key_len; ++j) p[j] = 0.0f;
-    softmax(p, visible);
-
+  }
+  for (size_t i = 0; i < shape.query_len; ++i) softmax(probs + i * shape.key_len, visible_keys(i));
+  auto value = [&](size_t j) { return v + (rows ? rows[j] : j * shape.v_stride); };
+  for (size_t i = 0; i < shape.query_len; ++i) {
+    const float* __restrict p = probs + i * shape.key_len;  // [key_len]
+    float* __restrict o = out + i * shape.out_stride;       // [head_dim]
+    const size_t visible = visible_keys(i);
     // out = probs · v, in key order (deterministic); a query that sees no
     // key keeps the all-zero row.
     for (size_t d = 0; d < head_dim; ++d) o[d] = 0.0f;
-    auto value = [&](size_t j) { return v + (rows ? rows[j] : j * shape.v_stride); };
     size_t j = 0;
     for (; j + 4 <= visible; j += 4) {
       accumulate4(p + j, value(j), value(j + 1), value(j + 2), value(j + 3), head_dim, o);
