@@ -20,7 +20,7 @@ process (start and model load included: printed apart, from an empty input).
     compare.py --folder FOLDER --source FILE --cli build/edgemt --convert
                tools/edgemt-convert --work DIR [--shortlist lex.bin]
                [--max-length-factor F] [--sort-by-length] [--bergamot]
-               [--avx2-only | --avx-vnni-only | --avx512bw-only]
+               [--avx2-only | --avx-vnni-only | --avx512bw-only] [--encoder-split]
 FOLDER holds a float32 model (one *.npz, training's *.optimizer.npz aside),
 optionally marian-conv's intgemm8 .bin (model*intgemm8*.bin without
 "alphas": pymarian reads upstream's intgemm8, not browsermt's; for Firefox's
@@ -53,6 +53,11 @@ Marian gives there. The table's runs keep edgemt's exact sums.
 The table's edgemt/Marian counts edgemt's process start and model load
 (an empty input's run, best of 3) and Marian's translate() calls only;
 the column beside it takes edgemt's start and load out too.
+--encoder-split: at batch 32, each cell is also run with outputs cut to
+one target token (Marian --max-length-factor 0.001, edgemt --max-len-a 0
+--max-len-b 1), best of --rounds: the encoders and one decoder step, and
+by difference the rest of the decoding, each engine's and their ratio.
+Whole-run ratios lie between the two parts' (weighted by Marian's time).
 """
 
 import argparse
@@ -159,15 +164,18 @@ def folder_files(folder: str) -> dict:
     return {role: name for role, name in files.items() if name is not None}
 
 
-def marian_run(args, model: str, lines, batch: int):
-    """(seconds translating, outputs) of pymarian.Translator, 1 thread."""
+def marian_run(args, model: str, lines, batch: int, one_token: bool = False):
+    """(seconds translating, outputs) of pymarian.Translator, 1 thread;
+    with one_token, outputs of one target token (--encoder-split)."""
     import pymarian  # the venv's; imported here so --help needs nothing
     vocabs = f"{args.paths['source_vocab']} {args.paths['target_vocab']}"
     options = (f"-m {model} -v {vocabs} --cpu-threads 1 --mini-batch {batch} "
                f"--maxi-batch 1 --workspace 256 --quiet --quiet-translation --beam-size 1")
     if args.shortlist:
         options += f" --shortlist {args.shortlist} 0"
-    if args.max_length_factor:
+    if one_token:
+        options += " --max-length-factor 0.001"
+    elif args.max_length_factor:
         options += f" --max-length-factor {args.max_length_factor}"
     translator = pymarian.Translator(options)
     translator.translate(lines[:4])  # warm up
@@ -176,12 +184,15 @@ def marian_run(args, model: str, lines, batch: int):
     return time.perf_counter() - start, outputs
 
 
-def edgemt_run(args, model: str, source: str, batch: int, *extra: str):
-    """(seconds of the whole `edgemt translate` process, outputs)."""
+def edgemt_run(args, model: str, source: str, batch: int, *extra: str, one_token: bool = False):
+    """(seconds of the whole `edgemt translate` process, outputs); with
+    one_token, outputs of one target token (--encoder-split)."""
     command = [args.cli, "translate", "-m", model, "-i", source, "--beam", "1", "--batch",
                str(batch), "--threads", "1", "--no-split-sentences", "--length-penalty", "0",
                "--no-progress", *extra]
-    if args.max_length_factor:
+    if one_token:
+        command += ["--max-len-a", "0", "--max-len-b", "1"]
+    elif args.max_length_factor:
         command += ["--max-len-a", str(args.max_length_factor), "--max-len-b", "0"]
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, check=True)
@@ -248,6 +259,28 @@ def bergamot_lines(best: dict, lines) -> list:
     return out
 
 
+def encoder_split_lines(args, cells, lines, source, best_marian, best, startups) -> list:
+    """--encoder-split: each cell at batch 32 with one target token, and by
+    difference the rest of the decoding, Marian's and edgemt's (edgemt
+    without its start and load)."""
+    out = [f"--encoder-split: batch 32, outputs cut to one target token (the encoders and "
+           f"one decoder step), best of {args.rounds}, and the rest of the decoding by "
+           f"difference; seconds Marian / edgemt (without its start and load), edgemt / Marian:"]
+    for dtype, marian_model, edgemt_model in cells:
+        marian_one = edgemt_one = float("inf")
+        for _ in range(args.rounds):
+            marian_one = min(marian_one, marian_run(args, marian_model, lines, 32, True)[0])
+            edgemt_one = min(edgemt_one, edgemt_run(args, edgemt_model, source, 32,
+                                                    one_token=True)[0])
+        edgemt_one -= startups[edgemt_model]
+        marian_rest = best_marian[dtype] - marian_one
+        edgemt_rest = best[dtype, 32] - startups[edgemt_model] - edgemt_one
+        out.append(f"  {dtype:<14} one token {marian_one:6.2f} / {edgemt_one:5.2f} s "
+                   f"{marian_one / max(edgemt_one, 1e-9):5.2f}x;  the rest {marian_rest:6.2f} / "
+                   f"{edgemt_rest:5.2f} s {marian_rest / max(edgemt_rest, 1e-9):5.2f}x")
+    return out
+
+
 def bergamot_rate(name: str) -> float:
     return BERGAMOT_SOURCE_TOKENS / BERGAMOT_SECONDS[name]
 
@@ -266,6 +299,7 @@ def main() -> int:
     parser.add_argument("--max-length-factor", type=float)
     parser.add_argument("--sort-by-length", action="store_true")
     parser.add_argument("--bergamot", action="store_true")
+    parser.add_argument("--encoder-split", action="store_true")
     add_kernel_modes(parser)
     args = parser.parse_args()
     mode = apply_kernel_mode(args, "compare.py")  # before pymarian is imported
@@ -308,7 +342,7 @@ def main() -> int:
           f"{'edgemt/':>9}{'no load':>9}{'identical':>11}")
     print(f"{'':<24}{'sent/s':>8}{'sent/s':>8}{'src w/s':>9}{'src w/s':>9}{'out w/s':>9}"
           f"{'Marian':>9}{'':>9}{'lines':>11}")
-    best, notes, sums_notes = {}, [], []
+    best, best_marian_32, notes, sums_notes = {}, {}, [], []
     sums = intgemm_sums()  # Marian's here (after KERNEL_MODES set INTGEMM_CPUID)
     for dtype, marian_model, edgemt_model in cells:
         for batch in (1, 32):
@@ -325,6 +359,8 @@ def main() -> int:
                                                    "--marian-int8-sums", sums)
                     best_sums = min(best_sums, seconds)
             best[dtype, batch] = best_edgemt
+            if batch == 32:
+                best_marian_32[dtype] = best_marian
             same = sum(a == b for a, b in zip(marian_out, edgemt_out))
             print(f"{dtype + ' batch ' + str(batch):<24}{len(lines) / best_marian:>8.1f}"
                   f"{len(lines) / best_edgemt:>8.1f}{words(lines) / best_marian:>9.0f}"
@@ -349,6 +385,9 @@ def main() -> int:
     print("edgemt's times include its process start and model load (an empty input, best of 3: "
           + ", ".join(f"{dtype} {1000 * startups[model]:.0f} ms" for dtype, _, model in cells)
           + "; 'no load' takes it out); Marian's exclude its load")
+    if args.encoder_split:
+        print("\n".join(encoder_split_lines(args, cells, lines, source, best_marian_32, best,
+                                             startups)))
     if args.bergamot:
         print("\n".join(bergamot_lines(best, lines)))
     print(f"compare.py: {time.perf_counter() - started:.0f} s, best of {args.rounds} rounds")
