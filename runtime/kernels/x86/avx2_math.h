@@ -1,9 +1,9 @@
 // Building blocks of the AVX2 kernels that must give the portable kernels'
 // bits (internal header; include only from files compiled with -mavx2):
-// exp_f32 on 8 lanes, partial loads and stores of a row's tail, the eight-lane max and
-// sums of kernels/reduce.h, an 8 × 8 transpose of 32-bit words. The eight lanes of kernels/reduce.h are one
-// 256-bit register here: element i adds into lane i % 8 as in the portable
-// loops.
+// exp_f32 on 8 lanes, partial loads and stores of a row's tail, the
+// eight-lane max and sums of kernels/reduce.h, an 8 × 8 transpose of 32-bit
+// words. The eight lanes of kernels/reduce.h are one 256-bit register here:
+// element i adds into lane i % 8 as in the portable loops.
 #pragma once
 
 // GCC 12's avx512fintrin.h initializes its "undefined" vectors from
