@@ -26,8 +26,8 @@ void row_group(const GemmArgs& a, size_t m, size_t b0, const uint32_t* list, siz
   const float* block = w.blocks + b0 * step;
   float* y = a.y + m * a.y_stride + b0 * kBlockColumns;
   // Columns of each block half that exist (y has no others): whole blocks
-  // load and store plainly (masked stores are slow on AMD), the last one
-  // through masks.
+  // load and store plainly, the last one through a masked load and
+  // avx2::store_first (vmaskmovps stores are slow on AMD).
   __m256 acc[kBlocks][2];
   for (size_t j = 0; j < kBlocks; ++j) {
     const size_t width = w.columns - (b0 + j) * kBlockColumns;

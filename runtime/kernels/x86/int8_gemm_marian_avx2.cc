@@ -164,8 +164,7 @@ __attribute__((noinline)) __m256i transposed_sums(const int8_t* x, size_t stride
                            columns + t * kStepDepth, row_bytes);
   }
   if (whole < steps) {  // stride is a multiple of 4: whole 32-bit lanes
-    const int lanes = static_cast<int>((stride - whole * kStepDepth) / kGroupDepth);
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i mask = avx2::tail_mask((stride - whole * kStepDepth) / kGroupDepth);
     add_step<kNonnegative>(acc, _mm256_maskload_epi32(reinterpret_cast<const int*>(x + whole * kStepDepth), mask),
                            columns + whole * kStepDepth, row_bytes);
   }
