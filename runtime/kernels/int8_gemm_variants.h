@@ -157,6 +157,10 @@ inline void dequantize_row(const GemmArgs& a, size_t m, size_t n0, const int32_t
 #if defined(__x86_64__)
 void gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx2_vpsignb(const GemmArgs& args, size_t first_block, size_t block_count);
+// Their full codes (x86/int8_full_codes_avx2.cc): with the xor/sub sign step
+// and with vpsignb.
+void gemm_full_codes_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
+void gemm_full_codes_avx2_vpsignb(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx512bw(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx_vnni(const GemmArgs& args, size_t first_block, size_t block_count);

@@ -406,7 +406,7 @@ void gemm_shapes(benchmark::internal::Benchmark* b, bool with_kernel_arg) {
 void time_int8_gemm(benchmark::State& state, const edgemt::kernels::int8::GemmVariant& variant,
                     edgemt::kernels::int8::GemmKernel kernel, int32_t code_limit,
                     uint32_t nonzero = 100, int32_t sum_shift = 0, int32_t saturating_lanes = 0,
-                    bool relu_input = false) {
+                    bool relu_input = false, bool outliers = false) {
   namespace q8 = edgemt::kernels::int8;
   const size_t m = static_cast<size_t>(state.range(0));
   const size_t k = static_cast<size_t>(state.range(1));
@@ -429,6 +429,9 @@ void time_int8_gemm(benchmark::State& state, const edgemt::kernels::int8::GemmVa
   }
   if (relu_input) {
     for (float& v : x) v = v > 0.0f ? v : 0.0f;
+  }
+  if (outliers) {  // one value of 4.5 per row sets its range
+    for (size_t r = 0; r < m; ++r) x[r * k + (r * 7) % k] = 4.5f;
   }
   std::vector<int8_t> xq(m * q8::padded_depth(k));
   std::vector<float> x_scale(m), y(m * n);
@@ -465,6 +468,27 @@ void BM_Int8GemmFullCodes(benchmark::State& state) {
   run_int8_gemm(state, edgemt::kernels::int8::kFullCodes);
 }
 BENCHMARK(BM_Int8GemmFullCodes)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, true); });
+// Full codes of layer-normalized rows: normal values, one of 4.5 per row
+// (its max): codes mostly within ±64, 2% beyond, as in a Marian student's
+// encoder (the AVX2 kernel's split tiles). M 320: an encoder's batch.
+void BM_Int8GemmNormalizedCodes(benchmark::State& state) {
+  namespace q8 = edgemt::kernels::int8;
+  q8::GemmVariant kernels[8];
+  const size_t count = q8::available_gemm_kernels(kernels, 8);
+  const q8::GemmVariant kernel = kernels[static_cast<size_t>(state.range(3)) % count];
+  time_int8_gemm(state, kernel, kernel.kernel, q8::kFullCodes, 100, 0, 0, false, true);
+}
+BENCHMARK(BM_Int8GemmNormalizedCodes)
+    ->ArgNames({"M", "K", "N", "kernel"})
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      edgemt::kernels::int8::GemmVariant kernels[8];
+      const size_t count = edgemt::kernels::int8::available_gemm_kernels(kernels, 8);
+      for (int64_t m : {1, 4, 16, 32, 320}) {
+        for (auto [k, n] : {std::pair<int64_t, int64_t>{256, 768}, {256, 1536}, {512, 2048}}) {
+          for (size_t i = 0; i < count; ++i) b->Args({m, k, n, static_cast<int64_t>(i)});
+        }
+      }
+    });
 // Full codes of a ReLU's output (all >= 0, about half zero: a feed-forward
 // block's second product), dense: the AVX2 kernel's offset tiles.
 void BM_Int8GemmReluCodes(benchmark::State& state) {

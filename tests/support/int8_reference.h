@@ -136,6 +136,7 @@ inline QuantizedWeights random_int8_weights(Random& rng, size_t columns, size_t 
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <initializer_list>
 
 namespace edgemt::testing {
@@ -167,6 +168,102 @@ inline kernels::int8::GemmArgs gemm_args(const QuantizedRows& xq, size_t rows, s
   args.code_limit = limit;
   args.sum_shift = shift;
   return args;
+}
+
+// Full codes of the kinds models give, written as codes: layer-normalized
+// rows (mostly within ±64, a share beyond: the AVX2 kernel splits a row
+// pair's groups into narrow and wide ones), a ReLU's rows with most groups
+// zero (skipped), codes >= -2, codes spread over the whole range, rows
+// narrow in their first 1,024 codes and wide after (the AVX2 kernel
+// decides on the first chunk; its 16-bit correction sums then pass 128
+// groups), zero rows, codes >= -1; rows of each kind side by side in groups of 4 and
+// 3. Column 0's weights are all +127 and column 1's all -127 (the largest
+// correction sums), over widths past one 512-column stripe.
+enum class CodeRowKind {
+  kNormalized, kSparseRelu, kAboveMinus1, kAboveMinus2, kSpread, kNarrowThenWide, kZero
+};
+
+inline void fill_code_row(Random& rng, CodeRowKind kind, size_t depth, int8_t* q) {
+  for (size_t k = 0; k < depth; ++k) {
+    int code = 0;
+    switch (kind) {
+      case CodeRowKind::kNormalized:  // 3% beyond ±64
+        code = rng.index(0, 99) < 3 ? static_cast<int>(rng.index(65, 127))
+                                    : static_cast<int>(rng.index(0, 128)) - 64;
+        if (rng.index(0, 1) == 0) code = -code;
+        break;
+      case CodeRowKind::kSparseRelu:  // whole groups zero, 85% of codes
+        code = rng.index(0, 99) < 85 ? 0 : static_cast<int>(rng.index(1, 127));
+        break;
+      case CodeRowKind::kAboveMinus1:
+        code = static_cast<int>(rng.index(0, 128)) - 1;
+        break;
+      case CodeRowKind::kAboveMinus2:
+        code = static_cast<int>(rng.index(0, 129)) - 2;
+        break;
+      case CodeRowKind::kSpread:
+        code = static_cast<int>(rng.index(0, 254)) - 127;
+        break;
+      case CodeRowKind::kNarrowThenWide:
+        code = k < 1024 ? static_cast<int>(rng.index(0, 128)) - 64
+                        : (rng.index(0, 1) == 0 ? 1 : -1) * static_cast<int>(rng.index(65, 127));
+        break;
+      case CodeRowKind::kZero:
+        break;
+    }
+    q[k] = static_cast<int8_t>(code);
+  }
+  if (kind == CodeRowKind::kSparseRelu) {  // and whole groups of 4 zero
+    for (size_t k = 0; k + 4 <= depth; k += 4) {
+      if (rng.index(0, 1) == 0) std::fill(q + k, q + k + 4, int8_t{0});
+    }
+  }
+}
+
+inline void check_gemm_kernel_on_model_codes(kernels::int8::GemmKernel kernel, const char* name,
+                                             int32_t shift) {
+  using K = CodeRowKind;
+  Random rng(813);
+  const std::vector<std::vector<K>> row_sets = {
+      {K::kNormalized, K::kNormalized, K::kNormalized, K::kNormalized, K::kNormalized},
+      {K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu},
+      {K::kNormalized, K::kSparseRelu, K::kAboveMinus2, K::kAboveMinus2, K::kSpread, K::kSpread,
+       K::kNarrowThenWide, K::kNarrowThenWide, K::kZero, K::kNormalized, K::kSparseRelu},
+      {K::kSparseRelu, K::kSparseRelu, K::kNormalized, K::kSpread, K::kZero, K::kZero, K::kSpread},
+      {K::kAboveMinus1, K::kSparseRelu, K::kAboveMinus1},
+      {K::kNarrowThenWide, K::kNarrowThenWide, K::kNarrowThenWide}};
+  for (size_t depth : {size_t{13}, size_t{256}, size_t{1030}, size_t{2053}}) {
+    const size_t columns = depth > 1030 ? 40 : 530;
+    QuantizedWeights w = random_int8_weights(rng, columns, depth);
+    for (size_t k = 0; k < depth; ++k) {
+      w.q[k] = 127;
+      w.q[depth + k] = -127;
+    }
+    const std::vector<float> bias = rng.normal_vector(columns, 0.0f, 1.0f);
+    const TestPack pack(w, bias.data(), columns, depth);
+    for (const std::vector<K>& kinds : row_sets) {
+      const size_t rows = kinds.size(), stride = kernels::int8::padded_depth(depth);
+      QuantizedRows xq{std::vector<int8_t>(rows * stride, 0), std::vector<float>(rows)};
+      for (size_t m = 0; m < rows; ++m) {
+        xq.scale[m] = 0.001f * static_cast<float>(m + 1);
+        fill_code_row(rng, kinds[m], depth, xq.q.data() + m * stride);
+      }
+      std::vector<float> y(rows * columns, -7.0f);
+      kernel(gemm_args(xq, rows, depth, pack, y.data(), columns, false, kernels::int8::kFullCodes,
+                       shift),
+             0, pack.view.block_count);
+      const std::vector<float> want = reference_int8_gemm(xq, rows, depth, w.q, w.scale,
+                                                          bias.data(), columns, false, shift);
+      CAPTURE(name);
+      CAPTURE(shift);
+      CAPTURE(depth);
+      CAPTURE(rows);
+      for (size_t m = 0; m < rows; ++m) {
+        CAPTURE(m);
+        CHECK(same_bits(&y[m * columns], &want[m * columns], columns));
+      }
+    }
+  }
 }
 
 // Runs `kernel` over odd and round shapes (rows 1-17, columns not multiples
@@ -286,6 +383,7 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
         CHECK(same_bits(y.data(), want.data(), rows * columns));
       }
     }
+    check_gemm_kernel_on_model_codes(kernel, name, shift);
   }
 }
 

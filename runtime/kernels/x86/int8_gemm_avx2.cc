@@ -23,14 +23,10 @@
 //       the multiply ports (1.5 cycles), beat 5 on any port (1.67; the same
 //       benchmark on an Intel Xeon, cpu family 6 model 207: xor and sub
 //       100-101, vpsignb 111-112 GFLOP/s).
-//   - Full codes all >= -2 in a tile's rows: xq + 2 in [0, 129] as the
-//     unsigned operand, a pair at most 2·129·127 = 32766, and the epilogue
-//     subtracts 2·Σ_k w: the narrow path's 3 instructions. A ReLU's output
-//     (codes in [0, 127]: the second feed-forward product's input, 28-32%
-//     of a Marian student's multiply-adds at batch 32) takes it; other
-//     products' tiles almost never do, and their check ends at the first
-//     32 codes, which hold a code below -2 (a full min and max per tile,
-//     for any window of 129 codes, cost them 5%: BM_Int8GemmFullCodes).
+//   Full codes run pair of rows by pair of rows, group by group of 4
+//   depth, with the narrow codes' step where both rows' codes are within
+//   ±64, and skip the groups a ReLU's output leaves zero
+//   (int8_full_codes_avx2.cc): the sign step only where it is needed.
 // Marian's shifted product without VNNI (gemm_marian_shifted_avx2,
 // int8_gemm_marian.h) is the offset step with xq + 127 for full codes:
 // there vpmaddubsw's saturation of a pair is the arithmetic asked for.
@@ -56,170 +52,28 @@
 #include "kernels/int8_gemm_marian.h"
 #include "kernels/int8_gemm_variants.h"
 #include "kernels/x86/avx2_math.h"
-#include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/int8_epilogue_avx2.h"
+#include "kernels/x86/int8_tiles_avx2.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
 
-// Groups of depth per prepared chunk: 1 KiB of each row's operands on the
-// stack.
-constexpr size_t kChunkGroups = 256;
-
-// What the tile does to the codes so that vpmaddubsw's pairs cannot
-// saturate (above), or, for Marian's shifted sums, saturate as intgemm's do.
-enum class CodeStep {
-  kOffset,       // xq + offset as the unsigned operand (the tile's offset)
-  kSignXorSub,   // full codes: |xq|, and w's sign flipped by xor and sub
-  kSignVpsignb,  // full codes: |xq|, and vpsignb(w, xq)
-};
-
-// The codes a kernel entry point is given, and so what its tiles do.
+// The codes run_tiles' tiles are given (full codes run through
+// gemm_full_codes_avx2, int8_full_codes_avx2.cc).
 enum class Codes {
   kNarrow,         // xq + 64 (narrow codes: [-64, 64])
-  kFullXorSub,     // xq + 2 where a tile's codes are >= -2, else kSignXorSub
-  kFullVpsignb,    // the same, else kSignVpsignb
   kMarianShifted,  // xq + 127, saturating pairs (Marian's sums)
 };
 
-// The offset that makes codes in [-2, 127] vpmaddubsw's unsigned operands
-// with exact pairs: 2·129·127 = 32766 <= 32767 (weights are in [-127, 127],
-// pack_weights).
-constexpr int32_t kReluOffset = 2;
-
-// The unsigned operand of count codes (xq + offset for kOffset, else |xq|)
-// and, for kSignXorSub, the mask 0xFF where xq < 0, 32 codes at a time
-// (count is a multiple of kGroupDepth). vpsignb takes its signs from the
-// codes themselves.
-template <CodeStep kStep>
-inline void prepare_codes(const int8_t* codes, size_t count, int32_t code_offset,
-                          uint8_t* unsigned_out, int8_t* mask_out) {
-  const __m256i offset = _mm256_set1_epi8(static_cast<char>(code_offset));
-  auto prepare = [&](__m256i v, size_t i) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(unsigned_out + i),
-                       kStep == CodeStep::kOffset ? _mm256_add_epi8(v, offset)
-                                                  : _mm256_abs_epi8(v));
-    if constexpr (kStep == CodeStep::kSignXorSub) {
-      _mm256_store_si256(reinterpret_cast<__m256i*>(mask_out + i),
-                         _mm256_cmpgt_epi8(_mm256_setzero_si256(), v));
-    }
-  };
-  size_t i = 0;
-  for (; i + 32 <= count; i += 32) {
-    prepare(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + i)), i);
-  }
-  if (i < count) {  // the last 4-28 codes, through a zeroed copy
-    alignas(32) int8_t tail[32] = {};
-    std::memcpy(tail, codes + i, count - i);
-    prepare(_mm256_load_si256(reinterpret_cast<const __m256i*>(tail)), i);
-  }
-}
-
-// The int32 sums of MR (1 or 2) rows × NB blocks from row m0, block b0,
-// into sums[r][nb][half] (8 columns each): of xq + offset with kOffset
-// (exact for the tile's offsets, Marian's saturated pairs for xq + 127),
-// else of xq. The rows' broadcasts (and magnitudes) are loaded
-// first, then each 32-byte half of a group's weights once for both rows: at
-// most 8 accumulators, 2 + 2 row registers, the weights and `ones` (of 16).
-// Its own function, storing the sums only at its end: with the float
-// epilogue in the same function GCC 12 kept some accumulators on the stack,
-// or copied them every step (4 rows × 1 block did so in any arrangement);
-// this way its loops have neither (objdump).
-template <CodeStep kStep, int MR, int NB>
-__attribute__((noinline)) void accumulate(const GemmArgs& a, size_t m0, size_t b0,
-                                          int32_t offset, int32_t (&sums)[MR][NB][2][8]) {
-  static_assert(MR <= 2 && MR * NB <= 4, "8 accumulators at most");
-  constexpr bool kMasks = kStep == CodeStep::kSignXorSub;
-  const PackedWeights& w = *a.weights;
-  const size_t block_stride = w.groups * kGroupBytes;
-  const int8_t* block = w.blocks + b0 * block_stride;
-  __m256i sum[MR][NB][2];
-  for (int r = 0; r < MR; ++r) {
-    for (int nb = 0; nb < NB; ++nb) sum[r][nb][0] = sum[r][nb][1] = _mm256_setzero_si256();
-  }
-  const __m256i ones = _mm256_set1_epi16(1);
-  const int8_t* x = a.xq + m0 * a.xq_stride;
-  // Each row's unsigned operands and sign masks, made once per chunk of
-  // depth for the tile (prepare_codes) and broadcast from there: the loop
-  // below then spends its vector ALU slots on the products only.
-  alignas(32) uint8_t unsigned_codes[MR][kChunkGroups * kGroupDepth];
-  alignas(32) int8_t sign_masks[MR][kMasks ? kChunkGroups * kGroupDepth : 1];
-  for (size_t g0 = 0; g0 < w.groups; g0 += kChunkGroups) {
-    const size_t groups = w.groups - g0 < kChunkGroups ? w.groups - g0 : kChunkGroups;
-    for (int r = 0; r < MR; ++r) {
-      prepare_codes<kStep>(x + r * a.xq_stride + g0 * kGroupDepth, groups * kGroupDepth, offset,
-                           unsigned_codes[r], sign_masks[r]);
-    }
-    const int8_t* chunk = block + g0 * kGroupBytes;
-    for (size_t g = 0; g < groups; ++g) {
-      // sign[r]: the masks for kSignXorSub, the codes for kSignVpsignb.
-      __m256i sign[MR], unsigned_x[MR];
-      for (int r = 0; r < MR; ++r) {
-        unsigned_x[r] = _mm256_set1_epi32(static_cast<int>(load_group(
-            reinterpret_cast<const int8_t*>(unsigned_codes[r]) + g * kGroupDepth)));
-        const int8_t* sign_group = kMasks ? sign_masks[r] + g * kGroupDepth
-                                          : x + r * a.xq_stride + (g0 + g) * kGroupDepth;
-        sign[r] = kStep == CodeStep::kOffset
-                      ? _mm256_setzero_si256()
-                      : _mm256_set1_epi32(static_cast<int>(load_group(sign_group)));
-      }
-      for (int nb = 0; nb < NB; ++nb) {
-        const int8_t* group = chunk + nb * block_stride + g * kGroupBytes;
-        for (int h = 0; h < 2; ++h) {
-          const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(group + 32 * h));
-          for (int r = 0; r < MR; ++r) {
-            // w with x's sign: (w ^ m) - m negates where m is all ones;
-            // vpsignb also zeroes w where x is 0, whose |x| is 0 anyway.
-            __m256i signed_w = wv;
-            if constexpr (kStep == CodeStep::kSignXorSub) {
-              signed_w = _mm256_sub_epi8(_mm256_xor_si256(wv, sign[r]), sign[r]);
-            } else if constexpr (kStep == CodeStep::kSignVpsignb) {
-              signed_w = _mm256_sign_epi8(wv, sign[r]);
-            }
-            const __m256i pairs = _mm256_maddubs_epi16(unsigned_x[r], signed_w);
-            sum[r][nb][h] = _mm256_add_epi32(sum[r][nb][h], _mm256_madd_epi16(pairs, ones));
-          }
-        }
-      }
-    }
-  }
-  for (int r = 0; r < MR; ++r) {
-    for (int nb = 0; nb < NB; ++nb) {
-      for (int h = 0; h < 2; ++h) {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sums[r][nb][h]), sum[r][nb][h]);
-      }
-    }
-  }
-}
-
-// Whether every code of rows [m0, m0 + MR) is >= -kReluOffset (a row's
-// zero padding past its depth is). Most rows that are not a ReLU's output
-// return at their first 32 codes.
-template <int MR>
-bool codes_take_relu_offset(const GemmArgs& a, size_t m0) {
-  for (int r = 0; r < MR; ++r) {
-    if (!codes_at_least(a.xq + (m0 + r) * a.xq_stride, a.xq_stride, -kReluOffset)) return false;
-  }
-  return true;
-}
-
 template <Codes kCodes, int MR, int NB>
 void tile(const GemmArgs& a, size_t m0, size_t b0) {
+  static_assert(kCodes == Codes::kNarrow || kCodes == Codes::kMarianShifted,
+                "full codes run through split_rows");
   alignas(32) int32_t sums[MR][NB][2][8];
   // What the sums hold on top of Σ xq·w, offset·Σ_k w, the epilogue takes
   // out again (all but Marian's shift, which stays in).
-  int32_t offset = kCodes == Codes::kNarrow ? kNarrowCodes : kFullCodes;
-  if constexpr (kCodes == Codes::kNarrow || kCodes == Codes::kMarianShifted) {
-    accumulate<CodeStep::kOffset, MR, NB>(a, m0, b0, offset, sums);
-  } else if (codes_take_relu_offset<MR>(a, m0)) {
-    offset = kReluOffset;
-    accumulate<CodeStep::kOffset, MR, NB>(a, m0, b0, offset, sums);
-  } else {
-    constexpr CodeStep kSign =
-        kCodes == Codes::kFullXorSub ? CodeStep::kSignXorSub : CodeStep::kSignVpsignb;
-    offset = 0;
-    accumulate<kSign, MR, NB>(a, m0, b0, offset, sums);
-  }
+  const int32_t offset = kCodes == Codes::kNarrow ? kNarrowCodes : kFullCodes;
+  accumulate_offset<MR, NB>(a, m0, b0, offset, sums);
   store_dequantized_avx2<MR, NB>(a, m0, b0, sums, offset);
 }
 
@@ -316,7 +170,7 @@ void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
   if (a.code_limit <= kNarrowCodes) {
     run_tiles(a, first_block, block_count, kTiles<Codes::kNarrow>, kMaxBlocks);
   } else {
-    run_tiles(a, first_block, block_count, kTiles<Codes::kFullXorSub>, kMaxBlocks);
+    gemm_full_codes_avx2(a, first_block, block_count);
   }
 }
 
@@ -328,7 +182,7 @@ void gemm_avx2_vpsignb(const GemmArgs& a, size_t first_block, size_t block_count
   if (a.code_limit <= kNarrowCodes) {
     run_tiles(a, first_block, block_count, kTiles<Codes::kNarrow>, kMaxBlocks);
   } else {
-    run_tiles(a, first_block, block_count, kTiles<Codes::kFullVpsignb>, kMaxBlocks);
+    gemm_full_codes_avx2_vpsignb(a, first_block, block_count);
   }
 }
 
