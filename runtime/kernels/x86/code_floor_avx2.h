@@ -1,8 +1,8 @@
 // Whether a row of int8 activation codes stays at or above a floor, for the
 // AVX2 int8 kernels that skip the sign step on a ReLU's codes (include only
-// from files compiled with -mavx2): int8_gemm_avx2.cc (codes >= -2 go in
-// as xq + 2), int8_gemm_sparse_avx2.cc and int8_gemm_marian_avx2.cc (codes
-// >= 0 go in as they are).
+// from files compiled with -mavx2): int8_full_codes_avx2.cc (codes >= 0 go
+// in as they are, codes >= -2 as xq + 2), int8_gemm_sparse_avx2.cc and
+// int8_gemm_marian_avx2.cc (codes >= 0 as they are).
 // `static`: each kernel file keeps its own copy, compiled for its own target.
 #pragma once
 

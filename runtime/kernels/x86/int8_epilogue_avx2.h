@@ -1,11 +1,12 @@
 // The float part of the 256-bit int8 kernels (int8_gemm_avx2.cc,
-// int8_gemm_avx_vnni.cc, int8_gemm_marian_avx2.cc; include only from files
-// compiled with -mavx2) for MR rows × NB blocks of int32 sums, 8 columns per
-// half-block (store_dequantized8_avx2: one row's 8):
+// int8_full_codes_avx2.cc, int8_gemm_avx_vnni.cc, int8_gemm_marian_avx2.cc;
+// include only from files compiled with -mavx2) for MR rows × NB blocks of
+// int32 sums, 8 columns per half-block (store_dequantized8_avx2: one row's 8):
 //   y = float(sum - (offset - shift) · column_sum) · (x_scale · w_scale) + bias,
 //   then y > 0 ? y : 0 with ReLU,
 // the order of int8_gemm.h, where `offset` is what the kernel added to every
-// activation code (64 for the AVX2 kernel's narrow codes, 2 for a ReLU's,
+// activation code (64 for the AVX2 kernel's narrow codes and split row
+// pairs, 2 for codes >= -2,
 // 127 for Marian's shifted ones, 128 for vpdpbusd's unsigned operand, 0
 // otherwise) and shift GemmArgs::sum_shift. Stores only
 // the block's columns that exist.
