@@ -29,6 +29,7 @@
 #include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/int8_epilogue_avx2.h"
 #include "kernels/x86/int8_tiles_avx2.h"
+#include "kernels/x86/nonzero_list.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
@@ -51,8 +52,9 @@ struct SplitChunk {
   alignas(32) uint8_t magnitudes[MR][kChunkBytes];
   alignas(32) int8_t sign_masks[MR][kMasks ? kChunkBytes : 1];
   const int8_t* rows[MR];  // the codes themselves (vpsignb's signs)
-  uint16_t narrow_groups[kChunkGroups];
-  uint16_t wide_groups[kChunkGroups];
+  // Group indices (x86::append_nonzero_lanes8 writes 8 at a time: slack).
+  uint32_t narrow_groups[kChunkGroups + 8];
+  uint32_t wide_groups[kChunkGroups + 8];
   size_t narrow_count;
   size_t wide_count;
   size_t groups;  // in the chunk
@@ -89,15 +91,12 @@ inline void prepare_split(const int8_t* const (&rows)[MR], size_t groups,
       beyond = _mm256_or_si256(beyond, _mm256_cmpgt_epi8(magnitude, narrow));
     }
     // Bit j: group g + j holds a code beyond ±64 in some row.
-    const unsigned wide_bits = ~static_cast<unsigned>(_mm256_movemask_ps(
-        _mm256_castsi256_ps(_mm256_cmpeq_epi32(beyond, zero))));
-    for (size_t j = 0; j < count; ++j) {  // both lists written, one advanced
-      const size_t wide = (wide_bits >> j) & 1u;
-      chunk.narrow_groups[narrow_listed] = chunk.wide_groups[wide_listed] =
-          static_cast<uint16_t>(g + j);
-      narrow_listed += 1 - wide;
-      wide_listed += wide;
-    }
+    const unsigned groups_here = (1u << count) - 1u;
+    const unsigned wide_bits = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(
+                                   _mm256_cmpeq_epi32(beyond, zero)))) & groups_here;
+    narrow_listed = x86::append_nonzero_lanes8(~wide_bits & groups_here, g, chunk.narrow_groups,
+                                               narrow_listed);
+    wide_listed = x86::append_nonzero_lanes8(wide_bits, g, chunk.wide_groups, wide_listed);
   }
   chunk.narrow_count = narrow_listed;
   chunk.wide_count = wide_listed;
@@ -126,12 +125,10 @@ inline void prepare_nonzero(const int8_t* const (&rows)[MR], size_t groups,
           any, count == 8 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[r] + i))
                           : _mm256_load_si256(reinterpret_cast<const __m256i*>(tail)));
     }
+    const unsigned groups_here = (1u << count) - 1u;
     const unsigned zero_groups = static_cast<unsigned>(
         _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(any, zero))));
-    for (size_t j = 0; j < count; ++j) {  // written always, advanced if not zero
-      chunk.narrow_groups[listed] = static_cast<uint16_t>(g + j);
-      listed += 1 - ((zero_groups >> j) & 1u);
-    }
+    listed = x86::append_nonzero_lanes8(~zero_groups & groups_here, g, chunk.narrow_groups, listed);
   }
   chunk.narrow_count = listed;
   chunk.wide_count = 0;
@@ -145,7 +142,7 @@ inline void prepare_nonzero(const int8_t* const (&rows)[MR], size_t groups,
 // pairs of a column's group into its int32 lane).
 template <int MR, int NB>
 inline void add_wide_correction(const int8_t* chunk, size_t block_stride,
-                                const uint16_t* wide_groups, size_t wide_count,
+                                const uint32_t* wide_groups, size_t wide_count,
                                 __m256i (&sum)[MR][NB][2]) {
   constexpr size_t kGroupsPer16Bits = 128;
   const __m256i ones = _mm256_set1_epi8(1);
