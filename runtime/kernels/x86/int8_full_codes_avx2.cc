@@ -172,7 +172,8 @@ inline void add_wide_correction(const int8_t* chunk, size_t block_stride,
 
 // Adds one prepared chunk's products of MR rows × NB blocks (weights from
 // `chunk_weights`, the chunk's first group in the first block) to
-// sums[r][nb][half], by the chunk's work:
+// sums[r][nb][half] (the first chunk's to zero: the stripe's sums are
+// not cleared first), by the chunk's work:
 //   - kSplit: the narrow groups as narrow codes (xq + 64, 3 instructions
 //     per 32 multiply-adds), the wide ones with the sign step (5; 4 with
 //     vpsignb) and 64·Σ w of the wide groups' weights, so that the sums
@@ -183,14 +184,16 @@ inline void add_wide_correction(const int8_t* chunk, size_t block_stride,
 template <CodeStep kSign, int MR, int NB>
 __attribute__((noinline)) void accumulate_chunk(
     const SplitChunk<kSign == CodeStep::kSignXorSub, MR>& c, const int8_t* chunk_weights,
-    size_t block_stride, int32_t (&sums)[MR][NB][2][8]) {
+    size_t block_stride, bool first_chunk, int32_t (&sums)[MR][NB][2][8]) {
   static_assert(MR <= 2 && MR * NB <= 4, "8 accumulators at most");
   constexpr bool kMasks = kSign == CodeStep::kSignXorSub;
   __m256i sum[MR][NB][2];
   for (int r = 0; r < MR; ++r) {
     for (int nb = 0; nb < NB; ++nb) {
       for (int h = 0; h < 2; ++h) {
-        sum[r][nb][h] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][nb][h]));
+        sum[r][nb][h] = first_chunk
+                            ? _mm256_setzero_si256()
+                            : _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][nb][h]));
       }
     }
   }
@@ -321,7 +324,6 @@ struct StripeRows {
     m0 = rows_from;
     nonnegative = rows_at_least<MR>(a, m0, 0);
     relu_offset = !nonnegative && rows_at_least<MR>(a, m0, -kReluOffset);
-    std::memset(sums, 0, sizeof sums);
   }
   void prepare(const GemmArgs& a, size_t g0, size_t groups) {
     if (relu_offset) return;
@@ -349,7 +351,7 @@ struct StripeRows {
         if (g0 == 0) relu_tile<MR, NB>(a, m0, b);
       } else {
         accumulate_chunk<kSign, MR, NB>(chunk, w.blocks + b * block_stride + g0 * kGroupBytes,
-                                        block_stride, tile_sums<MR, NB>(sums, b - stripe));
+                                        block_stride, g0 == 0, tile_sums<MR, NB>(sums, b - stripe));
       }
     });
   }
