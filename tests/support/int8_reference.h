@@ -173,12 +173,13 @@ inline kernels::int8::GemmArgs gemm_args(const QuantizedRows& xq, size_t rows, s
 // Full codes of the kinds models give, written as codes: layer-normalized
 // rows (mostly within ±64, a share beyond: the AVX2 kernel splits a row
 // pair's groups into narrow and wide ones), a ReLU's rows with most groups
-// zero (skipped), codes >= -2, codes spread over the whole range, rows
-// narrow in their first 1,024 codes and wide after (the AVX2 kernel
-// decides on the first chunk; its 16-bit correction sums then pass 128
-// groups), zero rows, codes >= -1; rows of each kind side by side in groups of 4 and
-// 3. Column 0's weights are all +127 and column 1's all -127 (the largest
-// correction sums), over widths past one 512-column stripe.
+// zero (skipped), codes >= -1 and >= -2, codes spread over the whole
+// range, rows narrow in their first 1,024 codes and wide after (the AVX2
+// kernel decides on the first chunk; its 16-bit correction sums then pass
+// 128 groups), zero rows; rows of each kind side by side in groups of 4
+// and 3. Column 0's weights are all +127 and column 1's all -127 (the
+// largest correction sums), over widths past one stripe of the AVX2
+// kernel (512 columns at depth 256).
 enum class CodeRowKind {
   kNormalized, kSparseRelu, kAboveMinus1, kAboveMinus2, kSpread, kNarrowThenWide, kZero
 };
@@ -226,7 +227,8 @@ inline void check_gemm_kernel_on_model_codes(kernels::int8::GemmKernel kernel, c
   Random rng(813);
   const std::vector<std::vector<K>> row_sets = {
       {K::kNormalized, K::kNormalized, K::kNormalized, K::kNormalized, K::kNormalized},
-      {K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu},
+      {K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu, K::kSparseRelu,
+       K::kSparseRelu, K::kSparseRelu},
       {K::kNormalized, K::kSparseRelu, K::kAboveMinus2, K::kAboveMinus2, K::kSpread, K::kSpread,
        K::kNarrowThenWide, K::kNarrowThenWide, K::kZero, K::kNormalized, K::kSparseRelu},
       {K::kSparseRelu, K::kSparseRelu, K::kNormalized, K::kSpread, K::kZero, K::kZero, K::kSpread},
