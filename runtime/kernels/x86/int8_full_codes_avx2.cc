@@ -75,11 +75,7 @@ inline void prepare_split(const int8_t* const (&rows)[MR], size_t groups,
     const size_t i = g * kGroupDepth;
     __m256i beyond = zero;  // 0xFF where a row's |xq| > 64
     for (int r = 0; r < MR; ++r) {
-      alignas(32) int8_t tail[32] = {};  // the last 1-7 groups, zero-padded
-      if (count < 8) std::memcpy(tail, rows[r] + i, count * kGroupDepth);
-      const __m256i v = count == 8
-                            ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[r] + i))
-                            : _mm256_load_si256(reinterpret_cast<const __m256i*>(tail));
+      const __m256i v = load_groups8(rows[r] + i, count);
       const __m256i magnitude = _mm256_abs_epi8(v);
       _mm256_store_si256(reinterpret_cast<__m256i*>(chunk.narrow_codes[r] + i),
                          _mm256_add_epi8(v, narrow));
@@ -119,11 +115,7 @@ inline void prepare_nonzero(const int8_t* const (&rows)[MR], size_t groups,
     const size_t i = g * kGroupDepth;
     __m256i any = zero;
     for (int r = 0; r < MR; ++r) {
-      alignas(32) int8_t tail[32] = {};  // the last 1-7 groups, zero-padded
-      if (count < 8) std::memcpy(tail, rows[r] + i, count * kGroupDepth);
-      any = _mm256_or_si256(
-          any, count == 8 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[r] + i))
-                          : _mm256_load_si256(reinterpret_cast<const __m256i*>(tail)));
+      any = _mm256_or_si256(any, load_groups8(rows[r] + i, count));
     }
     const unsigned groups_here = (1u << count) - 1u;
     const unsigned zero_groups = static_cast<unsigned>(

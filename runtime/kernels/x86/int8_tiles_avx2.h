@@ -28,6 +28,15 @@ enum class CodeStep {
   kSignVpsignb,  // full codes: |xq|, and vpsignb(w, xq)
 };
 
+// The codes of `groups` groups from codes (8 at most: 32 codes), zero past
+// them; the copy only for a chunk's last 1-7 groups.
+static inline __m256i load_groups8(const int8_t* codes, size_t groups) {
+  if (groups >= 8) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
+  alignas(32) int8_t tail[32] = {};
+  std::memcpy(tail, codes, groups * kGroupDepth);
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(tail));
+}
+
 // Bytes of one row's prepared operands per chunk of depth.
 constexpr size_t kChunkBytes = kChunkGroups * kGroupDepth;
 
