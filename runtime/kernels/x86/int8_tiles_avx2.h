@@ -48,19 +48,11 @@ constexpr int32_t kReluOffset = 2;
 // The unsigned operands xq + offset of count codes, 32 at a time (count is
 // a multiple of kGroupDepth).
 static inline void prepare_offset_codes(const int8_t* codes, size_t count, int32_t code_offset,
-                                 uint8_t* unsigned_out) {
+                                        uint8_t* unsigned_out) {
   const __m256i offset = _mm256_set1_epi8(static_cast<char>(code_offset));
-  auto prepare = [&](__m256i v, size_t i) {
+  for (size_t i = 0; i < count; i += 32) {  // the last 1-7 groups zero-padded
+    const __m256i v = load_groups8(codes + i, (count - i) / kGroupDepth);
     _mm256_store_si256(reinterpret_cast<__m256i*>(unsigned_out + i), _mm256_add_epi8(v, offset));
-  };
-  size_t i = 0;
-  for (; i + 32 <= count; i += 32) {
-    prepare(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + i)), i);
-  }
-  if (i < count) {  // the last 4-28 codes, through a zeroed copy
-    alignas(32) int8_t tail[32] = {};
-    std::memcpy(tail, codes + i, count - i);
-    prepare(_mm256_load_si256(reinterpret_cast<const __m256i*>(tail)), i);
   }
 }
 
@@ -70,8 +62,9 @@ static inline void prepare_offset_codes(const int8_t* codes, size_t count, int32
 // masks (kSignXorSub) or codes (kSignVpsignb). Each 32-byte half of the
 // group's weights is loaded once for all rows.
 template <CodeStep kStep, int MR, int NB>
-static inline void add_products(const int8_t* group, size_t block_stride, const __m256i (&unsigned_x)[MR],
-                         const __m256i (&sign)[MR], __m256i ones, __m256i (&sum)[MR][NB][2]) {
+static inline void add_products(const int8_t* group, size_t block_stride,
+                                const __m256i (&unsigned_x)[MR], const __m256i (&sign)[MR],
+                                __m256i ones, __m256i (&sum)[MR][NB][2]) {
   for (int nb = 0; nb < NB; ++nb) {
     for (int h = 0; h < 2; ++h) {
       const __m256i wv =
@@ -114,8 +107,9 @@ static inline void store_sums(const __m256i (&sum)[MR][NB][2], int32_t (&sums)[M
 // or copied them every step (4 rows × 1 block did so in any arrangement);
 // this way its loops have neither (objdump).
 template <int MR, int NB>
-static __attribute__((noinline)) void accumulate_offset(const GemmArgs& a, size_t m0, size_t b0,
-                                                 int32_t offset, int32_t (&sums)[MR][NB][2][8]) {
+static __attribute__((noinline)) void accumulate_offset(const GemmArgs& a, size_t m0,
+                                                        size_t b0, int32_t offset,
+                                                        int32_t (&sums)[MR][NB][2][8]) {
   static_assert(MR <= 2 && MR * NB <= 4, "8 accumulators at most");
   const PackedWeights& w = *a.weights;
   const size_t block_stride = w.groups * kGroupBytes;
