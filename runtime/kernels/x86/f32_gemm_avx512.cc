@@ -1,4 +1,4 @@
-// The f32 GEMM (f32_gemm.h) with AVX-512: tiles of up to 4 rows × 4 blocks
+// The f32 GEMM (f32_gemm.h) with AVX-512: tiles of up to 6 rows × 4 blocks
 // of 16 columns (5-14 rows: one tile of them all × 2 blocks, below),
 // accumulators started from the bias,
 // one fused multiply-add per row and depth step in k order (XNNPACK's
@@ -40,9 +40,10 @@ struct Prefetch {
 constexpr size_t kStreamAhead = 64;
 
 // kRows rows × kBlocks blocks of 16 columns: kRows·kBlocks independent
-// accumulators (at most 16 of the 32 registers), each a chain of K fused
-// multiply-adds in k order.
-template <size_t kRows, size_t kBlocks>
+// accumulators (at most 28 of the 32 registers), each a chain of K fused
+// multiply-adds in k order. kTall: a tall tile (below), which streams its
+// own blocks.
+template <size_t kRows, size_t kBlocks, bool kTall = false>
 void tile(const GemmArgs& a, size_t m0, size_t b0, const Prefetch& ahead) {
   const PackedWeights& w = *a.weights;
   const size_t depth = w.depth;
@@ -60,7 +61,7 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const Prefetch& ahead) {
         __builtin_prefetch(ahead.first + (k * ahead.lines_per_step + i) * 64, 0, 2);
       }
     }
-    if constexpr (kRows > 4) {  // a tall tile streams its own blocks
+    if constexpr (kTall) {
       // Past the last block the line may lie outside the pack: the address
       // is made as an integer (a prefetch of any address is harmless;
       // pointer arithmetic past the end would not be).
@@ -107,13 +108,22 @@ Prefetch share_of_next(const char* next, size_t lines, size_t t, size_t helpers,
 
 using TileFunction = void (*)(const GemmArgs&, size_t, size_t, const Prefetch&);
 // [rows - 1][blocks - 1]
-constexpr TileFunction kTiles[4][4] = {
+// Rows per tile: 6 rows × 4 blocks, 24 chains, take four weight loads and six
+// broadcasts per 24 fused multiply-adds, where 4 × 4 took four and four per
+// 16: the weights, 64 KiB per 4 blocks at depth 256 (more than L1), come
+// from L2 a third less often. Intel Xeon (cpu family 6 model 167),
+// BM_PackedF32Gemm at M 128-320, K 256-1024, 3 alternate runs: 150-162 ->
+// 163-185 GFLOP/s; the trained tiny11 student's fp32 translation at batch
+// 32, 1,000 lines, 6 alternate runs: 1.97 -> 1.86 s.
+constexpr size_t kRowTile = 6;
+constexpr TileFunction kTiles[kRowTile][4] = {  // [rows - 1][blocks - 1]
     {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>}, {tile<2, 1>, tile<2, 2>, tile<2, 3>, tile<2, 4>},
-    {tile<3, 1>, tile<3, 2>, tile<3, 3>, tile<3, 4>}, {tile<4, 1>, tile<4, 2>, tile<4, 3>, tile<4, 4>}};
+    {tile<3, 1>, tile<3, 2>, tile<3, 3>, tile<3, 4>}, {tile<4, 1>, tile<4, 2>, tile<4, 3>, tile<4, 4>},
+    {tile<5, 1>, tile<5, 2>, tile<5, 3>, tile<5, 4>}, {tile<6, 1>, tile<6, 2>, tile<6, 3>, tile<6, 4>}};
 
 // A few rows (an encoder at batch 1: one per source token) go in one row
 // tile of every row × 2 blocks: each weight is read once from L3 or memory
-// and used by every row at once, where 4-row tiles read each group of
+// and used by every row at once, where row tiles read each group of
 // blocks from L3 once and then wait on L2 for the other row tiles (up to 14
 // rows × 2 blocks: 28 accumulators of the 32 registers). The tile
 // prefetches each block's line kStreamAhead depth steps (4 KiB) ahead: the
@@ -123,13 +133,20 @@ constexpr TileFunction kTiles[4][4] = {
 // L3, 1.71-2.03 -> 1.33-1.78 ms and 1.81-2.46 -> 1.60-1.73 ms from memory;
 // a tiny11-shaped model's encoder and first step over one 14-token sentence,
 // medians of 8: 3.90 -> 2.86 ms. With 15-28 rows in two such tiles: no
-// faster than 4-row tiles from L3, slower from memory.
+// faster than 4-row tiles from L3, slower from memory (measured before
+// the row tiles grew to 6 rows).
 constexpr size_t kTallRows = 14;
 constexpr TileFunction kTallTiles[kTallRows - 4][2] = {  // [rows - 5][blocks - 1]
-    {tile<5, 1>, tile<5, 2>},   {tile<6, 1>, tile<6, 2>},   {tile<7, 1>, tile<7, 2>},
-    {tile<8, 1>, tile<8, 2>},   {tile<9, 1>, tile<9, 2>},   {tile<10, 1>, tile<10, 2>},
-    {tile<11, 1>, tile<11, 2>}, {tile<12, 1>, tile<12, 2>}, {tile<13, 1>, tile<13, 2>},
-    {tile<14, 1>, tile<14, 2>}};
+    {tile<5, 1, true>, tile<5, 2, true>},
+    {tile<6, 1, true>, tile<6, 2, true>},
+    {tile<7, 1, true>, tile<7, 2, true>},
+    {tile<8, 1, true>, tile<8, 2, true>},
+    {tile<9, 1, true>, tile<9, 2, true>},
+    {tile<10, 1, true>, tile<10, 2, true>},
+    {tile<11, 1, true>, tile<11, 2, true>},
+    {tile<12, 1, true>, tile<12, 2, true>},
+    {tile<13, 1, true>, tile<13, 2, true>},
+    {tile<14, 1, true>, tile<14, 2, true>}};
 
 }  // namespace
 
@@ -142,16 +159,16 @@ void gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_count) {
     return;
   }
   // Four blocks at a time (their weights, 4 × K × 64 bytes, stay in cache
-  // while every row passes), four rows at a time inside: 16 independent
-  // chains, four weight loads and four broadcasts per 16 fused multiply-adds.
-  // (Measured against 8 rows × 2 blocks: as fast at 128 rows, faster at 1-4.)
+  // while every row passes), six rows at a time inside (kRowTile).
+  // (4 rows measured against 8 rows × 2 blocks: as fast at 128 rows, faster
+  // at 1-4.)
   // Each group of rows prefetches the output it writes in the next pass
   // (output_prefetch.h), and the weights of the next group (above).
   const size_t columns = a.weights->columns;
   const bool prefetch = a.rows >= kPrefetchOutputRows;
   const size_t depth = a.weights->depth;
   const size_t block_floats = depth * kBlockColumns;
-  const size_t row_tiles = (a.rows + 3) / 4;
+  const size_t row_tiles = (a.rows + kRowTile - 1) / kRowTile;
   for (size_t b = first_block; b < end; b += 4) {
     const size_t blocks = end - b < 4 ? end - b : 4;
     const size_t next_end = end - (b + blocks) < 4 ? end : b + blocks + 4;
@@ -159,8 +176,8 @@ void gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_count) {
     // this group's row tiles after the first.
     const char* next = reinterpret_cast<const char*>(a.weights->blocks + (b + blocks) * block_floats);
     const size_t next_lines = (next_end - (b + blocks)) * block_floats * sizeof(float) / 64;
-    for (size_t m = 0, t = 0; m < a.rows; m += 4, ++t) {
-      const size_t rows = a.rows - m < 4 ? a.rows - m : 4;
+    for (size_t m = 0, t = 0; m < a.rows; m += kRowTile, ++t) {
+      const size_t rows = a.rows - m < kRowTile ? a.rows - m : kRowTile;
       if (prefetch) {
         prefetch_output(a.y, a.y_stride, m, rows, (b + blocks) * kBlockColumns,
                         next_end * kBlockColumns < columns ? next_end * kBlockColumns : columns);
