@@ -107,7 +107,6 @@ Prefetch share_of_next(const char* next, size_t lines, size_t t, size_t helpers,
 }
 
 using TileFunction = void (*)(const GemmArgs&, size_t, size_t, const Prefetch&);
-// [rows - 1][blocks - 1]
 // Rows per tile: 6 rows × 4 blocks, 24 chains, take four weight loads and six
 // broadcasts per 24 fused multiply-adds, where 4 × 4 took four and four per
 // 16: the weights, 64 KiB per 4 blocks at depth 256 (more than L1), come
