@@ -22,7 +22,6 @@
 // prepared for each 2-block tile, they took a third of the products' time.
 #include <immintrin.h>
 
-#include <cstring>
 #include <type_traits>
 
 #include "kernels/int8_gemm_variants.h"
