@@ -132,13 +132,17 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
 // Depths around the 8- and 16-lane compares and past a 512-input list,
 // widths around the 4- and 8-block groups; then rows and depths past the
 // x86 kernels' chunks of listed inputs (x86/listed_rows.h: 64 rows, 4,096
-// inputs, in slices past that).
+// inputs, in slices past that); then rows in runs that share their zeros,
+// which the AVX-512 kernel runs as 6-row tiles over the union of their
+// nonzeros, and tiles of rows with zeros of their own between them.
 inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(67);
   struct Shape {
     size_t m, k;
     std::vector<size_t> widths;
     std::vector<int> zeros;
+    size_t shared = 1;  // rows in runs of this many with their zeros at the same depths
+    bool mixed = false;  // but every other 6 rows each with zeros of its own
   };
   const std::vector<Shape> shapes = {
       {1, 0, {1, 16, 17, 100, 130, 260}, {0, 5, 9, 10}},
@@ -147,6 +151,18 @@ inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
       {70, 33, {17, 130}, {0, 9}},     // more rows than a chunk holds
       {9, 3000, {17, 130}, {0, 9}},    // a few rows per chunk
       {3, 8195, {17, 130}, {0, 5}},    // three slices of the depth
+      // Rows that share their nonzeros (AVX-512's shared tiles): tiles of
+      // 6 and the 2-5 rows after them, one pattern or two per tile, tiles
+      // between rows on their own lists, chunks ended by rows or by depth.
+      {8, 0, {1, 17, 100, 130, 260}, {5, 9}, 8},
+      {11, 0, {1, 17, 100, 130, 260}, {9}, 11},
+      {13, 0, {17, 130}, {9, 10}, 3},
+      {10, 0, {17, 130}, {9}, 10},
+      {9, 0, {17, 130}, {9}, 9},
+      {40, 64, {17, 130}, {9}, 2},
+      {130, 33, {17, 130}, {9}, 5},
+      {130, 33, {17, 130}, {9}, 6, true},
+      {20, 1500, {17, 130}, {9}, 20},
   };
   for (const Shape& shape : shapes) {
     const size_t m = shape.m;
@@ -166,7 +182,11 @@ inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
             const size_t x_stride = k + 3, y_stride = n + 5;
             std::vector<float> x = rng.normal_vector(m * x_stride, 0.0f, 1.0f);
             for (size_t i = 0; i < x.size(); ++i) {
-              if (static_cast<int>(rng.index(0, 9)) < zeros_in_10) x[i] = i % 3 ? 0.0f : -0.0f;
+              const size_t row = i / x_stride;
+              const size_t run_start = shape.mixed && row / 6 % 2 == 1 ? row : row - row % shape.shared;
+              const bool zero = row == run_start ? static_cast<int>(rng.index(0, 9)) < zeros_in_10
+                                                 : x[run_start * x_stride + i % x_stride] == 0.0f;
+              if (zero) x[i] = i % 3 ? 0.0f : -0.0f;
             }
             if (nan_input) x[(m - 1) * x_stride + k / 2] = NAN;
             const std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
