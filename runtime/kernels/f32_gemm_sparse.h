@@ -17,8 +17,8 @@
 //
 // Per row, a group of blocks keeps its accumulators in registers while the
 // row's nonzero terms pass (AVX-512: 8 blocks, 128 columns; AVX2: 4); the
-// group's K·64 bytes per block stay in L2 over the rows. AVX-512 also runs
-// 6 rows whose nonzeros mostly coincide as one tile over their union (the
+// group's K·64 bytes per block stay in L2 over the rows. x86 also runs 6
+// rows whose nonzeros mostly coincide as one tile over their union (the
 // zero terms it adds are fma(±0, w, acc), as above).
 #pragma once
 

@@ -130,7 +130,7 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
 // all of their values zero (-0 among them), with a NaN input in one
 // variant; finite weights (the kernels' contract), a nonzero bias.
 // Depths around the 8- and 16-lane compares and past a 512-input list,
-// widths around the 4- and 8-block groups; then rows and depths past the
+// widths around the 4- and 8-block groups and a last block of 14 columns; then rows and depths past the
 // x86 kernels' chunks of listed inputs (x86/listed_rows.h: 64 rows, 4,096
 // inputs, in slices past that); then rows in runs that share their zeros,
 // which the AVX-512 kernel runs as 6-row tiles over the union of their
@@ -145,7 +145,7 @@ inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
     bool mixed = false;  // but every other 6 rows each with zeros of its own
   };
   const std::vector<Shape> shapes = {
-      {1, 0, {1, 16, 17, 100, 130, 260}, {0, 5, 9, 10}},
+      {1, 0, {1, 16, 17, 30, 100, 130, 260}, {0, 5, 9, 10}},
       {3, 0, {1, 16, 17, 100, 130, 260}, {0, 5, 9, 10}},
       {9, 0, {1, 16, 17, 100, 130, 260}, {0, 5, 9, 10}},
       {70, 33, {17, 130}, {0, 9}},     // more rows than a chunk holds
@@ -154,14 +154,14 @@ inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
       // Rows that share their nonzeros (AVX-512's shared tiles): tiles of
       // 6 and the 2-5 rows after them, one pattern or two per tile, tiles
       // between rows on their own lists, chunks ended by rows or by depth.
-      {8, 0, {1, 17, 100, 130, 260}, {5, 9}, 8},
-      {11, 0, {1, 17, 100, 130, 260}, {9}, 11},
+      {8, 0, {1, 17, 30, 100, 130, 260}, {5, 9}, 8},
+      {11, 0, {1, 17, 30, 100, 130, 260}, {9}, 11},
       {13, 0, {17, 130}, {9, 10}, 3},
       {10, 0, {17, 130}, {9}, 10},
       {9, 0, {17, 130}, {9}, 9},
       {40, 64, {17, 130}, {9}, 2},
       {130, 33, {17, 130}, {9}, 5},
-      {130, 33, {17, 130}, {9}, 6, true},
+      {130, 33, {17, 30, 130}, {9}, 6, true},
       {20, 1500, {17, 130}, {9}, 20},
   };
   for (const Shape& shape : shapes) {

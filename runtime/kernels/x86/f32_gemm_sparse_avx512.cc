@@ -1,16 +1,12 @@
-// The zero-skipping f32 GEMM (f32_gemm_sparse.h) with AVX-512, two ways:
+// The zero-skipping f32 GEMM (f32_gemm_sparse.h) with AVX-512, two ways
+// (x86/listed_rows.h):
 // - one row at a time over a group of up to 8 blocks (8 accumulators of 16
 //   columns): the row's nonzero inputs are listed 16 at a time (a compare
 //   into a mask and a compress), once for all its groups, and each adds its
 //   term to every block's accumulator;
 // - shared tiles: 6 rows over 4 blocks (the dense kernel's 24 accumulators)
-//   over one list of the inputs nonzero in any of the 6. Each listed weight
-//   row then serves 6 rows from registers, near the dense kernel's rate,
-//   where a row's own list reads its weights from L2 once per term, at about
-//   a quarter of it. A trained student's tokens of one sentence have their
-//   nonzeros at nearly the same depths (the trained tiny11's encoder: the
-//   union of 6 rows 14% of the depth, each row 13%); rows that share few run
-//   on their own lists.
+//   over one list of the inputs nonzero in any of the 6, where rows share
+//   most of their nonzeros.
 // Both add each term in k order from the bias: the dense kernel's fused
 // multiply-adds without (most of) the ones whose x is zero.
 #include <cstdint>
@@ -67,22 +63,8 @@ inline __mmask16 nonzero_lanes(const GemmArgs& a, size_t m, size_t k0, size_t en
   return _mm512_mask_cmp_ps_mask(valid, v, _mm512_setzero_ps(), _CMP_NEQ_UQ);
 }
 
-// Every row of `a` on its own list (x86/listed_rows.h).
-void run_row_lists(const GemmArgs& a, size_t first_block, size_t block_count) {
-  auto nonzero = [&a](size_t m, size_t k0, size_t end) { return nonzero_lanes(a, m, k0, end); };
-  auto group = [&a](size_t m, size_t b0, size_t blocks, const uint32_t* list, size_t count,
-                    x86::SliceEnds ends) { kRowGroups[blocks - 1](a, m, b0, list, count, ends); };
-  x86::run_listed_rows<16, kGroupBlocks>(a, first_block, block_count, a.weights->depth, nonzero,
-                                          group);
-}
-
 constexpr size_t kTileRows = 6;    // the dense kernel's row tile: 6 x 4 accumulators
 constexpr size_t kTileBlocks = 4;  // 64 columns
-// A shared tile runs when its multiply-adds (rows x listed inputs) are at
-// most this many times the rows' own nonzero terms: with rows in pairs that
-// share their nonzeros (a 6-row union 2.7 times the rows' own terms), both
-// ways take the same time (BM_SparseF32Gemm, shared 2).
-constexpr size_t kSharedCost = 3;
 // Listed weight rows fetched ahead: a list's depths skip, so the hardware's
 // prefetchers miss them (BM_SparseF32Gemm, rows sharing their nonzeros:
 // 8 ahead 7-15% faster than none, 2-16 within 5% of each other).
@@ -137,104 +119,28 @@ constexpr const SharedTile* kSharedTiles[kTileRows - 1] = {kSharedTilesOf<2>, kS
                                                            kSharedTilesOf<4>, kSharedTilesOf<5>,
                                                            kSharedTilesOf<6>};
 
-// Row m's nonzero inputs, listed into `list`; returns their count.
-size_t list_row(const GemmArgs& a, size_t m, uint32_t* list) {
-  const size_t depth = a.weights->depth;
-  size_t count = 0;
-  for (size_t p0 = 0; p0 < depth; p0 += 16) {
-    count = x86::append_nonzero_lanes16(nonzero_lanes(a, m, p0, depth), p0, list, count);
-  }
-  return count;
-}
-
-// The inputs nonzero in any of rows [m0, m0 + rows), listed into `list`;
-// returns their count, and in *own the rows' nonzeros summed.
-size_t list_union(const GemmArgs& a, size_t m0, size_t rows, uint32_t* list, size_t* own) {
-  const size_t depth = a.weights->depth;
-  size_t count = 0, total = 0;
-  for (size_t p0 = 0; p0 < depth; p0 += 16) {
-    __mmask16 any = 0;
-    for (size_t r = 0; r < rows; ++r) {
-      const __mmask16 lanes = nonzero_lanes(a, m0 + r, p0, depth);
-      any = static_cast<__mmask16>(any | lanes);
-      total += static_cast<size_t>(__builtin_popcount(lanes));
-    }
-    count = x86::append_nonzero_lanes16(any, p0, list, count);
-  }
-  *own = total;
-  return count;
-}
-
-// A chunk's entry: a shared tile (rows 2 to kTileRows) or one row (rows 1),
-// and its list.
-struct ListedRows {
-  size_t first_row, rows, start, count;
-};
-constexpr size_t kEntriesPerChunk = 64;
-// Tiles listed row by row after a union that did not pay, before the next
-// try: rows that share no inputs then cost a union every fourth tile.
-constexpr size_t kTilesAfterMiss = 3;
-
-// Depths up to x86::kListedPerChunk: rows a chunk at a time (as
-// x86/listed_rows.h), 6-row tiles on one shared list where that pays, the
-// other rows on their own; each 8-block group then runs over the chunk, so
-// that its weights stay in L2 over it. Not inlined: its lists and
-// run_listed_rows' are never on the stack at once.
-__attribute__((noinline)) void run_tiles_and_rows(const GemmArgs& a, size_t first_block,
-                                                  size_t block_count) {
-  alignas(64) uint32_t lists[x86::kListedPerChunk + 16];
-  ListedRows entries[kEntriesPerChunk];
-  const size_t depth = a.weights->depth, end_block = first_block + block_count;
-  size_t tiles_to_skip = 0;
-  for (size_t m = 0; m < a.rows;) {
-    size_t used = 0, listed = 0;
-    while (m < a.rows && listed + kTileRows <= kEntriesPerChunk && used + depth <= x86::kListedPerChunk) {
-      const size_t rows = a.rows - m < kTileRows ? a.rows - m : kTileRows;
-      const bool try_shared = rows >= 2 && tiles_to_skip == 0;
-      if (tiles_to_skip > 0) --tiles_to_skip;
-      if (try_shared) {
-        size_t own = 0;
-        const size_t count = list_union(a, m, rows, lists + used, &own);
-        if (rows * count <= kSharedCost * own) {
-          entries[listed++] = {m, rows, used, count};
-          used += count;
-          m += rows;
-          continue;
-        }
-        tiles_to_skip = kTilesAfterMiss;
-      }
-      for (size_t r = 0; r < rows && used + depth <= x86::kListedPerChunk; ++r, ++m) {
-        const size_t count = list_row(a, m, lists + used);
-        entries[listed++] = {m, 1, used, count};
-        used += count;
-      }
-    }
-    for (size_t b = first_block; b < end_block; b += kGroupBlocks) {
-      const size_t blocks = end_block - b < kGroupBlocks ? end_block - b : kGroupBlocks;
-      for (size_t e = 0; e < listed; ++e) {
-        const ListedRows& entry = entries[e];
-        const uint32_t* list = lists + entry.start;
-        if (entry.rows == 1) {
-          kRowGroups[blocks - 1](a, entry.first_row, b, list, entry.count, x86::SliceEnds{true, true});
-          continue;
-        }
-        for (size_t t = b; t < b + blocks; t += kTileBlocks) {
-          const size_t tile_blocks = b + blocks - t < kTileBlocks ? b + blocks - t : kTileBlocks;
-          kSharedTiles[entry.rows - 2][tile_blocks - 1](a, entry.first_row, t, list, entry.count);
-        }
-      }
-    }
-  }
-}
-
 }  // namespace
 
 void sparse_gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_count) {
-  if (a.rows < 2 || a.weights->depth > x86::kListedPerChunk) {
-    run_row_lists(a, first_block, block_count);
-  } else {
-    run_tiles_and_rows(a, first_block, block_count);
+  const size_t depth = a.weights->depth;
+  auto nonzero = [&a](size_t m, size_t k0, size_t end) { return nonzero_lanes(a, m, k0, end); };
+  auto group = [&a](size_t m, size_t b0, size_t blocks, const uint32_t* list, size_t count,
+                    x86::SliceEnds ends) { kRowGroups[blocks - 1](a, m, b0, list, count, ends); };
+  if (a.rows < 2 || depth > x86::kListedPerChunk) {
+    x86::run_listed_rows<16, kGroupBlocks>(a, first_block, block_count, depth, nonzero, group);
+    return;
   }
+  // A group's 4-block tiles.
+  auto shared = [&a](size_t m0, size_t rows, size_t b0, size_t blocks, const uint32_t* list,
+                     size_t count) {
+    for (size_t t = b0; t < b0 + blocks; t += kTileBlocks) {
+      const size_t tile_blocks = b0 + blocks - t < kTileBlocks ? b0 + blocks - t : kTileBlocks;
+      kSharedTiles[rows - 2][tile_blocks - 1](a, m0, t, list, count);
+    }
+  };
+  // Shared tiles up to 200% of the rows' own terms (x86/listed_rows.h).
+  x86::run_shared_tiles<16, kGroupBlocks, kTileRows, 200>(a, first_block, block_count, depth, nonzero, group,
+                                                      shared);
 }
 
 }  // namespace edgemt::kernels::f32

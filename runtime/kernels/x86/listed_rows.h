@@ -9,6 +9,8 @@
 // weights stay in cache over the chunk, as they did over all rows. Depths
 // past the buffer go in slices, the partial sums kept in y (floats stored
 // and loaded back unchanged), so that every term still adds in k order.
+// run_shared_tiles, for 2 rows or more and depths that fit the buffer, also
+// runs rows that share most of their nonzeros as one tile over their union.
 #pragma once
 
 #include <cstddef>
@@ -29,14 +31,24 @@ struct SliceEnds {
   bool last;   // clamp and store y (else store the partial sums in y)
 };
 
+// append_nonzero_lanes16 or 8 (x86/nonzero_list.h).
+template <size_t kLanes, typename Mask>
+inline size_t append_lanes(Mask nonzero, size_t first, uint32_t* list, size_t count) {
+  if constexpr (kLanes == 16) {
+    return append_nonzero_lanes16(nonzero, first, list, count);
+  } else {
+    return append_nonzero_lanes8(nonzero, first, list, count);
+  }
+}
+
 // Blocks [first_block, first_block + block_count) of every row, kGroupBlocks
 // at a time: nonzero(m, p0, end) gives the mask of kLanes positions from p0
 // of row m that hold a term (none at or past end), and
 // row_group(m, b0, blocks, list, count, ends) adds the listed terms of row
 // m to blocks [b0, b0 + blocks).
 template <size_t kLanes, size_t kGroupBlocks, typename Args, typename Nonzero, typename RowGroup>
-inline void run_listed_rows(const Args& args, size_t first_block, size_t block_count, size_t depth,
-                            Nonzero nonzero, RowGroup row_group) {
+__attribute__((noinline)) void run_listed_rows(const Args& args, size_t first_block, size_t block_count,
+                                               size_t depth, Nonzero nonzero, RowGroup row_group) {
   alignas(64) uint32_t lists[kListedPerChunk + kLanes];
   size_t starts[kRowsPerChunk + 1];
   const size_t end_block = first_block + block_count;
@@ -50,12 +62,7 @@ inline void run_listed_rows(const Args& args, size_t first_block, size_t block_c
              used + (slice_end - slice) <= kListedPerChunk) {
         starts[rows] = used;
         for (size_t p0 = slice; p0 < slice_end; p0 += kLanes) {
-          const auto mask = nonzero(m0 + rows, p0, slice_end);
-          if constexpr (kLanes == 16) {
-            used = append_nonzero_lanes16(mask, p0, lists, used);
-          } else {
-            used = append_nonzero_lanes8(mask, p0, lists, used);
-          }
+          used = append_lanes<kLanes>(nonzero(m0 + rows, p0, slice_end), p0, lists, used);
         }
         ++rows;
       }
@@ -67,6 +74,103 @@ inline void run_listed_rows(const Args& args, size_t first_block, size_t block_c
         }
       }
       m0 += rows;
+    }
+  }
+}
+
+// Shared tiles (f32_gemm_sparse_avx512.cc, _avx2.cc): rows kTileRows at a
+// time, one tile over the union of their nonzero inputs where its
+// multiply-adds (rows x union) are at most kSharedCostPercent of the rows'
+// own terms: the tile does each listed input's terms for all its rows from
+// registers, nearer the dense kernel's rate than a row's own list, which
+// reads its weights from L2 once per term. A trained student's tokens of one
+// sentence have their nonzeros at nearly the same depths (the trained
+// tiny11's encoder: the union of 6 rows 14% of the depth, each row 13%).
+// The kernels' costs: with rows in pairs that share their nonzeros (a 6-row
+// union 270% of the rows' own terms; BM_SparseF32Gemm shared 2), shared
+// tiles were 8% slower than own lists with AVX-512 and 45% slower with AVX2
+// (6 x 1-block tiles), which gains less.
+
+// Tiles listed row by row after a union that did not pay, before the next
+// try: 3 after one miss, doubling (plus one) with each miss in a row up to
+// 31, so that rows that share no inputs cost a union about every 32nd tile
+// (each costs about a 6-row listing: the union listed every fourth tile
+// made BM_SparseF32Gemm's independent rows 4-10% slower at 1% nonzero).
+constexpr size_t kTilesAfterMiss = 3, kMostTilesAfterMiss = 31;
+constexpr size_t kEntriesPerChunk = 64;
+
+// A chunk's entry: a shared tile (rows 2 to kTileRows) or one row (rows 1),
+// and its list.
+struct ListedRows {
+  size_t first_row, rows, start, count;
+};
+
+// Depths up to kListedPerChunk, every row: rows a chunk at a time (as
+// run_listed_rows), tiles of kTileRows on one shared list where that pays,
+// the other rows on their own lists; each group of kGroupBlocks then runs
+// over the chunk, so that its weights stay in L2 over it.
+// shared_tile(m0, rows, b0, blocks, list, count) adds the listed terms of
+// rows [m0, m0 + rows) to blocks [b0, b0 + blocks) (blocks up to
+// kGroupBlocks), from the bias, and clamps; row_group as run_listed_rows'.
+// Neither is inlined: their lists are never on the stack at once.
+template <size_t kLanes, size_t kGroupBlocks, size_t kTileRows, size_t kSharedCostPercent, typename Args,
+          typename Nonzero, typename RowGroup, typename SharedTile>
+__attribute__((noinline)) void run_shared_tiles(const Args& args, size_t first_block, size_t block_count,
+                                                size_t depth, Nonzero nonzero, RowGroup row_group,
+                                                SharedTile shared_tile) {
+  alignas(64) uint32_t lists[kListedPerChunk + kLanes];
+  ListedRows entries[kEntriesPerChunk];
+  const size_t end_block = first_block + block_count;
+  size_t tiles_to_skip = 0, skip_after_miss = kTilesAfterMiss;
+  for (size_t m = 0; m < args.rows;) {
+    size_t used = 0, listed = 0;
+    while (m < args.rows && listed + kTileRows <= kEntriesPerChunk && used + depth <= kListedPerChunk) {
+      const size_t rows = args.rows - m < kTileRows ? args.rows - m : kTileRows;
+      const bool try_shared = rows >= 2 && tiles_to_skip == 0;
+      if (tiles_to_skip > 0) --tiles_to_skip;
+      if (try_shared) {
+        // The union's list, and the rows' own nonzeros counted.
+        size_t count = 0, own = 0;
+        for (size_t p0 = 0; p0 < depth; p0 += kLanes) {
+          decltype(nonzero(m, p0, depth)) any = 0;
+          for (size_t r = 0; r < rows; ++r) {
+            const auto lanes = nonzero(m + r, p0, depth);
+            any = static_cast<decltype(any)>(any | lanes);
+            own += static_cast<size_t>(__builtin_popcount(lanes));
+          }
+          count = append_lanes<kLanes>(any, p0, lists + used, count);
+        }
+        if (100 * rows * count <= kSharedCostPercent * own) {
+          entries[listed++] = {m, rows, used, count};
+          used += count;
+          m += rows;
+          skip_after_miss = kTilesAfterMiss;
+          continue;
+        }
+        tiles_to_skip = skip_after_miss;
+        skip_after_miss = skip_after_miss * 2 + 1 < kMostTilesAfterMiss ? skip_after_miss * 2 + 1
+                                                                        : kMostTilesAfterMiss;
+      }
+      for (size_t r = 0; r < rows && used + depth <= kListedPerChunk; ++r, ++m) {
+        size_t count = 0;
+        for (size_t p0 = 0; p0 < depth; p0 += kLanes) {
+          count = append_lanes<kLanes>(nonzero(m, p0, depth), p0, lists + used, count);
+        }
+        entries[listed++] = {m, 1, used, count};
+        used += count;
+      }
+    }
+    for (size_t b = first_block; b < end_block; b += kGroupBlocks) {
+      const size_t blocks = end_block - b < kGroupBlocks ? end_block - b : kGroupBlocks;
+      for (size_t e = 0; e < listed; ++e) {
+        const ListedRows& entry = entries[e];
+        const uint32_t* list = lists + entry.start;
+        if (entry.rows == 1) {
+          row_group(entry.first_row, b, blocks, list, entry.count, SliceEnds{true, true});
+        } else {
+          shared_tile(entry.first_row, entry.rows, b, blocks, list, entry.count);
+        }
+      }
     }
   }
 }
