@@ -86,10 +86,10 @@ __attribute__((noinline)) void run_listed_rows(const Args& args, size_t first_bl
 // reads its weights from L2 once per term. A trained student's tokens of one
 // sentence have their nonzeros at nearly the same depths (the trained
 // tiny11's encoder: the union of 6 rows 14% of the depth, each row 13%).
-// The kernels' costs: with rows in pairs that share their nonzeros (a 6-row
-// union 270% of the rows' own terms; BM_SparseF32Gemm shared 2), shared
-// tiles were 8% slower than own lists with AVX-512 and 45% slower with AVX2
-// (6 x 1-block tiles), which gains less.
+// Where tiles stop paying differs by kernel: at 270% (rows in pairs that
+// share their nonzeros; BM_SparseF32Gemm shared 2), AVX-512's tiles were 8%
+// slower than own lists and AVX2's (6 rows x 1 block, which gain less) 45%
+// slower; the kernels pass 200% and 150%.
 
 // Tiles listed row by row after a union that did not pay, before the next
 // try: 3 after one miss, doubling (plus one) with each miss in a row up to
