@@ -151,8 +151,8 @@ void sparse_gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count)
     for (size_t b = b0; b < b0 + blocks; ++b) kSharedTiles[rows - 2](a, m0, b, list, count);
   };
   // Shared tiles up to 150% of the rows' own terms (x86/listed_rows.h).
-  x86::run_shared_tiles<8, kGroupBlocks, kTileRows, 150>(a, first_block, block_count, depth, nonzero, group,
-                                                     shared);
+  x86::run_shared_tiles<8, kGroupBlocks, kTileRows, 150>(a, first_block, block_count, depth, nonzero,
+                                                         group, shared);
 }
 
 }  // namespace edgemt::kernels::f32

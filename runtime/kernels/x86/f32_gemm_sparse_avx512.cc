@@ -139,8 +139,8 @@ void sparse_gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_coun
     }
   };
   // Shared tiles up to 200% of the rows' own terms (x86/listed_rows.h).
-  x86::run_shared_tiles<16, kGroupBlocks, kTileRows, 200>(a, first_block, block_count, depth, nonzero, group,
-                                                      shared);
+  x86::run_shared_tiles<16, kGroupBlocks, kTileRows, 200>(a, first_block, block_count, depth, nonzero,
+                                                           group, shared);
 }
 
 }  // namespace edgemt::kernels::f32
