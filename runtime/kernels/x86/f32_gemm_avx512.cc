@@ -22,6 +22,7 @@
 
 #include "kernels/output_prefetch.h"
 #include "kernels/x86/avx512_math.h"
+#include "kernels/x86/f32_tiles_avx512.h"
 
 namespace edgemt::kernels::f32 {
 namespace {
@@ -50,10 +51,7 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const Prefetch& ahead) {
   const size_t step = depth * kBlockColumns;  // floats between blocks
   const float* block = w.blocks + b0 * step;
   __m512 acc[kRows][kBlocks];
-  for (size_t j = 0; j < kBlocks; ++j) {
-    const __m512 bias = _mm512_load_ps(w.bias + (b0 + j) * kBlockColumns);
-    for (size_t r = 0; r < kRows; ++r) acc[r][j] = bias;
-  }
+  start_from_bias(w, b0, acc);
   const float* x = a.x + m0 * a.x_stride;
   for (size_t k = 0; k < depth; ++k) {
     if (k < ahead.steps) {

@@ -13,6 +13,7 @@
 
 #include "kernels/f32_gemm_sparse.h"
 #include "kernels/x86/avx512_math.h"
+#include "kernels/x86/f32_tiles_avx512.h"
 #include "kernels/x86/listed_rows.h"
 
 namespace edgemt::kernels::f32 {
@@ -80,10 +81,7 @@ void shared_tile(const GemmArgs& a, size_t m0, size_t b0, const uint32_t* list, 
   const size_t step = w.depth * kBlockColumns;  // floats between blocks
   const float* block = w.blocks + b0 * step;
   __m512 acc[kRows][kBlocks];
-  for (size_t j = 0; j < kBlocks; ++j) {
-    const __m512 bias = _mm512_load_ps(w.bias + (b0 + j) * kBlockColumns);
-    for (size_t r = 0; r < kRows; ++r) acc[r][j] = bias;
-  }
+  start_from_bias(w, b0, acc);
   const float* x = a.x + m0 * a.x_stride;
   for (size_t i = 0; i < count; ++i) {
     const size_t k = list[i];
