@@ -56,14 +56,6 @@ constexpr RowGroup kRowGroups[kGroupBlocks] = {row_group<1>, row_group<2>, row_g
                                                row_group<4>, row_group<5>, row_group<6>,
                                                row_group<7>, row_group<8>};
 
-// Row m's nonzero inputs among 16 from k0 (none at or past end);
-// unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
-inline __mmask16 nonzero_lanes(const GemmArgs& a, size_t m, size_t k0, size_t end) {
-  const __mmask16 valid = avx512::tail_mask(end - k0);
-  const __m512 v = _mm512_maskz_loadu_ps(valid, a.x + m * a.x_stride + k0);
-  return _mm512_mask_cmp_ps_mask(valid, v, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-}
-
 constexpr size_t kTileRows = 6;    // the dense kernel's row tile: 6 x 4 accumulators
 constexpr size_t kTileBlocks = 4;  // 64 columns
 // Listed weight rows fetched ahead: a list's depths skip, so the hardware's
@@ -121,7 +113,13 @@ constexpr const SharedTile* kSharedTiles[kTileRows - 1] = {kSharedTilesOf<2>, kS
 
 void sparse_gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_count) {
   const size_t depth = a.weights->depth;
-  auto nonzero = [&a](size_t m, size_t k0, size_t end) { return nonzero_lanes(a, m, k0, end); };
+  // Row m's nonzero inputs among 16 from k0 (none at or past end);
+  // unordered-or-not-equal: NaN counts as nonzero, as in the dense sum.
+  auto nonzero = [&a](size_t m, size_t k0, size_t end) {
+    const __mmask16 valid = avx512::tail_mask(end - k0);
+    const __m512 v = _mm512_maskz_loadu_ps(valid, a.x + m * a.x_stride + k0);
+    return _mm512_mask_cmp_ps_mask(valid, v, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+  };
   auto group = [&a](size_t m, size_t b0, size_t blocks, const uint32_t* list, size_t count,
                     x86::SliceEnds ends) { kRowGroups[blocks - 1](a, m, b0, list, count, ends); };
   if (a.rows < 2 || depth > x86::kListedPerChunk) {
