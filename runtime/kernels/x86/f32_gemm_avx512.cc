@@ -76,18 +76,7 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const Prefetch& ahead) {
       for (size_t j = 0; j < kBlocks; ++j) acc[r][j] = _mm512_fmadd_ps(xr, wk[j], acc[r][j]);
     }
   }
-  // XNNPACK's clamp: max_ps(acc, low) is acc > low ? acc : low.
-  const __m512 low = _mm512_set1_ps(a.relu ? 0.0f : -__builtin_huge_valf());
-  for (size_t j = 0; j < kBlocks; ++j) {
-    for (size_t r = 0; r < kRows; ++r) acc[r][j] = _mm512_max_ps(acc[r][j], low);
-  }
-  for (size_t j = 0; j < kBlocks; ++j) {
-    const size_t n0 = (b0 + j) * kBlockColumns;
-    const __mmask16 store = avx512::tail_mask(w.columns - n0);
-    for (size_t r = 0; r < kRows; ++r) {
-      _mm512_mask_storeu_ps(a.y + (m0 + r) * a.y_stride + n0, store, acc[r][j]);
-    }
-  }
+  store_clamped(a, m0, b0, acc);
 }
 
 // Row tile t's share (t >= 1, of `helpers` tiles) of the `lines` 64-byte

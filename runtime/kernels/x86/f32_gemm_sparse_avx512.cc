@@ -91,14 +91,7 @@ void shared_tile(const GemmArgs& a, size_t m0, size_t b0, const uint32_t* list, 
       for (size_t j = 0; j < kBlocks; ++j) acc[r][j] = _mm512_fmadd_ps(xk, wv[j], acc[r][j]);
     }
   }
-  const __m512 low = _mm512_set1_ps(a.relu ? 0.0f : -__builtin_huge_valf());
-  for (size_t r = 0; r < kRows; ++r) {
-    float* y = a.y + (m0 + r) * a.y_stride + b0 * kBlockColumns;
-    for (size_t j = 0; j < kBlocks; ++j) {
-      _mm512_mask_storeu_ps(y + j * kBlockColumns, avx512::tail_mask(w.columns - (b0 + j) * kBlockColumns),
-                            _mm512_max_ps(acc[r][j], low));
-    }
-  }
+  store_clamped(a, m0, b0, acc);
 }
 
 using SharedTile = void (*)(const GemmArgs&, size_t, size_t, const uint32_t*, size_t);
