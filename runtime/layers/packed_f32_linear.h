@@ -48,6 +48,7 @@ class PackedF32Linear {
 
  private:
   static constexpr size_t kSparseDepthPerNonzero = 4;
+  static constexpr size_t kCountedRows = 16;  // rows run() looks at to choose
 
   PackedMatrix<kernels::f32::PackedWeights> packed_;
   kernels::f32::GemmKernel kernel_ = nullptr;
