@@ -214,9 +214,11 @@ inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
 inline void check_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(61);
   // Rows: the 4-row tiles and their remainders, and the AVX-512 kernel's
-  // tall tiles (5-14 rows in one tile, 15 back to row tiles: 6 rows there,
-  // 15-20 and 33 leaving 3, 4, 5, 1, 2 and 3).
-  for (size_t m : {1, 2, 3, 4, 5, 7, 8, 9, 14, 15, 16, 17, 19, 20, 33}) {
+  // tall tiles (5-14 rows in one tile, 15-42 in 2 or 3 of 7-14 rows, 43 back
+  // to row tiles: 6 rows there, 43-47 leaving 1-5).
+  std::vector<size_t> rows = {1, 2, 3, 4, 5, 7, 8, 9, 14};
+  for (size_t m = 15; m <= 47; ++m) rows.push_back(m);
+  for (size_t m : rows) {
     for (size_t k : {1, 7, 64, 256}) {
       for (size_t n : {1, 15, 16, 17, 33, 64, 100}) {
         for (int variant = 0; variant < 3; ++variant) {

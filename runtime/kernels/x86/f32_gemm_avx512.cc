@@ -1,5 +1,5 @@
 // The f32 GEMM (f32_gemm.h) with AVX-512: tiles of up to 6 rows × 4 blocks
-// of 16 columns (5-14 rows: one tile of them all × 2 blocks, below),
+// of 16 columns (5-42 rows: tall tiles of up to 14 rows × 2 blocks, below),
 // accumulators started from the bias,
 // one fused multiply-add per row and depth step in k order (XNNPACK's
 // broadcast micro-kernels' arithmetic). The tile's blocks of weights
@@ -118,10 +118,21 @@ constexpr TileFunction kTiles[kRowTile][4] = {  // [rows - 1][blocks - 1]
 // and 13 rows 1.23-1.32 -> 0.82-0.90 ms and 1.71-1.81 -> 1.03-1.42 ms from
 // L3, 1.71-2.03 -> 1.33-1.78 ms and 1.81-2.46 -> 1.60-1.73 ms from memory;
 // a tiny11-shaped model's encoder and first step over one 14-token sentence,
-// medians of 8: 3.90 -> 2.86 ms. With 15-28 rows in two such tiles: no
-// faster than 4-row tiles from L3, slower from memory (measured before
-// the row tiles grew to 6 rows).
+// medians of 8: 3.90 -> 2.86 ms.
+//
+// 15-42 rows (a decoder step at batch 32) go in 2 or 3 tall tiles of
+// nearly equal rows, one after the other on each pair of blocks: the first
+// streams the pair's weights in, the others find them in L1 (32 KiB at
+// depth 256). Row tiles there left a short last tile and waited on L3 at
+// each group's first. Intel Xeon (cpu family 6 model 167),
+// BM_PackedF32GemmChain, µs per row, row tiles -> tall tiles, weights from
+// L3 / from memory: 15 rows 90 -> 80 / 108 -> 97, 20 rows 82 -> 69 / 105
+// -> 88, 32 rows 73 -> 67 / 83 -> 79, 40 rows 69 -> 64 / 77 -> 77; at 48
+// and more rows from memory 2-8% slower, so row tiles from 43. The
+// trained tiny11 student's fp32 translation at batch 32, 1,000 lines, 8
+// alternate runs: 2.18 -> 2.14 s.
 constexpr size_t kTallRows = 14;
+constexpr size_t kTallChunkRows = 42;  // 3 tall tiles; each has at least 7 rows
 constexpr TileFunction kTallTiles[kTallRows - 4][2] = {  // [rows - 5][blocks - 1]
     {tile<5, 1, true>, tile<5, 2, true>},
     {tile<6, 1, true>, tile<6, 2, true>},
@@ -138,9 +149,15 @@ constexpr TileFunction kTallTiles[kTallRows - 4][2] = {  // [rows - 5][blocks - 
 
 void gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_count) {
   const size_t end = first_block + block_count;
-  if (a.rows > 4 && a.rows <= kTallRows) {
+  if (a.rows > 4 && a.rows <= kTallChunkRows) {
+    // The fewest tall tiles, rows spread evenly (15: 8 + 7; 29: 10 + 10 + 9).
+    const size_t chunks = (a.rows + kTallRows - 1) / kTallRows;
+    const size_t per_chunk = (a.rows + chunks - 1) / chunks;
     for (size_t b = first_block; b < end; b += 2) {
-      kTallTiles[a.rows - 5][end - b < 2 ? 0 : 1](a, 0, b, Prefetch());
+      for (size_t m = 0; m < a.rows; m += per_chunk) {
+        const size_t rows = a.rows - m < per_chunk ? a.rows - m : per_chunk;
+        kTallTiles[rows - 5][end - b < 2 ? 0 : 1](a, m, b, Prefetch());
+      }
     }
     return;
   }
