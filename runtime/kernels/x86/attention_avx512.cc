@@ -151,16 +151,25 @@ constexpr size_t kMaxBlockDim = 256;
 // Tq 4 Tk 15 head_dim 32 19% slower, Tq 15 Tk 15 11% faster).
 constexpr size_t kMinBlockQueries = 8;
 
-// kt[d][u] = key j0 + u at d for u < count, 0 past it.
+// kt[d][u] = key j0 + u at d for u < count, 0 past it: 16 elements of the
+// 16 keys at a time transposed in registers, the last 1-15 one by one (a
+// float at a time throughout took a tenth of BM_Attention's Tq 15 Tk 15
+// head_dim 32).
 template <typename KeyFn>
 void transpose_keys(KeyFn key, size_t j0, size_t count, size_t head_dim, float* kt) {
-  for (size_t u = 0; u < kKeyBlock; ++u) {
-    if (u < count) {
-      const float* ku = key(j0 + u);
-      for (size_t d = 0; d < head_dim; ++d) kt[kKeyBlock * d + u] = ku[d];
-    } else {
-      for (size_t d = 0; d < head_dim; ++d) kt[kKeyBlock * d + u] = 0.0f;
+  const float* keys[kKeyBlock];
+  for (size_t u = 0; u < kKeyBlock; ++u) keys[u] = u < count ? key(j0 + u) : nullptr;
+  size_t d0 = 0;
+  for (; d0 + 16 <= head_dim; d0 += 16) {
+    __m512 r[kKeyBlock];
+    for (size_t u = 0; u < kKeyBlock; ++u) {
+      r[u] = keys[u] != nullptr ? _mm512_loadu_ps(keys[u] + d0) : _mm512_setzero_ps();
     }
+    avx512::transpose16(r);
+    for (size_t d = 0; d < 16; ++d) _mm512_store_ps(kt + kKeyBlock * (d0 + d), r[d]);
+  }
+  for (size_t u = 0; u < kKeyBlock; ++u) {
+    for (size_t d = d0; d < head_dim; ++d) kt[kKeyBlock * d + u] = keys[u] != nullptr ? keys[u][d] : 0.0f;
   }
 }
 
@@ -254,17 +263,37 @@ bool short_rows(const AttentionShape& shape, float* const (&p)[kRows],
   return true;
 }
 
-// Rows of up to 16 keys, four or one at a time (short_rows), by head size
-// / 16 (four: BM_Attention Tq 15 Tk 15 head_dim 32 1090 ns, two 1195, one
-// 1358).
-using FourRowsFn = bool (*)(const AttentionShape&, float* const (&)[4], const size_t (&)[4],
-                           const float*, float* const (&)[4]);
-using OneRowFn = bool (*)(const AttentionShape&, float* const (&)[1], const size_t (&)[1],
-                          const float*, float* const (&)[1]);
-constexpr FourRowsFn kFourShortRows[4] = {short_rows<4, 1>, short_rows<4, 2>, short_rows<4, 3>,
-                                        short_rows<4, 4>};
-constexpr OneRowFn kOneShortRow[4] = {short_rows<1, 1>, short_rows<1, 2>, short_rows<1, 3>,
-                                      short_rows<1, 4>};
+// Rows of up to 16 keys, four at a time (short_rows), the last 2 or 3
+// together, by head size / 16 (four: BM_Attention Tq 15 Tk 15 head_dim 32
+// 1090 ns, two 1195, one 1358).
+template <size_t kRows>
+using ShortRowsFn = bool (*)(const AttentionShape&, float* const (&)[kRows], const size_t (&)[kRows],
+                             const float*, float* const (&)[kRows]);
+template <size_t kRows>
+constexpr ShortRowsFn<kRows> kShortRows[4] = {short_rows<kRows, 1>, short_rows<kRows, 2>,
+                                              short_rows<kRows, 3>, short_rows<kRows, 4>};
+
+// Rows [first, first + kRows), scored already, in registers (short_rows):
+// false, with nothing stored, where the loop in
+// scaled_dot_product_attention_avx512 must take them (a row that sees no
+// key, or all -inf scores).
+template <size_t kRows, typename VisibleFn>
+bool short_row_group(const AttentionShape& shape, size_t first, VisibleFn visible_keys,
+                     const float* v, float* probs, float* out) {
+  float* p[kRows];
+  size_t visible[kRows];
+  float* o[kRows];
+  for (size_t r = 0; r < kRows; ++r) {
+    p[r] = probs + (first + r) * shape.key_len;
+    visible[r] = visible_keys(first + r);
+    o[r] = out + (first + r) * shape.out_stride;
+  }
+  if (visible[0] == 0) return false;  // causal: the first row sees the fewest
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t j = visible[r]; j < shape.key_len; ++j) p[r][j] = 0.0f;
+  }
+  return kShortRows<kRows>[shape.head_dim / 16 - 1](shape, p, visible, v, o);
+}
 
 }  // namespace
 
@@ -302,21 +331,16 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
   }
   size_t first = 0;  // rows before it are done
   if (short_rows_ok && blocked) {
-    // Scored already: rows four at a time in registers (the loop below
-    // takes the rest, and a group with an all -inf row).
-    for (; first + 4 <= shape.query_len; first += 4) {
-      float* const p[4] = {probs + first * shape.key_len, probs + (first + 1) * shape.key_len,
-                           probs + (first + 2) * shape.key_len, probs + (first + 3) * shape.key_len};
-      const size_t visible[4] = {visible_keys(first), visible_keys(first + 1),
-                                 visible_keys(first + 2), visible_keys(first + 3)};
-      float* const o[4] = {out + first * shape.out_stride, out + (first + 1) * shape.out_stride,
-                           out + (first + 2) * shape.out_stride, out + (first + 3) * shape.out_stride};
-      if (visible[0] == 0) break;  // causal: the first row sees the fewest
-      for (size_t r = 0; r < 4; ++r) {
-        for (size_t j = visible[r]; j < shape.key_len; ++j) p[r][j] = 0.0f;
-      }
-      if (!kFourShortRows[head_dim / 16 - 1](shape, p, visible, v, o)) break;
+    // Scored already: rows four at a time in registers, then the last 2 or
+    // 3 (the loop below takes the rest: one row, or from a group that
+    // short_row_group left).
+    bool grouped = true;
+    for (; grouped && first + 4 <= shape.query_len; first += grouped ? 4 : 0) {
+      grouped = short_row_group<4>(shape, first, visible_keys, v, probs, out);
     }
+    const size_t left = shape.query_len - first;
+    if (grouped && left == 3 && short_row_group<3>(shape, first, visible_keys, v, probs, out)) first += 3;
+    if (grouped && left == 2 && short_row_group<2>(shape, first, visible_keys, v, probs, out)) first += 2;
   }
   for (size_t i = first; i < shape.query_len; ++i) {
     float* p = probs + i * shape.key_len;
@@ -333,7 +357,7 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
     const size_t visible_row[1] = {visible};
     float* const p_row[1] = {p};
     if (short_rows_ok && visible > 0 &&
-        kOneShortRow[head_dim / 16 - 1](shape, p_row, visible_row, v, o)) {
+        kShortRows<1>[head_dim / 16 - 1](shape, p_row, visible_row, v, o)) {
       continue;
     }
     softmax_row(p, visible);

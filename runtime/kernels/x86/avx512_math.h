@@ -1,7 +1,7 @@
 // Building blocks of the AVX-512 kernels that must give the portable
 // kernels' bits (internal header; include only from files compiled with
 // -mavx512f -mavx512bw -mavx512vl -mavx512dq): exp_f32 on 16 lanes, the
-// eight-lane max and sums of kernels/reduce.h.
+// eight-lane max and sums of kernels/reduce.h, a 16 × 16 transpose.
 #pragma once
 
 // GCC 12's avx512fintrin.h initializes its "undefined" vectors from
@@ -84,5 +84,39 @@ inline float row_max(const float* x, size_t n) {
   return m;
 }
 
+
+static inline __m512 unpack_low_pairs(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+static inline __m512 unpack_high_pairs(__m512 a, __m512 b) {
+  return _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+
+// r[i] = row i (16 floats) -> r[k] = column k: four stages, each
+// interleaving twice the width of the stage before (1, 2, 4, then 8
+// floats).
+static inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = unpack_low_pairs(t[i], t[i + 2]);
+    r[i + 1] = unpack_high_pairs(t[i], t[i + 2]);
+    r[i + 2] = unpack_low_pairs(t[i + 1], t[i + 3]);
+    r[i + 3] = unpack_high_pairs(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 16; i += 8) {
+    for (int j = 0; j < 4; ++j) {
+      t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0x88);
+      t[i + j + 4] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0xdd);
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+    r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+  }
+}
 
 }  // namespace edgemt::kernels::avx512
