@@ -84,7 +84,8 @@ inline float row_max(const float* x, size_t n) {
   return m;
 }
 
-
+// The transpose's steps and the transpose. Static: TUs built with other
+// -m flags (the VNNI kernels) may define their own.
 static inline __m512 unpack_low_pairs(__m512 a, __m512 b) {
   return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
 }
