@@ -22,8 +22,9 @@ using AttentionKernel = void (*)(const kernels::AttentionShape& shape, const flo
 inline void check_same_bits_as_portable(AttentionKernel variant) {
   Random rng(41);
   for (size_t head_dim : {1, 7, 8, 16, 17, 24, 32, 40, 48, 56, 64, 80, 128, 200, 264}) {
-    // 9-11: AVX-512's 4-row groups and 1, 2 or 3 more
-    for (size_t query_len : {1, 3, 9, 10, 11, 20}) {
+    // 5-7 and 9-11: AVX-512's 4-row groups and 1, 2 or 3 more (below 8
+    // queries scored row by row, from 8 in blocks of keys)
+    for (size_t query_len : {1, 3, 5, 6, 7, 9, 10, 11, 20}) {
       // 16, 17, 32: AVX-512's rows in one or two registers of keys
       for (size_t key_len : {0, 1, 4, 5, 16, 17, 32, 33}) {
         for (int layout = 0; layout < 3; ++layout) {  // 0 plain, 1 causal, 2 key_offsets
