@@ -12,14 +12,20 @@
 // a time on the stack, so that lane l of a dot product (elements l, l + 8,
 // ... in order) is one vector over 16 keys and a query's 16 scores come out
 // of one register, combined in combine8's tree, with no per-key loads and
-// no transposition of the sums. Rows of up to 16 keys (heads of up to 64)
+// no transposition of the sums. Rows of up to 32 keys (heads of up to 64)
 // then take their softmax and weighted sum in registers, four rows side by
-// side (short_rows; the last 2 or 3 together). In the softmax, lanes past a row get e^0, zeroed
-// after, rather than e^-inf: exp16's clamp made denormal products there, a
-// slow path every row of a length not a multiple of 16 took.
+// side (short_rows; the last 2 or 3 together). In the softmax, lanes past a
+// row get e^0, zeroed after, rather than e^-inf: exp16's clamp made
+// denormal products there, a slow path every row of a length not a
+// multiple of 16 took.
 // BM_Attention, Zen 4 (cpu family 25 model 17), ns per call, before / after
 // these three: Tq 15 Tk 15 head_dim 32 1984 / 1090, Tq 64 Tk 64 head_dim 64
-// 29019 / 23600, Tq 1 Tk 15 head_dim 32 131 / 105-111.
+// 29019 / 23600, Tq 1 Tk 15 head_dim 32 131 / 105-111. Rows of 17-32 keys
+// (a third of Multi30k's test sentences have more than 16 pieces) went
+// one at a time through softmax_row and weighted_sum; in short_rows, Intel
+// Xeon (cpu family 6 model 167), head_dim 32, 2 alternate runs: Tq 17 Tk 17
+// 2102-2162 -> 1709-1772, Tq 20 Tk 20 2689-2729 -> 2121-2163, Tq 32 Tk 32
+// 4624-4643 -> 3580-3995, Tq 3 Tk 20 497-513 -> 443-445; Tq 1 the same.
 #include "kernels/attention.h"
 #include "kernels/reduce.h"
 #include "kernels/x86/avx2_math.h"
@@ -218,27 +224,32 @@ void block_scores(const AttentionShape& shape, const float* scaled_q, const floa
   }
 }
 
-// softmax_row then weighted_sum for kRows rows of at most 16 scores each
-// (row r: probs row p[r] with visible[r] keys, 1..16, output o[r]) and a
-// head of 16·kChunks, in registers and side by side: the scores are loaded
-// once, the probabilities stored once, each key's probability broadcast
-// from its register (loading it back from the row just stored with a
-// masked store waits for that store to retire), and the rows' chains of
-// dependent operations (max, exp, sum, the weighted sum) overlap. Each
-// row's operations are softmax_row's and weighted_sum's, in their order.
-// False, with nothing stored, when a row's scores are all -inf (the
-// general path zeroes it).
-template <size_t kRows, size_t kChunks>
+// softmax_row then weighted_sum for kRows rows of at most 16·kVecs scores
+// each (row r: probs row p[r] with visible[r] keys, 1..16·kVecs, output
+// o[r]) and a head of 16·kChunks, in registers and side by side: the
+// scores are loaded once, the probabilities stored once, each key's
+// probability broadcast from its register (loading it back from the row
+// just stored with a masked store waits for that store to retire), and the
+// rows' chains of dependent operations (max, exp, sum, the weighted sum)
+// overlap. Each row's operations are softmax_row's and weighted_sum's, in
+// their order (a row shorter than 16·kVecs adds +0 for its missing
+// registers' sums: the sum, started at +0, stays the same). False, with
+// nothing stored, when a row's scores are all -inf (the general path zeroes
+// it).
+template <size_t kRows, size_t kChunks, size_t kVecs>
 bool short_rows(const AttentionShape& shape, float* const (&p)[kRows],
                 const size_t (&visible)[kRows], const float* v, float* const (&o)[kRows]) {
-  __mmask16 live[kRows];
-  __m512 x[kRows], vm[kRows];
+  __mmask16 live[kRows][kVecs];
+  __m512 x[kRows][kVecs], vm[kRows];
   for (size_t r = 0; r < kRows; ++r) {
-    live[r] = avx512::tail_mask(visible[r]);
-    x[r] = _mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), live[r], p[r]);
     // avx512::row_max: the eight-lane max, then the lanes in order.
-    __m256 max8 = _mm256_max_ps(_mm512_castps512_ps256(x[r]), _mm256_set1_ps(kNegInf));
-    max8 = _mm256_max_ps(_mm512_extractf32x8_ps(x[r], 1), max8);
+    __m256 max8 = _mm256_set1_ps(kNegInf);
+    for (size_t s = 0; s < kVecs; ++s) {
+      live[r][s] = visible[r] > 16 * s ? avx512::tail_mask(visible[r] - 16 * s) : 0;
+      x[r][s] = _mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), live[r][s], p[r] + 16 * s);
+      max8 = _mm256_max_ps(_mm512_castps512_ps256(x[r][s]), max8);
+      max8 = _mm256_max_ps(_mm512_extractf32x8_ps(x[r][s], 1), max8);
+    }
     alignas(32) float lanes[detail::kLanes];
     _mm256_store_ps(lanes, max8);
     float m = lanes[0];
@@ -246,16 +257,23 @@ bool short_rows(const AttentionShape& shape, float* const (&p)[kRows],
     if (m == kNegInf) return false;
     vm[r] = _mm512_set1_ps(m);
   }
-  __m512 probs[kRows];
+  __m512 probs[kRows][kVecs];
   for (size_t r = 0; r < kRows; ++r) {
-    const __m512 e = _mm512_maskz_mov_ps(
-        live[r], exp16(_mm512_sub_ps(_mm512_mask_mov_ps(vm[r], live[r], x[r]), vm[r])));
-    __m256 acc = _mm256_add_ps(_mm256_setzero_ps(), _mm512_castps512_ps256(e));
-    acc = _mm256_add_ps(acc, _mm512_extractf32x8_ps(e, 1));
+    __m512 e[kVecs];
+    __m256 acc = _mm256_setzero_ps();
+    for (size_t s = 0; s < kVecs; ++s) {
+      e[s] = _mm512_maskz_mov_ps(
+          live[r][s], exp16(_mm512_sub_ps(_mm512_mask_mov_ps(vm[r], live[r][s], x[r][s]), vm[r])));
+      acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e[s]));
+      acc = _mm256_add_ps(acc, _mm512_extractf32x8_ps(e[s], 1));
+    }
     float total = 0.0f;
     total += avx512::combine(acc);
-    probs[r] = _mm512_maskz_mul_ps(live[r], e, _mm512_set1_ps(1.0f / total));
-    _mm512_mask_storeu_ps(p[r], live[r], probs[r]);
+    const __m512 inverse = _mm512_set1_ps(1.0f / total);
+    for (size_t s = 0; s < kVecs; ++s) {
+      probs[r][s] = _mm512_maskz_mul_ps(live[r][s], e[s], inverse);
+      _mm512_mask_storeu_ps(p[r] + 16 * s, live[r][s], probs[r][s]);
+    }
   }
   const size_t* keys = shape.key_offsets;
   size_t longest = 0;
@@ -264,14 +282,17 @@ bool short_rows(const AttentionShape& shape, float* const (&p)[kRows],
   for (size_t r = 0; r < kRows; ++r) {
     for (__m512& a : out[r]) a = _mm512_setzero_ps();
   }
-  for (size_t j = 0; j < longest; ++j) {
-    const __m512i lane = _mm512_set1_epi32(static_cast<int>(j));
-    const float* vj = v + (keys ? keys[j] : j * shape.v_stride);
-    for (size_t r = 0; r < kRows; ++r) {
-      if (j >= visible[r]) continue;  // a causal row sees fewer keys
-      const __m512 pj = _mm512_permutexvar_ps(lane, probs[r]);
-      for (size_t u = 0; u < kChunks; ++u) {
-        out[r][u] = _mm512_add_ps(out[r][u], _mm512_mul_ps(pj, _mm512_loadu_ps(vj + 16 * u)));
+  for (size_t s = 0; s < kVecs; ++s) {  // keys [16s, 16s + 16), in order
+    const size_t end = longest < 16 * s + 16 ? longest : 16 * s + 16;
+    for (size_t j = 16 * s; j < end; ++j) {
+      const __m512i lane = _mm512_set1_epi32(static_cast<int>(j - 16 * s));
+      const float* vj = v + (keys ? keys[j] : j * shape.v_stride);
+      for (size_t r = 0; r < kRows; ++r) {
+        if (j >= visible[r]) continue;  // a causal row sees fewer keys
+        const __m512 pj = _mm512_permutexvar_ps(lane, probs[r][s]);
+        for (size_t u = 0; u < kChunks; ++u) {
+          out[r][u] = _mm512_add_ps(out[r][u], _mm512_mul_ps(pj, _mm512_loadu_ps(vj + 16 * u)));
+        }
       }
     }
   }
@@ -281,15 +302,23 @@ bool short_rows(const AttentionShape& shape, float* const (&p)[kRows],
   return true;
 }
 
-// Rows of up to 16 keys, four at a time (short_rows), the last 2 or 3
-// together, by head size / 16 (four: BM_Attention Tq 15 Tk 15 head_dim 32
-// 1090 ns, two 1195, one 1358).
+// Rows of up to 32 keys, four at a time (short_rows), the last 2 or 3
+// together, by score registers (up to 16 keys: one, else two) and head
+// size / 16 (four rows: BM_Attention Tq 15 Tk 15 head_dim 32 1090 ns, two
+// 1195, one 1358).
 template <size_t kRows>
 using ShortRowsFn = bool (*)(const AttentionShape&, float* const (&)[kRows], const size_t (&)[kRows],
                              const float*, float* const (&)[kRows]);
 template <size_t kRows>
-constexpr ShortRowsFn<kRows> kShortRows[4] = {short_rows<kRows, 1>, short_rows<kRows, 2>,
-                                              short_rows<kRows, 3>, short_rows<kRows, 4>};
+constexpr ShortRowsFn<kRows> kShortRows[2][4] = {
+    {short_rows<kRows, 1, 1>, short_rows<kRows, 2, 1>, short_rows<kRows, 3, 1>, short_rows<kRows, 4, 1>},
+    {short_rows<kRows, 1, 2>, short_rows<kRows, 2, 2>, short_rows<kRows, 3, 2>, short_rows<kRows, 4, 2>}};
+
+// The short_rows variant for a head: score registers, head size / 16.
+template <size_t kRows>
+ShortRowsFn<kRows> short_rows_for(const AttentionShape& shape) {
+  return kShortRows<kRows>[shape.key_len <= 16 ? 0 : 1][shape.head_dim / 16 - 1];
+}
 
 // Rows [first, first + kRows), scored already, in registers (short_rows):
 // false, with nothing stored, where the loop in
@@ -310,7 +339,7 @@ bool short_row_group(const AttentionShape& shape, size_t first, VisibleFn visibl
   for (size_t r = 0; r < kRows; ++r) {
     for (size_t j = visible[r]; j < shape.key_len; ++j) p[r][j] = 0.0f;
   }
-  return kShortRows<kRows>[shape.head_dim / 16 - 1](shape, p, visible, v, o);
+  return short_rows_for<kRows>(shape)(shape, p, visible, v, o);
 }
 
 }  // namespace
@@ -336,8 +365,8 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
     }
   }
   const bool blocked = shape.query_len >= kMinBlockQueries && head_dim <= kMaxBlockDim;
-  // Rows of up to 16 keys, heads of up to 64 in whole registers: short_rows.
-  const bool short_rows_ok = shape.key_len <= 16 && head_dim % 16 == 0 && head_dim <= 64 &&
+  // Rows of up to 32 keys, heads of up to 64 in whole registers: short_rows.
+  const bool short_rows_ok = shape.key_len <= 32 && head_dim % 16 == 0 && head_dim <= 64 &&
                              head_dim > 0;
   // Rows scored before the softmax: all with the blocked path, and 2-7
   // queries that short_rows takes, so that they go in groups as there
@@ -379,7 +408,7 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
     const size_t visible_row[1] = {visible};
     float* const p_row[1] = {p};
     if (short_rows_ok && visible > 0 &&
-        kShortRows<1>[head_dim / 16 - 1](shape, p_row, visible_row, v, o)) {
+        short_rows_for<1>(shape)(shape, p_row, visible_row, v, o)) {
       continue;
     }
     softmax_row(p, visible);
