@@ -257,6 +257,32 @@ TEST_CASE("translator/shortlist: a candidate set too large to gather gives the s
   }
 }
 
+TEST_CASE("translator/shortlist: a batch of 32 has room for 128 candidates a sentence") {
+  // 3000 first ids of 8192 and 32 sentences bring more candidates than a
+  // quarter of the vocabulary (2048): the arena holds 4096 gathered columns
+  // (128 a sentence, at most half the vocabulary) of f32 pack for the
+  // arg-max shortcut, so such a batch keeps the shortcut.
+  Case c;
+  c.vocab = 8192;
+  c.first = 3000;
+  c.d_model = 128;
+  c.greedy_scores = false;
+  const ModelBuilder builder = builder_for(c, true);
+  Opened listed = open(builder, c);
+  if (listed.translator->greedy_shortcut_bytes() == 0) {
+    MESSAGE("the f32 projection is not on the own GEMM on this CPU: nothing is gathered");
+    return;
+  }
+  Opened unlisted = open(builder, c, /*use_shortlist=*/false);
+  Limits limits = listed.translator->limits();
+  limits.max_batch = 32;
+  size_t with = 0;
+  size_t without = 0;
+  REQUIRE(listed.translator->arena_bytes(limits, &with).is_ok());
+  REQUIRE(unlisted.translator->arena_bytes(limits, &without).is_ok());
+  CHECK(with >= without + size_t{4096} * c.d_model * sizeof(float));
+}
+
 TEST_CASE("translator/shortlist: an f32 projection left in the file gathers any candidate set") {
   // With a shortlist and scores (no shortcut) an f32 projection on the own
   // GEMM is never packed: every logit would come from the file's rows, so
