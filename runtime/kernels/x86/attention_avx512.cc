@@ -149,20 +149,17 @@ void weighted_sum(const AttentionShape& shape, const float* p, size_t visible, c
   }
 }
 
-// Query i's scores (probs row i) against the `visible` keys it sees, eight
-// keys at a time: dots() on its scaled q (its out row). Not inlined: as a
-// lambda in the kernel's body, the blocked path (which never calls it)
-// measured 4-7% slower in BM_Attention Tq 15 Tk 15.
-__attribute__((noinline)) void score_row(const AttentionShape& shape, const float* k,
-                                         const float* out, size_t i, size_t visible, float* probs) {
-  const size_t* rows = shape.key_offsets;
+// Query i's scores (probs row i) against the `visible` keys it sees (key j
+// at key(j)), eight keys at a time: dots() on its scaled q (its out row).
+// Not inlined: as a lambda in the kernel's body, the blocked path (which
+// never calls it) measured 4-7% slower in BM_Attention Tq 15 Tk 15.
+template <typename KeyFn>
+__attribute__((noinline)) void score_row(const AttentionShape& shape, KeyFn key, const float* out,
+                                         size_t i, size_t visible, float* probs) {
   for (size_t j = 0; j < visible; j += 8) {
     const size_t count = visible - j < 8 ? visible - j : 8;
     const float* keys[8];
-    for (size_t u = 0; u < 8; ++u) {
-      const size_t key = u < count ? j + u : j;
-      keys[u] = k + (rows ? rows[key] : key * shape.k_stride);
-    }
+    for (size_t u = 0; u < 8; ++u) keys[u] = key(u < count ? j + u : j);
     dots(out + i * shape.out_stride, keys, count, shape.head_dim, probs + i * shape.key_len + j);
   }
 }
@@ -382,7 +379,7 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
       block_scores(shape, out, kt, j0, count, probs);
     }
   } else if (short_rows_ok && shape.query_len > 1) {
-    for (size_t i = 0; i < shape.query_len; ++i) score_row(shape, k, out, i, visible_keys(i), probs);
+    for (size_t i = 0; i < shape.query_len; ++i) score_row(shape, key, out, i, visible_keys(i), probs);
     scored = true;
   }
   size_t first = 0;  // rows before it are done
@@ -401,7 +398,7 @@ void scaled_dot_product_attention_avx512(const AttentionShape& shape, const floa
   for (size_t i = first; i < shape.query_len; ++i) {
     float* p = probs + i * shape.key_len;
     const size_t visible = visible_keys(i);
-    if (!scored) score_row(shape, k, out, i, visible, probs);
+    if (!scored) score_row(shape, key, out, i, visible, probs);
     // Keys a query does not see (scored anyway by the blocked path).
     for (size_t j = visible; j < shape.key_len; ++j) p[j] = 0.0f;
     float* const o[1] = {out + i * shape.out_stride};
