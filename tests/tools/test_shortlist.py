@@ -15,6 +15,7 @@ import dataclasses
 import os
 import shutil
 import struct
+import subprocess
 import tempfile
 import unittest
 
@@ -274,6 +275,29 @@ class Convert(unittest.TestCase):
                 ((self.path("missing.s2t"),), "shortlist not found", 1)):
             with self.subTest(args=args):
                 self.refused("bad.emt", fragment, "--shortlist", *args, status=status)
+
+    def test_bench_compares_shortlisted_outputs_per_batch_size(self):
+        # A batch's candidates are its sentences': batches of 8 choose other
+        # tokens than sentences alone on some of these 40 lines (9 here), and
+        # that is no fault. Each batch size is compared across thread counts.
+        if not os.path.isfile(helpers.CLI):
+            self.skipTest(f"edgemt binary not built: {helpers.CLI}")
+        _, model = self.convert("bench.emt", "--shortlist", self.lex_bin)
+        source = os.path.join(FIXTURE, "reference", "source.en")
+        result = subprocess.run([helpers.CLI, "bench", "-m", model, "-i", source, "--sentences", "40",
+                                 "--threads", "1,2", "--batch", "1,8", "--idle-seconds", "0",
+                                 "--warmup", "0"], capture_output=True, check=False, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        out = result.stdout.decode("utf-8")
+        self.assertNotIn("WARNING", out)
+        self.assertIn("outputs identical across configurations of the same beam size (with the "
+                      "shortlist, of the same batch size too", out)
+        off = subprocess.run([helpers.CLI, "bench", "-m", model, "-i", source, "--sentences", "40",
+                              "--batch", "1,8", "--shortlist", "off", "--idle-seconds", "0",
+                              "--warmup", "0"], capture_output=True, check=False, timeout=300)
+        self.assertEqual(off.returncode, 0, off.stderr)
+        self.assertIn("outputs identical across configurations of the same beam size\n",
+                      off.stdout.decode("utf-8"))
 
     def test_writer_and_reader_check_the_table(self):
         model = read_model(self.convert("fp32-checked.emt", "--shortlist", self.lex_bin)[1])

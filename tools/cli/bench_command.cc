@@ -6,7 +6,9 @@
 // any timing) on one Translator per thread count, prepared for the largest
 // batch and beam of the grid. Outputs of each configuration are compared
 // with those of the first configuration of the same beam size: the runtime
-// promises identical tokens for every thread count and batch size.
+// promises identical tokens for every thread count and batch size (with a
+// lexical shortlist, every thread count: a batch's candidates are those of
+// its sentences, so its outputs are compared per batch size).
 //
 // --busy starts competing processes that spin for the whole timed part (one
 // per usable CPU by default), to measure threads that must share the CPUs.
@@ -102,7 +104,9 @@ constexpr const char* kHelp =
     "                       each batch computes only its candidates'\n"
     "                       logits). Each setting gets its own rows, after a\n"
     "                       line naming it, and on,off ends with the time\n"
-    "                       per generated token of each (outputs may differ)\n"
+    "                       per generated token of each (outputs may differ;\n"
+    "                       with it, between batch sizes too: a batch's\n"
+    "                       candidates are its sentences')\n"
     "      --marian-int8-sums CPU  an int8 file converted from a Marian       [exact]\n"
     "                       intgemm8 model: time the sums Marian computes\n"
     "                       on a CPU of kind CPU (exact, avx2, avx512bw,\n"
@@ -593,8 +597,11 @@ int run_bench(int argc, char** argv) {
     return kExitFailure;
   }
 
-  // (beam, shortlist) -> outputs
-  std::map<std::pair<size_t, bool>, std::vector<std::vector<int32_t>>> reference;
+  // (beam, shortlist, batch) -> outputs. With the shortlist a batch's
+  // candidates are those of its sentences (Marian's rule), so another batch
+  // size may choose other tokens: those outputs are compared per batch size
+  // (batch 0 stands for any size without the shortlist).
+  std::map<std::tuple<size_t, bool, size_t>, std::vector<std::vector<int32_t>>> reference;
   // ms per generated token by (threads, batch, beam, greedy scores, shortlist),
   // for the shortlist's line at the end.
   std::map<std::tuple<size_t, size_t, size_t, bool, bool>, double> token_ms;
@@ -608,6 +615,7 @@ int run_bench(int argc, char** argv) {
   std::map<std::tuple<size_t, size_t, bool>, double> greedy_speed;
   bool all_same = true;
   bool header_printed = false;
+  bool listed_any = false;  // a configuration ran with the shortlist
   for (size_t t = 0; t < settings.threads.size(); ++t) {
     const size_t threads = settings.threads[t];
     const double create_start = now_ms();
@@ -731,16 +739,19 @@ int run_bench(int argc, char** argv) {
             token_ms[{threads, batch, beam, scores, use_shortlist}] =
                 row.total_ms / static_cast<double>(row.target_tokens);
           }
-          auto found = reference.find({beam, use_shortlist});
+          const bool listed = has_shortlist && use_shortlist;  // candidates per batch
+          listed_any = listed_any || listed;
+          const std::tuple<size_t, bool, size_t> same_outputs{beam, use_shortlist, listed ? batch : 0};
+          auto found = reference.find(same_outputs);
           if (found == reference.end()) {
-            reference.emplace(std::make_pair(beam, use_shortlist), std::move(row.outputs));
+            reference.emplace(same_outputs, std::move(row.outputs));
           } else {
             size_t differing = 0;
             for (size_t i = 0; i < row.outputs.size(); ++i) differing += row.outputs[i] != found->second[i];
             if (differing > 0) {
               all_same = false;
-              std::printf("    WARNING: %zu of %zu outputs differ from the first beam-%zu configuration\n",
-                          differing, row.outputs.size(), beam);
+              std::printf("    WARNING: %zu of %zu outputs differ from the first beam-%zu%s configuration\n",
+                          differing, row.outputs.size(), beam, listed ? " same-batch" : "");
             }
           }
           std::fflush(stdout);
@@ -759,9 +770,12 @@ int run_bench(int argc, char** argv) {
     }
   }
   busy.stop();
-  std::printf("\noutputs %s across configurations of the same beam size%s\n",
+  std::printf("\noutputs %s across configurations of the same beam size%s%s\n",
               all_same ? "identical" : "NOT identical",
-              settings.shortlist.size() > 1 ? " and shortlist setting" : "");
+              settings.shortlist.size() > 1 ? " and shortlist setting" : "",
+              listed_any ? " (with the shortlist, of the same batch size too: a batch's candidates "
+                           "are its sentences')"
+                         : "");
   // The shortlist on against off, the same threads, batch, beam and scores.
   for (const auto& [key, on_ms] : token_ms) {
     const auto& [threads, batch, beam, scores, use_shortlist] = key;
