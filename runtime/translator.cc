@@ -127,8 +127,8 @@ struct Translator::Impl {
     const size_t per_token = longest + (list.add_source_ids ? 1 : 0);
     const size_t reachable = list.first + l.max_batch * l.max_source_len * per_token + 1 + 7;
     const size_t quarter = vocab / 4 > 2048 ? vocab / 4 : 2048;
-    const size_t per_batch =
-        kGatheredPerSentence * l.max_batch < vocab / 2 ? kGatheredPerSentence * l.max_batch : vocab / 2;
+    const size_t for_sentences = kGatheredPerSentence * l.max_batch;
+    const size_t per_batch = for_sentences < vocab / 2 ? for_sentences : vocab / 2;
     const size_t cap = network->every_logit_slow() ? vocab : quarter > per_batch ? quarter : per_batch;
     size_t columns = reachable < cap ? reachable : cap;
     return columns < vocab ? columns : vocab;
