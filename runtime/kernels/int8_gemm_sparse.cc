@@ -7,8 +7,8 @@ namespace edgemt::kernels::int8 {
 GemmKernel sparse_gemm_kernel(GemmKernel dense) {
 #if defined(__x86_64__)
   if (dense == gemm_avx512_vnni) return sparse_gemm_avx512_vnni;
-  if (dense == gemm_avx2 || dense == gemm_avx2_vpsignb || dense == gemm_avx512bw ||
-      dense == gemm_avx_vnni) {
+  if (dense == gemm_avx512bw) return sparse_gemm_avx512bw;
+  if (dense == gemm_avx2 || dense == gemm_avx2_vpsignb || dense == gemm_avx_vnni) {
     return sparse_gemm_avx2;
   }
 #elif defined(__aarch64__)

@@ -9,7 +9,8 @@
 // kernel's: the same bits as every dense kernel, on every CPU.
 //
 // Per row, a group of blocks keeps its sums in registers while the row's
-// nonzero groups pass (AVX-512 VNNI: 8 blocks of 16 columns; AVX2: 4).
+// nonzero groups pass (AVX-512 VNNI and BW: 8 blocks of 16 columns;
+// AVX2: 4).
 #pragma once
 
 #include <cstddef>
@@ -22,15 +23,16 @@ namespace edgemt::kernels::int8 {
 // The portable one is gemm_portable itself, which skips zero groups too.
 #if defined(__x86_64__)
 void sparse_gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
+void sparse_gemm_avx512bw(const GemmArgs& args, size_t first_block, size_t block_count);
 void sparse_gemm_avx2(const GemmArgs& args, size_t first_block, size_t block_count);
 #elif defined(__aarch64__)
 void sparse_gemm_neon_dotprod(const GemmArgs& args, size_t first_block, size_t block_count);
 #endif
 
 // The zero-skipping kernel for a CPU whose dense kernel is `dense`
-// (GemmVariant::kernel): AVX-512 VNNI's beside it, AVX2's beside the other
-// x86 ones (AVX2, AVX-VNNI, AVX-512 BW), NEON dot product's beside it,
-// gemm_portable beside itself; nullptr elsewhere (NEON without
+// (GemmVariant::kernel): AVX-512 VNNI's and AVX-512 BW's beside theirs,
+// AVX2's beside the other x86 ones (AVX2, AVX-VNNI), NEON dot product's
+// beside it, gemm_portable beside itself; nullptr elsewhere (NEON without
 // the dot product, WebAssembly: not built there).
 GemmKernel sparse_gemm_kernel(GemmKernel dense);
 
