@@ -14,7 +14,6 @@
 #include "kernels/int8_gemm_sparse.h"
 #include "kernels/int8_gemm_variants.h"
 #include "kernels/row_groups.h"
-#include "kernels/x86/avx512_math.h"
 #include "kernels/x86/int8_parts_avx512.h"
 #include "kernels/x86/nonzero_list.h"
 
@@ -47,11 +46,7 @@ void row_group_of(const GemmArgs& a, size_t m, size_t b0) {
   const int8_t* xr = a.xq + m * a.xq_stride;
   // The row's groups that are not all zero, listed a slice at a time
   // (x86/nonzero_list.h).
-  auto nonzero = [xr](size_t g0, size_t end) {
-    const __mmask16 valid = avx512::tail_mask(end - g0);
-    const __m512i v = _mm512_maskz_loadu_epi32(valid, xr + g0 * kGroupDepth);
-    return _mm512_mask_test_epi32_mask(valid, v, v);
-  };
+  auto nonzero = [xr](size_t g0, size_t end) { return x86::nonzero_code_groups16(xr, g0, end); };
   x86::for_each_listed<16>(groups, nonzero, [&](size_t g) {
     const __m512i xg = _mm512_set1_epi32(static_cast<int32_t>(load_group(xr + g * kGroupDepth)));
     // Lanes whose code is negative: the group's 4 codes broadcast like the

@@ -30,6 +30,18 @@ inline size_t append_nonzero_lanes16(__mmask16 nonzero, size_t first, uint32_t* 
   _mm512_storeu_si512(list + count, _mm512_maskz_compress_epi32(nonzero, positions));
   return count + static_cast<size_t>(__builtin_popcount(nonzero));
 }
+
+// Bit j: group g0 + j of a row of int8 codes (kGroupDepth = 4 bytes each)
+// is not all zero, for g0 + j < end (at most 16 groups): the `nonzero` of
+// the int8 zero-skipping kernels' for_each_listed<16>. `static`: each
+// AVX-512 kernel file keeps its own copy, compiled for its own target.
+static inline __mmask16 nonzero_code_groups16(const int8_t* row, size_t g0, size_t end) {
+  const size_t groups = end - g0;
+  const __mmask16 valid =
+      groups >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << groups) - 1u);
+  const __m512i v = _mm512_maskz_loadu_epi32(valid, row + g0 * 4);
+  return _mm512_mask_test_epi32_mask(valid, v, v);
+}
 #endif
 
 // For each 8-bit mask, the positions of its set bits in order, one byte
