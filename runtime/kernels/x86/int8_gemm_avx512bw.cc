@@ -38,8 +38,11 @@
 // CPUs have AVX2).
 #include <type_traits>
 
-#include "kernels/int8_gemm_variants.h"
+// int8_parts_avx512.h first: it includes immintrin.h around GCC 12's
+// warnings on it (code_floor_avx2.h would include it bare).
 #include "kernels/x86/int8_parts_avx512.h"
+#include "kernels/int8_gemm_variants.h"
+#include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/nonzero_list.h"
 
 namespace edgemt::kernels::int8 {
@@ -177,24 +180,12 @@ inline __attribute__((always_inline)) void add_group(const int8_t* group, size_t
   }
 }
 
-// Every code of rows [m0, m0 + MR) >= lowest (their zero padding past the
-// depth is). Most rows that are not a ReLU's output return at their first
-// 64 codes.
+// Every code of rows [m0, m0 + MR) >= lowest (code_floor_avx2.h; their
+// zero padding past the depth is).
 template <int MR>
 bool rows_at_least(const GemmArgs& a, size_t m0, int8_t lowest) {
-  const __m512i floor = _mm512_set1_epi8(lowest);
   for (int r = 0; r < MR; ++r) {
-    const int8_t* row = a.xq + (m0 + r) * a.xq_stride;
-    size_t k = 0;
-    for (; k + 64 <= a.xq_stride; k += 64) {
-      if (_mm512_cmplt_epi8_mask(_mm512_loadu_si512(row + k), floor) != 0) return false;
-    }
-    if (k < a.xq_stride) {
-      const __mmask64 tail = (~0ULL) >> (64 - (a.xq_stride - k));
-      if (_mm512_mask_cmplt_epi8_mask(tail, _mm512_maskz_loadu_epi8(tail, row + k), floor) != 0) {
-        return false;
-      }
-    }
+    if (!codes_at_least(a.xq + (m0 + r) * a.xq_stride, a.xq_stride, lowest)) return false;
   }
   return true;
 }

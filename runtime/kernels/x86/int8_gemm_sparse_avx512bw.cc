@@ -14,6 +14,7 @@
 #include "kernels/int8_gemm_sparse.h"
 #include "kernels/int8_gemm_variants.h"
 #include "kernels/row_groups.h"
+#include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/int8_parts_avx512.h"
 #include "kernels/x86/nonzero_list.h"
 
@@ -21,17 +22,6 @@ namespace edgemt::kernels::int8 {
 namespace {
 
 constexpr size_t kGroupBlocks = 8;  // 128 columns
-
-// Whether every code of row[0, count) is >= 0 (a quantized row's padding
-// past its depth is zeros).
-bool nonnegative(const int8_t* row, size_t count) {
-  size_t k = 0;
-  for (; k + 64 <= count; k += 64) {
-    if (_mm512_movepi8_mask(_mm512_loadu_si512(row + k)) != 0) return false;
-  }
-  const __mmask64 tail = k < count ? (~0ULL) >> (64 - (count - k)) : 0;
-  return _mm512_movepi8_mask(_mm512_maskz_loadu_epi8(tail, row + k)) == 0;
-}
 
 template <size_t kBlocks, bool kNonnegative>
 void row_group_of(const GemmArgs& a, size_t m, size_t b0) {
@@ -67,7 +57,7 @@ void row_group_of(const GemmArgs& a, size_t m, size_t b0) {
 
 template <size_t kBlocks>
 void row_group(const GemmArgs& a, size_t m, size_t b0) {
-  if (nonnegative(a.xq + m * a.xq_stride, a.xq_stride)) {
+  if (codes_at_least(a.xq + m * a.xq_stride, a.xq_stride, 0)) {
     row_group_of<kBlocks, true>(a, m, b0);
   } else {
     row_group_of<kBlocks, false>(a, m, b0);
