@@ -37,6 +37,7 @@ struct EmbeddingTable {
   const void* data = nullptr;          // [vocab, dim] of `dtype`
   DType dtype = DType::kF32;
   const float* row_scale = nullptr;    // [vocab], i8 only
+  size_t vocab = 0;                    // rows
   size_t dim = 0;
   // i8 only: when packed_rows.blocks is set, rows come from it, not data.
   int8::PackedWeights packed_rows;

@@ -11,13 +11,6 @@
 namespace edgemt {
 namespace {
 
-// An I8 matrix's row scales: `<name>_scale` [rows].
-Status row_scales(const Model& model, const char* matrix_name, const float** out) {
-  char name[kMaxTensorNameLength];
-  (void)format_tensor_name(name, sizeof(name), "%s_scale", matrix_name);
-  return find_vector(model, name, out);
-}
-
 // An I8 projection's smoothing vector `<name>_smooth` [in] in a smoothed
 // file (the verifier checked that every projection that owns its bytes has
 // one); nullptr otherwise.
@@ -77,11 +70,13 @@ namespace {
 
 // An I8 table's residual codes and their row scales in a file with
 // residual_tables: the table's own, or, for a table that shares another's
-// bytes (a shared target embedding), the owner's.
+// bytes (a shared target embedding), the owner's. Only an owner of the
+// table's shape: a file may point tensors of other shapes at its bytes.
 Status residual_codes(const Model& model, const TensorView& table, kernels::EmbeddingTable* out) {
   for (size_t i = 0; i < model.tensor_count(); ++i) {
     const TensorView& owner = model.tensor(i);
     if (owner.data != table.data || owner.dtype != DType::kI8 || owner.rank != 2) continue;
+    if (owner.shape[0] != table.shape[0] || owner.shape[1] != table.shape[1]) continue;
     char name[kMaxTensorNameLength];
     (void)format_tensor_name(name, sizeof(name), "%s_residual", owner.name);
     const TensorView* residual = model.find_tensor(name);
@@ -96,13 +91,20 @@ Status residual_codes(const Model& model, const TensorView& table, kernels::Embe
 
 }  // namespace
 
+Status find_row_scales(const Model& model, const char* matrix_name, const float** out) {
+  char name[kMaxTensorNameLength];
+  (void)format_tensor_name(name, sizeof(name), "%s_scale", matrix_name);
+  return find_vector(model, name, out);
+}
+
 Status find_embedding_table(const Model& model, const char* name, kernels::EmbeddingTable* table) {
   const TensorView* tensor = nullptr;
   EDGEMT_RETURN_IF_ERROR(find_tensor(model, name, &tensor));
   table->data = tensor->data;
   table->dtype = tensor->dtype;
+  table->vocab = tensor->shape[0];
   table->dim = tensor->shape[1];
-  if (tensor->dtype == DType::kI8) EDGEMT_RETURN_IF_ERROR(row_scales(model, name, &table->row_scale));
+  if (tensor->dtype == DType::kI8) EDGEMT_RETURN_IF_ERROR(find_row_scales(model, name, &table->row_scale));
   if (tensor->dtype == DType::kI8 && model.residual_tables()) {
     EDGEMT_RETURN_IF_ERROR(residual_codes(model, *tensor, table));
   }
@@ -169,7 +171,7 @@ Status MatrixLoader::matrix(Linear* out, const char* weight_name, const char* bi
     case DType::kI8: {  // own int8 GEMM, packed from the file's bytes
       const float* scale = nullptr;
       const float* smoothing = nullptr;
-      EDGEMT_RETURN_IF_ERROR(row_scales(model_, weight->name, &scale));
+      EDGEMT_RETURN_IF_ERROR(find_row_scales(model_, weight->name, &scale));
       float fixed_range = 0.0f;
       EDGEMT_RETURN_IF_ERROR(smoothing_vector(model_, weight_name, &smoothing));
       EDGEMT_RETURN_IF_ERROR(input_scale(model_, weight_name, &fixed_range));

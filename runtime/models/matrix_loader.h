@@ -23,6 +23,8 @@ namespace edgemt {
 [[nodiscard]] Status find_tensor(const Model& model, const char* name, const TensorView** out);
 // An F32 vector by name.
 [[nodiscard]] Status find_vector(const Model& model, const char* name, const float** out);
+// An I8 matrix's row scales: `<name>_scale` [rows].
+[[nodiscard]] Status find_row_scales(const Model& model, const char* matrix_name, const float** out);
 // An embedding table [rows, dim] in its stored dtype (+ row scales for I8).
 [[nodiscard]] Status find_embedding_table(const Model& model, const char* name,
                                           kernels::EmbeddingTable* table);

@@ -5,6 +5,21 @@
 #include "models/encoder_decoder.h"
 
 namespace edgemt {
+namespace {
+
+// Whether `table` is the projection `weight` [V, K] itself (a tied output),
+// so that the projection's pack can serve its rows: the same bytes, dtype
+// and shape, and for I8 the same row scales. Sharing bytes is not enough:
+// a file may point a table with more rows (a larger source vocabulary) at
+// the projection's offset without the config tying them, and its last rows
+// would then lie beyond the pack.
+bool is_same_matrix(const kernels::EmbeddingTable& table, const TensorView& weight,
+                    const float* weight_scales) {
+  return table.data == weight.data && table.dtype == weight.dtype && table.vocab == weight.shape[0] &&
+         table.dim == weight.shape[1] && (weight.dtype != DType::kI8 || table.row_scale == weight_scales);
+}
+
+}  // namespace
 
 Status OutputHead::load(const Model& model, MatrixLoader* loader, const char* weight_name,
                         const char* bias_name, kernels::EmbeddingTable* const* tables,
@@ -16,9 +31,13 @@ Status OutputHead::load(const Model& model, MatrixLoader* loader, const char* we
   model_ = &model;
   tensor_ = weight;
   matrix_bytes_ = matrix_bytes;
+  const float* weight_scales = nullptr;  // I8: a tie shares these too
+  if (weight->dtype == DType::kI8) {
+    EDGEMT_RETURN_IF_ERROR(find_row_scales(model, weight_name, &weight_scales));
+  }
   bool tied_f32 = false;
   for (size_t i = 0; i < table_count && i < 2; ++i) {
-    if (tables[i]->data != weight->data) continue;
+    if (!is_same_matrix(*tables[i], *weight, weight_scales)) continue;
     tables_[i] = tables[i];
     tied_f32 = tied_f32 || weight->dtype == DType::kF32;
   }

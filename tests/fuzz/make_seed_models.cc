@@ -21,6 +21,16 @@ bool write_file(const std::string& path, const void* data, size_t size) {
   return ok;
 }
 
+// The builder's tiny config, smaller still (d_model 4, ffn 6): small seeds.
+edgemt::transformer::TransformerConfig seed_config() {
+  edgemt::transformer::TransformerConfig config = edgemt::testing::tiny_config();
+  config.d_model = 4;
+  config.heads = 2;
+  config.ffn_dim = 6;
+  config.max_positions = 8;
+  return config;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,11 +54,7 @@ int main(int argc, char** argv) {
                         {"tiny-i8-smoothed-format-v5", DType::kI8, true, false, true},
                         {"tiny-i8-ssru-format-v6", DType::kI8, false, true, false, true}};
   for (const Seed& seed : seeds) {
-    edgemt::transformer::TransformerConfig config = edgemt::testing::tiny_config();
-    config.d_model = 4;
-    config.heads = 2;
-    config.ffn_dim = 6;
-    config.max_positions = 8;
+    edgemt::transformer::TransformerConfig config = seed_config();
     if (seed.pre_norm) {
       config.norm_placement = edgemt::transformer::NormPlacement::kPreNorm;
       config.encoder_final_norm = config.decoder_final_norm = true;
@@ -71,11 +77,7 @@ int main(int argc, char** argv) {
     // Format 3 as a converted framework model has it: piece vocabularies, a
     // target tokenizer, a source vocabulary of its own size, a zero first
     // decoder input, Marian's search rules with a banned list.
-    edgemt::transformer::TransformerConfig config = edgemt::testing::tiny_config();
-    config.d_model = 4;
-    config.heads = 2;
-    config.ffn_dim = 6;
-    config.max_positions = 8;
+    edgemt::transformer::TransformerConfig config = seed_config();
     config.source_vocab_size = config.vocab_size + 2;
     config.zero_decoder_start = true;
     config.activation = edgemt::Activation::kSwish;
@@ -99,6 +101,24 @@ int main(int argc, char** argv) {
     builder.format_version = 3;  // the seeds above are version 4 (with the integrity trailer)
     const std::vector<uint8_t> bytes = builder.build();
     if (!write_file(std::string(argv[1]) + "/tiny-f32-format-v3-marian.emt", bytes.data(),
+                    bytes.size())) {
+      return 1;
+    }
+  }
+  {
+    // A source table 2 rows larger than the tied target table, pointed at
+    // the target's bytes without the config tying them (a fuzzer's find:
+    // the larger table must not read its rows from the output's pack).
+    edgemt::transformer::TransformerConfig config = seed_config();
+    config.source_vocab_size = config.vocab_size + 2;
+    config.tied_output = true;
+    edgemt::testing::ModelBuilder builder(config, DType::kF32, 7);
+    builder.target_tokenizer_model = builder.tokenizer_model;
+    edgemt::testing::BuiltLayout layout;
+    (void)builder.build(&layout);
+    builder.find("embedding.source")->offset = layout.tensor_offsets.at("embedding.target");
+    const std::vector<uint8_t> bytes = builder.build();
+    if (!write_file(std::string(argv[1]) + "/tiny-f32-larger-source-at-tied-bytes.emt", bytes.data(),
                     bytes.size())) {
       return 1;
     }

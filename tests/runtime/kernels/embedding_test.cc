@@ -72,9 +72,9 @@ TEST_CASE("kernels/embed_tokens: f32, f16 and i8 tables, encoder (step 1) and de
       const std::vector<float>* meaning;
     };
     const Case cases[] = {
-        {{tables.f32.data(), DType::kF32, nullptr, dim, {}, {}}, &tables.f32},
-        {{tables.f16.data(), DType::kF16, nullptr, dim, {}, {}}, &tables.f16_meaning},
-        {{tables.i8.data(), DType::kI8, tables.i8_row_scale.data(), dim, {}, {}}, &tables.i8_meaning},
+        {{tables.f32.data(), DType::kF32, nullptr, vocab, dim, {}, {}}, &tables.f32},
+        {{tables.f16.data(), DType::kF16, nullptr, vocab, dim, {}, {}}, &tables.f16_meaning},
+        {{tables.i8.data(), DType::kI8, tables.i8_row_scale.data(), vocab, dim, {}, {}}, &tables.i8_meaning},
     };
     for (const Case& c : cases) {
       for (size_t step : {size_t{1}, size_t{0}}) {
@@ -102,7 +102,7 @@ TEST_CASE("kernels/embed_tokens: scale 1 - repeated ids - count 0") {
   const std::vector<float> table = {1, 2, 3, 4, 5, 6};
   const std::vector<float> positions = {0.5f, 0.5f, 0.5f, 10, 20, 30};
   const std::vector<int32_t> ids = {1, 1};
-  const EmbeddingTable view{table.data(), DType::kF32, nullptr, dim, {}, {}};
+  const EmbeddingTable view{table.data(), DType::kF32, nullptr, 2, dim, {}, {}};
   std::vector<float> out(6);
   embed_tokens(view, ids.data(), 2, 1.0f, positions.data(), 0, 1, out.data());
   const std::vector<float> expected = {4.5f, 5.5f, 6.5f, 14, 25, 36};
@@ -117,7 +117,7 @@ TEST_CASE("kernels/embed_tokens: i8 row scale applies per row, zero rows stay ze
   const std::vector<int8_t> table = {127, -127, 0, 0, 2, -3};
   const std::vector<float> row_scale = {0.5f, 0.0f, 0.25f};
   const std::vector<float> positions = {0, 0};
-  const EmbeddingTable view{table.data(), DType::kI8, row_scale.data(), dim, {}, {}};
+  const EmbeddingTable view{table.data(), DType::kI8, row_scale.data(), 3, dim, {}, {}};
   const std::vector<int32_t> ids = {0, 1, 2};
   std::vector<float> out(6, NAN);
   embed_tokens(view, ids.data(), 3, 2.0f, positions.data(), 0, 0, out.data());
@@ -145,8 +145,8 @@ TEST_CASE("kernels/embed_tokens: i8 rows read from a tied projection's packed we
       void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
       int8::PackedWeights packed;
       REQUIRE(int8::pack_weights(table.data(), row_scale.data(), nullptr, vocab, dim, aligned, &packed));
-      const EmbeddingTable plain{table.data(), DType::kI8, row_scale.data(), dim, {}, {}};
-      const EmbeddingTable tied{nullptr, DType::kI8, nullptr, dim, packed, {}};
+      const EmbeddingTable plain{table.data(), DType::kI8, row_scale.data(), vocab, dim, {}, {}};
+      const EmbeddingTable tied{nullptr, DType::kI8, nullptr, vocab, dim, packed, {}};
       std::vector<int32_t> ids;
       for (size_t i = 0; i < vocab; ++i) ids.push_back(static_cast<int32_t>(i));
       const std::vector<float> positions = rng.normal_vector(dim, 0.0f, 1.0f);
@@ -193,8 +193,8 @@ TEST_CASE("kernels/embed_tokens: i8 rows with residual codes match the reference
       void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
       int8::PackedWeights packed;
       REQUIRE(int8::pack_weights(table.data(), row_scale.data(), nullptr, vocab, dim, aligned, &packed));
-      EmbeddingTable plain{table.data(), DType::kI8, row_scale.data(), dim, {}, {}};
-      EmbeddingTable tied{nullptr, DType::kI8, nullptr, dim, packed, {}};
+      EmbeddingTable plain{table.data(), DType::kI8, row_scale.data(), vocab, dim, {}, {}};
+      EmbeddingTable tied{nullptr, DType::kI8, nullptr, vocab, dim, packed, {}};
       for (EmbeddingTable* t : {&plain, &tied}) {
         t->residual = residual.data();
         t->residual_scale = residual_scale.data();
@@ -231,8 +231,8 @@ TEST_CASE("kernels/embed_tokens: f32 rows read from a tied projection's own f32 
       void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
       f32::PackedWeights packed;
       f32::pack_weights(table.data(), nullptr, vocab, dim, aligned, &packed);
-      const EmbeddingTable plain{table.data(), DType::kF32, nullptr, dim, {}, {}};
-      const EmbeddingTable tied{nullptr, DType::kF32, nullptr, dim, {}, packed};
+      const EmbeddingTable plain{table.data(), DType::kF32, nullptr, vocab, dim, {}, {}};
+      const EmbeddingTable tied{nullptr, DType::kF32, nullptr, vocab, dim, {}, packed};
       std::vector<int32_t> ids;
       for (size_t i = 0; i < vocab; ++i) ids.push_back(static_cast<int32_t>(vocab - 1 - i));
       const std::vector<float> positions = rng.normal_vector(dim, 0.0f, 1.0f);
