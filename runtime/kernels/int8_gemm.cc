@@ -325,11 +325,11 @@ size_t available_gemm_kernels(GemmVariant* out, size_t capacity) {
                     quantize_with<row_max_bits_avx2, quantize_row_avx2, true>,
                     quantize_fixed_with<row_max_bits_avx2, quantize_row_avx2>, 90};
   }
-  if (cpu.avx512) {  // AVX-512 without VNNI (Skylake-SP/X); AVX2's quantizer
+  if (cpu.avx512) {  // AVX-512 without VNNI (Skylake-SP/X)
     all[count++] = {gemm_avx512bw, "avx512bw",
-                    quantize_with<row_max_bits_avx2, quantize_row_avx2, false>,
-                    quantize_with<row_max_bits_avx2, quantize_row_avx2, true>,
-                    quantize_fixed_with<row_max_bits_avx2, quantize_row_avx2>, 80};
+                    quantize_with<row_max_bits_avx512, quantize_row_avx512, false>,
+                    quantize_with<row_max_bits_avx512, quantize_row_avx512, true>,
+                    quantize_fixed_with<row_max_bits_avx512, quantize_row_avx512>, 80};
   }
   if (cpu.avx2) {  // two ways to apply the sign (x86/int8_gemm_avx2.cc), the faster first
     const GemmVariant xor_sub = {gemm_avx2, "avx2",

@@ -165,9 +165,10 @@ void gemm_avx512_vnni(const GemmArgs& args, size_t first_block, size_t block_cou
 void gemm_avx512bw(const GemmArgs& args, size_t first_block, size_t block_count);
 void gemm_avx_vnni(const GemmArgs& args, size_t first_block, size_t block_count);
 // The two parts of quantize_rows and quantize_tensor (quantize_with) with
-// AVX-512 (F, BW), 16 values at a time, and with AVX2, 8 at a time: the
-// same bits as the portable ones (whose loop compiles to SSE2 and took 5-6%
-// of int8 batch-32 beam-4 time on a Zen 3 VM).
+// AVX-512 (F, BW; x86/int8_quantize_avx512.cc), 16 values at a time, and
+// with AVX2, 8 at a time: the same bits as the portable ones (whose loop
+// compiles to SSE2 and took 5-6% of int8 batch-32 beam-4 time on a Zen 3
+// VM).
 uint32_t row_max_bits_avx512(const float* row, size_t depth, const float* multiplier);
 void quantize_row_avx512(const float* row, size_t depth, int32_t limit, const float* multiplier,
                          float inverse, int8_t* q);
