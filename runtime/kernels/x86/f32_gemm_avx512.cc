@@ -14,8 +14,12 @@
 // greedy at batch 1 +3%; BM_PackedF32BeamStepChain (128 rows, OPUS-MT-base's
 // 203 MB of weights from memory) 88-95 -> 87-134 GFLOP/s on 1 thread, its
 // translation at batch 32 × beam 4 within the VM's noise (~+3%). One row tile
-// (up to 4 rows, a decoder step at batch 1) prefetches nothing: its 4
-// streams already keep the hardware prefetchers busy.
+// (up to 4 rows, a decoder step at batch 1) streams its blocks as a tall
+// tile does (below): the hardware prefetchers stop at each 4 KiB page of
+// its 4 streams. Intel Xeon (cpu family 6 model 167), OPUS-MT-base-shaped
+// fp32 greedy at batch 1 with a shortlist (the decoder's 88 MB of weights
+// per token, more than this VM's share of L3), 4 alternate runs: 3.97-4.11
+// -> 3.79-3.84 ms per token; the tiny11 student (weights in L3) the same.
 #include "kernels/f32_gemm.h"
 
 #include <cstdint>
@@ -42,9 +46,9 @@ constexpr size_t kStreamAhead = 64;
 
 // kRows rows × kBlocks blocks of 16 columns: kRows·kBlocks independent
 // accumulators (at most 28 of the 32 registers), each a chain of K fused
-// multiply-adds in k order. kTall: a tall tile (below), which streams its
-// own blocks.
-template <size_t kRows, size_t kBlocks, bool kTall = false>
+// multiply-adds in k order. kStream: a tile that streams its own blocks (a
+// tall tile, below, or the only row tile of 1-4 rows).
+template <size_t kRows, size_t kBlocks, bool kStream = false>
 void tile(const GemmArgs& a, size_t m0, size_t b0, const Prefetch& ahead) {
   const PackedWeights& w = *a.weights;
   const size_t depth = w.depth;
@@ -59,7 +63,7 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const Prefetch& ahead) {
         __builtin_prefetch(ahead.first + (k * ahead.lines_per_step + i) * 64, 0, 2);
       }
     }
-    if constexpr (kTall) {
+    if constexpr (kStream) {
       // Past the last block the line may lie outside the pack: the address
       // is made as an integer (a prefetch of any address is harmless;
       // pointer arithmetic past the end would not be).
@@ -106,6 +110,12 @@ constexpr TileFunction kTiles[kRowTile][4] = {  // [rows - 1][blocks - 1]
     {tile<1, 1>, tile<1, 2>, tile<1, 3>, tile<1, 4>}, {tile<2, 1>, tile<2, 2>, tile<2, 3>, tile<2, 4>},
     {tile<3, 1>, tile<3, 2>, tile<3, 3>, tile<3, 4>}, {tile<4, 1>, tile<4, 2>, tile<4, 3>, tile<4, 4>},
     {tile<5, 1>, tile<5, 2>, tile<5, 3>, tile<5, 4>}, {tile<6, 1>, tile<6, 2>, tile<6, 3>, tile<6, 4>}};
+// 1-4 rows: one row tile, which streams its blocks (above).
+constexpr TileFunction kStreamTiles[4][4] = {  // [rows - 1][blocks - 1]
+    {tile<1, 1, true>, tile<1, 2, true>, tile<1, 3, true>, tile<1, 4, true>},
+    {tile<2, 1, true>, tile<2, 2, true>, tile<2, 3, true>, tile<2, 4, true>},
+    {tile<3, 1, true>, tile<3, 2, true>, tile<3, 3, true>, tile<3, 4, true>},
+    {tile<4, 1, true>, tile<4, 2, true>, tile<4, 3, true>, tile<4, 4, true>}};
 
 // A few rows (an encoder at batch 1: one per source token) go in one row
 // tile of every row × 2 blocks: each weight is read once from L3 or memory
@@ -186,7 +196,7 @@ void gemm_avx512(const GemmArgs& a, size_t first_block, size_t block_count) {
                         next_end * kBlockColumns < columns ? next_end * kBlockColumns : columns);
       }
       const Prefetch ahead = t == 0 ? Prefetch() : share_of_next(next, next_lines, t, row_tiles - 1, depth);
-      kTiles[rows - 1][blocks - 1](a, m, b, ahead);
+      (a.rows <= 4 ? kStreamTiles : kTiles)[rows - 1][blocks - 1](a, m, b, ahead);
     }
   }
 }
