@@ -22,16 +22,23 @@
 // without this each panel's first tile waited on it.
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "kernels/f32_gemm.h"
 #include "kernels/x86/avx2_math.h"
 
 namespace edgemt::kernels::f32 {
 namespace {
 
+// Depth steps (4 KiB of a block) a streaming tile prefetches its own blocks
+// ahead (gemm_avx2's single row).
+constexpr size_t kStreamAhead = 64;
+
 // kRows × kBlocks outputs from row m0, block b0; also prefetches
 // kPrefetchBlocks (0-2) blocks from `prefetch` (a block is K lines apart),
-// one line of each per depth step.
-template <size_t kRows, size_t kBlocks, size_t kPrefetchBlocks>
+// one line of each per depth step. kStream: each of its own blocks'
+// lines kStreamAhead depth steps ahead as well.
+template <size_t kRows, size_t kBlocks, size_t kPrefetchBlocks, bool kStream = false>
 void tile(const GemmArgs& a, size_t m0, size_t b0, const char* prefetch) {
   const PackedWeights& w = *a.weights;
   const size_t depth = w.depth;
@@ -50,6 +57,16 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const char* prefetch) {
   const size_t prefetch_step = step * sizeof(float);  // bytes between blocks
   for (size_t k = 0; k < depth; ++k) {
     for (size_t j = 0; j < kPrefetchBlocks; ++j) _mm_prefetch(prefetch + j * prefetch_step + k * 64, _MM_HINT_T0);
+    if constexpr (kStream) {
+      // Past the last block the line may lie outside the pack: the address
+      // is made as an integer (a prefetch of any address is harmless;
+      // pointer arithmetic past the end would not be).
+      for (size_t j = 0; j < kBlocks; ++j) {
+        const uintptr_t line = reinterpret_cast<uintptr_t>(block + j * step + k * kBlockColumns) +
+                               kStreamAhead * kBlockColumns * sizeof(float);
+        _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+      }
+    }
     __m256 xr[kRows];
     for (size_t r = 0; r < kRows; ++r) xr[r] = _mm256_set1_ps(x[r * a.x_stride + k]);
     for (size_t j = 0; j < kBlocks; ++j) {
@@ -93,7 +110,10 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const char* prefetch) {
 constexpr size_t kMostPrefetchingRows = 24;
 
 using TileFunction = void (*)(const GemmArgs&, size_t m0, size_t b0, const char* prefetch);
-constexpr TileFunction kRowTiles[4] = {tile<1, 1, 0>, tile<1, 2, 0>, tile<1, 3, 0>, tile<1, 4, 0>};  // [blocks - 1]
+// One row: four blocks' streams, each prefetched ahead of its own reads (the
+// hardware prefetchers stop at each 4 KiB page).
+constexpr TileFunction kRowTiles[4] = {tile<1, 1, 0, true>, tile<1, 2, 0, true>, tile<1, 3, 0, true>,
+                                       tile<1, 4, 0, true>};  // [blocks - 1]
 // [prefetched blocks][rows - 1][blocks - 1]: 3 rows × 2 blocks keeps 12
 // accumulators in flight, enough to cover the FMA latency at two FMAs per
 // cycle.
@@ -120,7 +140,7 @@ inline void prefetch_panel_share(const char* panel, size_t lines, size_t t, size
 void gemm_avx2(const GemmArgs& a, size_t first_block, size_t block_count) {
   const size_t end = first_block + block_count;
   if (a.rows == 1) {
-    // Four weight streams at once: the hardware prefetchers keep up.
+    // Four weight streams at once, each prefetched ahead (kRowTiles).
     for (size_t b = first_block; b < end; b += 4) kRowTiles[(end - b < 4 ? end - b : 4) - 1](a, 0, b, nullptr);
     return;
   }
