@@ -6,16 +6,7 @@
 // element i adds into lane i % 8 as in the portable loops.
 #pragma once
 
-// GCC 12's avx512fintrin.h initializes its "undefined" vectors from
-// themselves (GCC bug 105593), reported by -Wuninitialized when this header
-// is the first to include immintrin.h in an AVX-512 file (avx512_math.h).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "kernels/x86/intrinsics.h"  // first: see there
 
 #include <cstddef>
 #include <cstdint>

@@ -4,16 +4,7 @@
 // eight-lane max and sums of kernels/reduce.h, a 16 × 16 transpose.
 #pragma once
 
-// GCC 12's avx512fintrin.h initializes its "undefined" vectors from
-// themselves, which -Wuninitialized reports wherever they are inlined (GCC
-// bug 105593): the warning is about the header, as in int8_parts_avx512.h.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "kernels/x86/intrinsics.h"  // first: see there
 
 #include <cstddef>
 #include <cstdint>

@@ -5,16 +5,7 @@
 // `static`: each kernel file keeps its own copy, compiled for its own target.
 #pragma once
 
-// GCC 12's avx512fintrin.h initializes its "undefined" vectors from
-// themselves, which -Wuninitialized reports wherever they are inlined (GCC
-// bug 105593): the warning is about the header, not the kernels.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)  // a GCC-only warning; clang rejects unknown ones
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "kernels/x86/intrinsics.h"  // first: see there
 
 #include <cstddef>
 #include <cstdint>

@@ -4,8 +4,9 @@
 // VNNI (Skylake-SP/X) run them too: perf of int8 batch-32 greedy there (an
 // Intel Xeon, cpu family 6 model 167, as EDGEMT_CPU_FEATURES=avx512bw):
 // AVX2's, 8 at a time, 5.7% of the run; these 4.0% (the max 3.0 -> 1.2%).
+#include "kernels/x86/intrinsics.h"  // first: see there
+
 #include "kernels/int8_gemm_variants.h"
-#include "kernels/x86/int8_parts_avx512.h"
 
 namespace edgemt::kernels::int8 {
 namespace {
