@@ -22,22 +22,17 @@
 // without this each panel's first tile waited on it.
 #include <immintrin.h>
 
-#include <cstdint>
-
 #include "kernels/f32_gemm.h"
+#include "kernels/stream_prefetch.h"
 #include "kernels/x86/avx2_math.h"
 
 namespace edgemt::kernels::f32 {
 namespace {
 
-// Depth steps (4 KiB of a block) a streaming tile prefetches its own blocks
-// ahead (gemm_avx2's single row).
-constexpr size_t kStreamAhead = 64;
-
 // kRows × kBlocks outputs from row m0, block b0; also prefetches
 // kPrefetchBlocks (0-2) blocks from `prefetch` (a block is K lines apart),
-// one line of each per depth step. kStream: each of its own blocks'
-// lines kStreamAhead depth steps ahead as well.
+// one line of each per depth step. kStream: each of its own blocks' lines
+// 4 KiB ahead as well (stream_prefetch.h).
 template <size_t kRows, size_t kBlocks, size_t kPrefetchBlocks, bool kStream = false>
 void tile(const GemmArgs& a, size_t m0, size_t b0, const char* prefetch) {
   const PackedWeights& w = *a.weights;
@@ -58,14 +53,7 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const char* prefetch) {
   for (size_t k = 0; k < depth; ++k) {
     for (size_t j = 0; j < kPrefetchBlocks; ++j) _mm_prefetch(prefetch + j * prefetch_step + k * 64, _MM_HINT_T0);
     if constexpr (kStream) {
-      // Past the last block the line may lie outside the pack: the address
-      // is made as an integer (a prefetch of any address is harmless;
-      // pointer arithmetic past the end would not be).
-      for (size_t j = 0; j < kBlocks; ++j) {
-        const uintptr_t line = reinterpret_cast<uintptr_t>(block + j * step + k * kBlockColumns) +
-                               kStreamAhead * kBlockColumns * sizeof(float);
-        _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
-      }
+      for (size_t j = 0; j < kBlocks; ++j) prefetch_stream_ahead(block + j * step + k * kBlockColumns);
     }
     __m256 xr[kRows];
     for (size_t r = 0; r < kRows; ++r) xr[r] = _mm256_set1_ps(x[r * a.x_stride + k]);

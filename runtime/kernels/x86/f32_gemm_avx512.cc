@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "kernels/output_prefetch.h"
+#include "kernels/stream_prefetch.h"
 #include "kernels/x86/avx512_math.h"
 #include "kernels/x86/f32_tiles_avx512.h"
 
@@ -39,10 +40,6 @@ struct Prefetch {
   size_t lines_per_step = 0;  // per depth step
   size_t steps = 0;           // depth steps that prefetch
 };
-
-// Depth steps (4 KiB of a block) a tall tile prefetches its blocks ahead
-// (below the tiles).
-constexpr size_t kStreamAhead = 64;
 
 // kRows rows × kBlocks blocks of 16 columns: kRows·kBlocks independent
 // accumulators (at most 28 of the 32 registers), each a chain of K fused
@@ -64,14 +61,7 @@ void tile(const GemmArgs& a, size_t m0, size_t b0, const Prefetch& ahead) {
       }
     }
     if constexpr (kStream) {
-      // Past the last block the line may lie outside the pack: the address
-      // is made as an integer (a prefetch of any address is harmless;
-      // pointer arithmetic past the end would not be).
-      for (size_t j = 0; j < kBlocks; ++j) {
-        const uintptr_t line = reinterpret_cast<uintptr_t>(block + j * step + k * kBlockColumns) +
-                               kStreamAhead * kBlockColumns * sizeof(float);
-        __builtin_prefetch(reinterpret_cast<const void*>(line), 0, 3);
-      }
+      for (size_t j = 0; j < kBlocks; ++j) prefetch_stream_ahead(block + j * step + k * kBlockColumns);
     }
     __m512 wk[kBlocks];
     for (size_t j = 0; j < kBlocks; ++j) wk[j] = _mm512_load_ps(block + j * step + k * kBlockColumns);
@@ -122,7 +112,7 @@ constexpr TileFunction kStreamTiles[4][4] = {  // [rows - 1][blocks - 1]
 // and used by every row at once, where row tiles read each group of
 // blocks from L3 once and then wait on L2 for the other row tiles (up to 14
 // rows × 2 blocks: 28 accumulators of the 32 registers). The tile
-// prefetches each block's line kStreamAhead depth steps (4 KiB) ahead: the
+// prefetches each block's line 4 KiB ahead (stream_prefetch.h): the
 // hardware prefetchers stop at page boundaries. Intel Xeon (cpu family 6
 // model 207), alternate runs: BM_PackedF32GemmChain (19 MB of weights) at 6
 // and 13 rows 1.23-1.32 -> 0.82-0.90 ms and 1.71-1.81 -> 1.03-1.42 ms from
