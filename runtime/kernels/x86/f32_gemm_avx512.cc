@@ -22,8 +22,6 @@
 // -> 3.79-3.84 ms per token; the tiny11 student (weights in L3) the same.
 #include "kernels/f32_gemm.h"
 
-#include <cstdint>
-
 #include "kernels/output_prefetch.h"
 #include "kernels/stream_prefetch.h"
 #include "kernels/x86/avx512_math.h"
