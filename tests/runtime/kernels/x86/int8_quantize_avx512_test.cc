@@ -30,21 +30,24 @@ TEST_CASE("kernels/int8_quantize_avx512: the portable quantizer's codes and scal
         const size_t bytes = kRows * padded_depth(depth);
         std::vector<int8_t> want(bytes, 99), got(bytes, 99);
         std::vector<float> want_scale(kRows), got_scale(kRows);
+        // Codes and scales of one portable quantizer against its AVX-512 parts.
+        auto same_as_portable = [&](const char* quantizer) {
+          CAPTURE(quantizer);
+          CHECK(got == want);
+          CHECK(testing::same_bits(got_scale.data(), want_scale.data(), kRows));
+        };
         quantize_rows(x.data(), kRows, depth, depth, limit, m, want.data(), want_scale.data());
         quantize_with<row_max_bits_avx512, quantize_row_avx512, false>(
             x.data(), kRows, depth, depth, limit, m, got.data(), got_scale.data());
-        CHECK(got == want);
-        CHECK(testing::same_bits(got_scale.data(), want_scale.data(), kRows));
+        same_as_portable("quantize_rows");
         quantize_tensor(x.data(), kRows, depth, depth, limit, m, want.data(), want_scale.data());
         quantize_with<row_max_bits_avx512, quantize_row_avx512, true>(
             x.data(), kRows, depth, depth, limit, m, got.data(), got_scale.data());
-        CHECK(got == want);
-        CHECK(testing::same_bits(got_scale.data(), want_scale.data(), kRows));
+        same_as_portable("quantize_tensor");
         quantize_fixed(x.data(), kRows, depth, depth, limit, m, 30.0f, want.data(), want_scale.data());
         quantize_fixed_with<row_max_bits_avx512, quantize_row_avx512>(
             x.data(), kRows, depth, depth, limit, m, 30.0f, got.data(), got_scale.data());
-        CHECK(got == want);
-        CHECK(testing::same_bits(got_scale.data(), want_scale.data(), kRows));
+        same_as_portable("quantize_fixed");
       }
     }
   }
