@@ -1,0 +1,215 @@
+#!/usr/bin/python3
+"""edgemt against Marian's translator on Marian models of shapes no fixture
+has (issue 42, acceptance 5): seeded random weights, SSRU and self-attention
+decoders, head sizes 16 to 64, odd feed-forward sizes, 1 to 4 decoder layers,
+relu / swish / gelu, with and without a text lexical shortlist. Driven by
+shapes.sh, in three steps (each a subcommand, WORK a scratch folder):
+
+  make   WORK       (/usr/bin/python3: numpy, sentencepiece) one folder per
+                    shape: model.npz (../fixtures/marian_random.py, Marian's
+                    names and special:model.yml), the SSRU fixture's
+                    vocab.spm (2,000 pieces), a synthetic lex.s2t, decoder.yml
+  marian WORK       (the pymarian venv) Marian's pieces (--no-spm-decode) for
+                    SOURCE_LINES lines, one sentence per batch, greedy and
+                    beam 4, without and with `--shortlist lex.s2t 50 50 0`
+  check  WORK REPO  (/usr/bin/python3) edgemt-convert (fp32, and with
+                    `--shortlist lex.s2t 50 50 0`), `edgemt translate --json`
+                    with the same options; pieces compared line by line. For
+                    each greedy line that differs, edgemt's logits at the
+                    first differing step (REPO/build/tests/edgemt_force_decode,
+                    teacher-forced on edgemt's own pieces) must rank its piece
+                    first and Marian's within NEAR_TIE of it: float rounding
+                    between two summation orders, not a different model. Exit
+                    status 1 if a greedy difference is not such a near tie or
+                    fewer than MIN_IDENTICAL of a run's lines are identical.
+
+Random weights never choose </s>: both engines stop at 1.2 x the source
+length. One sentence per batch, because Marian caps a batch's lines at the
+factor times the batch's longest source (beam_search.cpp: batchWidth), edgemt
+each line at its own.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+FIXTURE = os.path.join(REPO, "tests", "fixtures", "marian_ssru")
+SOURCE_LINES = 150
+MAX_LENGTH_FACTOR = 1.2
+SHORTLIST = ("50", "50", "0")  # first, best, threshold: Marian's and edgemt's
+MIN_IDENTICAL = 0.95  # random weights have many near ties (greedy: each one checked)
+NEAR_TIE = 1e-4  # logit gap, times max(1, |logit|)
+
+# name: (dim-emb, heads, transformer-dim-ffn, enc-depth, dec-depth,
+#        transformer-decoder-autoreg, transformer-ffn-activation)
+SHAPES = {
+    "ssru-d96-h3-ffn200-dec1": (96, 3, 200, 2, 1, "rnn", "relu"),
+    "ssru-d80-h5-ffn136-dec3": (80, 5, 136, 1, 3, "rnn", "relu"),
+    "ssru-d48-h1-ffn72-dec4-swish": (48, 1, 72, 2, 4, "rnn", "swish"),
+    "ssru-d128-h2-ffn512-gelu": (128, 2, 512, 3, 2, "rnn", "gelu"),
+    "self-d64-h4-ffn256": (64, 4, 256, 2, 2, "self-attention", "relu"),
+    "self-d112-h7-ffn300-swish": (112, 7, 300, 2, 2, "self-attention", "swish"),
+}
+RUNS = [(beam, shortlist) for beam in (1, 4) for shortlist in (False, True)]
+
+
+def run_name(beam: int, shortlist: bool) -> str:
+    return f"{'greedy' if beam == 1 else f'beam{beam}'}{'.shortlist' if shortlist else ''}"
+
+
+def source_lines() -> list:
+    with open(os.path.join(FIXTURE, "reference", "source.en"), encoding="utf-8") as handle:
+        return handle.read().splitlines()[:SOURCE_LINES]
+
+
+def make(work: str) -> None:
+    import numpy as np
+    import sentencepiece as spm
+    sys.path.insert(0, os.path.join(REPO, "tools", "fixtures"))
+    import marian_random
+    sp = spm.SentencePieceProcessor(model_file=os.path.join(FIXTURE, "vocab.spm"))
+    pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+    ordinary = [p for i, p in enumerate(pieces) if not (sp.is_control(i) or sp.is_unknown(i))]
+    for seed, (name, (d, heads, ffn, enc, dec, autoreg, activation)) in enumerate(SHAPES.items()):
+        folder = os.path.join(work, name)
+        os.makedirs(folder, exist_ok=True)
+        shapes = marian_random.shapes(d, ffn, enc, dec, len(pieces), ssru=autoreg == "rnn")
+        # Attention and SSRU matrices 0.08, not 0.02: outputs then follow the source.
+        items = marian_random.weights(shapes, np.random.default_rng(1000 + seed), {"attention": 0.08})
+        changes = {"dim-emb: 64": f"dim-emb: {d}", "enc-depth: 2": f"enc-depth: {enc}",
+                   "dec-depth: 2": f"dec-depth: {dec}",
+                   "transformer-dim-ffn: 256": f"transformer-dim-ffn: {ffn}",
+                   "transformer-heads: 4": f"transformer-heads: {heads}",
+                   "transformer-ffn-activation: relu": f"transformer-ffn-activation: {activation}",
+                   "transformer-decoder-autoreg: rnn": f"transformer-decoder-autoreg: {autoreg}"}
+        items["special:model.yml"] = marian_random.special_item(
+            marian_random.model_yml(os.path.join(FIXTURE, "model.npz"), changes))
+        np.savez(os.path.join(folder, "model.npz"), **items)
+        shutil.copyfile(os.path.join(FIXTURE, "vocab.spm"), os.path.join(folder, "vocab.spm"))
+        lex = marian_random.shortlist(np.random.default_rng(2000 + seed), ordinary, pieces, zipf=True)
+        marian_random.write_lines(os.path.join(folder, "lex.s2t"), lex)
+        with open(os.path.join(folder, "decoder.yml"), "w", encoding="utf-8") as handle:
+            handle.write("models:\n  - model.npz\nvocabs:\n  - vocab.spm\n  - vocab.spm\n")
+    print(f"shapes.py: {len(SHAPES)} models in {work}", file=sys.stderr)
+
+
+def marian(work: str) -> None:
+    import pymarian
+    lines = source_lines()
+    for name in SHAPES:
+        folder = os.path.join(work, name)
+        for beam, shortlist in RUNS:
+            model, vocab = os.path.join(folder, "model.npz"), os.path.join(folder, "vocab.spm")
+            options = (f"-m {model} -v {vocab} {vocab} --cpu-threads 1 --mini-batch 1 --maxi-batch 1 "
+                       f"--workspace 256 --quiet --quiet-translation --beam-size {beam} "
+                       f"--max-length-factor {MAX_LENGTH_FACTOR} --no-spm-decode")
+            if shortlist:
+                options += f" --shortlist {os.path.join(folder, 'lex.s2t')} {' '.join(SHORTLIST)}"
+            outputs = pymarian.Translator(options).translate(lines)
+            with open(os.path.join(folder, f"marian.{run_name(beam, shortlist)}.pieces"), "w",
+                      encoding="utf-8") as handle:
+                handle.write("".join(line + "\n" for line in outputs))
+        print(f"shapes.py: Marian's translations of {name}", file=sys.stderr)
+
+
+def edgemt_pieces(repo: str, model: str, source: str, beam: int) -> list:
+    result = subprocess.run(
+        [os.path.join(repo, "build", "edgemt"), "translate", "-m", model, "-i", source, "--beam",
+         str(beam), "--batch", "1", "--threads", "1", "--no-split-sentences", "--no-progress",
+         "--max-len-a", str(MAX_LENGTH_FACTOR), "--max-len-b", "0", "--json"],
+        capture_output=True, text=True, check=True)
+    return [json.loads(line)["tokens"] for line in result.stdout.splitlines()]
+
+
+def first_difference_gap(repo: str, model: str, sp, source: str, ours: list, theirs: list) -> str:
+    """"" when edgemt's logits at the first differing step put its piece
+    first and Marian's within NEAR_TIE; else why not."""
+    import numpy as np
+    step = 0
+    while step < min(len(ours), len(theirs)) and ours[step] == theirs[step]:
+        step += 1
+    if step == len(ours) or step == len(theirs):
+        return f"one output is a prefix of the other (lengths {len(ours)}, {len(theirs)})"
+    ids = [sp.piece_to_id(p) for p in ours[:step + 1]]
+    source_ids = sp.encode(source) + [sp.piece_to_id("</s>")]
+    cases, logits_path = model + ".case", model + ".logits"
+    with open(cases, "w", encoding="utf-8") as handle:
+        handle.write(" ".join(map(str, source_ids)) + "\t" + " ".join(map(str, ids)) + "\n")
+    subprocess.run([os.path.join(repo, "build", "tests", "edgemt_force_decode"), model, cases,
+                    logits_path], check=True)
+    row = np.fromfile(logits_path, dtype=np.float32).reshape(step + 1, -1)[step]
+    mine, marians = row[ids[step]], row[sp.piece_to_id(theirs[step])]
+    gap = float(mine - marians)
+    if int(np.argmax(row)) != ids[step] or gap > NEAR_TIE * max(1.0, abs(float(mine))):
+        return f"step {step}: edgemt's piece {ours[step]!r} {mine:.6g}, Marian's {theirs[step]!r} {marians:.6g}"
+    return ""
+
+
+def check(work: str, repo: str) -> int:
+    import sentencepiece as spm
+    lines = source_lines()
+    source = os.path.join(work, "source.en")
+    with open(source, "w", encoding="utf-8") as handle:
+        handle.write("".join(line + "\n" for line in lines))
+    failures, identical, total, gaps, ties = [], 0, 0, 0, 0
+    for name in SHAPES:
+        folder = os.path.join(work, name)
+        sp = spm.SentencePieceProcessor(model_file=os.path.join(folder, "vocab.spm"))
+        files = {}
+        for shortlist in (False, True):
+            output = os.path.join(folder, "shortlist.emt" if shortlist else "full.emt")
+            extra = ["--shortlist", os.path.join(folder, "lex.s2t"), *SHORTLIST] if shortlist else []
+            subprocess.run(["/usr/bin/python3", os.path.join(repo, "tools", "edgemt-convert"),
+                            "--from", "marian", "--checkpoint", folder, "--src-lang", "en",
+                            "--tgt-lang", "de", "--dtype", "fp32", *extra, "-o", output],
+                           check=True, capture_output=True)
+            files[shortlist] = output
+        counts = []
+        for beam, shortlist in RUNS:
+            run = run_name(beam, shortlist)
+            with open(os.path.join(folder, f"marian.{run}.pieces"), encoding="utf-8") as handle:
+                theirs = [line.split() for line in handle.read().splitlines()]
+            ours = edgemt_pieces(repo, files[shortlist], source, beam)
+            same = sum(a == b for a, b in zip(ours, theirs))
+            identical, total = identical + same, total + len(lines)
+            counts.append(f"{run} {same}/{len(lines)}")
+            if same < MIN_IDENTICAL * len(lines) or len(ours) != len(lines):
+                failures.append(f"{name} {run}: {same}/{len(lines)} lines identical")
+            if beam != 1:
+                continue
+            for i, (a, b) in enumerate(zip(ours, theirs)):
+                if a == b:
+                    continue
+                gaps += 1
+                why = first_difference_gap(repo, files[shortlist], sp, lines[i], a, b)
+                if why:
+                    failures.append(f"{name} {run} line {i + 1}: not a near tie: {why}")
+                else:
+                    ties += 1
+        print(f"{name}: " + ", ".join(counts))
+    print(f"{identical}/{total} lines identical to Marian's; of {gaps} greedy lines that differ, "
+          f"{ties} at a near tie of edgemt's logits" + ("" if not failures else "; FAILED:"))
+    for failure in failures:
+        print("  " + failure)
+    return 1 if failures else 0
+
+
+def main(argv: list) -> int:
+    if len(argv) == 2 and argv[0] == "make":
+        make(argv[1])
+    elif len(argv) == 2 and argv[0] == "marian":
+        marian(argv[1])
+    elif len(argv) == 3 and argv[0] == "check":
+        return check(argv[1], argv[2])
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
