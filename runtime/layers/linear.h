@@ -113,6 +113,9 @@ class Linear {
   // The int8 kernel's name ("avx512-vnni", "neon-dotprod", ...; see
   // kernels/int8_gemm.h), nullptr for an f32 Linear.
   const char* int8_kernel_name() const { return is_int8() ? int8_.kernel_name() : nullptr; }
+  // Whether this is an int8 Linear whose run() quantizes its input with one
+  // range for all rows (Int8PerTensorDynamic: Marian's intgemm8 arithmetic).
+  bool int8_tensor_range() const { return is_int8() && int8_.tensor_range(); }
   // The packed int8 weights (int8 Linears only).
   const kernels::int8::PackedWeights& int8_packed() const { return int8_.packed(); }
   // The own f32 pack (create_packed_f32 Linears only).

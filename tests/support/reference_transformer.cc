@@ -297,9 +297,25 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
       const Matrix qkv = project(h, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d);
       const Matrix q = column_block(qkv, t, d, 3, 0), k = column_block(qkv, t, d, 3, 1),
                    v = column_block(qkv, t, d, 3, 2);
+      Matrix context = attention(q, k, v, t, t, d, c.heads, true);
+      if (model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic) {
+        // Marian's decoder keeps its positions' inputs and multiplies them
+        // all again at each step i, in one product over rows 0..i: one
+        // quantization range, so the keys and values of earlier positions
+        // change with i (transformer.h DecoderLayerSelfAttention). Post-norm:
+        // those inputs are h (pre-norm Marian keeps raw x: not modelled here).
+        for (size_t i = 0; i < t; ++i) {
+          const Matrix prefix(h.begin(), h.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
+          const Matrix kv_i = project(prefix, i + 1, N("self_attn.qkv.weight"), &bqkv, d, 3 * d, true);
+          const Matrix q_i(q.begin() + static_cast<std::ptrdiff_t>(i * d),
+                           q.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
+          const Matrix row = attention(q_i, column_block(kv_i, i + 1, d, 3, 1),
+                                       column_block(kv_i, i + 1, d, 3, 2), 1, i + 1, d, c.heads, false);
+          std::copy(row.begin(), row.end(), context.begin() + static_cast<std::ptrdiff_t>(i * d));
+        }
+      }
       const Matrix bo = T("self_attn.out.bias");
-      residual(project(attention(q, k, v, t, t, d, c.heads, true), t, N("self_attn.out.weight"), &bo, d, d),
-               "self_attn_norm");
+      residual(project(context, t, N("self_attn.out.weight"), &bo, d, d), "self_attn_norm");
     }
     // Cross-attention.
     h = input("cross_attn_norm");

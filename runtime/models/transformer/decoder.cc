@@ -138,11 +138,54 @@ void timed_residual_step(const RunContext& c, const NormWeights& norm, const flo
                 c.config->d_model, x);
 }
 
+// Marian's per-tensor int8 self-attention (Workspace::self_memory): keeps
+// this step's self-attention inputs `memory` [R, d] beside the caches, then
+// multiplies every position 0..step of the step's hypotheses again in one
+// product (one quantization range over them all, as Marian's) and writes
+// their k, v into the caches, rows as cache_rows gives them.
+Status self_kv_again(const RunContext& c, const DecoderStep& step, const Linear& qkv,
+                     const float* memory, float* self_memory, float* k_cache, float* v_cache) {
+  Workspace& w = *c.workspace;
+  const size_t d = c.config->d_model;
+  const size_t rows = step.rows;
+  const size_t cache_len = w.max_target_len;
+  const size_t positions = step.step + 1;
+  {
+    ProfileScope timed(c.profile, ProfilePart::kDecoderState);
+    for (size_t r = 0; r < rows; ++r) {
+      const size_t* history = w.cache_rows + step.row_slot[r] * cache_len;
+      std::memcpy(self_memory + history[step.step], memory + r * d, d * sizeof(float));
+      for (size_t p = 0; p < positions; ++p) {  // [r, p] rows: hypothesis by hypothesis
+        std::memcpy(w.memory_rows + (r * positions + p) * d, self_memory + history[p], d * sizeof(float));
+      }
+    }
+  }
+  {
+    ProfileScope timed(c.profile, ProfilePart::kAttentionGemm);
+    EDGEMT_RETURN_IF_ERROR(qkv.run(w.memory_rows, rows * positions, w.memory_qkv, c.parallel,
+                                   &w.memory_scratch));
+  }
+  ProfileScope timed(c.profile, ProfilePart::kDecoderState);
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t* history = w.cache_rows + step.row_slot[r] * cache_len;
+    for (size_t p = 0; p < positions; ++p) {
+      // Hypotheses that share a prefix share its rows: both write the same k, v.
+      const float* kv = w.memory_qkv + (r * positions + p) * 3 * d;
+      std::memcpy(k_cache + history[p], kv + d, d * sizeof(float));
+      std::memcpy(v_cache + history[p], kv + 2 * d, d * sizeof(float));
+    }
+  }
+  return Status::ok();
+}
+
 // The masked self-attention block: appends this step's k, v to the layer's
 // cache (k_cache, v_cache: [R·T rows, d], workspace.h) and attends over
 // positions 0..step; the residual and norm update w.dec_x [R, d].
+// self_memory: the layer's self-attention inputs where every step computes
+// k, v again (self_kv_again), else nullptr.
 Status self_attention_block(const RunContext& c, const DecoderStep& step,
-                            const DecoderLayerWeights& layer, float* k_cache, float* v_cache) {
+                            const DecoderLayerWeights& layer, float* k_cache, float* v_cache,
+                            float* self_memory) {
   const TransformerConfig& config = *c.config;
   Workspace& w = *c.workspace;
   const size_t d = config.d_model;
@@ -154,19 +197,28 @@ Status self_attention_block(const RunContext& c, const DecoderStep& step,
   EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, in, rows, w.dec_qkv));  // [R, 3d]
   // Marian's pre-norm decoding keeps the raw layer inputs as the
   // self-attention memory: the cache gets k, v of the un-normalized x
-  // (the first step still attends to its normalized k, v, below).
+  // (the first step still attends to its normalized k, v, below). Where
+  // every step computes k, v again, it does so from those inputs.
   const float* memory = w.dec_qkv;  // [R, 3d], k | v at [d, 3d)
-  if (config.raw_decoder_self_memory) {
+  if (config.raw_decoder_self_memory && self_memory == nullptr) {
     EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, w.dec_x, rows, w.dec_qkv_raw));
     memory = w.dec_qkv_raw;
   }
+  const float* first = step.step == 0 ? w.dec_qkv : memory;
+  // Where every step computes k, v again, this step's are among them.
+  const bool again = self_memory != nullptr && step.step > 0;
+  const float* kept = config.raw_decoder_self_memory ? w.dec_x : in;  // self_memory's rows
+  if (again) {
+    EDGEMT_RETURN_IF_ERROR(self_kv_again(c, step, layer.self_qkv, kept, self_memory, k_cache, v_cache));
+  }
   {
     ProfileScope timed(c.profile, ProfilePart::kDecoderState);
-    const float* first = step.step == 0 ? w.dec_qkv : memory;
-    for (size_t r = 0; r < rows; ++r) {
+    for (size_t r = 0; r < rows && !again; ++r) {
       const size_t at = w.cache_rows[step.row_slot[r] * cache_len + step.step];
       std::memcpy(k_cache + at, first + r * 3 * d + d, d * sizeof(float));
       std::memcpy(v_cache + at, first + r * 3 * d + 2 * d, d * sizeof(float));
+      // Position 0 alone: its k, v are already those of its own range.
+      if (self_memory != nullptr) std::memcpy(self_memory + at, kept + r * d, d * sizeof(float));
     }
     self_attention(c, step, w.dec_qkv, k_cache, v_cache, cache_len, w.dec_ctx);
     if (memory != first) {  // step 0: keep the raw k, v for the steps after
@@ -249,7 +301,8 @@ Status run_decoder_layers(const RunContext& c, const PackedSequences& sources,
     if (has_ssru_decoder(config)) {
       EDGEMT_RETURN_IF_ERROR(ssru_block(c, step, layer, w.ssru_state[l]));
     } else {
-      EDGEMT_RETURN_IF_ERROR(self_attention_block(c, step, layer, w.k_cache[l], w.v_cache[l]));
+      EDGEMT_RETURN_IF_ERROR(
+          self_attention_block(c, step, layer, w.k_cache[l], w.v_cache[l], w.self_memory[l]));
     }
 
     // Cross-attention over the encoder output.

@@ -28,6 +28,8 @@ void plan_workspace(const TransformerConfig& config, const TransformerWeights& w
   shape.f16 = weights.f16_native;
   shape.raw_self_memory = config.raw_decoder_self_memory;
   shape.ssru = has_ssru_decoder(config);
+  shape.self_kv_again = !shape.ssru && config.decoder_layers > 0 &&
+                        weights.decoder[0].self_qkv.int8_tensor_range();
   plan_workspace(shape, arena, out);
 }
 

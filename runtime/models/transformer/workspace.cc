@@ -27,6 +27,16 @@ void plan_workspace(const WorkspaceShape& s, Arena* arena, Workspace* w) {
     }
     w->k_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d, kWholeDecode);
     w->v_cache[l] = arena->allocate<float>(s.rows * s.max_target_len * d, kWholeDecode);
+    if (s.self_kv_again) {
+      w->self_memory[l] = arena->allocate<float>(s.rows * s.max_target_len * d, kWholeDecode);
+    }
+  }
+  if (s.self_kv_again && !s.ssru) {
+    const size_t positions = s.rows * s.max_target_len;
+    w->memory_rows = arena->allocate<float>(positions * d, {kDecodeLayers, kDecodeLayers});
+    w->memory_qkv = arena->allocate<float>(positions * 3 * d, {kDecodeLayers, kDecodeLayers});
+    plan_linear_scratch(positions, d, 3 * d, s.int8, s.f16, {kDecodeLayers, kDecodeLayers}, arena,
+                        &w->memory_scratch);
   }
   if (s.ssru) {
     w->dec_gates = arena->allocate<float>(s.rows * 2 * d, {kDecodeLayers, kDecodeLayers});

@@ -45,6 +45,9 @@ struct WorkspaceShape : RunShape {
   bool f16 = false;              // f16 Linears: plan their half input/output scratch
   bool raw_self_memory = false;  // TransformerConfig::raw_decoder_self_memory
   bool ssru = false;             // SSRU decoder layers: states instead of k, v caches
+  // Marian's per-tensor int8 self-attention (Int8PerTensorDynamic): every
+  // step computes k, v of all positions again (Workspace::self_memory).
+  bool self_kv_again = false;
 };
 
 struct Workspace {
@@ -72,6 +75,20 @@ struct Workspace {
   // floats), and attention reads its keys through them.
   float* k_cache[kMaxLayers] = {};  // (none with an SSRU decoder)
   float* v_cache[kMaxLayers] = {};
+  // WorkspaceShape::self_kv_again only. Marian's decoder keeps each
+  // position's self-attention input, not its k, v, and at every step
+  // multiplies all of them again ([positions x hypotheses, d] in one
+  // product: transformer.h DecoderLayerSelfAttention, cache=false). The same
+  // in float, but an Int8PerTensorDynamic product quantizes its input with
+  // one range over all its rows, so the k, v of a position change as later
+  // positions widen that range. self_memory holds those inputs per layer
+  // (rows as the caches', through cache_rows); each step gathers its
+  // hypotheses' positions into memory_rows, multiplies them into
+  // memory_qkv (with memory_scratch) and writes the k, v back into the caches.
+  float* self_memory[kMaxLayers] = {};  // [R·T rows, d]   kWholeDecode
+  float* memory_rows = nullptr;         // [R·T, d]        kDecodeLayers
+  float* memory_qkv = nullptr;          // [R·T, 3d]       kDecodeLayers
+  LinearScratch memory_scratch;         // R·T rows        kDecodeLayers
   // SSRU decoders instead: each layer's cell state c [R slots, d] (slot r's
   // row is the hypothesis now in slot r; beam reordering copies rows,
   // through ssru_state_scratch [max_beam, d]), and the gates' product
