@@ -26,13 +26,10 @@ shapes.sh, in three steps (each a subcommand, WORK a scratch folder):
                     marian-conv (intgemm8 .bin, binary lex.bin) and Marian's
                     int8 translator against edgemt's int8 file in Marian's
                     arithmetic: counts printed for information, not checked.
-                    Random weights make int8 outputs fragile (Marian's own
-                    int8 lines equal its fp32 ones on 55-70%), and edgemt's
-                    self-attention decoders do not follow Marian's there:
-                    Marian computes a step's keys and values again from every
-                    earlier position's layer input, quantized with one range
-                    over them all (transformer.h DecoderLayerSelfAttention,
-                    cache=false), where edgemt keeps each step's own.
+                    Random weights make int8 outputs fragile: Marian's own
+                    int8 lines equal its fp32 ones on 55-70% (the
+                    self-attention shape's intgemm8 file and Marian's lines
+                    are tests/fixtures/marian_self_int8).
 
 Random weights never choose </s>: both engines stop at 1.2 x the source
 length. One sentence per batch, because Marian caps a batch's lines at the
