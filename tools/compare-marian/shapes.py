@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """edgemt against Marian's translator on Marian models of shapes no fixture
 has (issue 42, acceptance 5): seeded random weights, SSRU and self-attention
-decoders, head sizes 16 to 64, odd feed-forward sizes, 1 to 4 decoder layers,
-relu / swish / gelu, with and without a text lexical shortlist. Driven by
+decoders (post-norm, and one pre-norm), head sizes 16 to 64, odd feed-forward
+sizes, 1 to 4 decoder layers, relu / swish / gelu, with and without a text
+lexical shortlist. Driven by
 shapes.sh, in three steps (each a subcommand, WORK a scratch folder):
 
   make   WORK       (/usr/bin/python3: numpy, sentencepiece) one folder per
@@ -63,7 +64,11 @@ SHAPES = {
     "self-d112-h7-ffn300-swish": (112, 7, 300, 2, 2, "self-attention", "swish"),
     "ssru-d192-h3-ffn384-dec3": (192, 3, 384, 2, 3, "rnn", "relu"),
     "ssru-d64-h1-ffn128-swish": (64, 1, 128, 2, 2, "rnn", "swish"),
+    "self-pre-d128-h4-ffn256": (128, 4, 256, 2, 2, "self-attention", "relu"),
 }
+# Pre-norm (transformer-preprocess n, postprocess da, top n): norms named
+# *_ln_*_pre, and a final norm per stack (encoder_top_ln_*, decoder_top_ln_*)
+PRE_NORM = {"self-pre-d128-h4-ffn256"}
 RUNS = [(beam, shortlist) for beam in (1, 4) for shortlist in (False, True)]
 
 
@@ -97,13 +102,24 @@ def make(work: str) -> None:
         os.makedirs(folder, exist_ok=True)
         shapes = marian_random.shapes(d, ffn, enc, dec, len(pieces), ssru=autoreg == "rnn")
         # Attention and SSRU matrices 0.08, not 0.02: outputs then follow the source.
+        if name in PRE_NORM:
+            shapes = {(key + "_pre" if "_ln_" in key else key): shape for key, shape in shapes.items()}
+            for stack in ("encoder", "decoder"):
+                shapes.update({f"{stack}_top_ln_scale": (1, d), f"{stack}_top_ln_bias": (1, d)})
         items = marian_random.weights(shapes, np.random.default_rng(1000 + seed), {"attention": 0.08})
+        for key in items:  # LayerNorm scales 1 + noise, as weights() makes *_ln_scale
+            if key.endswith("_ln_scale_pre"):
+                items[key] += np.float32(1.0)
         changes = {"dim-emb: 64": f"dim-emb: {d}", "enc-depth: 2": f"enc-depth: {enc}",
                    "dec-depth: 2": f"dec-depth: {dec}",
                    "transformer-dim-ffn: 256": f"transformer-dim-ffn: {ffn}",
                    "transformer-heads: 4": f"transformer-heads: {heads}",
                    "transformer-ffn-activation: relu": f"transformer-ffn-activation: {activation}",
                    "transformer-decoder-autoreg: rnn": f"transformer-decoder-autoreg: {autoreg}"}
+        if name in PRE_NORM:
+            changes.update({'transformer-preprocess: ""': "transformer-preprocess: n",
+                            "transformer-postprocess: dan": "transformer-postprocess: da",
+                            'transformer-postprocess-top: ""': "transformer-postprocess-top: n"})
         items["special:model.yml"] = marian_random.special_item(
             marian_random.model_yml(os.path.join(FIXTURE, "model.npz"), changes))
         np.savez(os.path.join(folder, "model.npz"), **items)
@@ -190,7 +206,8 @@ def first_difference_gap(repo: str, model: str, sp, source: str, ours: list, the
     mine, marians = row[ids[step]], row[sp.piece_to_id(theirs[step])]
     gap = float(mine - marians)
     if not 0.0 <= gap <= NEAR_TIE * max(1.0, abs(float(mine))):
-        return f"step {step}: edgemt's piece {ours[step]!r} {mine:.6g}, Marian's {theirs[step]!r} {marians:.6g}"
+        return (f"step {step}: edgemt's piece {ours[step]!r} {mine:.6g}, "
+                f"Marian's {theirs[step]!r} {marians:.6g}")
     return ""
 
 

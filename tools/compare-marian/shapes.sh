@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # edgemt against Marian's translator on random-weight Marian models of shapes
-# no fixture has (shapes.py: SSRU and self-attention decoders, heads of 16 to
-# 64, odd feed-forward sizes, 1-4 decoder layers, relu / swish / gelu, with
-# and without a shortlist): pieces line by line, and every greedy difference
-# checked to be a near tie of edgemt's own logits. About 5 minutes.
+# no fixture has (shapes.py: SSRU and self-attention decoders, post-norm and
+# pre-norm, heads of 16 to 64, odd feed-forward sizes, 1-4 decoder layers,
+# relu / swish / gelu, with and without a shortlist; intgemm8 files too):
+# pieces line by line, and every greedy difference checked to be a near tie
+# of edgemt's own logits. About 2 minutes.
 #
 #   tools/compare-marian/shapes.sh [WORK_DIR]   (default: a temporary folder)
 # Needs build/edgemt and build/tests/edgemt_force_decode; Marian comes from
