@@ -4,9 +4,10 @@
 // sizes, length rules (NaN, ±inf, huge, negative), result buffers too small.
 //
 // The models (built once, in memory, by the test ModelBuilder) cover every
-// weight dtype and option, plus two whose finite weights overflow: one for a
-// single source token (NaN in the encoder for sentences holding it), one
-// that leaves only pad and bos with finite logits.
+// weight dtype and option (Marian's per-tensor int8 arithmetic with a
+// pre-norm self-attention decoder among them), plus two whose finite weights
+// overflow: one for a single source token (NaN in the encoder for sentences
+// holding it), one that leaves only pad and bos with finite logits.
 //
 // Properties checked (a violation aborts, which libFuzzer reports):
 //   - every call returns, with kOk or an error code the API documents;
@@ -67,6 +68,17 @@ ModelBuilder variant(int index) {
       for (size_t i = 0; i < c.d_model; ++i) table[20 * c.d_model + i] = i % 2 ? -3e38f : 3e38f;
       return builder;
     }
+    case 4: {  // Marian's int8 arithmetic (Int8PerTensorDynamic), self-attention
+      // decoder: every step multiplies all earlier positions' inputs again
+      c.norm_placement = edgemt::transformer::NormPlacement::kPreNorm;
+      c.encoder_final_norm = c.decoder_final_norm = true;
+      c.zero_decoder_start = true;
+      c.raw_decoder_self_memory = true;
+      ModelBuilder builder(c, DType::kI8, 16);
+      builder.per_tensor = true;
+      builder.regenerate_tensors();
+      return builder;
+    }
     default: {  // every allowed logit is -inf, pad and bos are finite
       c.norm_placement = edgemt::transformer::NormPlacement::kPreNorm;
       c.encoder_final_norm = c.decoder_final_norm = true;
@@ -83,7 +95,7 @@ ModelBuilder variant(int index) {
   }
 }
 
-constexpr int kVariants = 5;
+constexpr int kVariants = 6;
 
 Engine make_engine(int index) {
   Engine engine;
