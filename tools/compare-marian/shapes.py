@@ -131,22 +131,30 @@ def make(work: str) -> None:
     print(f"shapes.py: {len(SHAPES)} models in {work}", file=sys.stderr)
 
 
-def marian(work: str) -> None:
+def marian_runs(folder: str, model: str, shortlist: str, kind: str, lines: list) -> None:
+    """Marian's pieces of `lines` by `model` for each of RUNS (with
+    `--shortlist SHORTLIST` where the run has one) into
+    marian.{kind}{run}.pieces."""
     import pymarian
+    vocab = os.path.join(folder, "vocab.spm")
+    for beam, on in RUNS:
+        options = (f"-m {model} -v {vocab} {vocab} --cpu-threads 1 --mini-batch 1 --maxi-batch 1 "
+                   f"--workspace 256 --quiet --quiet-translation --beam-size {beam} "
+                   f"--max-length-factor {MAX_LENGTH_FACTOR} --no-spm-decode")
+        if on:
+            options += f" --shortlist {shortlist}"
+        outputs = pymarian.Translator(options).translate(lines)
+        with open(os.path.join(folder, f"marian.{kind}{run_name(beam, on)}.pieces"), "w",
+                  encoding="utf-8") as handle:
+            handle.write("".join(line + "\n" for line in outputs))
+
+
+def marian(work: str) -> None:
     lines = source_lines()
     for name in SHAPES:
         folder = os.path.join(work, name)
-        for beam, shortlist in RUNS:
-            model, vocab = os.path.join(folder, "model.npz"), os.path.join(folder, "vocab.spm")
-            options = (f"-m {model} -v {vocab} {vocab} --cpu-threads 1 --mini-batch 1 --maxi-batch 1 "
-                       f"--workspace 256 --quiet --quiet-translation --beam-size {beam} "
-                       f"--max-length-factor {MAX_LENGTH_FACTOR} --no-spm-decode")
-            if shortlist:
-                options += f" --shortlist {os.path.join(folder, 'lex.s2t')} {' '.join(SHORTLIST)}"
-            outputs = pymarian.Translator(options).translate(lines)
-            with open(os.path.join(folder, f"marian.{run_name(beam, shortlist)}.pieces"), "w",
-                      encoding="utf-8") as handle:
-                handle.write("".join(line + "\n" for line in outputs))
+        marian_runs(folder, os.path.join(folder, "model.npz"),
+                    f"{os.path.join(folder, 'lex.s2t')} {' '.join(SHORTLIST)}", "", lines)
         if has_int8(name):
             marian_int8(folder, lines)
         print(f"shapes.py: Marian's translations of {name}", file=sys.stderr)
@@ -155,25 +163,14 @@ def marian(work: str) -> None:
 def marian_int8(folder: str, lines: list) -> None:
     """marian-conv's intgemm8 .bin and binary shortlist (lex.bin, as Firefox
     ships them), and Marian's int8 translations (marian.int8.*.pieces)."""
-    import pymarian
     conv = os.path.join(HERE, "marian_conv.py")
-    model, vocab = os.path.join(folder, "model.intgemm8.bin"), os.path.join(folder, "vocab.spm")
-    lex = os.path.join(folder, "lex.bin")
+    model, lex = os.path.join(folder, "model.intgemm8.bin"), os.path.join(folder, "lex.bin")
     # Marian aborts its process on errors: each conversion in a child.
     subprocess.run([sys.executable, conv, "intgemm8", os.path.join(folder, "model.npz"), model],
                    check=True, capture_output=True)
-    subprocess.run([sys.executable, conv, "shortlist", os.path.join(folder, "lex.s2t"), vocab, lex],
-                   check=True, capture_output=True)
-    for beam, shortlist in RUNS:
-        options = (f"-m {model} -v {vocab} {vocab} --cpu-threads 1 --mini-batch 1 --maxi-batch 1 "
-                   f"--workspace 256 --quiet --quiet-translation --beam-size {beam} "
-                   f"--max-length-factor {MAX_LENGTH_FACTOR} --no-spm-decode")
-        if shortlist:
-            options += f" --shortlist {lex} 0"
-        outputs = pymarian.Translator(options).translate(lines)
-        with open(os.path.join(folder, f"marian.int8.{run_name(beam, shortlist)}.pieces"), "w",
-                  encoding="utf-8") as handle:
-            handle.write("".join(line + "\n" for line in outputs))
+    subprocess.run([sys.executable, conv, "shortlist", os.path.join(folder, "lex.s2t"),
+                    os.path.join(folder, "vocab.spm"), lex], check=True, capture_output=True)
+    marian_runs(folder, model, f"{lex} 0", "int8.", lines)
 
 
 def edgemt_pieces(repo: str, model: str, source: str, beam: int) -> list:
@@ -229,6 +226,23 @@ def convert(repo: str, folder: str, model: str, dtype: str, shortlist: list, out
     return output
 
 
+def both_files(repo: str, folder: str, model: str, dtype: str, shortlist: list) -> dict:
+    """{False: the file without a shortlist, True: with `shortlist`}."""
+    return {on: convert(repo, folder, model, dtype, shortlist if on else [],
+                        os.path.join(folder, f"{dtype}{'.shortlist' if on else ''}.emt"))
+            for on in (False, True)}
+
+
+def run_pairs(repo: str, folder: str, source: str, files: dict, kind: str):
+    """For each of RUNS: (beam, shortlist, its name, edgemt's pieces of
+    files[shortlist], Marian's from marian.{kind}{name}.pieces)."""
+    for beam, shortlist in RUNS:
+        run = run_name(beam, shortlist)
+        with open(os.path.join(folder, f"marian.{kind}{run}.pieces"), encoding="utf-8") as handle:
+            theirs = [line.split() for line in handle.read().splitlines()]
+        yield beam, shortlist, run, edgemt_pieces(repo, files[shortlist], source, beam), theirs
+
+
 def check(work: str, repo: str) -> int:
     import sentencepiece as spm
     lines = source_lines()
@@ -240,25 +254,16 @@ def check(work: str, repo: str) -> int:
     for name in SHAPES:
         folder = os.path.join(work, name)
         sp = spm.SentencePieceProcessor(model_file=os.path.join(folder, "vocab.spm"))
-        text_shortlist = [os.path.join(folder, "lex.s2t"), *SHORTLIST]
-        files = {shortlist: convert(repo, folder, "model.npz", "fp32", text_shortlist if shortlist else [],
-                                    os.path.join(folder, f"fp32{'.shortlist' if shortlist else ''}.emt"))
-                 for shortlist in (False, True)}
+        files = both_files(repo, folder, "model.npz", "fp32", [os.path.join(folder, "lex.s2t"), *SHORTLIST])
         counts = []
-        for beam, shortlist in RUNS:
-            run = run_name(beam, shortlist)
-            with open(os.path.join(folder, f"marian.{run}.pieces"), encoding="utf-8") as handle:
-                theirs = [line.split() for line in handle.read().splitlines()]
-            ours = edgemt_pieces(repo, files[shortlist], source, beam)
+        for beam, shortlist, run, ours, theirs in run_pairs(repo, folder, source, files, ""):
             same = sum(a == b for a, b in zip(ours, theirs))
             identical, total = identical + same, total + len(lines)
             counts.append(f"{run} {same}/{len(lines)}")
             if same < MIN_IDENTICAL * len(lines) or len(ours) != len(lines):
                 failures.append(f"{name} {run}: {same}/{len(lines)} lines identical")
-            if beam != 1:
-                continue
             for i, (a, b) in enumerate(zip(ours, theirs)):
-                if a == b:
+                if beam != 1 or a == b:
                     continue
                 gaps += 1
                 why = first_difference_gap(repo, files[shortlist], sp, lines[i], a, b)
@@ -272,16 +277,9 @@ def check(work: str, repo: str) -> int:
         # marian-conv's intgemm8 file in Marian's int8 arithmetic, the binary
         # shortlist. No near-tie check: a product's input range spans all its
         # rows, so teacher-forced logits are not the step-by-step ones.
-        files = {shortlist: convert(repo, folder, "model.intgemm8.bin", "int8",
-                                    [os.path.join(folder, "lex.bin")] if shortlist else [],
-                                    os.path.join(folder, f"int8{'.shortlist' if shortlist else ''}.emt"))
-                 for shortlist in (False, True)}
+        files = both_files(repo, folder, "model.intgemm8.bin", "int8", [os.path.join(folder, "lex.bin")])
         counts = []
-        for beam, shortlist in RUNS:
-            run = run_name(beam, shortlist)
-            with open(os.path.join(folder, f"marian.int8.{run}.pieces"), encoding="utf-8") as handle:
-                theirs = [line.split() for line in handle.read().splitlines()]
-            ours = edgemt_pieces(repo, files[shortlist], source, beam)
+        for _, _, run, ours, theirs in run_pairs(repo, folder, source, files, "int8."):
             same = sum(a == b for a, b in zip(ours, theirs))
             int8_identical, int8_total = int8_identical + same, int8_total + len(lines)
             counts.append(f"{run} {same}/{len(lines)}")
