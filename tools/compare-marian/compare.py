@@ -63,11 +63,10 @@ Whole-run ratios lie between the two parts' (weighted by Marian's time).
 import argparse
 import os
 import platform
-import shutil
-import subprocess
 import sys
 import time
 
+from edgemt_side import convert_marian, translate
 from intgemm_cpu import intgemm_sums
 from marian_folder import Folder, uncompressed_copy
 
@@ -185,41 +184,26 @@ def marian_run(args, model: str, lines, batch: int, one_token: bool = False):
 
 
 def edgemt_run(args, model: str, source: str, batch: int, *extra: str, one_token: bool = False):
-    """(seconds of the whole `edgemt translate` process, outputs); with
-    one_token, outputs of one target token (--encoder-split)."""
-    command = [args.cli, "translate", "-m", model, "-i", source, "--beam", "1", "--batch",
-               str(batch), "--threads", "1", "--no-split-sentences", "--length-penalty", "0",
-               "--no-progress", *extra]
+    """(seconds of the whole `edgemt translate` process, outputs), greedy;
+    with one_token, outputs of one target token (--encoder-split)."""
     if one_token:
-        command += ["--max-len-a", "0", "--max-len-b", "1"]
-    elif args.max_length_factor:
-        command += ["--max-len-a", str(args.max_length_factor), "--max-len-b", "0"]
-    start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, check=True)
-    return time.perf_counter() - start, result.stdout.split("\n")[:-1]
+        return translate(args.cli, model, source, batch, 1, None, "--length-penalty", "0",
+                         *extra, "--max-len-a", "0", "--max-len-b", "1")
+    return translate(args.cli, model, source, batch, 1, args.max_length_factor,
+                     "--length-penalty", "0", *extra)
 
 
 def convert(args, dtype: str, role: str, *flags: str) -> str:
-    """edgemt's file of the model `role` of args.paths (a folder of its own,
-    whose decoder.yml names it and the vocabularies), with the shortlist
-    when given and `flags`; int8 uncalibrated (an intgemm8 .bin keeps
-    Marian's codes: with --per-row-activations only its float32 matrices,
-    Wemb in upstream marian-conv's files, are rounded)."""
-    folder = os.path.join(args.work, f"folder.{dtype}{''.join(flags)}")
-    os.makedirs(folder, exist_ok=True)
-    for path in {args.paths[role], args.paths["source_vocab"], args.paths["target_vocab"]}:
-        shutil.copyfile(path, os.path.join(folder, os.path.basename(path)))
-    names = [os.path.basename(args.paths[r]) for r in (role, "source_vocab", "target_vocab")]
-    with open(os.path.join(folder, "decoder.yml"), "w", encoding="utf-8") as handle:
-        handle.write("models:\n  - {}\nvocabs:\n  - {}\n  - {}\n".format(*names))
-    output = os.path.join(args.work, f"model.{dtype}{''.join(flags)}.emt")
-    extra = ["--no-calibration", *flags] if dtype == "int8" else []
-    if args.shortlist:
-        extra += ["--shortlist", args.shortlist]
-    subprocess.run(["/usr/bin/python3", args.convert, "--checkpoint", folder, "--src-lang", "en",
-                    "--tgt-lang", "de", "--dtype", dtype, *extra, "-o", output],
-                   check=True, capture_output=True)
-    return output
+    """edgemt's file of the model `role` of args.paths, with the shortlist
+    when given and `flags` (edgemt_side.convert_marian: int8 keeps an
+    intgemm8 .bin's codes; with --per-row-activations only its float32
+    matrices, Wemb in upstream marian-conv's files, are rounded)."""
+    shortlist = ["--shortlist", args.shortlist] if args.shortlist else []
+    name = f"{dtype}{''.join(flags)}"
+    return convert_marian(args.convert, args.paths[role],
+                          (args.paths["source_vocab"], args.paths["target_vocab"]),
+                          os.path.join(args.work, f"folder.{name}"),
+                          os.path.join(args.work, f"model.{name}.emt"), dtype, *flags, *shortlist)
 
 
 def read_lines(args) -> list:

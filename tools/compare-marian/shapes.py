@@ -44,6 +44,8 @@ import shutil
 import subprocess
 import sys
 
+from edgemt_side import convert_marian, translate
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 FIXTURE = os.path.join(REPO, "tests", "fixtures", "marian_ssru")
@@ -174,12 +176,9 @@ def marian_int8(folder: str, lines: list) -> None:
 
 
 def edgemt_pieces(repo: str, model: str, source: str, beam: int) -> list:
-    result = subprocess.run(
-        [os.path.join(repo, "build", "edgemt"), "translate", "-m", model, "-i", source, "--beam",
-         str(beam), "--batch", "1", "--threads", "1", "--no-split-sentences", "--no-progress",
-         "--max-len-a", str(MAX_LENGTH_FACTOR), "--max-len-b", "0", "--json"],
-        capture_output=True, text=True, check=True)
-    return [json.loads(line)["tokens"] for line in result.stdout.splitlines()]
+    _, lines = translate(os.path.join(repo, "build", "edgemt"), model, source, 1, beam,
+                         MAX_LENGTH_FACTOR, "--json")
+    return [json.loads(line)["tokens"] for line in lines]
 
 
 def first_difference_gap(repo: str, model: str, sp, source: str, ours: list, theirs: list) -> str:
@@ -209,21 +208,12 @@ def first_difference_gap(repo: str, model: str, sp, source: str, ours: list, the
 
 
 def convert(repo: str, folder: str, model: str, dtype: str, shortlist: list, output: str) -> str:
-    """edgemt-convert of `model` in `folder` (a folder of its own with a
-    decoder.yml naming it, as Marian's releases have) to `output`."""
-    own = output + ".folder"
-    os.makedirs(own, exist_ok=True)
-    for name in (model, "vocab.spm"):
-        shutil.copyfile(os.path.join(folder, name), os.path.join(own, name))
-    with open(os.path.join(own, "decoder.yml"), "w", encoding="utf-8") as handle:
-        handle.write(f"models:\n  - {model}\nvocabs:\n  - vocab.spm\n  - vocab.spm\n")
-    extra = ["--no-calibration"] if dtype == "int8" else []
-    if shortlist:
-        extra += ["--shortlist", *shortlist]
-    subprocess.run(["/usr/bin/python3", os.path.join(repo, "tools", "edgemt-convert"), "--from",
-                    "marian", "--checkpoint", own, "--src-lang", "en", "--tgt-lang", "de", "--dtype",
-                    dtype, *extra, "-o", output], check=True, capture_output=True)
-    return output
+    """edgemt-convert of `model` in `folder` (edgemt_side.convert_marian)."""
+    vocabulary = os.path.join(folder, "vocab.spm")
+    flags = ["--shortlist", *shortlist] if shortlist else []
+    return convert_marian(os.path.join(repo, "tools", "edgemt-convert"),
+                          os.path.join(folder, model), (vocabulary, vocabulary), output + ".folder",
+                          output, dtype, *flags)
 
 
 def both_files(repo: str, folder: str, model: str, dtype: str, shortlist: list) -> dict:
