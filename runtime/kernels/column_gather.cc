@@ -95,4 +95,21 @@ void gather_columns(const int8::PackedWeights& source, const int32_t* ids, size_
   out->block_count = blocks;
 }
 
+int8::PackedWeights column_range(const int8::PackedWeights& source, size_t first, size_t count) {
+  constexpr size_t W = int8::kBlockColumns;
+  const size_t end = first + count;
+  if (count == 0 || first % W != 0 || end > source.columns ||
+      (end % W != 0 && end != source.columns)) {
+    return int8::PackedWeights{};
+  }
+  int8::PackedWeights view = source;
+  view.blocks = source.blocks + (first / W) * source.groups * int8::kGroupBytes;
+  view.scale = source.scale + first;
+  view.bias = source.bias + first;
+  view.column_sum = source.column_sum + first;
+  view.columns = count;
+  view.block_count = blocks_of(count, W);
+  return view;
+}
+
 }  // namespace edgemt::kernels

@@ -24,6 +24,14 @@ void gather_columns(const f32::PackedWeights& source, const int32_t* ids, size_t
 void gather_columns(const int8::PackedWeights& source, const int32_t* ids, size_t count,
                     void* storage, int8::PackedWeights* out);
 
+// Columns [first, first + count) of `source` as a view into its storage (no
+// copy): int8 packs hold 16 columns per block, each with all its depth, so
+// whole blocks are a pack of their own (a fused Q|K|V matrix's K|V part).
+// `first` must be a multiple of int8::kBlockColumns and first + count one
+// too or source.columns; otherwise (or count 0, or past the end) the view
+// returned has no columns.
+int8::PackedWeights column_range(const int8::PackedWeights& source, size_t first, size_t count);
+
 // The f32 pack of rows ids[0..count) of w [N, depth] (row-major, the file's
 // layout) and their biases (bias [N] or nullptr): what f32::pack_weights
 // gives for those rows alone (`check_tiny` as there).

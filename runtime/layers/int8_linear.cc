@@ -168,7 +168,7 @@ Status Int8Linear::run(const float* x, size_t rows, float* y, const Parallel& pa
 
 Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Parallel& parallel,
                                const LinearScratch& scratch,
-                               const q8::PackedWeights& packed) const {
+                               const q8::PackedWeights& packed, size_t y_stride) const {
   if (rows == 0) return Status::ok();
   const size_t depth = packed.depth;
   if (packed_.empty() || scratch.quantized == nullptr || rows > scratch.max_rows ||
@@ -176,6 +176,11 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
     return Status::error(StatusCode::kFailedPrecondition,
                          "int8 Linear run without room for %zu rows of %zu (scratch %zu x %zu)",
                          rows, depth, scratch.max_rows, scratch.max_depth);
+  }
+  if (y_stride != 0 && y_stride < packed.columns) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         "int8 Linear output rows %zu floats apart for %zu columns", y_stride,
+                         packed.columns);
   }
   const size_t stride = q8::padded_depth(depth);
   // Rows are quantized independently (per row, or with the fixed range),
@@ -217,7 +222,7 @@ Status Int8Linear::run_columns(const float* x, size_t rows, float* y, const Para
   args.code_limit = code_limit_;
   args.weights = &packed;
   args.y = y;
-  args.y_stride = packed.columns;
+  args.y_stride = y_stride != 0 ? y_stride : packed.columns;
   args.relu = relu_;
   args.sum_shift = fixed_inverse_ > 0.0f ? kMarianShift : 0;
   args.saturating_lanes = saturating_lanes_;

@@ -91,10 +91,12 @@ class Int8Linear {
                            const LinearScratch& scratch) const;
   // The same product on `columns`, a pack of some of this matrix's columns
   // (kernels/column_gather.h): y [rows, columns.columns] holds exactly
-  // those columns of run()'s y.
+  // those columns of run()'s y; rows y_stride floats apart (0: as many as
+  // the columns), so a part of a wider output can be written in place.
   [[nodiscard]] Status run_columns(const float* x, size_t rows, float* y,
                                    const Parallel& parallel, const LinearScratch& scratch,
-                                   const kernels::int8::PackedWeights& columns) const;
+                                   const kernels::int8::PackedWeights& columns,
+                                   size_t y_stride = 0) const;
 
   size_t in_features() const { return packed_.view().depth; }
   size_t out_features() const { return packed_.view().columns; }

@@ -7,6 +7,7 @@
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "kernels/attention.h"
+#include "kernels/column_gather.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
 #include "kernels/ssru.h"
@@ -138,13 +139,32 @@ void timed_residual_step(const RunContext& c, const NormWeights& norm, const flo
                 c.config->d_model, x);
 }
 
+// The Q and K|V columns of a fused int8 Q|K|V matrix [d -> 3d] as views of
+// its pack (kernels::column_range), so Marian's int8 self-attention computes
+// no column it does not use; both without columns where the matrix is not
+// int8 or d is not whole blocks of the pack (then the fused product runs).
+struct QkvParts {
+  kernels::int8::PackedWeights q;   // columns [0, d)
+  kernels::int8::PackedWeights kv;  // columns [d, 3d)
+};
+
+QkvParts qkv_parts(const Linear& qkv, size_t d) {
+  if (!qkv.is_int8()) return QkvParts{};
+  const kernels::int8::PackedWeights& pack = qkv.int8_linear().packed();
+  QkvParts parts{kernels::column_range(pack, 0, d), kernels::column_range(pack, d, 2 * d)};
+  if (parts.q.columns == 0 || parts.kv.columns == 0) return QkvParts{};
+  return parts;
+}
+
 // Marian's per-tensor int8 self-attention (Workspace::self_memory): keeps
 // this step's self-attention inputs `memory` [R, d] beside the caches, then
 // multiplies every position 0..step of the step's hypotheses again in one
 // product (one quantization range over them all, as Marian's) and writes
-// their k, v into the caches, rows as cache_rows gives them.
+// their k, v into the caches, rows as cache_rows gives them. With `parts`
+// only the K|V columns are computed (into memory_qkv's [d, 3d)).
 Status self_kv_again(const RunContext& c, const DecoderStep& step, const Linear& qkv,
-                     const float* memory, float* self_memory, float* k_cache, float* v_cache) {
+                     const QkvParts& parts, const float* memory, float* self_memory,
+                     float* k_cache, float* v_cache) {
   Workspace& w = *c.workspace;
   const size_t d = c.config->d_model;
   const size_t rows = step.rows;
@@ -162,8 +182,14 @@ Status self_kv_again(const RunContext& c, const DecoderStep& step, const Linear&
   }
   {
     ProfileScope timed(c.profile, ProfilePart::kAttentionGemm);
-    EDGEMT_RETURN_IF_ERROR(qkv.run(w.memory_rows, rows * positions, w.memory_qkv, c.parallel,
-                                   &w.memory_scratch));
+    if (parts.kv.columns != 0) {  // [R·T, 3d], k | v at [d, 3d)
+      EDGEMT_RETURN_IF_ERROR(qkv.int8_linear().run_columns(w.memory_rows, rows * positions,
+                                                           w.memory_qkv + d, c.parallel,
+                                                           w.memory_scratch, parts.kv, 3 * d));
+    } else {
+      EDGEMT_RETURN_IF_ERROR(qkv.run(w.memory_rows, rows * positions, w.memory_qkv, c.parallel,
+                                     &w.memory_scratch));
+    }
   }
   ProfileScope timed(c.profile, ProfilePart::kDecoderState);
   for (size_t r = 0; r < rows; ++r) {
@@ -194,7 +220,17 @@ Status self_attention_block(const RunContext& c, const DecoderStep& step,
   constexpr ProfilePart kGemm = ProfilePart::kAttentionGemm;
   // Masked self-attention: append this step's k, v to the cache.
   const float* in = timed_sublayer_input(c, layer.self_norm, w.dec_x, rows, w.dec_norm);
-  EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, in, rows, w.dec_qkv));  // [R, 3d]
+  // Where every step computes k, v again, this step's are among them: after
+  // the first step its own product needs only q.
+  const bool again = self_memory != nullptr && step.step > 0;
+  const QkvParts parts = again ? qkv_parts(layer.self_qkv, d) : QkvParts{};
+  if (parts.q.columns != 0) {
+    ProfileScope timed(c.profile, kGemm);  // q into dec_qkv's [0, d)
+    EDGEMT_RETURN_IF_ERROR(layer.self_qkv.int8_linear().run_columns(
+        in, rows, w.dec_qkv, c.parallel, w.dec_linear_scratch, parts.q, 3 * d));
+  } else {
+    EDGEMT_RETURN_IF_ERROR(run_linear(c, kGemm, layer.self_qkv, in, rows, w.dec_qkv));  // [R, 3d]
+  }
   // Marian's pre-norm decoding keeps the raw layer inputs as the
   // self-attention memory: the cache gets k, v of the un-normalized x
   // (the first step still attends to its normalized k, v, below). Where
@@ -205,11 +241,10 @@ Status self_attention_block(const RunContext& c, const DecoderStep& step,
     memory = w.dec_qkv_raw;
   }
   const float* first = step.step == 0 ? w.dec_qkv : memory;
-  // Where every step computes k, v again, this step's are among them.
-  const bool again = self_memory != nullptr && step.step > 0;
   const float* kept = config.raw_decoder_self_memory ? w.dec_x : in;  // self_memory's rows
   if (again) {
-    EDGEMT_RETURN_IF_ERROR(self_kv_again(c, step, layer.self_qkv, kept, self_memory, k_cache, v_cache));
+    EDGEMT_RETURN_IF_ERROR(
+        self_kv_again(c, step, layer.self_qkv, parts, kept, self_memory, k_cache, v_cache));
   }
   {
     ProfileScope timed(c.profile, ProfilePart::kDecoderState);

@@ -35,6 +35,23 @@ std::vector<int32_t> pick_ids(Random& rng, size_t n, size_t count) {
   return ids;
 }
 
+// y [m, pack.columns] of `kernel` on the quantized rows xq [m, pack.depth].
+std::vector<float> run_int8(int8::GemmKernel kernel, const testing::QuantizedRows& xq, size_t m,
+                            const int8::PackedWeights& pack, int32_t code_limit) {
+  std::vector<float> y(m * pack.columns, NAN);
+  int8::GemmArgs args;
+  args.xq = xq.q.data();
+  args.xq_stride = int8::padded_depth(pack.depth);
+  args.x_scale = xq.scale.data();
+  args.rows = m;
+  args.weights = &pack;
+  args.y = y.data();
+  args.y_stride = pack.columns;
+  args.code_limit = code_limit;
+  kernel(args, 0, pack.block_count);
+  return y;
+}
+
 std::vector<f32::GemmKernel> f32_kernels() {
   std::vector<f32::GemmKernel> kernels = {f32::gemm_portable};
   if (f32::fast_gemm_kernel() != nullptr) kernels.push_back(f32::fast_gemm_kernel());
@@ -160,20 +177,55 @@ TEST_CASE("kernels/column_gather: int8 gathered columns give the reference's bit
             xq, m, k, picked.q, picked.scale, picked_bias.data(), count, false);
         for (size_t v = 0; v < variant_count; ++v) {
           CAPTURE(variants[v].name);
-          std::vector<float> got(m * count, NAN);
-          int8::GemmArgs args;
-          args.xq = xq.q.data();
-          args.xq_stride = int8::padded_depth(k);
-          args.x_scale = xq.scale.data();
-          args.rows = m;
-          args.weights = &gathered;
-          args.y = got.data();
-          args.y_stride = count;
-          args.code_limit = limit;
-          variants[v].kernel(args, 0, gathered.block_count);
+          const std::vector<float> got = run_int8(variants[v].kernel, xq, m, gathered, limit);
           CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
         }
       }
+    }
+  }
+}
+
+TEST_CASE("kernels/column_gather: int8 column ranges of whole blocks give the reference's bits") {
+  // Ranges of a 70-column pack (4 whole blocks and 6 columns): each a view of
+  // the same storage whose product is those columns of the naive one.
+  Random rng(4203);
+  int8::GemmVariant variants[8];
+  const size_t variant_count = int8::available_gemm_kernels(variants, 8);
+  REQUIRE(variant_count >= 1);
+  const size_t n = 70, m = 4;
+  for (size_t k : {5, 64}) {
+    CAPTURE(k);
+    const testing::QuantizedWeights w = testing::random_int8_weights(rng, n, k);
+    const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
+    const testing::TestPack full(w, bias.data(), n, k);
+    const std::vector<float> x = rng.normal_vector(m * k, 0.0f, 1.0f);
+    const testing::QuantizedRows xq = testing::reference_quantize_rows(x, m, k, int8::kFullCodes);
+    const std::vector<float> want =
+        testing::reference_int8_gemm(xq, m, k, w.q, w.scale, bias.data(), n, false);
+    const size_t ranges[][2] = {{0, 16}, {16, 32}, {32, 38}, {64, 6}, {0, 70}};
+    for (const auto& range : ranges) {
+      const size_t first = range[0], count = range[1];
+      CAPTURE(first);
+      CAPTURE(count);
+      const int8::PackedWeights view = column_range(full.view, first, count);
+      REQUIRE(view.columns == count);
+      CHECK(view.block_count == (count + 15) / 16);
+      CHECK(view.depth == k);
+      for (size_t v = 0; v < variant_count; ++v) {
+        CAPTURE(variants[v].name);
+        const std::vector<float> got =
+            run_int8(variants[v].kernel, xq, m, view, int8::kFullCodes);
+        for (size_t i = 0; i < m; ++i) {
+          CHECK(std::memcmp(&got[i * count], &want[i * n + first], count * sizeof(float)) == 0);
+        }
+      }
+    }
+    // Not whole blocks, empty, or past the end: no view.
+    const size_t bad[][2] = {{8, 16}, {0, 20}, {16, 60}, {64, 0}, {80, 16}};
+    for (const auto& range : bad) {
+      CAPTURE(range[0]);
+      CAPTURE(range[1]);
+      CHECK(column_range(full.view, range[0], range[1]).columns == 0);
     }
   }
 }

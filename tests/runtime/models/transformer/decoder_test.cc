@@ -42,6 +42,9 @@ struct Variant {
   bool f32_tables = false;   // I8 per row: embedding tables F32 (format version 9)
   bool f16_tables = false;   // I8 per row: embedding tables F16 (format version 10; untied)
   bool residual_tables = false;  // I8 per row: tables with residual codes (format version 11)
+  // 16: whole blocks of the int8 pack's columns, so per-tensor int8 self-
+  // attention computes q and k|v apart; 24: its fused Q|K|V product.
+  size_t d_model = 16;
 };
 
 constexpr Variant kVariants[] = {
@@ -71,6 +74,9 @@ constexpr Variant kVariants[] = {
      edgemt::DType::kI8, false, true, true},
     {"post-norm swish untied per-tensor int8", edgemt::transformer::NormPlacement::kPostNorm,
      edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, false, false, true},
+    {"post-norm swish untied per-tensor int8, d 24", edgemt::transformer::NormPlacement::kPostNorm,
+     edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, false, false, true,
+     false, false, false, false, 24},
     {"post-norm relu SSRU decoder static int8 (Firefox's students as Firefox runs them)",
      edgemt::transformer::NormPlacement::kPostNorm, edgemt::Activation::kRelu, false, true, false, true,
      edgemt::DType::kI8, false, true, false, true},
@@ -103,7 +109,7 @@ edgemt::transformer::TransformerConfig config_for(const Variant& v) {
   edgemt::transformer::TransformerConfig c = edgemt::testing::tiny_config();
   c.encoder_layers = 2;
   c.decoder_layers = 2;
-  c.d_model = 16;
+  c.d_model = v.d_model;
   c.heads = 4;
   c.ffn_dim = 24;
   c.vocab_size = 40;
