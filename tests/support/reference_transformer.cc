@@ -298,15 +298,27 @@ std::vector<double> ReferenceTransformer::logits(const std::vector<int32_t>& sou
       const Matrix q = column_block(qkv, t, d, 3, 0), k = column_block(qkv, t, d, 3, 1),
                    v = column_block(qkv, t, d, 3, 2);
       Matrix context = attention(q, k, v, t, t, d, c.heads, true);
-      if (model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic) {
-        // Marian's decoder keeps its positions' inputs and multiplies them
-        // all again at each step i, in one product over rows 0..i: one
-        // quantization range, so the keys and values of earlier positions
-        // change with i (transformer.h DecoderLayerSelfAttention). Post-norm:
-        // those inputs are h (pre-norm Marian keeps raw x: not modelled here).
+      // Marian's pre-norm decoder keeps the raw layer inputs x as the
+      // self-attention memory: after the first position every key and value
+      // is of raw x (the first attends to its own normalized h).
+      const bool raw = c.raw_decoder_self_memory;
+      // In Marian's int8 arithmetic its decoder multiplies the memory rows
+      // 0..i again at each step i, in one product: one quantization range,
+      // so the keys and values of earlier positions change with i
+      // (transformer.h DecoderLayerSelfAttention).
+      const bool again = model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic;
+      if (raw || again) {
+        const Matrix raw_kv = raw ? project(x, t, N("self_attn.qkv.weight"), &bqkv, d, 3 * d) : Matrix();
         for (size_t i = 0; i < t; ++i) {
-          const Matrix prefix(h.begin(), h.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
-          const Matrix kv_i = project(prefix, i + 1, N("self_attn.qkv.weight"), &bqkv, d, 3 * d, true);
+          const Matrix& rows = raw && i > 0 ? x : h;  // the memory position i attends over
+          Matrix kv_i;
+          if (again) {
+            const Matrix prefix(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
+            kv_i = project(prefix, i + 1, N("self_attn.qkv.weight"), &bqkv, d, 3 * d, true);
+          } else {
+            const Matrix& all = i > 0 ? raw_kv : qkv;
+            kv_i.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>((i + 1) * 3 * d));
+          }
           const Matrix q_i(q.begin() + static_cast<std::ptrdiff_t>(i * d),
                            q.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
           const Matrix row = attention(q_i, column_block(kv_i, i + 1, d, 3, 1),

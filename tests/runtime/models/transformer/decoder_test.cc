@@ -45,6 +45,7 @@ struct Variant {
   // 16: whole blocks of the int8 pack's columns, so per-tensor int8 self-
   // attention computes q and k|v apart; 24: its fused Q|K|V product.
   size_t d_model = 16;
+  bool raw_memory = false;  // pre-norm: Marian's raw self-attention memory
 };
 
 constexpr Variant kVariants[] = {
@@ -77,6 +78,15 @@ constexpr Variant kVariants[] = {
     {"post-norm swish untied per-tensor int8, d 24", edgemt::transformer::NormPlacement::kPostNorm,
      edgemt::Activation::kSwish, false, false, false, true, edgemt::DType::kI8, false, false, true,
      false, false, false, false, 24},
+    {"pre-norm relu untied, raw self-attention memory (Marian's pre-norm)",
+     edgemt::transformer::NormPlacement::kPreNorm, edgemt::Activation::kRelu, true, false, false, true,
+     edgemt::DType::kF32, false, false, false, false, false, false, false, 16, true},
+    {"pre-norm relu untied per-tensor int8, raw self-attention memory",
+     edgemt::transformer::NormPlacement::kPreNorm, edgemt::Activation::kRelu, true, false, false, true,
+     edgemt::DType::kI8, false, false, true, false, false, false, false, 16, true},
+    {"pre-norm gelu untied per-tensor int8, raw self-attention memory, d 24",
+     edgemt::transformer::NormPlacement::kPreNorm, edgemt::Activation::kGelu, true, false, false, true,
+     edgemt::DType::kI8, false, false, true, false, false, false, false, 24, true},
     {"post-norm relu SSRU decoder static int8 (Firefox's students as Firefox runs them)",
      edgemt::transformer::NormPlacement::kPostNorm, edgemt::Activation::kRelu, false, true, false, true,
      edgemt::DType::kI8, false, true, false, true},
@@ -121,6 +131,7 @@ edgemt::transformer::TransformerConfig config_for(const Variant& v) {
   c.tied_output = v.tied;
   c.output_bias = v.bias;
   c.embedding_scale = 4.0f;
+  c.raw_decoder_self_memory = v.raw_memory;
   if (v.ssru) c.decoder_autoregression = edgemt::transformer::DecoderAutoregression::kSsru;
   return c;
 }
