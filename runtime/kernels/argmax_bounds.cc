@@ -56,6 +56,9 @@ float argmax_upper_bounds(const float* max_error, const float* l1, const float* 
   if (cpu_features().avx512) {
     return argmax_upper_bounds_avx512(max_error, l1, abs_bias, f, widening, n, approx, infinite);
   }
+  if (cpu_features().avx2) {
+    return argmax_upper_bounds_avx2(max_error, l1, abs_bias, f, widening, n, approx, infinite);
+  }
 #endif
   return argmax_upper_bounds_portable(max_error, l1, abs_bias, f, widening, n, approx, infinite);
 }

@@ -37,6 +37,9 @@ float argmax_upper_bounds_portable(const float* max_error, const float* l1, cons
                                    const ArgmaxBoundFactors& f, float widening, size_t n,
                                    float* approx, bool* infinite);
 #if defined(__x86_64__)
+float argmax_upper_bounds_avx2(const float* max_error, const float* l1, const float* abs_bias,
+                               const ArgmaxBoundFactors& f, float widening, size_t n,
+                               float* approx, bool* infinite);
 float argmax_upper_bounds_avx512(const float* max_error, const float* l1, const float* abs_bias,
                                  const ArgmaxBoundFactors& f, float widening, size_t n,
                                  float* approx, bool* infinite);

@@ -1,0 +1,18 @@
+// The AVX2 pass 1 of the arg-max shortcut gives the portable pass's bits
+// (argmax_bounds_cases.h: every length 0-40 around the eight lanes);
+// skipped on CPUs without AVX2.
+#include <doctest/doctest.h>
+
+#include "core/cpu_features.h"
+#include "kernels/argmax_bounds.h"
+#include "support/argmax_bounds_cases.h"
+
+namespace edgemt::kernels {
+namespace {
+
+TEST_CASE("kernels/argmax_bounds_avx2: the portable pass's bits" * doctest::skip(!cpu_features().avx2)) {
+  bounds_testing::check_portable_bits(argmax_upper_bounds_avx2, 55, 40);
+}
+
+}  // namespace
+}  // namespace edgemt::kernels
