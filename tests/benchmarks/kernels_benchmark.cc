@@ -529,7 +529,7 @@ BENCHMARK(BM_MarianInt8Gemm)
       for (int64_t m : {1, 4, 320}) {
         for (auto [k, n] : {std::pair<int64_t, int64_t>{256, 256}, {256, 1536}, {1536, 256}}) {
           for (int64_t shifted : {0, 1}) {
-            for (int64_t lanes : {0, 16}) {
+            for (int64_t lanes : {0, 16, 32}) {
               b->Args({m, k, n, shifted, lanes, 0});
               if (k == 1536) b->Args({m, k, n, shifted, lanes, 1});
             }

@@ -2,7 +2,8 @@
 // with -mavx2; run by every x86 CPU that has it, AVX-512 ones included:
 // the saturation is defined on 16-bit lanes, not on a register width).
 //
-// Unshifted, 16 lanes (AVX2's own), 4 rows or more: intgemm's loop itself.
+// Unshifted, 16 lanes (AVX2's own) or 32 (AVX-512 BW's), 4 rows or more:
+// intgemm's loop itself.
 // Each half-block (8 columns) is transposed once into 8 rows of depth on
 // the stack (group g of the pack holds a column's depths 4g..4g+3, so 8
 // groups transposed as 32-bit elements are one 32-depth register step of
@@ -11,8 +12,12 @@
 // column's 16 lanes; a row without negative codes (a ReLU's) skips |x| and
 // the sign. At the end vpmaddwd with ones and horizontal adds, exactly.
 // BM_MarianInt8Gemm M 320 on Zen 4: 131-140 GFLOP/s (180 on a ReLU's
-// codes), where the one-row kernel below ran 91-112.
-// Fewer rows, and the other lane counts: one row × one block at a time. A
+// codes), where the one-row kernel below ran 91-112. 32 lanes are two
+// 16-lane accumulators per column, 4 columns at a time (BM_MarianInt8Gemm
+// M 320, Zen 5: 113-227 GFLOP/s, 16 lanes 120-248); on the one-row kernel a
+// tiny11 student's int8 batch 32 with `--marian-int8-sums avx512bw` ran
+// 446 sentences/s, 0.95x Marian's speed, here 541.
+// Fewer rows, and SSSE3's 8 lanes: one row × one block at a time. A
 // packed group half is 8 columns × 4 depths (32 bytes); vpmaddubsw of it
 // gives, per column, the pairs (4g, 4g+1) and (4g+2, 4g+3), Marian's lanes
 // 2g mod L and 2g+1 mod L (k/2 mod L). So group g adds into accumulator
@@ -85,10 +90,10 @@ void lane_gemm(const GemmArgs& a, size_t first_block, size_t block_count) {
   }
 }
 
-// intgemm's own steps for AVX2's 16 lanes, on a transposed copy of the
+// intgemm's own steps for 16 and 32 lanes, on a transposed copy of the
 // weights (below).
-constexpr size_t kStepDepth = 32;   // depths per register step (2 · 16 lanes)
-constexpr size_t kHalfColumns = 8;  // columns per half-block, one accumulator each
+constexpr size_t kStepDepth = 32;   // depths per step (2 · 16 lanes: one AVX2 register)
+constexpr size_t kHalfColumns = 8;  // columns per half-block
 // Deepest product transposed: 8 columns × 2048 depths, 16 KiB of stack (as
 // much as any kernel here takes); deeper ones run one row at a time.
 constexpr size_t kMaxTransposedDepth = 2048;
@@ -125,18 +130,18 @@ inline __m256i sum_each(const __m256i (&v)[8]) {
                           _mm256_permute2x128_si256(h0123, h4567, 0x31));
 }
 
-// One register step of row codes xv (step t) against 8 transposed columns
-// into their 16-lane accumulators: intgemm's loop, |x| once, then per
-// column the sign, vpmaddubsw and vpaddsw. A row without negative codes (a
-// ReLU's) needs neither |x| nor the sign: the same pairs, |x|·(w with x's
-// sign) being x·w.
-template <bool kNonnegative>
-__attribute__((always_inline)) inline void add_step(__m256i (&acc)[kHalfColumns], __m256i xv,
+// One register step of row codes xv (32 codes, step t) against kColumns
+// transposed columns into their 16-lane accumulators: intgemm's loop, |x|
+// once, then per column the sign, vpmaddubsw and vpaddsw. A row without
+// negative codes (a ReLU's) needs neither |x| nor the sign: the same pairs,
+// |x|·(w with x's sign) being x·w.
+template <bool kNonnegative, size_t kColumns>
+__attribute__((always_inline)) inline void add_step(__m256i (&acc)[kColumns], __m256i xv,
                                                     const int8_t* column_step, size_t row_bytes) {
   const __m256i magnitude = kNonnegative ? xv : _mm256_abs_epi8(xv);
   const __m256i negative = _mm256_cmpgt_epi8(_mm256_setzero_si256(), xv);
 #pragma GCC unroll 8
-  for (size_t c = 0; c < kHalfColumns; ++c) {
+  for (size_t c = 0; c < kColumns; ++c) {
     const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(column_step + c * row_bytes));
     // w with x's sign: (w ^ m) - m negates where m is all ones (xor and sub
     // run on all four of Zen's vector pipes, vpsignb on two).
@@ -145,43 +150,84 @@ __attribute__((always_inline)) inline void add_step(__m256i (&acc)[kHalfColumns]
   }
 }
 
-// Row x's 8 sums against 8 transposed columns of `steps` register steps
-// (3-4 operations per 32 multiply-adds; 2 for a ReLU's codes), widened and
-// added exactly at the end.
-template <bool kNonnegative>
-__attribute__((noinline)) __m256i transposed_sums(const int8_t* x, size_t stride,
-                                                  const int8_t* columns, size_t steps) {
+// Row x's sums against kColumns transposed columns of `steps` steps of 32
+// codes (3-4 operations per 32 multiply-adds; 2 for a ReLU's codes) into
+// widened[c] (8 int32 lanes each, added exactly). Marian's register of L
+// lanes is kParts = L / 16 steps: its lanes 16p..16p+15 hold the pairs of
+// step t where t mod kParts = p, so step t adds into accumulator t mod
+// kParts of each column, every lane in intgemm's order. 8 accumulators:
+// 8 columns at 16 lanes, 4 at 32.
+template <bool kNonnegative, size_t kColumns, size_t kParts>
+__attribute__((noinline)) void transposed_sums(const int8_t* x, size_t stride,
+                                               const int8_t* columns, size_t steps,
+                                               __m256i* widened) {
+  static_assert(kColumns * kParts == 8, "8 accumulators");
   const size_t row_bytes = steps * kStepDepth;
-  __m256i acc[kHalfColumns];
+  __m256i acc[kParts][kColumns];
 #pragma GCC unroll 8
-  for (size_t c = 0; c < kHalfColumns; ++c) acc[c] = _mm256_setzero_si256();
-  // Whole steps in a loop with no branch (a branch there cost the
+  for (size_t p = 0; p < kParts; ++p) {
+    for (size_t c = 0; c < kColumns; ++c) acc[p][c] = _mm256_setzero_si256();
+  }
+  auto step = [&](size_t t, __m256i xv) {
+    add_step<kNonnegative, kColumns>(acc[t % kParts], xv, columns + t * kStepDepth, row_bytes);
+  };
+  auto load_step = [x](size_t t) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + t * kStepDepth));
+  };
+  // Whole register steps in a loop with no branch (a branch there cost the
   // accumulators their registers), then the row's last codes, masked (zero
   // pairs add nothing).
   const size_t whole = stride / kStepDepth < steps ? stride / kStepDepth : steps;
-  for (size_t t = 0; t < whole; ++t) {
-    add_step<kNonnegative>(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + t * kStepDepth)),
-                           columns + t * kStepDepth, row_bytes);
+  size_t t = 0;
+  for (; t + kParts <= whole; t += kParts) {
+#pragma GCC unroll 2
+    for (size_t p = 0; p < kParts; ++p) {
+      add_step<kNonnegative, kColumns>(acc[p], load_step(t + p), columns + (t + p) * kStepDepth,
+                                       row_bytes);
+    }
   }
+  for (; t < whole; ++t) step(t, load_step(t));
   if (whole < steps) {  // stride is a multiple of 4: whole 32-bit lanes
     const __m256i mask = avx2::tail_mask((stride - whole * kStepDepth) / kGroupDepth);
-    add_step<kNonnegative>(acc, _mm256_maskload_epi32(reinterpret_cast<const int*>(x + whole * kStepDepth), mask),
-                           columns + whole * kStepDepth, row_bytes);
+    step(whole, _mm256_maskload_epi32(reinterpret_cast<const int*>(x + whole * kStepDepth), mask));
   }
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256i widened[kHalfColumns];
 #pragma GCC unroll 8
-  for (size_t c = 0; c < kHalfColumns; ++c) widened[c] = _mm256_madd_epi16(acc[c], ones);
+  for (size_t c = 0; c < kColumns; ++c) {
+    widened[c] = _mm256_madd_epi16(acc[0][c], ones);
+    for (size_t p = 1; p < kParts; ++p) {
+      widened[c] = _mm256_add_epi32(widened[c], _mm256_madd_epi16(acc[p][c], ones));
+    }
+  }
+}
+
+// Row x's 8 sums against a half-block's 8 transposed columns, for Marian's
+// registers of kLanes lanes (16 or 32).
+template <int kLanes>
+inline __m256i half_sums(const int8_t* x, size_t stride, bool nonnegative, const int8_t* columns,
+                         size_t steps) {
+  constexpr size_t kParts = kLanes / 16;
+  constexpr size_t kColumns = kHalfColumns / kParts;
+  const size_t row_bytes = steps * kStepDepth;
+  __m256i widened[kHalfColumns];
+  for (size_t c0 = 0; c0 < kHalfColumns; c0 += kColumns) {
+    if (nonnegative) {
+      transposed_sums<true, kColumns, kParts>(x, stride, columns + c0 * row_bytes, steps, widened + c0);
+    } else {
+      transposed_sums<false, kColumns, kParts>(x, stride, columns + c0 * row_bytes, steps, widened + c0);
+    }
+  }
   return sum_each(widened);
 }
 
 // Rows whose codes are checked for a sign at a time: 1 KiB of flags.
 constexpr size_t kCheckedRows = 1024;
 
-// Unshifted sums with 16 lanes for a.rows >= kMinTransposedRows and depths
+// Unshifted sums with kLanes 16 or 32 for a.rows >= kMinTransposedRows and depths
 // up to kMaxTransposedDepth: each half-block transposed once per
 // kCheckedRows rows, then every row through intgemm's loop. The float part
 // is the exact kernels'.
+template <int kLanes>
 void transposed_gemm(const GemmArgs& a, size_t first_block, size_t block_count) {
   const PackedWeights& w = *a.weights;
   const size_t steps = (w.groups * kGroupDepth + kStepDepth - 1) / kStepDepth;
@@ -202,8 +248,7 @@ void transposed_gemm(const GemmArgs& a, size_t first_block, size_t block_count) 
         const size_t count = w.columns - n < kHalfColumns ? w.columns - n : kHalfColumns;
         for (size_t r = 0; r < rows; ++r) {
           const int8_t* x = a.xq + (m0 + r) * a.xq_stride;
-          const __m256i sum = nonnegative[r] ? transposed_sums<true>(x, a.xq_stride, columns, steps)
-                                             : transposed_sums<false>(x, a.xq_stride, columns, steps);
+          const __m256i sum = half_sums<kLanes>(x, a.xq_stride, nonnegative[r], columns, steps);
           store_dequantized8_avx2(a, m0 + r, n, sum, _mm256_setzero_si256(), w_scale, bias, count);
         }
       }
@@ -218,14 +263,16 @@ void gemm_marian_avx2(const GemmArgs& a, size_t first_block, size_t block_count)
     gemm_marian_shifted_avx2(a, first_block, block_count);
   } else if (a.saturating_lanes == kSsse3Lanes) {
     lane_gemm<kSsse3Lanes>(a, first_block, block_count);
-  } else if (a.saturating_lanes == kAvx2Lanes) {
-    if (a.rows >= kMinTransposedRows && a.weights->groups * kGroupDepth <= kMaxTransposedDepth) {
-      transposed_gemm(a, first_block, block_count);
-    } else {
-      lane_gemm<kAvx2Lanes>(a, first_block, block_count);
-    }
   } else {
-    lane_gemm<kAvx512bwLanes>(a, first_block, block_count);
+    const bool transposed =
+        a.rows >= kMinTransposedRows && a.weights->groups * kGroupDepth <= kMaxTransposedDepth;
+    if (a.saturating_lanes == kAvx2Lanes) {
+      transposed ? transposed_gemm<kAvx2Lanes>(a, first_block, block_count)
+                 : lane_gemm<kAvx2Lanes>(a, first_block, block_count);
+    } else {
+      transposed ? transposed_gemm<kAvx512bwLanes>(a, first_block, block_count)
+                 : lane_gemm<kAvx512bwLanes>(a, first_block, block_count);
+    }
   }
 }
 
