@@ -35,8 +35,8 @@ namespace edgemt::kernels::int8 {
 // unsigned operand: a pair is at most 2·128·127 = 32512 < 32767, exact, at
 // 3 instructions per 32 multiply-adds; with 127 it needs the sign trick and
 // 4-5 (x86/int8_gemm_avx2.cc), except in the groups of 4 where a row pair's
-// codes stay within ±64 (xq + 64) or are all >= 0 (a ReLU's output, its
-// zero groups skipped; x86/int8_full_codes_avx2.cc). Int8 models use full codes (Int8Linear via
+// codes are small (w + 128 as the unsigned operand) or all >= 0 (a ReLU's
+// output, its zero groups skipped; x86/int8_full_codes_avx2.cc). Int8 models use full codes (Int8Linear via
 // Linear::create_int8): narrow ones roughly double each projection's
 // rounding error, which cost up to 1.4 BLEU on real Marian models
 // (docs/int8-quality.md); the arg-max shortcut uses full ones too, as its

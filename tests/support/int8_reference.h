@@ -347,15 +347,18 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
   // Full codes within a window [low, low + span], one for even rows and one
   // for odd ones: a ReLU's [0, 127], the lowest the AVX2 kernel offsets
   // into unsigned operands ([-2, 127]: pairs up to 2·129·127) and one lower
-  // (-3), also in one row of a tile only, and windows of 129 and 130 codes
-  // elsewhere. Each code sits at its window's top where column
+  // (-3), also in one row of a tile only, windows of 129 and 130 codes
+  // elsewhere, and codes of ±32 (the AVX2 kernel's 16-bit sums of two
+  // groups at their limit, 255·128) beside ±32 or ±33 (past it). Each code
+  // sits at its window's top where column
   // (m % columns)'s weight is positive, else at its bottom (the reverse in
   // odd rows), so that column's pairs are as large (or as negative) as the
   // window allows; the other columns get random ones.
   if (limit == kernels::int8::kFullCodes) {
     const int windows[][4] = {{0, 127, 0, 127},     {-2, 129, -2, 129}, {-127, 129, -127, 129},
                               {-64, 129, -64, 129}, {5, 100, 5, 100},   {-3, 130, -3, 130},
-                              {-65, 130, -65, 130}, {0, 127, -2, 125},  {0, 127, -3, 125}};
+                              {-65, 130, -65, 130}, {0, 127, -2, 125},  {0, 127, -3, 125},
+                              {-32, 64, -32, 64},   {-32, 64, -33, 66}};
     for (const auto& window : windows) {
       for (size_t depth : {size_t{8}, size_t{256}, size_t{1030}}) {
         const size_t columns = 40, rows = 5, stride = kernels::int8::padded_depth(depth);

@@ -5,11 +5,11 @@
 //   y = float(sum - (offset - shift) · column_sum) · (x_scale · w_scale) + bias,
 //   then y > 0 ? y : 0 with ReLU,
 // the order of int8_gemm.h, where `offset` is what the kernel added to every
-// activation code (64 for the AVX2 kernel's narrow codes and split row
-// pairs, 2 for codes >= -2,
+// activation code (64 for the AVX2 kernel's narrow codes, 2 for codes >= -2,
 // 127 for Marian's shifted ones, 128 for vpdpbusd's unsigned operand, 0
-// otherwise) and shift GemmArgs::sum_shift. Stores only
-// the block's columns that exist.
+// otherwise) and shift GemmArgs::sum_shift, less row_offsets[r] when given
+// (what a kernel added per row: int8_full_codes_avx2.cc's 128·Σ xq). Stores
+// only the block's columns that exist.
 // `static`: each kernel file keeps its own copy, compiled for its own target.
 #pragma once
 
@@ -37,7 +37,8 @@ static inline void store_dequantized8_avx2(const GemmArgs& a, size_t m, size_t n
 
 template <int MR, int NB>
 static inline void store_dequantized_avx2(const GemmArgs& a, size_t m0, size_t b0,
-                                          const int32_t (&sums)[MR][NB][2][8], int32_t offset) {
+                                          const int32_t (&sums)[MR][NB][2][8], int32_t offset,
+                                          const int32_t* row_offsets = nullptr) {
   const PackedWeights& w = *a.weights;
   const int32_t multiplier = offset - a.sum_shift;  // exact: |Σ_k w| <= 127·K
   for (int nb = 0; nb < NB; ++nb) {
@@ -54,7 +55,10 @@ static inline void store_dequantized_avx2(const GemmArgs& a, size_t m0, size_t b
       const size_t count = width > 8 * static_cast<size_t>(h) ? width - 8 * h : 0;
       for (int r = 0; r < MR; ++r) {
         const __m256i sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums[r][nb][h]));
-        store_dequantized8_avx2(a, m0 + r, n, sum, correction, w_scale, bias, count);
+        const __m256i row_correction =
+            row_offsets == nullptr ? correction
+                                   : _mm256_add_epi32(correction, _mm256_set1_epi32(row_offsets[r]));
+        store_dequantized8_avx2(a, m0 + r, n, sum, row_correction, w_scale, bias, count);
       }
     }
   }

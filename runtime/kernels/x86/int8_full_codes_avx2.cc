@@ -1,16 +1,21 @@
 // The AVX2 int8 GEMM's full codes (xq in [-127, 127], what int8 models
 // use; int8_gemm_avx2.cc's opening has the code steps), row pair by row
 // pair, per group of 4 depth:
-//   - the split: in the groups where every code of both rows is within
-//     ±64 (narrow groups) the narrow codes' step xq + 64 (3 instructions
-//     per 32 multiply-adds), the sign step (5; 4 with vpsignb) only in the
-//     others (wide groups), which also add 64·Σ w of their weights, so that
-//     every sum holds 64·Σ_k w for the epilogue to take out. Layer-normalized
-//     rows are mostly small codes: in a Marian student's encoder (tiny11,
-//     alphas) 16-24% of a row pair's groups are wide
-//     (edgemt_kernels_benchmark BM_Int8GemmNormalizedCodes, Zen 4 running
-//     the AVX2 kernel: 145 -> 160-165 GFLOP/s). A pair whose groups are
-//     mostly wide runs them all with the sign step.
+//   - the split: in the groups where each 16-bit lane vpmaddubsw makes,
+//     |xq_0| + |xq_1| and |xq_2| + |xq_3|, is at most 128 in both rows
+//     (narrow groups) the weights go in as the unsigned operand w + 128
+//     (<= 255, so a lane is at most 255·128 = 32640) and the codes as they
+//     are; two such groups g, g + 1 whose lanes add up to at most 128 are
+//     summed in 16 bits and widened by one vpmaddwd (3 multiplies per 64
+//     multiply-adds instead of 4: Zen's two multiply pipes are the limit).
+//     The others (wide groups) take the sign step (5 instructions; 4 with
+//     vpsignb). The sums then hold 128·Σ xq over the narrow groups, a
+//     number per row taken out before the float part. Layer-normalized
+//     rows are mostly small codes: in a Marian student's encoder (tiny11
+//     trained on Multi30k) 95-99% of a row pair's groups are narrow and
+//     most of them pair up (tiny11 int8 batch 32 with the AVX2 kernels,
+//     Zen 5: 1.77x -> 2.12x Marian's sentences per second, against the
+//     narrow codes' step xq + 64 of before).
 //   - Codes all >= 0 in the pair (a ReLU's output: the second feed-forward
 //     product's input, 28-32% of a Marian student's multiply-adds at batch
 //     32, 85% of its codes zero): the codes as they are (a pair at most
@@ -33,69 +38,106 @@
 namespace edgemt::kernels::int8 {
 namespace {
 
+// The largest |xq_0| + |xq_1| of a narrow group's 16-bit lane (prepare_split).
+constexpr int16_t kNarrowLaneLimit = 128;
+
+// What a narrow product's unsigned weights add to each weight: w + 128.
+constexpr int32_t kWeightOffset = 128;
+
 // How accumulate_chunk runs a chunk of full codes.
 enum class ChunkWork {
-  kSplit,    // narrow groups as xq + 64, wide ones with the sign step
-  kAllWide,  // every group with the sign step (codes mostly beyond ±64)
+  kSplit,    // narrow groups (pairs of them too) as w + 128, wide ones with the sign step
   kNonzero,  // codes >= 0 (a ReLU's) as they are, the groups not all zero
 };
 
 // A chunk of depth of MR rows of full codes, prepared for the split
-// products (accumulate_chunk): the narrow operands xq + 64, the magnitudes
-// |xq|, the sign masks 0xFF where xq < 0 (kMasks: the xor/sub step), and
-// the chunk's groups listed in order as narrow (every row's codes within
-// ±64) or wide.
+// products (accumulate_chunk): the magnitudes |xq| and sign masks 0xFF
+// where xq < 0 (kMasks: the xor/sub step) of the wide groups, and the
+// chunk's groups listed in order: narrow pairs (groups g, g + 1, g even,
+// whose 16-bit sums fit together), other narrow groups, wide groups.
 template <bool kMasks, int MR>
 struct SplitChunk {
-  alignas(32) uint8_t narrow_codes[MR][kChunkBytes];
   alignas(32) uint8_t magnitudes[MR][kChunkBytes];
   alignas(32) int8_t sign_masks[MR][kMasks ? kChunkBytes : 1];
-  const int8_t* rows[MR];  // the codes themselves (vpsignb's signs)
+  const int8_t* rows[MR];  // the codes themselves (narrow operands, vpsignb's signs)
   // Group indices (x86::append_nonzero_lanes8 writes 8 at a time: slack).
+  uint32_t pair_groups[kChunkGroups / 2 + 8];  // each pair's first (even) group
   uint32_t narrow_groups[kChunkGroups + 8];
   uint32_t wide_groups[kChunkGroups + 8];
+  size_t pair_count;
   size_t narrow_count;
   size_t wide_count;
-  size_t groups;  // in the chunk
+  int32_t narrow_code_sums[MR];  // Σ xq over each row's narrow groups (pairs too)
   ChunkWork work;
 };
 
 // Prepares `groups` groups of rows[r] (codes from a chunk's start), 8
-// groups (32 codes) at a time.
+// groups (32 codes) at a time. A group is narrow when each 16-bit lane
+// vpmaddubsw makes from it, |xq_0| + |xq_1| and |xq_2| + |xq_3|, is at most
+// 128 in every row: with the weights as unsigned w + 128 <= 255 its pairs
+// are then at most 255·128 = 32640, and two groups whose lanes add up to at
+// most 128 can be summed in 16 bits before vpmaddwd widens them.
 template <bool kMasks, int MR>
 inline void prepare_split(const int8_t* const (&rows)[MR], size_t groups,
                           SplitChunk<kMasks, MR>& chunk) {
   const __m256i zero = _mm256_setzero_si256();
-  const __m256i narrow = _mm256_set1_epi8(static_cast<char>(kNarrowCodes));
-  size_t narrow_listed = 0, wide_listed = 0;
-  for (int r = 0; r < MR; ++r) chunk.rows[r] = rows[r];
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const __m256i lane_limit = _mm256_set1_epi16(kNarrowLaneLimit);
+  size_t pairs_listed = 0, narrow_listed = 0, wide_listed = 0;
+  __m256i code_sums[MR];  // int32 per group lane
+  for (int r = 0; r < MR; ++r) {
+    chunk.rows[r] = rows[r];
+    code_sums[r] = zero;
+  }
   for (size_t g = 0; g < groups; g += 8) {
     const size_t count = groups - g < 8 ? groups - g : 8;
     const size_t i = g * kGroupDepth;
-    __m256i beyond = zero;  // 0xFF where a row's |xq| > 64
+    __m256i lane_over = zero;  // 16-bit lanes past the limit in some row
+    __m256i pair_over = zero;  // the same for groups 2j and 2j + 1 summed (dword 2j)
+    __m256i group_sums[MR];
     for (int r = 0; r < MR; ++r) {
       const __m256i v = load_groups8(rows[r] + i, count);
       const __m256i magnitude = _mm256_abs_epi8(v);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(chunk.narrow_codes[r] + i),
-                         _mm256_add_epi8(v, narrow));
       _mm256_store_si256(reinterpret_cast<__m256i*>(chunk.magnitudes[r] + i), magnitude);
       if constexpr (kMasks) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(chunk.sign_masks[r] + i),
                            _mm256_cmpgt_epi8(zero, v));
       }
-      beyond = _mm256_or_si256(beyond, _mm256_cmpgt_epi8(magnitude, narrow));
+      const __m256i lanes = _mm256_maddubs_epi16(magnitude, ones8);  // <= 254
+      lane_over = _mm256_or_si256(lane_over, _mm256_cmpgt_epi16(lanes, lane_limit));
+      const __m256i two_groups = _mm256_add_epi16(lanes, _mm256_srli_epi64(lanes, 32));
+      pair_over = _mm256_or_si256(pair_over, _mm256_cmpgt_epi16(two_groups, lane_limit));
+      group_sums[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v), ones16);
     }
-    // Bit j: group g + j holds a code beyond ±64 in some row.
+    const __m256i narrow_lanes = _mm256_cmpeq_epi32(lane_over, zero);
+    for (int r = 0; r < MR; ++r) {
+      code_sums[r] = _mm256_add_epi32(code_sums[r], _mm256_and_si256(narrow_lanes, group_sums[r]));
+    }
+    // Bit j: group g + j (zero codes past the chunk are narrow, never listed).
     const unsigned groups_here = (1u << count) - 1u;
-    const unsigned wide_bits = ~static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(
-                                   _mm256_cmpeq_epi32(beyond, zero)))) & groups_here;
-    narrow_listed = x86::append_nonzero_lanes8(~wide_bits & groups_here, g, chunk.narrow_groups,
-                                               narrow_listed);
-    wide_listed = x86::append_nonzero_lanes8(wide_bits, g, chunk.wide_groups, wide_listed);
+    const unsigned narrow_bits =
+        static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(narrow_lanes))) & groups_here;
+    const unsigned pair_bits = static_cast<unsigned>(_mm256_movemask_ps(
+                                   _mm256_castsi256_ps(_mm256_cmpeq_epi32(pair_over, zero)))) &
+                               0x55u & (groups_here >> 1);
+    pairs_listed = x86::append_nonzero_lanes8(pair_bits, g, chunk.pair_groups, pairs_listed);
+    narrow_listed = x86::append_nonzero_lanes8(narrow_bits & ~(pair_bits | pair_bits << 1), g,
+                                               chunk.narrow_groups, narrow_listed);
+    wide_listed = x86::append_nonzero_lanes8(~narrow_bits & groups_here, g, chunk.wide_groups,
+                                             wide_listed);
   }
+  for (int r = 0; r < MR; ++r) {
+    alignas(32) int32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), code_sums[r]);
+    int32_t total = 0;
+    for (int32_t lane : lanes) total += lane;
+    chunk.narrow_code_sums[r] = total;
+  }
+  chunk.pair_count = pairs_listed;
   chunk.narrow_count = narrow_listed;
   chunk.wide_count = wide_listed;
-  chunk.groups = groups;
+  chunk.work = ChunkWork::kSplit;
 }
 
 // Lists the groups of rows[r] (codes from a chunk's start, all >= 0) that
@@ -121,55 +163,22 @@ inline void prepare_nonzero(const int8_t* const (&rows)[MR], size_t groups,
         _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(any, zero))));
     listed = x86::append_nonzero_lanes8(~zero_groups & groups_here, g, chunk.narrow_groups, listed);
   }
+  chunk.pair_count = 0;
   chunk.narrow_count = listed;
   chunk.wide_count = 0;
-  chunk.groups = groups;
   chunk.work = ChunkWork::kNonzero;
-}
-
-// Adds 64·Σ w over the listed groups of a chunk to each row's sums, per
-// column (vpmaddubsw of ones: each pair of weights summed in 16 bits,
-// 2·127 at most, so 128 groups at a time; then vpmaddwd by 64 adds the two
-// pairs of a column's group into its int32 lane).
-template <int MR, int NB>
-inline void add_wide_correction(const int8_t* chunk, size_t block_stride,
-                                const uint32_t* wide_groups, size_t wide_count,
-                                __m256i (&sum)[MR][NB][2]) {
-  constexpr size_t kGroupsPer16Bits = 128;
-  const __m256i ones = _mm256_set1_epi8(1);
-  const __m256i narrow_offset = _mm256_set1_epi16(static_cast<int16_t>(kNarrowCodes));
-  for (size_t first = 0; first < wide_count; first += kGroupsPer16Bits) {
-    const size_t end = wide_count - first < kGroupsPer16Bits ? wide_count : first + kGroupsPer16Bits;
-    __m256i pair_sums[NB][2];
-    for (int nb = 0; nb < NB; ++nb) pair_sums[nb][0] = pair_sums[nb][1] = _mm256_setzero_si256();
-    for (size_t i = first; i < end; ++i) {
-      const int8_t* group = chunk + wide_groups[i] * kGroupBytes;
-      for (int nb = 0; nb < NB; ++nb) {
-        for (int h = 0; h < 2; ++h) {
-          const __m256i wv = _mm256_load_si256(
-              reinterpret_cast<const __m256i*>(group + nb * block_stride + 32 * h));
-          pair_sums[nb][h] = _mm256_add_epi16(pair_sums[nb][h], _mm256_maddubs_epi16(ones, wv));
-        }
-      }
-    }
-    for (int nb = 0; nb < NB; ++nb) {
-      for (int h = 0; h < 2; ++h) {
-        const __m256i correction = _mm256_madd_epi16(pair_sums[nb][h], narrow_offset);
-        for (int r = 0; r < MR; ++r) sum[r][nb][h] = _mm256_add_epi32(sum[r][nb][h], correction);
-      }
-    }
-  }
 }
 
 // Adds one prepared chunk's products of MR rows × NB blocks (weights from
 // `chunk_weights`, the chunk's first group in the first block) to
 // sums[r][nb][half] (the first chunk's to zero: the stripe's sums are
 // not cleared first), by the chunk's work:
-//   - kSplit: the narrow groups as narrow codes (xq + 64, 3 instructions
-//     per 32 multiply-adds), the wide ones with the sign step (5; 4 with
-//     vpsignb) and 64·Σ w of the wide groups' weights, so that the sums
-//     hold 64·Σ_k w over every group, as narrow codes' do;
-//   - kAllWide: every group with the sign step: the exact sums;
+//   - kSplit: the narrow groups with the weights as unsigned w + 128 (xor
+//     0x80) and the codes as they are, a pair's two groups summed in 16
+//     bits and widened once (vpmaddwd: 3 multiplies per 64 multiply-adds
+//     instead of 4), so that the sums hold 128·Σ xq over the narrow
+//     groups on top (StripeRows::store takes it out); the wide ones with
+//     the sign step (5 instructions per 32 multiply-adds; 4 with vpsignb);
 //   - kNonzero: the listed groups' codes as they are (3 instructions): the
 //     exact sums.
 template <CodeStep kSign, int MR, int NB>
@@ -190,39 +199,66 @@ __attribute__((noinline)) void accumulate_chunk(
   }
   const __m256i ones = _mm256_set1_epi16(1);
   const __m256i no_sign[MR] = {};
+  auto broadcast = [](const int8_t* codes, size_t g) {
+    return _mm256_set1_epi32(static_cast<int>(load_group(codes + g * kGroupDepth)));
+  };
   auto add_wide = [&](size_t g) {
     __m256i sign[MR], unsigned_x[MR];
     for (int r = 0; r < MR; ++r) {
-      unsigned_x[r] = _mm256_set1_epi32(static_cast<int>(
-          load_group(reinterpret_cast<const int8_t*>(c.magnitudes[r]) + g * kGroupDepth)));
-      sign[r] = _mm256_set1_epi32(static_cast<int>(
-          load_group(kMasks ? c.sign_masks[r] + g * kGroupDepth : c.rows[r] + g * kGroupDepth)));
+      unsigned_x[r] = broadcast(reinterpret_cast<const int8_t*>(c.magnitudes[r]), g);
+      sign[r] = broadcast(kMasks ? c.sign_masks[r] : c.rows[r], g);
     }
     add_products<kSign, MR, NB>(chunk_weights + g * kGroupBytes, block_stride, unsigned_x, sign,
                                 ones, sum);
   };
-  // The listed groups with unsigned operands from codes[r] (offset codes).
-  auto add_listed = [&](const int8_t* const (&codes)[MR]) {
+  if (c.work == ChunkWork::kNonzero) {
     for (size_t i = 0; i < c.narrow_count; ++i) {
       const size_t g = c.narrow_groups[i];
-      __m256i unsigned_x[MR];
-      for (int r = 0; r < MR; ++r) {
-        unsigned_x[r] = _mm256_set1_epi32(static_cast<int>(load_group(codes[r] + g * kGroupDepth)));
-      }
-      add_products<CodeStep::kOffset, MR, NB>(chunk_weights + g * kGroupBytes, block_stride,
-                                              unsigned_x, no_sign, ones, sum);
+      __m256i codes[MR];
+      for (int r = 0; r < MR; ++r) codes[r] = broadcast(c.rows[r], g);
+      add_products<CodeStep::kOffset, MR, NB>(chunk_weights + g * kGroupBytes, block_stride, codes,
+                                              no_sign, ones, sum);
     }
-  };
-  if (c.work == ChunkWork::kAllWide) {
-    for (size_t g = 0; g < c.groups; ++g) add_wide(g);
-  } else if (c.work == ChunkWork::kNonzero) {
-    add_listed(c.rows);
   } else {
-    const int8_t* narrow_codes[MR];
-    for (int r = 0; r < MR; ++r) narrow_codes[r] = reinterpret_cast<const int8_t*>(c.narrow_codes[r]);
-    add_listed(narrow_codes);
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));  // w + 128 as unsigned
+    auto weights = [&](size_t g, int nb, int h) {
+      return _mm256_xor_si256(flip, _mm256_load_si256(reinterpret_cast<const __m256i*>(
+                                        chunk_weights + g * kGroupBytes + nb * block_stride + 32 * h)));
+    };
+    for (size_t i = 0; i < c.pair_count; ++i) {
+      const size_t g = c.pair_groups[i];
+      __m256i first[MR], second[MR];
+      for (int r = 0; r < MR; ++r) {
+        first[r] = broadcast(c.rows[r], g);
+        second[r] = broadcast(c.rows[r], g + 1);
+      }
+      for (int nb = 0; nb < NB; ++nb) {
+        for (int h = 0; h < 2; ++h) {
+          const __m256i u0 = weights(g, nb, h);
+          const __m256i u1 = weights(g + 1, nb, h);
+          for (int r = 0; r < MR; ++r) {
+            const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(u0, first[r]),
+                                                   _mm256_maddubs_epi16(u1, second[r]));
+            sum[r][nb][h] = _mm256_add_epi32(sum[r][nb][h], _mm256_madd_epi16(pairs, ones));
+          }
+        }
+      }
+    }
+    for (size_t i = 0; i < c.narrow_count; ++i) {
+      const size_t g = c.narrow_groups[i];
+      __m256i codes[MR];
+      for (int r = 0; r < MR; ++r) codes[r] = broadcast(c.rows[r], g);
+      for (int nb = 0; nb < NB; ++nb) {
+        for (int h = 0; h < 2; ++h) {
+          const __m256i u = weights(g, nb, h);
+          for (int r = 0; r < MR; ++r) {
+            sum[r][nb][h] = _mm256_add_epi32(
+                sum[r][nb][h], _mm256_madd_epi16(_mm256_maddubs_epi16(u, codes[r]), ones));
+          }
+        }
+      }
+    }
     for (size_t i = 0; i < c.wide_count; ++i) add_wide(c.wide_groups[i]);
-    add_wide_correction<MR, NB>(chunk_weights, block_stride, c.wide_groups, c.wide_count, sum);
   }
   store_sums<MR, NB>(sum, sums);
 }
@@ -297,19 +333,15 @@ void relu_tile(const GemmArgs& a, size_t m0, size_t b) {
 template <CodeStep kSign, int MR>
 struct StripeRows {
   static constexpr bool kMasks = kSign == CodeStep::kSignXorSub;
-  // Split when wide groups are fewer than 1 in kSplitBelow. Cycles per
-  // group and tile on Zen's two multiply pipes: 8 narrow, 10 wide, and the
-  // correction 2 more for 2 blocks (2 rows), 4 for 4 (1 row).
-  static constexpr size_t kSplitBelow = MR == 2 ? 2 : 3;
 
   size_t m0 = 0;
   bool nonnegative = false;
   bool relu_offset = false;
-  // Decided on the first chunk: rows whose codes are mostly beyond ±64
-  // run every group with the sign step, without the correction.
-  ChunkWork work = ChunkWork::kSplit;
   SplitChunk<kMasks, MR> chunk;
   alignas(32) int32_t sums[kMaxStripeBlocks * MR * 16];
+  // kSplit: Σ xq over each row's narrow groups so far (the sums hold 128
+  // times it on top of Σ xq·w).
+  int32_t narrow_code_sums[MR] = {};
 
   void start(const GemmArgs& a, size_t rows_from) {
     m0 = rows_from;
@@ -322,14 +354,10 @@ struct StripeRows {
     for (int r = 0; r < MR; ++r) rows[r] = a.xq + (m0 + r) * a.xq_stride + g0 * kGroupDepth;
     if (nonnegative) {
       prepare_nonzero<kMasks, MR>(rows, groups, chunk);
-      work = ChunkWork::kNonzero;
       return;
     }
     prepare_split<kMasks, MR>(rows, groups, chunk);
-    if (g0 == 0) {
-      work = chunk.wide_count * kSplitBelow <= groups ? ChunkWork::kSplit : ChunkWork::kAllWide;
-    }
-    chunk.work = work;
+    for (int r = 0; r < MR; ++r) narrow_code_sums[r] += chunk.narrow_code_sums[r];
   }
   // The tiles of blocks [first, end) of the stripe from block `stripe`:
   // offset tiles whole (first chunk only), the others this chunk's products.
@@ -348,11 +376,13 @@ struct StripeRows {
   }
   void store(const GemmArgs& a, size_t stripe, size_t end) {
     if (relu_offset) return;
-    // What the sums hold on top of Σ xq·w: offset·Σ_k w.
-    const int32_t offset = work == ChunkWork::kSplit ? kNarrowCodes : 0;
+    // What the sums hold on top of Σ xq·w: 128·Σ xq over the narrow groups
+    // (split rows; none in a ReLU's), taken out in the float part.
+    int32_t row_offsets[MR];
+    for (int r = 0; r < MR; ++r) row_offsets[r] = kWeightOffset * narrow_code_sums[r];
     for_each_tile<MR>(stripe, end, [&](size_t b, auto blocks) {
       constexpr int NB = decltype(blocks)::value;
-      store_dequantized_avx2<MR, NB>(a, m0, b, tile_sums<MR, NB>(sums, b - stripe), offset);
+      store_dequantized_avx2<MR, NB>(a, m0, b, tile_sums<MR, NB>(sums, b - stripe), 0, row_offsets);
     });
   }
 };

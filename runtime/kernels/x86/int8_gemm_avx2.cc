@@ -24,8 +24,9 @@
 //       benchmark on an Intel Xeon, cpu family 6 model 207: xor and sub
 //       100-101, vpsignb 111-112 GFLOP/s).
 //   Full codes run pair of rows by pair of rows, group by group of 4
-//   depth, with the narrow codes' step where both rows' codes are within
-//   ±64, and skip the groups a ReLU's output leaves zero
+//   depth, with w + 128 as the unsigned operand and the codes as they are
+//   where both rows' codes are small (two such groups summed in 16 bits
+//   before one vpmaddwd), and skip the groups a ReLU's output leaves zero
 //   (int8_full_codes_avx2.cc): the sign step only where it is needed.
 // Marian's shifted product without VNNI (gemm_marian_shifted_avx2,
 // int8_gemm_marian.h) is the offset step with xq + 127 for full codes:
