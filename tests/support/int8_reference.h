@@ -268,6 +268,20 @@ inline void check_gemm_kernel_on_model_codes(kernels::int8::GemmKernel kernel, c
   }
 }
 
+// Whether `kernel` on codes xq (rows × depth) against `pack` (w's columns;
+// no bias, no ReLU) gives the exact reference's bits.
+inline bool same_as_reference(kernels::int8::GemmKernel kernel, const QuantizedRows& xq,
+                              size_t rows, size_t depth, const QuantizedWeights& w,
+                              const TestPack& pack, size_t columns, int32_t limit,
+                              int32_t shift = 0) {
+  std::vector<float> y(rows * columns, -7.0f);
+  kernel(gemm_args(xq, rows, depth, pack, y.data(), columns, false, limit, shift), 0,
+         pack.view.block_count);
+  const std::vector<float> want =
+      reference_int8_gemm(xq, rows, depth, w.q, w.scale, nullptr, columns, false, shift);
+  return same_bits(y.data(), want.data(), rows * columns);
+}
+
 // Runs `kernel` over odd and round shapes (rows 1-17, columns not multiples
 // of 16, depth not multiple of 4), with and without bias and ReLU, for
 // activation codes of `limit` (and a GemmArgs::sum_shift), and checks every
@@ -335,14 +349,10 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
       }
     }
     const QuantizedRows xq = reference_quantize_rows(x, rows, depth, limit);
-    std::vector<float> y(rows * columns, -7.0f);
-    kernel(gemm_args(xq, rows, depth, pack, y.data(), columns, false, limit), 0, pack.view.block_count);
-    const std::vector<float> want =
-        reference_int8_gemm(xq, rows, depth, w.q, w.scale, nullptr, columns, false);
     CAPTURE(name);
     CAPTURE(limit);
     CAPTURE(depth);
-    CHECK(same_bits(y.data(), want.data(), rows * columns));
+    CHECK(same_as_reference(kernel, xq, rows, depth, w, pack, columns, limit));
   }
   // Full codes within a window [low, low + span], one for even rows and one
   // for odd ones: a ReLU's [0, 127], the lowest the AVX2 kernel offsets
@@ -373,11 +383,6 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
             xq.q[m * stride + k] = static_cast<int8_t>(top ? low + span : low);
           }
         }
-        std::vector<float> y(rows * columns, -7.0f);
-        kernel(gemm_args(xq, rows, depth, pack, y.data(), columns, false, limit, shift), 0,
-               pack.view.block_count);
-        const std::vector<float> want =
-            reference_int8_gemm(xq, rows, depth, w.q, w.scale, nullptr, columns, false, shift);
         CAPTURE(name);
         CAPTURE(shift);
         CAPTURE(window[0]);
@@ -385,8 +390,33 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
         CAPTURE(window[2]);
         CAPTURE(window[3]);
         CAPTURE(depth);
-        CHECK(same_bits(y.data(), want.data(), rows * columns));
+        CHECK(same_as_reference(kernel, xq, rows, depth, w, pack, columns, limit, shift));
       }
+    }
+    // A ReLU's codes (all >= 0) whose groups' largest xq_0 + xq_1 add up,
+    // two groups at a time, to 258 (rows 0, 1 and 4: 128 + 130, the AVX2
+    // kernel's 16-bit sums of two groups at their limit, 127·258) or 259
+    // (rows 2 and 3: 129 + 130, past it), against columns of +127 or -127.
+    for (size_t depth : {size_t{16}, size_t{1030}}) {
+      const size_t columns = 20, rows = 5, stride = kernels::int8::padded_depth(depth);
+      QuantizedWeights w{std::vector<int8_t>(columns * depth), std::vector<float>(columns, 0.01f)};
+      for (size_t n = 0; n < columns; ++n) {
+        for (size_t k = 0; k < depth; ++k) w.q[n * depth + k] = n % 2 == 0 ? int8_t{127} : int8_t{-127};
+      }
+      const TestPack pack(w, nullptr, columns, depth);
+      QuantizedRows xq{std::vector<int8_t>(rows * stride, 0), std::vector<float>(rows)};
+      for (size_t m = 0; m < rows; ++m) {
+        xq.scale[m] = 0.01f * static_cast<float>(m + 1);
+        const bool past = m == 2 || m == 3;
+        for (size_t k = 0; k < depth; ++k) {
+          const bool first_of_pair = k / kernels::int8::kGroupDepth % 2 == 0;
+          xq.q[m * stride + k] = static_cast<int8_t>(!first_of_pair ? 65 : past ? 64 + k % 2 : 64);
+        }
+      }
+      CAPTURE(name);
+      CAPTURE(shift);
+      CAPTURE(depth);
+      CHECK(same_as_reference(kernel, xq, rows, depth, w, pack, columns, limit, shift));
     }
     check_gemm_kernel_on_model_codes(kernel, name, shift);
   }

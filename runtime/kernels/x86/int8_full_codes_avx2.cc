@@ -61,7 +61,11 @@ struct SplitChunk {
   alignas(32) int8_t sign_masks[MR][kMasks ? kChunkBytes : 1];
   const int8_t* rows[MR];  // the codes themselves (narrow operands, vpsignb's signs)
   // Group indices (x86::append_nonzero_lanes8 writes 8 at a time: slack).
-  uint32_t pair_groups[kChunkGroups / 2 + 8];  // each pair's first (even) group
+  // Pairs of groups summed in 16 bits: kSplit's g, g + 1 (g even), kNonzero's
+  // consecutive listed groups.
+  uint32_t pair_groups[kChunkGroups / 2 + 8];
+  uint32_t pair_partners[kChunkGroups / 2 + 8];
+  int32_t peaks[kChunkGroups + 8];  // kNonzero: a group's largest xq_0 + xq_1
   uint32_t narrow_groups[kChunkGroups + 8];
   uint32_t wide_groups[kChunkGroups + 8];
   size_t pair_count;
@@ -121,6 +125,7 @@ inline void prepare_split(const int8_t* const (&rows)[MR], size_t groups,
     const unsigned pair_bits = static_cast<unsigned>(_mm256_movemask_ps(
                                    _mm256_castsi256_ps(_mm256_cmpeq_epi32(pair_over, zero)))) &
                                0x55u & (groups_here >> 1);
+    x86::append_nonzero_lanes8(pair_bits, g + 1, chunk.pair_partners, pairs_listed);
     pairs_listed = x86::append_nonzero_lanes8(pair_bits, g, chunk.pair_groups, pairs_listed);
     narrow_listed = x86::append_nonzero_lanes8(narrow_bits & ~(pair_bits | pair_bits << 1), g,
                                                chunk.narrow_groups, narrow_listed);
@@ -140,31 +145,58 @@ inline void prepare_split(const int8_t* const (&rows)[MR], size_t groups,
   chunk.work = ChunkWork::kSplit;
 }
 
+// The largest sum of a listed ReLU pair's two groups' xq_0 + xq_1: its
+// 16-bit lanes are then at most 127·258 = 32766.
+constexpr int32_t kReluPairLimit = 258;
+
 // Lists the groups of rows[r] (codes from a chunk's start, all >= 0) that
-// are not all zero in every row, 8 at a time, as the chunk's narrow groups:
-// a ReLU's output is mostly zeros (in a Marian student's encoder 85% of the
-// second feed-forward product's codes, and half of a pair of rows'
-// groups), whose products add nothing to the exact sums.
+// are not all zero in every row, 8 at a time: a ReLU's output is mostly
+// zeros (in a Marian student's encoder 85% of the second feed-forward
+// product's codes, and half of a pair of rows' groups), whose products add
+// nothing to the exact sums. Consecutive listed groups whose codes are small
+// enough (kReluPairLimit; nearly all of them in that encoder) become pairs
+// summed in 16 bits, the others the narrow list.
 template <bool kMasks, int MR>
 inline void prepare_nonzero(const int8_t* const (&rows)[MR], size_t groups,
                             SplitChunk<kMasks, MR>& chunk) {
   const __m256i zero = _mm256_setzero_si256();
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i low16 = _mm256_set1_epi32(0xFFFF);
+  uint32_t listed_groups[kChunkGroups + 8];
   size_t listed = 0;
   for (int r = 0; r < MR; ++r) chunk.rows[r] = rows[r];
   for (size_t g = 0; g < groups; g += 8) {
     const size_t count = groups - g < 8 ? groups - g : 8;
     const size_t i = g * kGroupDepth;
     __m256i any = zero;
+    __m256i peak = zero;  // 16-bit lanes xq_0 + xq_1, the largest of the rows
     for (int r = 0; r < MR; ++r) {
-      any = _mm256_or_si256(any, load_groups8(rows[r] + i, count));
+      const __m256i v = load_groups8(rows[r] + i, count);
+      any = _mm256_or_si256(any, v);
+      peak = _mm256_max_epi16(peak, _mm256_maddubs_epi16(v, ones8));
     }
+    peak = _mm256_and_si256(_mm256_max_epi16(peak, _mm256_srli_epi32(peak, 16)), low16);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(chunk.peaks + g), peak);
     const unsigned groups_here = (1u << count) - 1u;
     const unsigned zero_groups = static_cast<unsigned>(
         _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(any, zero))));
-    listed = x86::append_nonzero_lanes8(~zero_groups & groups_here, g, chunk.narrow_groups, listed);
+    listed = x86::append_nonzero_lanes8(~zero_groups & groups_here, g, listed_groups, listed);
   }
-  chunk.pair_count = 0;
-  chunk.narrow_count = listed;
+  // Branch-free: each listed pair is written to both lists, kept in one.
+  size_t pairs = 0, singles = 0, j = 0;
+  for (; j + 1 < listed; j += 2) {
+    const uint32_t first = listed_groups[j], second = listed_groups[j + 1];
+    const bool fits = chunk.peaks[first] + chunk.peaks[second] <= kReluPairLimit;
+    chunk.pair_groups[pairs] = first;
+    chunk.pair_partners[pairs] = second;
+    pairs += fits ? 1 : 0;
+    chunk.narrow_groups[singles] = first;
+    chunk.narrow_groups[singles + 1] = second;
+    singles += fits ? 0 : 2;
+  }
+  if (j < listed) chunk.narrow_groups[singles++] = listed_groups[j];
+  chunk.pair_count = pairs;
+  chunk.narrow_count = singles;
   chunk.wide_count = 0;
   chunk.work = ChunkWork::kNonzero;
 }
@@ -179,8 +211,9 @@ inline void prepare_nonzero(const int8_t* const (&rows)[MR], size_t groups,
 //     instead of 4), so that the sums hold 128·Σ xq over the narrow
 //     groups on top (StripeRows::store takes it out); the wide ones with
 //     the sign step (5 instructions per 32 multiply-adds; 4 with vpsignb);
-//   - kNonzero: the listed groups' codes as they are (3 instructions): the
-//     exact sums.
+//   - kNonzero: the listed groups' codes as they are against w (3
+//     instructions per 32 multiply-adds), pairs of them summed in 16 bits
+//     as above: the exact sums.
 template <CodeStep kSign, int MR, int NB>
 __attribute__((noinline)) void accumulate_chunk(
     const SplitChunk<kSign == CodeStep::kSignXorSub, MR>& c, const int8_t* chunk_weights,
@@ -198,7 +231,6 @@ __attribute__((noinline)) void accumulate_chunk(
     }
   }
   const __m256i ones = _mm256_set1_epi16(1);
-  const __m256i no_sign[MR] = {};
   auto broadcast = [](const int8_t* codes, size_t g) {
     return _mm256_set1_epi32(static_cast<int>(load_group(codes + g * kGroupDepth)));
   };
@@ -211,34 +243,35 @@ __attribute__((noinline)) void accumulate_chunk(
     add_products<kSign, MR, NB>(chunk_weights + g * kGroupBytes, block_stride, unsigned_x, sign,
                                 ones, sum);
   };
-  if (c.work == ChunkWork::kNonzero) {
-    for (size_t i = 0; i < c.narrow_count; ++i) {
-      const size_t g = c.narrow_groups[i];
-      __m256i codes[MR];
-      for (int r = 0; r < MR; ++r) codes[r] = broadcast(c.rows[r], g);
-      add_products<CodeStep::kOffset, MR, NB>(chunk_weights + g * kGroupBytes, block_stride, codes,
-                                              no_sign, ones, sum);
-    }
-  } else {
-    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));  // w + 128 as unsigned
-    auto weights = [&](size_t g, int nb, int h) {
-      return _mm256_xor_si256(flip, _mm256_load_si256(reinterpret_cast<const __m256i*>(
-                                        chunk_weights + g * kGroupBytes + nb * block_stride + 32 * h)));
-    };
+  // The weights of group g, block nb, half h: as they are, or (kSplit's
+  // narrow groups) as unsigned w + 128.
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  auto weights = [&](auto flipped, size_t g, int nb, int h) {
+    const __m256i w = _mm256_load_si256(
+        reinterpret_cast<const __m256i*>(chunk_weights + g * kGroupBytes + nb * block_stride + 32 * h));
+    return decltype(flipped)::value ? _mm256_xor_si256(flip, w) : w;
+  };
+  // vpmaddubsw's unsigned operand: w + 128 (flipped), or a ReLU's codes.
+  auto products = [](auto flipped, __m256i w, __m256i codes) {
+    return decltype(flipped)::value ? _mm256_maddubs_epi16(w, codes) : _mm256_maddubs_epi16(codes, w);
+  };
+  // The listed pairs, each pair's 16-bit lanes summed before vpmaddwd, then
+  // the listed single groups; the codes as they are.
+  auto add_listed = [&](auto flipped) {
     for (size_t i = 0; i < c.pair_count; ++i) {
-      const size_t g = c.pair_groups[i];
+      const size_t g = c.pair_groups[i], partner = c.pair_partners[i];
       __m256i first[MR], second[MR];
       for (int r = 0; r < MR; ++r) {
         first[r] = broadcast(c.rows[r], g);
-        second[r] = broadcast(c.rows[r], g + 1);
+        second[r] = broadcast(c.rows[r], partner);
       }
       for (int nb = 0; nb < NB; ++nb) {
         for (int h = 0; h < 2; ++h) {
-          const __m256i u0 = weights(g, nb, h);
-          const __m256i u1 = weights(g + 1, nb, h);
+          const __m256i w0 = weights(flipped, g, nb, h);
+          const __m256i w1 = weights(flipped, partner, nb, h);
           for (int r = 0; r < MR; ++r) {
-            const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(u0, first[r]),
-                                                   _mm256_maddubs_epi16(u1, second[r]));
+            const __m256i pairs = _mm256_add_epi16(products(flipped, w0, first[r]),
+                                                   products(flipped, w1, second[r]));
             sum[r][nb][h] = _mm256_add_epi32(sum[r][nb][h], _mm256_madd_epi16(pairs, ones));
           }
         }
@@ -250,14 +283,19 @@ __attribute__((noinline)) void accumulate_chunk(
       for (int r = 0; r < MR; ++r) codes[r] = broadcast(c.rows[r], g);
       for (int nb = 0; nb < NB; ++nb) {
         for (int h = 0; h < 2; ++h) {
-          const __m256i u = weights(g, nb, h);
+          const __m256i w = weights(flipped, g, nb, h);
           for (int r = 0; r < MR; ++r) {
             sum[r][nb][h] = _mm256_add_epi32(
-                sum[r][nb][h], _mm256_madd_epi16(_mm256_maddubs_epi16(u, codes[r]), ones));
+                sum[r][nb][h], _mm256_madd_epi16(products(flipped, w, codes[r]), ones));
           }
         }
       }
     }
+  };
+  if (c.work == ChunkWork::kNonzero) {
+    add_listed(std::false_type{});
+  } else {
+    add_listed(std::true_type{});
     for (size_t i = 0; i < c.wide_count; ++i) add_wide(c.wide_groups[i]);
   }
   store_sums<MR, NB>(sum, sums);
