@@ -1,12 +1,15 @@
 #include "models/matrix_loader.h"
 
 #include <algorithm>
+#include <cstring>
+#include <new>
 
 #include "core/cpu_features.h"
 #include "core/prefaulted_memory.h"
 #include "kernels/f32_gemm.h"
 #include "kernels/fp16.h"
 #include "models/expected_tensor.h"
+#include "models/relu_units.h"
 
 namespace edgemt {
 namespace {
@@ -159,6 +162,84 @@ Status MatrixLoader::linear(Linear* out, const char* prefix, bool fused_relu) {
   return matrix(out, weight, bias, fused_relu);
 }
 
+Status MatrixLoader::int8_matrix(Linear* out, const TensorView& weight, const int8_t* codes,
+                                 const float* scale, const float* bias, const float* smoothing,
+                                 bool fused_relu) {
+  float fixed_range = 0.0f;
+  EDGEMT_RETURN_IF_ERROR(input_scale(model_, weight.name, &fixed_range));
+  // Marian's sums only where Marian's arithmetic is (the per-tensor schemes).
+  const bool tensor_range = model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic;
+  const int32_t lanes = tensor_range || fixed_range != 0.0f ? marian_lanes_ : 0;
+  const Status created = out->create_int8(codes, scale, bias, weight.shape[1], weight.shape[0],
+                                          fused_relu, smoothing, tensor_range, fixed_range, lanes);
+  if (!created.is_ok()) {
+    return Status::error(created.code(), "tensor '%s': %s", weight.name, created.message());
+  }
+  *matrix_bytes_ += out->packed_bytes();
+  model_.release_tensor_pages(weight);  // packed: the file pages go
+  return Status::ok();
+}
+
+Status MatrixLoader::relu_block(Linear* first, Linear* second, const char* first_prefix,
+                                const char* second_prefix) {
+  char names[4][kMaxTensorNameLength];
+  if (!format_tensor_name(names[0], kMaxTensorNameLength, "%s.weight", first_prefix) ||
+      !format_tensor_name(names[1], kMaxTensorNameLength, "%s.bias", first_prefix) ||
+      !format_tensor_name(names[2], kMaxTensorNameLength, "%s.weight", second_prefix) ||
+      !format_tensor_name(names[3], kMaxTensorNameLength, "%s.bias", second_prefix)) {
+    return Status::error(StatusCode::kInvalidModel, "tensor name too long: %s", first_prefix);
+  }
+  const TensorView* in = nullptr;
+  const TensorView* out = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find_tensor(model_, names[0], &in));
+  EDGEMT_RETURN_IF_ERROR(find_tensor(model_, names[2], &out));
+  const bool reorder = order_relu_units_ && marian_lanes_ == 0 && in->dtype == DType::kI8 &&
+                       out->dtype == DType::kI8 && out->shape[1] == in->shape[0];
+  if (!reorder) {
+    EDGEMT_RETURN_IF_ERROR(matrix(first, names[0], names[1], true));
+    return matrix(second, names[2], names[3], false);
+  }
+  const size_t units = in->shape[0], depth = in->shape[1], outputs = out->shape[0];
+  const float *in_scale = nullptr, *in_bias = nullptr, *in_smoothing = nullptr;
+  const float *out_scale = nullptr, *out_bias = nullptr, *out_smoothing = nullptr;
+  EDGEMT_RETURN_IF_ERROR(find_row_scales(model_, in->name, &in_scale));
+  EDGEMT_RETURN_IF_ERROR(find_vector(model_, names[1], &in_bias));
+  EDGEMT_RETURN_IF_ERROR(smoothing_vector(model_, names[0], &in_smoothing));
+  EDGEMT_RETURN_IF_ERROR(find_row_scales(model_, out->name, &out_scale));
+  EDGEMT_RETURN_IF_ERROR(find_vector(model_, names[3], &out_bias));
+  EDGEMT_RETURN_IF_ERROR(smoothing_vector(model_, names[2], &out_smoothing));
+  // Load-time copies in the new order (packed, then freed).
+  std::unique_ptr<uint32_t[]> order(new (std::nothrow) uint32_t[units]);
+  std::unique_ptr<double[]> scores(new (std::nothrow) double[units]);
+  std::unique_ptr<float[]> vectors(new (std::nothrow) float[3 * units]);  // scale, bias, smoothing
+  std::unique_ptr<int8_t[]> codes(new (std::nothrow) int8_t[units * depth + outputs * units]);
+  if (!order || !scores || !vectors || !codes) {
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate the reordering of '%s'",
+                         in->name);
+  }
+  const int8_t* in_codes = static_cast<const int8_t*>(in->data);
+  const int8_t* out_codes = static_cast<const int8_t*>(out->data);
+  relu_unit_order(in_codes, in_scale, in_bias, units, depth, order.get(), scores.get());
+  int8_t* first_codes = codes.get();              // [units, depth], rows in order
+  int8_t* second_codes = codes.get() + units * depth;  // [outputs, units], columns in order
+  float* first_scale = vectors.get();
+  float* first_bias = vectors.get() + units;
+  float* second_smoothing = out_smoothing != nullptr ? vectors.get() + 2 * units : nullptr;
+  for (size_t j = 0; j < units; ++j) {
+    const size_t unit = order[j];
+    std::memcpy(first_codes + j * depth, in_codes + unit * depth, depth);
+    first_scale[j] = in_scale[unit];
+    first_bias[j] = in_bias[unit];
+    if (second_smoothing != nullptr) second_smoothing[j] = out_smoothing[unit];
+  }
+  for (size_t n = 0; n < outputs; ++n) {
+    for (size_t j = 0; j < units; ++j) second_codes[n * units + j] = out_codes[n * units + order[j]];
+  }
+  EDGEMT_RETURN_IF_ERROR(
+      int8_matrix(first, *in, first_codes, first_scale, first_bias, in_smoothing, true));
+  return int8_matrix(second, *out, second_codes, out_scale, out_bias, second_smoothing, false);
+}
+
 Status MatrixLoader::matrix(Linear* out, const char* weight_name, const char* bias_name,
                             bool fused_relu, bool serves_embedding) {
   const TensorView* weight = nullptr;
@@ -172,15 +253,9 @@ Status MatrixLoader::matrix(Linear* out, const char* weight_name, const char* bi
       const float* scale = nullptr;
       const float* smoothing = nullptr;
       EDGEMT_RETURN_IF_ERROR(find_row_scales(model_, weight->name, &scale));
-      float fixed_range = 0.0f;
       EDGEMT_RETURN_IF_ERROR(smoothing_vector(model_, weight_name, &smoothing));
-      EDGEMT_RETURN_IF_ERROR(input_scale(model_, weight_name, &fixed_range));
-      // Marian's sums only where Marian's arithmetic is (the per-tensor schemes).
-      const bool tensor_range = model_.quantization() == QuantizationScheme::kInt8PerTensorDynamic;
-      const int32_t lanes = tensor_range || fixed_range != 0.0f ? marian_lanes_ : 0;
-      created = out->create_int8(static_cast<const int8_t*>(weight->data), scale, bias, in, rows,
-                                 fused_relu, smoothing, tensor_range, fixed_range, lanes);
-      break;
+      return int8_matrix(out, *weight, static_cast<const int8_t*>(weight->data), scale, bias,
+                         smoothing, fused_relu);
     }
     case DType::kF16:
       if (f16_native_) {

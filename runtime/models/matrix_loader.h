@@ -44,6 +44,7 @@ class MatrixLoader {
       : model_(model),
         threads_(options.threads),
         marian_lanes_(options.marian_saturating_lanes),
+        order_relu_units_(options.order_relu_units),
         matrix_bytes_(matrix_bytes) {}
 
   // For f16 files: decides native f16 GEMMs or widening, and allocates the
@@ -63,6 +64,13 @@ class MatrixLoader {
   // A table's LINEAR entry: matrix `<prefix>.weight` and vector
   // `<prefix>.bias`, as matrix() loads them.
   [[nodiscard]] Status linear(Linear* out, const char* prefix, bool fused_relu);
+  // A ReLU feed-forward block: LINEAR entries `first` [F, D] (ReLU fused)
+  // and `second` [D, F], as linear() loads them, except that when both are
+  // int8 with exact sums (no Marian saturating lanes) their F hidden units
+  // go in relu_unit_order (models/relu_units.h): the first's rows, scales
+  // and bias, the second's columns and smoothing vector. The same output.
+  [[nodiscard]] Status relu_block(Linear* first, Linear* second, const char* first_prefix,
+                                  const char* second_prefix);
 
   // Frees the widening buffer (end of the load).
   void finish() { widen_.reset(); }
@@ -73,10 +81,16 @@ class MatrixLoader {
   };
   Status f32_matrix(Linear* out, const float* weight, const float* bias, size_t in, size_t rows,
                     bool fused_relu, bool serves_embedding);
+  // An I8 matrix `weight` from the given codes [rows, in], row scales, bias
+  // and smoothing vector (the file's, or reordered copies).
+  Status int8_matrix(Linear* out, const TensorView& weight, const int8_t* codes,
+                     const float* scale, const float* bias, const float* smoothing,
+                     bool fused_relu);
 
   const Model& model_;
   size_t threads_;
   int32_t marian_lanes_;
+  bool order_relu_units_;
   size_t* matrix_bytes_;
   bool f16_native_ = false;
   std::unique_ptr<float, FreePrefaulted> widen_;  // f16 files on CPUs without fp16 GEMMs

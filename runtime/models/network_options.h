@@ -16,6 +16,10 @@ struct NetworkOptions {
   // count of the intgemm registers whose saturating sums to reproduce
   // (kernels/int8_gemm_marian.h; TranslatorOptions::marian_int8_sums).
   int32_t marian_saturating_lanes = 0;
+  // Int8 ReLU feed-forward blocks with their hidden units reordered for the
+  // kernels' zero-skipping (models/relu_units.h; the same output). Off
+  // only in tests that compare the two.
+  bool order_relu_units = true;
 };
 
 }  // namespace edgemt

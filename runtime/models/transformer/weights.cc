@@ -30,6 +30,24 @@ Status linear(MatrixLoader* load, Linear* out, TransformerTensor entry, uint32_t
   return load->linear(out, prefix, fused_relu);
 }
 
+// A layer's feed-forward block (entries `first`, `second`): a ReLU one
+// through MatrixLoader::relu_block (int8 files: its units reordered for the
+// zero-skipping), another as two LINEAR entries.
+Status feed_forward(MatrixLoader* load, Linear* in, Linear* out, TransformerTensor first,
+                    TransformerTensor second, uint32_t layer, bool relu) {
+  if (!relu) {
+    EDGEMT_RETURN_IF_ERROR(linear(load, in, first, layer, false));
+    return linear(load, out, second, layer, false);
+  }
+  char first_prefix[kMaxTensorNameLength];
+  char second_prefix[kMaxTensorNameLength];
+  (void)tensor_name(first, layer, first_prefix, sizeof(first_prefix));
+  (void)tensor_name(second, layer, second_prefix, sizeof(second_prefix));
+  EDGEMT_RETURN_IF_ERROR(load->relu_block(in, out, first_prefix, second_prefix));
+  (void)out->set_sparse_input();
+  return Status::ok();
+}
+
 }  // namespace
 
 Status load_weights(const Model& model, const NetworkOptions& options, TransformerWeights* w) {
@@ -68,9 +86,8 @@ Status load_weights(const Model& model, const NetworkOptions& options, Transform
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.self_qkv, T::kEncoderSelfQkv, i, false));
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.self_out, T::kEncoderSelfOut, i, false));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.self_norm, T::kEncoderSelfNorm, i));
-    EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.ffn_in, T::kEncoderFfnIn, i, relu));
-    EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.ffn_out, T::kEncoderFfnOut, i, false));
-    if (relu) (void)layer.ffn_out.set_sparse_input();
+    EDGEMT_RETURN_IF_ERROR(feed_forward(&load, &layer.ffn_in, &layer.ffn_out, T::kEncoderFfnIn,
+                                        T::kEncoderFfnOut, i, relu));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, T::kEncoderFfnNorm, i));
   }
   for (uint32_t i = 0; i < config.decoder_layers; ++i) {
@@ -87,9 +104,8 @@ Status load_weights(const Model& model, const NetworkOptions& options, Transform
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.cross_kv, T::kDecoderCrossKv, i, false));
     EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.cross_out, T::kDecoderCrossOut, i, false));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.cross_norm, T::kDecoderCrossNorm, i));
-    EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.ffn_in, T::kDecoderFfnIn, i, relu));
-    EDGEMT_RETURN_IF_ERROR(linear(&load, &layer.ffn_out, T::kDecoderFfnOut, i, false));
-    if (relu) (void)layer.ffn_out.set_sparse_input();
+    EDGEMT_RETURN_IF_ERROR(feed_forward(&load, &layer.ffn_in, &layer.ffn_out, T::kDecoderFfnIn,
+                                        T::kDecoderFfnOut, i, relu));
     EDGEMT_RETURN_IF_ERROR(norm(model, &layer.ffn_norm, T::kDecoderFfnNorm, i));
   }
   load.finish();

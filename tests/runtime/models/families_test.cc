@@ -7,16 +7,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 
-#include "core/arena.h"
 #include "kernels/f32_gemm.h"
 #include "models/transformer/tensor_layout.h"
 #include "models/transformer/transformer.h"
 #include "support/model_builder.h"
+#include "support/planned_network.h"
 
 using namespace edgemt::transformer;  // the family under test
 
@@ -24,21 +23,13 @@ namespace edgemt {
 namespace {
 
 using testing::ModelBuilder;
-using testing::TempFile;
-
-std::unique_ptr<Model> load(const ModelBuilder& builder) {
-  TempFile file(builder.build());
-  std::unique_ptr<Model> model;
-  REQUIRE(file.ok());
-  REQUIRE(Model::load(file.path().c_str(), &model).is_ok());
-  return model;
-}
+using testing::load_built_model;
 
 TEST_CASE("models/families: a Transformer file is the Transformer family") {
   ModelBuilder builder;
   builder.config.max_positions = 24;
   builder.regenerate_tensors();
-  std::unique_ptr<Model> model = load(builder);
+  std::unique_ptr<Model> model = load_built_model(builder);
   const FamilyConfig& family = family_config(*model);
   CHECK(family.id == FamilyId::TransformerConfig);
   CHECK(std::string(model->family()) == "transformer");
@@ -65,7 +56,7 @@ TEST_CASE("models/families: the registry finds each family by id and by union me
 }
 
 TEST_CASE("models/families: describe_config is the family's own description") {
-  std::unique_ptr<Model> model = load(ModelBuilder());
+  std::unique_ptr<Model> model = load_built_model(ModelBuilder());
   char text[1024];
   model->describe_config(text, sizeof(text));
   char expected[1024];
@@ -79,7 +70,7 @@ TEST_CASE("models/families: describe_config is the family's own description") {
 
 TEST_CASE("models/families: the tensor walk is the family's") {
   ModelBuilder builder;
-  std::unique_ptr<Model> model = load(builder);
+  std::unique_ptr<Model> model = load_built_model(builder);
   size_t walked = 0;
   CHECK(for_each_expected_tensor(family_config(*model), DType::kF32,
                                  [&](const ExpectedTensor& tensor) {
@@ -91,7 +82,7 @@ TEST_CASE("models/families: the tensor walk is the family's") {
 }
 
 TEST_CASE("models/families: create_encoder_decoder plans, encodes and decodes") {
-  std::unique_ptr<Model> model = load(ModelBuilder());
+  std::unique_ptr<Model> model = load_built_model(ModelBuilder());
   std::unique_ptr<EncoderDecoder> network;
   const Status created = create_encoder_decoder(*model, NetworkOptions{}, &network);
   INFO(created.message());
@@ -112,17 +103,7 @@ TEST_CASE("models/families: create_encoder_decoder plans, encodes and decodes") 
   shape.max_source_len = 4;
   shape.rows = 1;
   shape.max_target_len = 3;
-  Arena measure;
-  network->plan(shape, &measure);
-  REQUIRE(measure.finish_plan());
-  void* memory = std::aligned_alloc(Arena::kAlignment,
-                                    (measure.size() + Arena::kAlignment - 1) / Arena::kAlignment *
-                                        Arena::kAlignment);
-  REQUIRE(memory != nullptr);
-  measure.bind(memory);
-  network->plan(shape, &measure);
-  REQUIRE_FALSE(measure.overflowed());
-  network->commit_plan();
+  const testing::ArenaMemory memory = testing::plan_network(*network, shape);
 
   const int32_t ids[3] = {5, 6, 3};
   const size_t offsets[2] = {0, 3};
@@ -142,7 +123,6 @@ TEST_CASE("models/families: create_encoder_decoder plans, encodes and decodes") 
   bool finite = true;
   for (uint32_t v = 0; v < model->vocab_size(); ++v) finite &= std::isfinite(network->logits()[v]);
   CHECK(finite);
-  std::free(memory);
 }
 
 }  // namespace
