@@ -282,6 +282,50 @@ inline bool same_as_reference(kernels::int8::GemmKernel kernel, const QuantizedR
   return same_bits(y.data(), want.data(), rows * columns);
 }
 
+// Signed codes whose 16-bit lanes (codes 4g + {0, 1} or 4g + {2, 3}) add
+// up over two groups g, g + 1 (g even) to the AVX2 kernel's limits for
+// summing them in 16 bits: positive codes to 128 (row 0) or 129 (row 2),
+// negative ones' magnitudes to 129 (row 1) or 128 (row 3), both signs at
+// once to 128 each (rows 4 and 5) or positives to 130 beside 128 (row 6). Columns n and n + 14 put
+// w = +127 (unsigned w + 128 = 255) under row n % 7's positive codes and
+// -127 under its negative ones; n + 7 and n + 21 the reverse: the lanes
+// then reach 255·P - N and P - 255·N, past ±32767 where P or N is past
+// 128. The kernel decides for rows two by two: each row past a limit
+// shares its decision with one within them (rows 4 and 5 pair up).
+inline void check_signed_pair_limits(kernels::int8::GemmKernel kernel, const char* name,
+                                     int32_t shift) {
+  const int8_t pattern[7][16] = {
+      {32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32},
+      {-32, -32, -32, -33, -32, -32, -32, -32, -32, -32, -32, -33, -32, -32, -32, -32},
+      {33, 32, 32, 32, 32, 32, 32, 32, 33, 32, 32, 32, 32, 32, 32, 32},
+      {-32, -32, -32, -32, -32, -32, -32, -32, -32, -32, -32, -32, -32, -32, -32, -32},
+      {64, -64, 64, -64, 64, -64, 64, -64, 64, -64, 64, -64, 64, -64, 64, -64},
+      {100, -28, -100, 28, 28, -100, -28, 100, 100, -28, -100, 28, 28, -100, -28, 100},
+      {65, -64, 64, -64, 65, -64, 64, -64, 65, -64, 64, -64, 65, -64, 64, -64}};
+  for (size_t depth : {size_t{16}, size_t{1030}}) {
+    const size_t columns = 28, rows = 7, stride = kernels::int8::padded_depth(depth);
+    QuantizedRows xq{std::vector<int8_t>(rows * stride, 0), std::vector<float>(rows)};
+    for (size_t m = 0; m < rows; ++m) {
+      xq.scale[m] = 0.01f * static_cast<float>(m + 1);
+      for (size_t k = 0; k < depth; ++k) xq.q[m * stride + k] = pattern[m][k % 16];
+    }
+    QuantizedWeights w{std::vector<int8_t>(columns * depth), std::vector<float>(columns, 0.01f)};
+    for (size_t n = 0; n < columns; ++n) {
+      const bool reversed = n / rows % 2 == 1;
+      for (size_t k = 0; k < depth; ++k) {
+        const bool positive = pattern[n % rows][k % 16] > 0;
+        w.q[n * depth + k] = positive != reversed ? int8_t{127} : int8_t{-127};
+      }
+    }
+    const TestPack pack(w, nullptr, columns, depth);
+    CAPTURE(name);
+    CAPTURE(shift);
+    CAPTURE(depth);
+    CHECK(same_as_reference(kernel, xq, rows, depth, w, pack, columns,
+                            kernels::int8::kFullCodes, shift));
+  }
+}
+
 // Runs `kernel` over odd and round shapes (rows 1-17, columns not multiples
 // of 16, depth not multiple of 4), with and without bias and ReLU, for
 // activation codes of `limit` (and a GemmArgs::sum_shift), and checks every
@@ -418,6 +462,7 @@ inline void check_gemm_kernel_against_reference(kernels::int8::GemmKernel kernel
       CAPTURE(depth);
       CHECK(same_as_reference(kernel, xq, rows, depth, w, pack, columns, limit, shift));
     }
+    check_signed_pair_limits(kernel, name, shift);
     check_gemm_kernel_on_model_codes(kernel, name, shift);
   }
 }
