@@ -114,7 +114,18 @@ Status find_embedding_table(const Model& model, const char* name, kernels::Embed
   return Status::ok();
 }
 
-void MatrixLoader::FreePrefaulted::operator()(float* p) const { free_prefaulted(p); }
+void MatrixLoader::FreePrefaulted::operator()(void* p) const { free_prefaulted(p); }
+
+Status MatrixLoader::reorder_room(size_t bytes) {
+  if (bytes <= reorder_bytes_) return Status::ok();
+  reorder_.reset(static_cast<unsigned char*>(allocate_prefaulted(alignof(double), bytes)));
+  reorder_bytes_ = reorder_ ? bytes : 0;
+  if (!reorder_) {
+    return Status::error(StatusCode::kOutOfMemory,
+                         "cannot allocate %zu bytes to reorder ReLU units", bytes);
+  }
+  return Status::ok();
+}
 
 Status MatrixLoader::prepare() {
   if (model_.weight_dtype() != DType::kF16) return Status::ok();
@@ -208,23 +219,24 @@ Status MatrixLoader::relu_block(Linear* first, Linear* second, const char* first
   EDGEMT_RETURN_IF_ERROR(find_row_scales(model_, out->name, &out_scale));
   EDGEMT_RETURN_IF_ERROR(find_vector(model_, names[3], &out_bias));
   EDGEMT_RETURN_IF_ERROR(smoothing_vector(model_, names[2], &out_smoothing));
-  // Load-time copies in the new order (packed, then freed).
-  std::unique_ptr<uint32_t[]> order(new (std::nothrow) uint32_t[units]);
-  std::unique_ptr<double[]> scores(new (std::nothrow) double[units]);
-  std::unique_ptr<float[]> vectors(new (std::nothrow) float[3 * units]);  // scale, bias, smoothing
-  std::unique_ptr<int8_t[]> codes(new (std::nothrow) int8_t[units * depth + outputs * units]);
-  if (!order || !scores || !vectors || !codes) {
-    return Status::error(StatusCode::kOutOfMemory, "cannot allocate the reordering of '%s'",
-                         in->name);
-  }
+  // Load-time copies in the new order (packed, then the next block's):
+  // scores [units] double, order [units], scale | bias | smoothing [3 units]
+  // float, the first's codes [units, depth], the second's [outputs, units].
+  const size_t vector_offset = units * (sizeof(double) + sizeof(uint32_t));
+  const size_t code_offset = vector_offset + 3 * units * sizeof(float);
+  EDGEMT_RETURN_IF_ERROR(reorder_room(code_offset + units * depth + outputs * units));
+  unsigned char* room = reorder_.get();
+  double* scores = reinterpret_cast<double*>(room);
+  uint32_t* order = reinterpret_cast<uint32_t*>(room + units * sizeof(double));
+  float* vectors = reinterpret_cast<float*>(room + vector_offset);
   const int8_t* in_codes = static_cast<const int8_t*>(in->data);
   const int8_t* out_codes = static_cast<const int8_t*>(out->data);
-  relu_unit_order(in_codes, in_scale, in_bias, units, depth, order.get(), scores.get());
-  int8_t* first_codes = codes.get();              // [units, depth], rows in order
-  int8_t* second_codes = codes.get() + units * depth;  // [outputs, units], columns in order
-  float* first_scale = vectors.get();
-  float* first_bias = vectors.get() + units;
-  float* second_smoothing = out_smoothing != nullptr ? vectors.get() + 2 * units : nullptr;
+  relu_unit_order(in_codes, in_scale, in_bias, units, depth, order, scores);
+  int8_t* first_codes = reinterpret_cast<int8_t*>(room + code_offset);  // [units, depth]
+  int8_t* second_codes = first_codes + units * depth;  // [outputs, units]
+  float* first_scale = vectors;
+  float* first_bias = vectors + units;
+  float* second_smoothing = out_smoothing != nullptr ? vectors + 2 * units : nullptr;
   for (size_t j = 0; j < units; ++j) {
     const size_t unit = order[j];
     std::memcpy(first_codes + j * depth, in_codes + unit * depth, depth);

@@ -72,13 +72,19 @@ class MatrixLoader {
   [[nodiscard]] Status relu_block(Linear* first, Linear* second, const char* first_prefix,
                                   const char* second_prefix);
 
-  // Frees the widening buffer (end of the load).
-  void finish() { widen_.reset(); }
+  // Frees the widening and reordering buffers (end of the load).
+  void finish() {
+    widen_.reset();
+    reorder_.reset();
+    reorder_bytes_ = 0;
+  }
 
  private:
   struct FreePrefaulted {
-    void operator()(float* p) const;
+    void operator()(void* p) const;
   };
+  // relu_block's buffer with room for `bytes` (kOutOfMemory).
+  Status reorder_room(size_t bytes);
   Status f32_matrix(Linear* out, const float* weight, const float* bias, size_t in, size_t rows,
                     bool fused_relu, bool serves_embedding);
   // An I8 matrix `weight` from the given codes [rows, in], row scales, bias
@@ -94,6 +100,10 @@ class MatrixLoader {
   size_t* matrix_bytes_;
   bool f16_native_ = false;
   std::unique_ptr<float, FreePrefaulted> widen_;  // f16 files on CPUs without fp16 GEMMs
+  // relu_block's reordered copies, reused by every block (prefaulted: fresh
+  // memory for each block faulted in a page at a time, ~10 µs a page on a VM).
+  std::unique_ptr<unsigned char, FreePrefaulted> reorder_;
+  size_t reorder_bytes_ = 0;
 };
 
 }  // namespace edgemt

@@ -1,5 +1,7 @@
 #include "models/rnn/weights.h"
 
+#include <new>
+
 #include "models/matrix_loader.h"
 #include "models/rnn/tensor_layout.h"
 
@@ -33,6 +35,14 @@ const char* named(T entry, char* out) {
 
 Status load_weights(const Model& model, const NetworkOptions& options, RnnWeights* w) {
   const RnnConfig& c = rnn_config(model);
+  const uint32_t reverse_layers = c.bidirectional_encoder ? c.layers : 0;
+  w->encoder.reset(new (std::nothrow) RnnLayerWeights[c.layers]);
+  w->encoder_reverse.reset(new (std::nothrow) RnnLayerWeights[reverse_layers]);
+  w->decoder.reset(new (std::nothrow) RnnLayerWeights[c.layers]);
+  if (!w->encoder || !w->encoder_reverse || !w->decoder) {
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate the weights of %u layers",
+                         c.layers);
+  }
   MatrixLoader load(model, options, &w->matrix_bytes);
   char name[kMaxTensorNameLength];
   EDGEMT_RETURN_IF_ERROR(find_embedding_table(model, named(T::kSourceEmbedding, name), &w->source_embedding));

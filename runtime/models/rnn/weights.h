@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "edgemt/model.h"
 #include "edgemt/status.h"
@@ -25,9 +26,11 @@ struct RnnLayerWeights {
 struct RnnWeights {
   kernels::EmbeddingTable source_embedding;  // [S, Es]
   kernels::EmbeddingTable target_embedding;  // [V, Et]
-  RnnLayerWeights encoder[kMaxRnnLayers];          // forward direction
-  RnnLayerWeights encoder_reverse[kMaxRnnLayers];  // bidirectional only
-  RnnLayerWeights decoder[kMaxRnnLayers];
+  // [layers] each (encoder_reverse: bidirectional only, else none),
+  // allocated by load_weights rather than fixed arrays of kMaxRnnLayers.
+  std::unique_ptr<RnnLayerWeights[]> encoder;          // forward direction
+  std::unique_ptr<RnnLayerWeights[]> encoder_reverse;  // bidirectional only
+  std::unique_ptr<RnnLayerWeights[]> decoder;
   Linear attention_key;       // H -> H, no bias (General, Additive)
   Linear attention_query;     // H -> H, + query bias (Additive)
   const float* attention_v = nullptr;  // [H] (Additive)

@@ -56,6 +56,12 @@ Status load_weights(const Model& model, const NetworkOptions& options, Transform
     return Status::error(StatusCode::kUnsupported, "models with more than %zu layers per stack are not supported",
                          kMaxLayers);
   }
+  w->encoder.reset(new (std::nothrow) EncoderLayerWeights[config.encoder_layers]);
+  w->decoder.reset(new (std::nothrow) DecoderLayerWeights[config.decoder_layers]);
+  if (!w->encoder || !w->decoder) {
+    return Status::error(StatusCode::kOutOfMemory, "cannot allocate the weights of %u + %u layers",
+                         config.encoder_layers, config.decoder_layers);
+  }
   MatrixLoader load(model, options, &w->matrix_bytes);
   const bool relu = config.activation == Activation::kRelu;  // fused into ffn.in
 

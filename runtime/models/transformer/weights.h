@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "models/transformer/config.h"
 #include "edgemt/model.h"
@@ -58,8 +59,11 @@ struct TransformerWeights {
   OutputHead head;  // d -> V (+ output bias): models/output_head.h
   NormWeights encoder_final_norm;    // weight == nullptr when absent
   NormWeights decoder_final_norm;
-  EncoderLayerWeights encoder[kMaxLayers];
-  DecoderLayerWeights decoder[kMaxLayers];
+  // [encoder_layers] and [decoder_layers], allocated by load_weights: fixed
+  // arrays of kMaxLayers held 2.2 MB of empty Linears in every translator
+  // (page faults at load, resident memory after).
+  std::unique_ptr<EncoderLayerWeights[]> encoder;
+  std::unique_ptr<DecoderLayerWeights[]> decoder;
   bool f16_native = false;  // f16 matrices on XNNPACK's f16 GEMM (else widened to f32)
   // An I8 file: its projections run on the own int8 GEMM and need scratch
   // for their quantized inputs (its output projection may be F32 even so).
