@@ -5,8 +5,10 @@ command-line tools as subprocesses with /usr/bin/python3.
 """
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -51,6 +53,30 @@ def require_checkpoint(test_case: unittest.TestCase) -> dict:
         print(SKIP_MESSAGE, file=sys.stderr)
         test_case.skipTest(SKIP_MESSAGE)
     return paths
+
+
+def require_cli() -> None:
+    """Skip the calling test class (from setUpClass) when `edgemt` is not built."""
+    if not os.path.isfile(CLI):
+        raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
+
+
+class CliTestCase(unittest.TestCase):
+    """Tests that run the built `edgemt`: skipped when it is missing, with a
+    scratch folder `tmp` for the class (removed after it) and path(name) in it.
+    A subclass with more to set up calls super().setUpClass() first."""
+
+    @classmethod
+    def setUpClass(cls):
+        require_cli()
+        cls.tmp = tempfile.mkdtemp()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.tmp, name)
 
 
 def run_tool(name: str, *args: str, cwd: str = None) -> subprocess.CompletedProcess:

@@ -117,8 +117,7 @@ class AttentionSvgCase:
 
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(helpers.CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {helpers.CLI}")
+        helpers.require_cli()
         cls.tmp = tempfile.mkdtemp()
         cls.directory = os.path.join(cls.tmp, "attention")
         cls.result = subprocess.run(

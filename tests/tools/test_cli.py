@@ -6,10 +6,8 @@ crash (a negative return code, i.e. a signal, fails the test).
 """
 
 import os
-import shutil
 import struct
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
@@ -27,18 +25,12 @@ def run(*args, stdin=""):
                           else stdin, capture_output=True, check=False, timeout=300)
 
 
-class CliTest(unittest.TestCase):
+class CliTest(helpers.CliTestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
-        cls.tmp = tempfile.mkdtemp()
+        super().setUpClass()
         with open(MODEL, "rb") as handle:
             cls.model_bytes = handle.read()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def write(self, name, data):
         path = os.path.join(self.tmp, name)

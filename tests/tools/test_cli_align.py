@@ -16,9 +16,7 @@ Needs the built binary (EDGEMT_CLI), the bundled model and the fixtures.
 import json
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import unittest
 import xml.etree.ElementTree as ElementTree
 
@@ -54,17 +52,7 @@ def parse_aligned(line):
     return text, pairs
 
 
-class AlignTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
-        cls.tmp = tempfile.mkdtemp()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
+class AlignTest(helpers.CliTestCase):
     def translate(self, model, lines, *flags):
         """The output lines (every family provides attention weights)."""
         result = run("translate", "-m", model, *flags, stdin="".join(l + "\n" for l in lines))

@@ -26,7 +26,6 @@ import os
 import select
 import shutil
 import subprocess
-import tempfile
 import time
 import unittest
 
@@ -47,20 +46,7 @@ def digest(path):
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-class CarelessInputTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
-        cls.tmp = tempfile.mkdtemp()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
-
+class CarelessInputTest(helpers.CliTestCase):
     def write(self, name, text):
         with open(self.path(name), "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -92,8 +92,7 @@ def read_until_closed(fd):
 class InteractiveTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
+        helpers.require_cli()
 
     def start(self, *flags):
         process = subprocess.Popen([CLI, "translate", "-m", MODEL, *flags],
@@ -153,21 +152,15 @@ class InteractiveTest(unittest.TestCase):
         self.assertEqual(result.stdout.decode("utf-8").splitlines(), INT8_REFERENCE[:48])
 
 
-class ProgressTest(unittest.TestCase):
+class ProgressTest(helpers.CliTestCase):
     LINES = 60
 
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
-        cls.tmp = tempfile.mkdtemp()
+        super().setUpClass()
         cls.source = os.path.join(cls.tmp, "sixty.en")
         with open(cls.source, "w", encoding="utf-8") as handle:
             handle.write("".join(s + "\n" for s in SOURCES[:cls.LINES]))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def run_with_terminal_stderr(self, *flags, stdin=subprocess.DEVNULL, stdin_data=None):
         """Runs translate with stderr on a pty: (pty output, stdout, status)."""

@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 import numpy as np
@@ -60,20 +59,7 @@ def peak_rss_mib(args):
     return int(code), result.stderr.decode("utf-8", "replace"), int(kib) / 1024.0
 
 
-class HostileInputTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
-        cls.tmp = tempfile.mkdtemp()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
-
+class HostileInputTest(helpers.CliTestCase):
     def assert_clean_failure(self, result, *fragments):
         self.assertEqual(result.returncode, 1, result.stderr.decode("utf-8", "replace"))
         stderr = result.stderr.decode("utf-8", "replace")

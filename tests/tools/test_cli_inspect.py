@@ -13,9 +13,7 @@ Needs the built binary, whose path ctest passes in EDGEMT_CLI.
 import dataclasses
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import unittest
 
 import numpy as np
@@ -57,12 +55,10 @@ def stored_tensors(model):
     return tensors, aliases
 
 
-class CliInspectTest(unittest.TestCase):
+class CliInspectTest(helpers.CliTestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
-        cls.tmp = tempfile.mkdtemp()
+        super().setUpClass()
         # A Marian model with 60 target-language tokens and 196 banned tokens:
         # the summary abridges both lists, --all prints them whole.
         marian = os.path.join(cls.tmp, "marian.emt")
@@ -79,10 +75,6 @@ class CliInspectTest(unittest.TestCase):
             decoding=dataclasses.replace(model.header.decoding, banned_tokens=cls.banned))
         cls.multi_target = os.path.join(cls.tmp, "multi-target.emt")
         write_model(cls.multi_target, header, *stored_tensors(model))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def write(self, name, data):
         path = os.path.join(self.tmp, name)

@@ -48,8 +48,7 @@ def rewrite_in_current_format(source_path, path):
 class FormatV1Test(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
+        helpers.require_cli()
         cls.tmp = tempfile.TemporaryDirectory()
         cls.rewritten = {}
         for dtype in DTYPES:

@@ -25,8 +25,7 @@ SOURCES = os.path.join(helpers.REFERENCE_DIR, "test_2016_flickr.en")
 class OutputsUnchangedTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
+        helpers.require_cli()
 
     def translate(self, *flags):
         result = subprocess.run([CLI, "translate", "-m", helpers.BUNDLED_MODEL, "-i", SOURCES, *flags],

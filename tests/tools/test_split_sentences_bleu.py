@@ -49,8 +49,7 @@ def translate(lines, *flags):
 class SplitSentencesBleuTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(CLI):
-            raise unittest.SkipTest(f"edgemt binary not built: {CLI}")
+        helpers.require_cli()
 
     def test_splitting_matches_translating_sentences_separately(self):
         sources = helpers.reference_lines("test_2016_flickr.en")
