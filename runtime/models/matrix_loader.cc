@@ -119,11 +119,12 @@ void MatrixLoader::FreePrefaulted::operator()(void* p) const { free_prefaulted(p
 Status MatrixLoader::reorder_room(size_t bytes) {
   if (bytes <= reorder_bytes_) return Status::ok();
   reorder_.reset(static_cast<unsigned char*>(allocate_prefaulted(alignof(double), bytes)));
-  reorder_bytes_ = reorder_ ? bytes : 0;
   if (!reorder_) {
+    reorder_bytes_ = 0;
     return Status::error(StatusCode::kOutOfMemory,
                          "cannot allocate %zu bytes to reorder ReLU units", bytes);
   }
+  reorder_bytes_ = bytes;
   return Status::ok();
 }
 

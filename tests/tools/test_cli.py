@@ -33,7 +33,7 @@ class CliTest(helpers.CliTestCase):
             cls.model_bytes = handle.read()
 
     def write(self, name, data):
-        path = os.path.join(self.tmp, name)
+        path = self.path(name)
         with open(path, "wb") as handle:
             handle.write(data)
         return path
@@ -104,7 +104,7 @@ class CliTest(helpers.CliTestCase):
 
     def test_input_and_output_files(self):
         source = self.write("in.en", b"A man is riding a bike.\r\n")
-        output = os.path.join(self.tmp, "out.de")
+        output = self.path("out.de")
         result = run("translate", "-m", MODEL, "-i", source, "-o", output, "--beam", "4")
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(output, encoding="utf-8") as handle:
@@ -199,7 +199,7 @@ class CliTest(helpers.CliTestCase):
         stderr = self.assert_clean_failure(run("bench", "-m", model, "--sentences", "1"),
                                            "-i FILE", "reference/test_2016_flickr.en")
         self.assertIn(self.tmp, stderr)
-        os.makedirs(os.path.join(self.tmp, "reference"), exist_ok=True)
+        os.makedirs(self.path("reference"), exist_ok=True)
         self.write("reference/test_2016_flickr.en", b"A man is riding a bike.\n")
         result = run("bench", "-m", model, "--sentences", "1", "--warmup", "0")
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -257,7 +257,7 @@ class CliTest(helpers.CliTestCase):
                 self.assert_clean_failure(run(*args, stdin="A dog.\n"), *fragments)
 
     def test_missing_file(self):
-        missing = os.path.join(self.tmp, "nope.emt")
+        missing = self.path("nope.emt")
         self.assert_clean_failure(run("inspect", missing), "nope.emt", "No such file")
         self.assert_clean_failure(run("translate", "-m", missing), "No such file")
 
@@ -308,7 +308,7 @@ class CliTest(helpers.CliTestCase):
             tensors[name] = model.array(name)
         name = "encoder.layers.1.ffn.in.weight"
         tensors[name] = tensors[name][:, :255]
-        path = os.path.join(self.tmp, "shape.emt")
+        path = self.path("shape.emt")
         write_unvalidated(path, model.header, tensors, aliases)
         with open(path, "rb") as handle:
             self.check_bad_model(handle.read(), name, "[1024, 255]", "[1024, 256]")

@@ -162,10 +162,10 @@ class AlignTest(helpers.CliTestCase):
         self.assertNotIn("attention of line 2", stderr)
 
     def test_an_attention_folder_that_cannot_be_made(self):
-        blocker = os.path.join(self.tmp, "a_file")
+        blocker = self.path("a_file")
         with open(blocker, "w") as handle:
             handle.write("x")
-        output = os.path.join(self.tmp, "untouched.de")
+        output = self.path("untouched.de")
         result = run("translate", "-m", RNN_MODELS[0], "--attention",
                      os.path.join(blocker, "pictures"), "-o", output, stdin=b"A dog.\n")
         self.assertEqual(result.returncode, 1)

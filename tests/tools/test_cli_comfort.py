@@ -235,7 +235,7 @@ class ProgressTest(helpers.CliTestCase):
     def test_errors_are_printed_on_their_own_line_above_the_bar(self):
         data = ("A dog runs.\n".encode() + b"\xff bad\n" +
                 "".join(s + "\n" for s in SOURCES[:20]).encode())
-        path = os.path.join(self.tmp, "bad.en")
+        path = self.path("bad.en")
         with open(path, "wb") as handle:
             handle.write(data)
         terminal, stdout, status = self.run_with_terminal_stderr("-i", path, "--batch", "1")

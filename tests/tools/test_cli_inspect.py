@@ -77,7 +77,7 @@ class CliInspectTest(helpers.CliTestCase):
         write_model(cls.multi_target, header, *stored_tensors(model))
 
     def write(self, name, data):
-        path = os.path.join(self.tmp, name)
+        path = self.path(name)
         with open(path, "wb") as handle:
             handle.write(data)
         return path
@@ -298,7 +298,7 @@ class CliInspectTest(helpers.CliTestCase):
                                           "run 'edgemt inspect --help'")
 
     def test_missing_or_corrupt_file(self):
-        missing = os.path.join(self.tmp, "nope.emt")
+        missing = self.path("nope.emt")
         with open(MODEL, "rb") as handle:
             data = handle.read()
         wrong_identifier = bytearray(data)
