@@ -17,9 +17,10 @@
 //
 // Per row, a group of blocks keeps its accumulators in registers while the
 // row's nonzero terms pass (AVX-512: 8 blocks, 128 columns; AVX2: 4); the
-// group's K·64 bytes per block stay in L2 over the rows. x86 also runs 6
-// rows whose nonzeros mostly coincide as one tile over their union (the
-// zero terms it adds are fma(±0, w, acc), as above).
+// group's K·64 bytes per block stay in L2 over the rows. x86 also runs up
+// to 6 rows whose nonzeros mostly coincide (a sentence's tokens) as one
+// tile over their union (the zero terms it adds are fma(±0, w, acc), as
+// above; x86/listed_rows.h).
 #pragma once
 
 #include <cstddef>

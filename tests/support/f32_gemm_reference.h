@@ -120,6 +120,75 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
   }
 }
 
+// Runs `kernel` on x [m, x_stride] with w [n, k] and bias, and checks y
+// against f32_gemm_reference bit for bit; y has a row stride past n, whose
+// extra columns must stay untouched.
+inline void check_f32_gemm_on(kernels::f32::GemmKernel kernel, const std::vector<float>& x, size_t x_stride,
+                              const std::vector<float>& w, const std::vector<float>& bias, size_t m, size_t n,
+                              size_t k, bool relu) {
+  const size_t y_stride = n + 5;
+  const PackedF32 p = pack_f32(w, bias, n, k);
+  const std::vector<float> want = f32_gemm_reference(x, x_stride, w, bias, m, n, k, relu);
+  const float sentinel = 12345.0f;
+  std::vector<float> got(m * y_stride, sentinel);
+  run_f32_gemm(kernel, x, x_stride, m, p, &got, y_stride, relu, true);
+  bool same = true, untouched = true;
+  for (size_t i = 0; i < m; ++i) {
+    same = same && std::memcmp(got.data() + i * y_stride, want.data() + i * n, n * sizeof(float)) == 0;
+    for (size_t j = n; j < y_stride; ++j) untouched = untouched && got[i * y_stride + j] == sentinel;
+  }
+  CHECK(same);
+  CHECK(untouched);
+}
+
+// check_f32_gemm_on with random finite weights [n, k] and bias (a
+// zero-skipping kernel's contract).
+inline void check_sparse_f32_gemm_on(kernels::f32::GemmKernel kernel, const std::vector<float>& x,
+                                     size_t x_stride, size_t m, size_t k, size_t n, bool relu, Random* rng) {
+  const std::vector<float> w = rng->normal_vector(n * k, 0.0f, 0.5f);
+  const std::vector<float> bias = rng->normal_vector(n, 0.0f, 1.0f);
+  check_f32_gemm_on(kernel, x, x_stride, w, bias, m, n, k, relu);
+}
+
+// Rows as an encoder batch holds them (x86/listed_rows.h): sentences whose
+// rows share their nonzeros, one after another, at lengths that end 6-row
+// tiles anywhere; two rows without zeros after a sentence of 90% nonzeros,
+// before a sparse one, at a depth (1,536) where a chunk's list holds only
+// two such rows: the first part of a tile that pays alone (the x86 kernels
+// list its rows one by one, and must start a new chunk when the list is
+// full, not write past it).
+inline void check_sparse_f32_gemm_sentences(kernels::f32::GemmKernel kernel) {
+  Random rng(71);
+  struct Sentence {
+    size_t rows;
+    size_t nonzero_percent;  // of the depths, the same ones for all its rows
+  };
+  const std::vector<Sentence> sentences = {{6, 90}, {1, 100}, {1, 100}, {6, 10}, {16, 15}, {13, 15},
+                                           {7, 15},  {3, 15},  {5, 15},  {4, 15}, {1, 15},  {2, 15}};
+  const size_t k = 1536, x_stride = k + 3;
+  std::vector<float> x;
+  size_t m = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Sentence& sentence : sentences) {
+      std::vector<bool> nonzero(k);
+      for (size_t d = 0; d < k; ++d) nonzero[d] = rng.index(0, 99) < sentence.nonzero_percent;
+      for (size_t r = 0; r < sentence.rows; ++r, ++m) {
+        const std::vector<float> row = rng.normal_vector(x_stride, 0.0f, 1.0f);
+        for (size_t d = 0; d < x_stride; ++d) {
+          x.push_back(d >= k || nonzero[d] ? row[d] : d % 3 ? 0.0f : -0.0f);
+        }
+      }
+    }
+  }
+  for (size_t n : {17, 130}) {
+    for (bool relu : {false, true}) {
+      CAPTURE(n);
+      CAPTURE(relu);
+      check_sparse_f32_gemm_on(kernel, x, x_stride, m, k, n, relu, &rng);
+    }
+  }
+}
+
 // A kernel against f32_gemm_reference, bit for bit: shapes around the
 // block width and the tiles' row counts, with and without a fused ReLU,
 // inputs with a row stride past K, outputs with one past N (whose extra
@@ -130,11 +199,13 @@ inline void check_f32_gemm_double_rounding(kernels::f32::GemmKernel kernel) {
 // all of their values zero (-0 among them), with a NaN input in one
 // variant; finite weights (the kernels' contract), a nonzero bias.
 // Depths around the 8- and 16-lane compares and past a 512-input list,
-// widths around the 4- and 8-block groups and a last block of 14 columns; then rows and depths past the
-// x86 kernels' chunks of listed inputs (x86/listed_rows.h: 64 rows, 4,096
-// inputs, in slices past that); then rows in runs that share their zeros,
-// which the AVX-512 kernel runs as 6-row tiles over the union of their
-// nonzeros, and tiles of rows with zeros of their own between them.
+// widths around the 4- and 8-block groups and a last block of 14 columns;
+// then rows and depths past the x86 kernels' chunks of listed inputs
+// (x86/listed_rows.h: 64 rows, 4,096 inputs, in slices past that); then
+// rows in runs that share their zeros, which the x86 kernels run as tiles
+// of up to 6 rows over the union of their nonzeros, and tiles of rows with
+// zeros of their own between them; last, sentences as an encoder batch
+// holds them.
 inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
   Random rng(67);
   struct Shape {
@@ -179,7 +250,7 @@ inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
             CAPTURE(zeros_in_10);
             CAPTURE(relu);
             CAPTURE(nan_input);
-            const size_t x_stride = k + 3, y_stride = n + 5;
+            const size_t x_stride = k + 3;
             std::vector<float> x = rng.normal_vector(m * x_stride, 0.0f, 1.0f);
             for (size_t i = 0; i < x.size(); ++i) {
               const size_t row = i / x_stride;
@@ -189,26 +260,13 @@ inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
               if (zero) x[i] = i % 3 ? 0.0f : -0.0f;
             }
             if (nan_input) x[(m - 1) * x_stride + k / 2] = NAN;
-            const std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
-            const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
-            const PackedF32 p = pack_f32(w, bias, n, k);
-            const std::vector<float> want = f32_gemm_reference(x, x_stride, w, bias, m, n, k, relu);
-            const float sentinel = 12345.0f;
-            std::vector<float> got(m * y_stride, sentinel);
-            run_f32_gemm(kernel, x, x_stride, m, p, &got, y_stride, relu, true);
-            bool same = true, untouched = true;
-            for (size_t i = 0; i < m; ++i) {
-              same = same && std::memcmp(got.data() + i * y_stride, want.data() + i * n,
-                                         n * sizeof(float)) == 0;
-              for (size_t j = n; j < y_stride; ++j) untouched = untouched && got[i * y_stride + j] == sentinel;
-            }
-            CHECK(same);
-            CHECK(untouched);
+            check_sparse_f32_gemm_on(kernel, x, x_stride, m, k, n, relu, &rng);
           }
         }
       }
     }
   }
+  check_sparse_f32_gemm_sentences(kernel);
 }
 
 inline void check_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
@@ -228,7 +286,7 @@ inline void check_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
           CAPTURE(n);
           CAPTURE(relu);
           CAPTURE(specials);
-          const size_t x_stride = k + 3, y_stride = n + 5;
+          const size_t x_stride = k + 3;
           std::vector<float> x = rng.normal_vector(m * x_stride, 0.0f, 1.0f);
           std::vector<float> w = rng.normal_vector(n * k, 0.0f, 0.5f);
           const std::vector<float> bias = rng.normal_vector(n, 0.0f, 1.0f);
@@ -237,18 +295,7 @@ inline void check_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
             w[(n / 2) * k] = INFINITY;                  // column n/2: ±inf, or NaN where 0·inf
             if (n > 2) w[(n - 1) * k + k - 1] = -INFINITY;
           }
-          const PackedF32 p = pack_f32(w, bias, n, k);
-          const std::vector<float> want = f32_gemm_reference(x, x_stride, w, bias, m, n, k, relu);
-          const float sentinel = 12345.0f;
-          std::vector<float> got(m * y_stride, sentinel);
-          run_f32_gemm(kernel, x, x_stride, m, p, &got, y_stride, relu, true);
-          bool same = true, untouched = true;
-          for (size_t i = 0; i < m; ++i) {
-            same = same && std::memcmp(got.data() + i * y_stride, want.data() + i * n, n * sizeof(float)) == 0;
-            for (size_t j = n; j < y_stride; ++j) untouched = untouched && got[i * y_stride + j] == sentinel;
-          }
-          CHECK(same);
-          CHECK(untouched);
+          check_f32_gemm_on(kernel, x, x_stride, w, bias, m, n, k, relu);
         }
       }
     }
