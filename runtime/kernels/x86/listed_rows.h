@@ -155,6 +155,14 @@ __attribute__((noinline)) void run_shared_tiles(const Args& args, size_t first_b
   bool retried = false;  // the last try listed its first rows alone; this one starts after them
   for (size_t m = 0; m < args.rows;) {
     size_t used = 0, listed = 0;
+    // Rows [m, end) each on its own list, while the chunk has room for one.
+    auto list_alone = [&](size_t end) {
+      for (; m < end && used + depth <= kListedPerChunk; ++m) {
+        const size_t count = list_union<kLanes>(nonzero, m, 1, depth, lists + used);
+        entries[listed++] = {m, 1, used, count};
+        used += count;
+      }
+    };
     while (m < args.rows && listed + kTileRows <= kEntriesPerChunk && used + depth <= kListedPerChunk) {
       const size_t rows = args.rows - m < kTileRows ? args.rows - m : kTileRows;
       const bool try_shared = rows >= 2 && tiles_to_skip == 0;
@@ -188,12 +196,7 @@ __attribute__((noinline)) void run_shared_tiles(const Args& args, size_t first_b
         if (!retried) {
           // The rows before the next sentence (or the first one) on their
           // own lists, then a try from the row after them.
-          const size_t next = m + (tile > 1 ? tile : 1);
-          for (; m < next && used + depth <= kListedPerChunk; ++m) {
-            const size_t alone = list_union<kLanes>(nonzero, m, 1, depth, lists + used);
-            entries[listed++] = {m, 1, used, alone};
-            used += alone;
-          }
+          list_alone(m + (tile > 1 ? tile : 1));
           retried = true;
           continue;
         }
@@ -202,11 +205,7 @@ __attribute__((noinline)) void run_shared_tiles(const Args& args, size_t first_b
         skip_after_miss = skip_after_miss * 2 + 1 < kMostTilesAfterMiss ? skip_after_miss * 2 + 1
                                                                         : kMostTilesAfterMiss;
       }
-      for (size_t r = 0; r < rows && used + depth <= kListedPerChunk; ++r, ++m) {
-        const size_t count = list_union<kLanes>(nonzero, m, 1, depth, lists + used);
-        entries[listed++] = {m, 1, used, count};
-        used += count;
-      }
+      list_alone(m + rows);
     }
     for (size_t b = first_block; b < end_block; b += kGroupBlocks) {
       const size_t blocks = end_block - b < kGroupBlocks ? end_block - b : kGroupBlocks;
