@@ -144,7 +144,7 @@ inline void check_f32_gemm_on(kernels::f32::GemmKernel kernel, const std::vector
 // check_f32_gemm_on with random finite weights [n, k] and bias (a
 // zero-skipping kernel's contract).
 inline void check_sparse_f32_gemm_on(kernels::f32::GemmKernel kernel, const std::vector<float>& x,
-                                     size_t x_stride, size_t m, size_t k, size_t n, bool relu, Random* rng) {
+                                     size_t x_stride, size_t m, size_t n, size_t k, bool relu, Random* rng) {
   const std::vector<float> w = rng->normal_vector(n * k, 0.0f, 0.5f);
   const std::vector<float> bias = rng->normal_vector(n, 0.0f, 1.0f);
   check_f32_gemm_on(kernel, x, x_stride, w, bias, m, n, k, relu);
@@ -184,7 +184,7 @@ inline void check_sparse_f32_gemm_sentences(kernels::f32::GemmKernel kernel) {
     for (bool relu : {false, true}) {
       CAPTURE(n);
       CAPTURE(relu);
-      check_sparse_f32_gemm_on(kernel, x, x_stride, m, k, n, relu, &rng);
+      check_sparse_f32_gemm_on(kernel, x, x_stride, m, n, k, relu, &rng);
     }
   }
 }
@@ -260,7 +260,7 @@ inline void check_sparse_f32_gemm_kernel(kernels::f32::GemmKernel kernel) {
               if (zero) x[i] = i % 3 ? 0.0f : -0.0f;
             }
             if (nan_input) x[(m - 1) * x_stride + k / 2] = NAN;
-            check_sparse_f32_gemm_on(kernel, x, x_stride, m, k, n, relu, &rng);
+            check_sparse_f32_gemm_on(kernel, x, x_stride, m, n, k, relu, &rng);
           }
         }
       }
