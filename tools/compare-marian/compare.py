@@ -13,9 +13,14 @@ Marian's arithmetic, the default, and "int8 per-row" with
 sentences/s, source words/s (whitespace words of the input, the same for
 both engines) and edgemt's output words/s, the ratio edgemt / Marian, the
 lines the two engines translate identically, and the cpu family. Each cell
-is the best of --rounds alternating runs. Marian's time is its translate()
-call (model loaded, warmed up); edgemt's is the whole `edgemt translate`
-process (start and model load included: printed apart, from an empty input).
+is the best of --rounds runs of each engine, Marian's and edgemt's in turn;
+the rounds come one after another, each over every cell, so that a slow
+spell of the machine (minutes long on shared VMs) falls on one round of
+every cell, not on every round of one. The int8 cells share Marian's runs
+(edgemt's two conversions of one intgemm8 .bin). Marian's time is its
+translate() call (model loaded, warmed up); edgemt's is the whole `edgemt
+translate` process (start and model load included: printed apart, from an
+empty input).
 
     compare.py --folder FOLDER --source FILE --cli build/edgemt --convert
                tools/edgemt-convert --work DIR [--shortlist lex.bin]
@@ -265,6 +270,38 @@ def encoder_split_lines(args, cells, lines, source, best_marian, best, startups)
     return out
 
 
+def time_cells(args, cells, lines, source, sums: str) -> dict:
+    """Every run the table needs, --rounds rounds one after another, each
+    over every cell: per batch size and Marian model, Marian's run, then
+    edgemt's of each cell on that model (and with --marian-int8-sums `sums`
+    for the "int8" cell where Marian's sums are not exact). A slow spell of
+    the machine then falls on one round of every cell. Returns {("marian",
+    model, batch) | ("edgemt", dtype, batch) | ("sums", dtype, batch):
+    (best seconds, outputs)}."""
+    results = {}
+
+    def keep(key, seconds_and_outputs):
+        seconds, outputs = seconds_and_outputs
+        results[key] = (min(results.get(key, (seconds,))[0], seconds), outputs)
+
+    marian_models = list(dict.fromkeys(model for _, model, _ in cells))
+    started = time.perf_counter()
+    for round_number in range(1, args.rounds + 1):
+        for batch in (1, 32):
+            for marian_model in marian_models:
+                keep(("marian", marian_model, batch), marian_run(args, marian_model, lines, batch))
+                for dtype, model, edgemt_model in cells:
+                    if model != marian_model:
+                        continue
+                    keep(("edgemt", dtype, batch), edgemt_run(args, edgemt_model, source, batch))
+                    if dtype == "int8" and sums != "exact":
+                        keep(("sums", dtype, batch), edgemt_run(args, edgemt_model, source,
+                                                                batch, "--marian-int8-sums", sums))
+        print(f"compare.py: round {round_number} of {args.rounds} done "
+              f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+    return results
+
+
 def bergamot_rate(name: str) -> float:
     return BERGAMOT_SOURCE_TOKENS / BERGAMOT_SECONDS[name]
 
@@ -325,23 +362,15 @@ def main() -> int:
     print(f"{'cell':<24}{'Marian':>8}{'edgemt':>8}{'Marian':>9}{'edgemt':>9}{'edgemt':>9}"
           f"{'edgemt/':>9}{'no load':>9}{'identical':>11}")
     print(f"{'':<24}{'sent/s':>8}{'sent/s':>8}{'src w/s':>9}{'src w/s':>9}{'out w/s':>9}"
-          f"{'Marian':>9}{'':>9}{'lines':>11}")
-    best, best_marian_32, notes, sums_notes = {}, {}, [], []
+          f"{'Marian':>9}{'':>9}{'lines':>11}", flush=True)
     sums = intgemm_sums()  # Marian's here (after KERNEL_MODES set INTGEMM_CPUID)
+    timed = time_cells(args, cells, lines, source, sums)
+    best, best_marian_32, notes, sums_notes = {}, {}, [], []
     for dtype, marian_model, edgemt_model in cells:
         for batch in (1, 32):
-            with_sums = dtype == "int8" and sums != "exact"
             startup = startups[edgemt_model]
-            best_marian = best_edgemt = best_sums = float("inf")
-            for _ in range(args.rounds):
-                seconds, marian_out = marian_run(args, marian_model, lines, batch)
-                best_marian = min(best_marian, seconds)
-                seconds, edgemt_out = edgemt_run(args, edgemt_model, source, batch)
-                best_edgemt = min(best_edgemt, seconds)
-                if with_sums:
-                    seconds, sums_out = edgemt_run(args, edgemt_model, source, batch,
-                                                   "--marian-int8-sums", sums)
-                    best_sums = min(best_sums, seconds)
+            best_marian, marian_out = timed["marian", marian_model, batch]
+            best_edgemt, edgemt_out = timed["edgemt", dtype, batch]
             best[dtype, batch] = best_edgemt
             if batch == 32:
                 best_marian_32[dtype] = best_marian
@@ -351,7 +380,8 @@ def main() -> int:
                   f"{words(lines) / best_edgemt:>9.0f}{words(edgemt_out) / best_edgemt:>9.0f}"
                   f"{best_marian / best_edgemt:>8.2f}x"
                   f"{best_marian / max(best_edgemt - startup, 1e-9):>8.2f}x{same:>6}/{len(lines)}")
-            if with_sums:
+            if ("sums", dtype, batch) in timed:
+                best_sums, sums_out = timed["sums", dtype, batch]
                 sums_notes.append(
                     f"  {dtype} batch {batch}: {sum(a == b for a, b in zip(marian_out, sums_out))}"
                     f"/{len(lines)} identical, {len(lines) / best_sums:.1f} sent/s, "
