@@ -44,7 +44,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
                                 "marian_ssru"))
 from bergamot_refs import load_extension  # noqa: E402
-from compare import add_kernel_modes, apply_kernel_mode  # noqa: E402
+from compare import add_kernel_modes, apply_kernel_mode, positive_int  # noqa: E402
 from intgemm_cpu import intgemm_sums  # noqa: E402
 from marian_folder import Folder, uncompressed_copy  # noqa: E402
 
@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--model", help="edgemt's int8 file of the folder's model "
                                         "[converted here]")
     parser.add_argument("--max-length-factor", type=float, default=3.0)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=positive_int, default=3)
     add_kernel_modes(parser)
     args = parser.parse_args()
     apply_kernel_mode(args, "bergamot_alphas.py")  # before Bergamot loads

@@ -107,6 +107,17 @@ KERNEL_MODES = {
 }
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of 1 or more (--rounds, --lines)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a whole number of 1 or more")
+    return value
+
+
 def add_kernel_modes(parser) -> None:
     """--avx2-only, --avx-vnni-only, --avx512bw-only (KERNEL_MODES), one at most."""
     kernels = parser.add_mutually_exclusive_group()
@@ -314,8 +325,8 @@ def main() -> int:
     parser.add_argument("--cli", required=True)
     parser.add_argument("--convert", required=True, help="tools/edgemt-convert")
     parser.add_argument("--work", required=True)
-    parser.add_argument("--lines", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--lines", type=positive_int, default=1000)
+    parser.add_argument("--rounds", type=positive_int, default=3)
     parser.add_argument("--shortlist", help="marian-conv's binary shortlist, for both")
     parser.add_argument("--max-length-factor", type=float)
     parser.add_argument("--sort-by-length", action="store_true")
