@@ -60,8 +60,9 @@ The table's edgemt/Marian counts edgemt's process start and model load
 the column beside it takes edgemt's start and load out too.
 --encoder-split: at batch 32, each cell is also run with outputs cut to
 one target token (Marian --max-length-factor 0.001, edgemt --max-len-a 0
---max-len-b 1), best of --rounds: the encoders and one decoder step, and
-by difference the rest of the decoding, each engine's and their ratio.
+--max-len-b 1), in the same rounds, best of --rounds: the encoders and one
+decoder step, and by difference the rest of the decoding, each engine's
+and their ratio.
 Whole-run ratios lie between the two parts' (weighted by Marian's time).
 """
 
@@ -259,7 +260,7 @@ def bergamot_lines(best: dict, lines) -> list:
     return out
 
 
-def encoder_split_lines(args, cells, lines, source, best_marian, best, startups) -> list:
+def encoder_split_lines(args, cells, timed, startups) -> list:
     """--encoder-split: each cell at batch 32 with one target token, and by
     difference the rest of the decoding, Marian's and edgemt's (edgemt
     without its start and load)."""
@@ -267,14 +268,10 @@ def encoder_split_lines(args, cells, lines, source, best_marian, best, startups)
            f"one decoder step), best of {args.rounds}, and the rest of the decoding by "
            f"difference; seconds Marian / edgemt (without its start and load), edgemt / Marian:"]
     for dtype, marian_model, edgemt_model in cells:
-        marian_one = edgemt_one = float("inf")
-        for _ in range(args.rounds):
-            marian_one = min(marian_one, marian_run(args, marian_model, lines, 32, True)[0])
-            edgemt_one = min(edgemt_one, edgemt_run(args, edgemt_model, source, 32,
-                                                    one_token=True)[0])
-        edgemt_one -= startups[edgemt_model]
-        marian_rest = best_marian[dtype] - marian_one
-        edgemt_rest = best[dtype, 32] - startups[edgemt_model] - edgemt_one
+        marian_one = timed["marian one token", marian_model, 32][0]
+        edgemt_one = timed["edgemt one token", dtype, 32][0] - startups[edgemt_model]
+        marian_rest = timed["marian", marian_model, 32][0] - marian_one
+        edgemt_rest = timed["edgemt", dtype, 32][0] - startups[edgemt_model] - edgemt_one
         out.append(f"  {dtype:<14} one token {marian_one:6.2f} / {edgemt_one:5.2f} s "
                    f"{marian_one / max(edgemt_one, 1e-9):5.2f}x;  the rest {marian_rest:6.2f} / "
                    f"{edgemt_rest:5.2f} s {marian_rest / max(edgemt_rest, 1e-9):5.2f}x")
@@ -285,10 +282,12 @@ def time_cells(args, cells, lines, source, sums: str) -> dict:
     """Every run the table needs, --rounds rounds one after another, each
     over every cell: per batch size and Marian model, Marian's run, then
     edgemt's of each cell on that model (and with --marian-int8-sums `sums`
-    for the "int8" cell where Marian's sums are not exact). A slow spell of
-    the machine then falls on one round of every cell. Returns {("marian",
-    model, batch) | ("edgemt", dtype, batch) | ("sums", dtype, batch):
-    (best seconds, outputs)}."""
+    for the "int8" cell where Marian's sums are not exact; with
+    --encoder-split, at batch 32, each engine's one-token runs too). A slow
+    spell of the machine then falls on one round of every cell. Returns
+    {(engine, model or dtype, batch): (best seconds, outputs)}, engine
+    "marian" (keyed by model), "edgemt" or "sums" (by dtype), or "marian one
+    token" / "edgemt one token" (--encoder-split)."""
     results = {}
 
     def keep(key, seconds_and_outputs):
@@ -300,7 +299,11 @@ def time_cells(args, cells, lines, source, sums: str) -> dict:
     for round_number in range(1, args.rounds + 1):
         for batch in (1, 32):
             for marian_model in marian_models:
+                split = args.encoder_split and batch == 32
                 keep(("marian", marian_model, batch), marian_run(args, marian_model, lines, batch))
+                if split:
+                    keep(("marian one token", marian_model, batch),
+                         marian_run(args, marian_model, lines, batch, one_token=True))
                 for dtype, model, edgemt_model in cells:
                     if model != marian_model:
                         continue
@@ -308,6 +311,9 @@ def time_cells(args, cells, lines, source, sums: str) -> dict:
                     if dtype == "int8" and sums != "exact":
                         keep(("sums", dtype, batch), edgemt_run(args, edgemt_model, source,
                                                                 batch, "--marian-int8-sums", sums))
+                    if split:
+                        keep(("edgemt one token", dtype, batch),
+                             edgemt_run(args, edgemt_model, source, batch, one_token=True))
         print(f"compare.py: round {round_number} of {args.rounds} done "
               f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     return results
@@ -376,15 +382,13 @@ def main() -> int:
           f"{'Marian':>9}{'':>9}{'lines':>11}", flush=True)
     sums = intgemm_sums()  # Marian's here (after KERNEL_MODES set INTGEMM_CPUID)
     timed = time_cells(args, cells, lines, source, sums)
-    best, best_marian_32, notes, sums_notes = {}, {}, [], []
+    best, notes, sums_notes = {}, [], []
     for dtype, marian_model, edgemt_model in cells:
         for batch in (1, 32):
             startup = startups[edgemt_model]
             best_marian, marian_out = timed["marian", marian_model, batch]
             best_edgemt, edgemt_out = timed["edgemt", dtype, batch]
             best[dtype, batch] = best_edgemt
-            if batch == 32:
-                best_marian_32[dtype] = best_marian
             same = sum(a == b for a, b in zip(marian_out, edgemt_out))
             print(f"{dtype + ' batch ' + str(batch):<24}{len(lines) / best_marian:>8.1f}"
                   f"{len(lines) / best_edgemt:>8.1f}{words(lines) / best_marian:>9.0f}"
@@ -411,8 +415,7 @@ def main() -> int:
           + ", ".join(f"{dtype} {1000 * startups[model]:.0f} ms" for dtype, _, model in cells)
           + "; 'no load' takes it out); Marian's exclude its load")
     if args.encoder_split:
-        print("\n".join(encoder_split_lines(args, cells, lines, source, best_marian_32, best,
-                                             startups)))
+        print("\n".join(encoder_split_lines(args, cells, timed, startups)))
     if args.bergamot:
         print("\n".join(bergamot_lines(best, lines)))
     print(f"compare.py: {time.perf_counter() - started:.0f} s, best of {args.rounds} rounds")
