@@ -24,7 +24,8 @@ call; batch 32: 32 consecutive lines per call (one batch:
 mini-batch-words is large enough). Bergamot's time is its translate() calls
 (model loaded, warmed up); edgemt's the whole `edgemt translate` process,
 start and load included ("no load": edgemt's time less an empty input's
-run, best of 3). Each cell is the best of --rounds alternating runs; it
+run, best of 3). Each cell is the best of --rounds runs; the rounds come
+one after another, each over both batch sizes and both engines; it
 prints sentences/s, the ratio edgemt / Bergamot, the lines translated
 identically and the cpu family. Where Bergamot's intgemm does not sum
 exactly (a CPU without AVX-512 VNNI, or INTGEMM_CPUID naming other code:
@@ -172,24 +173,33 @@ def main() -> None:
         print(f"| batch | Bergamot sent/s | edgemt sent/s | edgemt / Bergamot | no load | "
               f"identical lines |{also}")
         print("|---|---|---|---|---|---|" + ("---|---|---|---|" if also else ""))
-        for batch in (1, 32):
-            best_b = best_e = best_s = float("inf")
-            for _ in range(args.rounds):
-                seconds, theirs = bergamot(batch)
-                best_b = min(best_b, seconds)
-                seconds, mine = edgemt(batch)
-                best_e = min(best_e, seconds)
+        # Rounds one after another, each over both batch sizes (as compare.py's
+        # time_cells), so a slow spell of the machine falls on one round of
+        # every cell. best[engine, batch] = (seconds, outputs).
+        best = {}
+
+        def keep(key, seconds_and_outputs):
+            if seconds_and_outputs[0] < best.get(key, (float("inf"),))[0]:
+                best[key] = seconds_and_outputs
+
+        started = time.perf_counter()
+        for round_number in range(1, args.rounds + 1):
+            for batch in (1, 32):
+                keep(("bergamot", batch), bergamot(batch))
+                keep(("edgemt", batch), edgemt(batch))
                 if also:  # Bergamot's saturating sums
-                    seconds, saturating = edgemt(batch, "--marian-int8-sums", sums)
-                    best_s = min(best_s, seconds)
+                    keep(("sums", batch), edgemt(batch, "--marian-int8-sums", sums))
+            print(f"bergamot_alphas.py: round {round_number} of {args.rounds} done "
+                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+        for batch in (1, 32):
+            best_b, theirs = best["bergamot", batch]
             row = f"| {batch} | {len(lines) / best_b:.1f} |"
-            for best_mine, outputs in ((best_e, mine), (best_s, saturating if also else None)):
-                if outputs is None:
-                    continue
+            for engine in ("edgemt", "sums") if also else ("edgemt",):
+                best_mine, outputs = best[engine, batch]
                 same = sum(a == b for a, b in zip(outputs, theirs))
                 row += (f" {len(lines) / best_mine:.1f} | **{best_b / best_mine:.2f}x** | "
                         f"{best_b / max(best_mine - startup, 1e-9):.2f}x | {same}/{len(lines)} |")
-            print(row)
+            print(row, flush=True)
         print(f"edgemt's start and load: {1000 * startup:.0f} ms (an empty input, best of 3)")
 
 
