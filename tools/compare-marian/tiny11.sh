@@ -4,6 +4,7 @@
 # acceptance 3).
 #
 #   tools/compare-marian/tiny11.sh [WORK_DIR] [--shape SHAPE] [--alphas] [compare.py options]
+#   (--shape and --alphas may also come among or after compare.py's options)
 #   (default /tmp/edgemt-tiny11, ~120 MB there; run.sh's own work files,
 #   ~250 MB, go to a temporary folder it removes)
 #
@@ -45,13 +46,15 @@ esac
 shift $(( $# > 0 ? 1 : 0 ))
 shape=tiny
 alphas=0
+rest=()  # compare.py's options, in their order; --shape and --alphas may come anywhere
 while [ $# -gt 0 ]; do
   case "$1" in
     --shape) shape="${2:-}"; shift 2 || shift ;;
     --alphas) alphas=1; shift ;;
-    *) break ;;
+    *) rest+=("$1"); shift ;;
   esac
 done
+set -- "${rest[@]}"
 case "$shape" in
   tiny) folder="$work/tiny11"; bergamot=(--bergamot) ;;
   trained) folder="$work/trained"; bergamot=(--bergamot) ;;
