@@ -105,7 +105,10 @@ __attribute__((noinline)) void run_listed_rows(const Args& args, size_t first_bl
 // Zen 3, AVX2: the trained tiny11's encoder at batch 32 runs 84% of its
 // rows in shared tiles instead of 43% (the encoder 5-7% faster
 // end to end); BM_SparseF32Gemm M 512 shared 16 at 10% and 20% nonzero
-// 1.22 -> 0.94 and 2.66 -> 1.37 ms, the other cases as before.
+// 1.22 -> 0.94 and 2.66 -> 1.37 ms, the other cases as before. Zen 4,
+// AVX-512 (200%, where a tile 2 rows into the next sentence already
+// paid): shared 16 as before; shared 2, whose 4-row parts (two pairs) now
+// pay, 1.06 -> 0.88 and 1.97 -> 1.49 ms; the encoder as before (within 1%).
 constexpr size_t kLeastPartRows = 4;
 
 // Tiles listed row by row after a miss, before the next try: 3 after one
