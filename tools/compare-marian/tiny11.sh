@@ -91,7 +91,10 @@ if [ "$alphas" = 1 ]; then
   [ -f "$folder/model.intgemm8.alphas.bin" ] \
     || /usr/bin/python3 "$root/tools/fixtures/marian_ssru/alphas.py" "$folder"
   bergamot_venv="${BERGAMOT_VENV:-/work/venvs/bergamot}"
-  if [ ! -x "$bergamot_venv/bin/python" ]; then
+  if [ ! -x "$bergamot_venv/bin/python" ] \
+      || ! "$bergamot_venv/bin/python" -c 'import importlib.util as u, sys
+sys.exit(not (u.find_spec("bergamot") and u.find_spec("sentencepiece")))' 2>/dev/null; then
+    # find_spec, not import: importing bergamot asks translatelocally.com for its model list
     "$(pyenv root)/versions/$(pyenv versions --bare | grep -m1 '^3\.10')/bin/python" -m venv \
       "$bergamot_venv"
     "$bergamot_venv/bin/pip" install bergamot==0.4.5 sentencepiece==0.2.3 pyyaml requests appdirs
