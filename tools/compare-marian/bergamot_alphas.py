@@ -45,7 +45,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
                                 "marian_ssru"))
 from bergamot_refs import load_extension  # noqa: E402
-from compare import add_kernel_modes, apply_kernel_mode, positive_int  # noqa: E402
+from compare import add_kernel_modes, apply_kernel_mode, keep_fastest, positive_int  # noqa: E402
 from intgemm_cpu import intgemm_sums  # noqa: E402
 from marian_folder import Folder, uncompressed_copy  # noqa: E402
 
@@ -179,8 +179,7 @@ def main() -> None:
         best = {}
 
         def keep(key, seconds_and_outputs):
-            if seconds_and_outputs[0] < best.get(key, (float("inf"),))[0]:
-                best[key] = seconds_and_outputs
+            keep_fastest(best, key, seconds_and_outputs)
 
         started = time.perf_counter()
         for round_number in range(1, args.rounds + 1):
