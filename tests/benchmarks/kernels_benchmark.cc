@@ -508,6 +508,77 @@ void BM_Int8GemmReluCodes(benchmark::State& state) {
 }
 BENCHMARK(BM_Int8GemmReluCodes)->Apply([](benchmark::internal::Benchmark* b) { gemm_shapes(b, true); });
 
+// The own int8 GEMM over a decoder step's products at OPUS-MT-base's
+// shape (6 layers of self qkv, self out, cross q, cross out, ffn in, ffn out
+// at d 512, ffn 2048: 22 MB of int8 weights, more than L2 and than a VM's
+// share of L3), M rows at a time, as a batch-1 decoder runs them: each
+// product's weights come from L3 or memory, not from the previous
+// iteration's cache (BM_Int8GemmNormalizedCodes at one shape is the
+// cache-hot figure). Inputs: layer-normalized rows (codes mostly small, one
+// outlier per row), the ffn out product's a ReLU's output. Quantization
+// included. Args: M (beam rows), the kernel's index in
+// available_gemm_kernels (the label names it).
+void BM_Int8GemmDecoderChain(benchmark::State& state) {
+  namespace q8 = edgemt::kernels::int8;
+  q8::GemmVariant kernels[8];
+  const size_t count = q8::available_gemm_kernels(kernels, 8);
+  const q8::GemmVariant kernel = kernels[static_cast<size_t>(state.range(1)) % count];
+  const size_t m = static_cast<size_t>(state.range(0));
+  const std::vector<MatrixShape> layer = {{512, 1536}, {512, 512}, {512, 512},
+                                          {512, 512},  {512, 2048}, {2048, 512}};
+  struct Product {
+    size_t k, n;
+    std::vector<uint8_t> storage;
+    q8::PackedWeights packed;
+  };
+  std::vector<Product> chain(6 * layer.size());
+  std::mt19937 rng(4);
+  double flops = 0;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    Product& p = chain[i];
+    p.k = layer[i % layer.size()].k;
+    p.n = layer[i % layer.size()].n;
+    std::vector<int8_t> w(p.n * p.k);
+    for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+    const std::vector<float> scale = random_vector(p.n, 5), bias = random_vector(p.n, 6);
+    p.storage.resize(q8::packed_bytes(p.n, p.k) + 64);
+    void* aligned = p.storage.data() + (64 - reinterpret_cast<uintptr_t>(p.storage.data()) % 64) % 64;
+    if (!q8::pack_weights(w.data(), scale.data(), bias.data(), p.n, p.k, aligned, &p.packed)) {
+      state.SkipWithError("pack failed");
+      return;
+    }
+    flops += 2.0 * static_cast<double>(m * p.k * p.n);
+  }
+  // [m, 512] layer-normalized rows (one value of 4.5 per row sets its
+  // range) and [m, 2048] ReLU outputs.
+  std::vector<float> normalized = random_vector(m * 512, 3), relu = random_vector(m * 2048, 7);
+  for (size_t r = 0; r < m; ++r) normalized[r * 512 + (r * 7) % 512] = 4.5f;
+  for (float& v : relu) v = v > 0.0f ? v : 0.0f;
+  std::vector<int8_t> xq(m * q8::padded_depth(2048));
+  std::vector<float> x_scale(m), y(m * 2048);
+  for (auto _ : state) {
+    for (const Product& p : chain) {
+      const float* x = p.k == 2048 ? relu.data() : normalized.data();
+      kernel.quantize(x, m, p.k, p.k, q8::kFullCodes, nullptr, xq.data(), x_scale.data());
+      q8::GemmArgs args{xq.data(), q8::padded_depth(p.k), x_scale.data(), m, &p.packed, y.data(),
+                        p.n, false, q8::kFullCodes};
+      kernel.kernel(args, 0, p.packed.block_count);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetLabel(kernel.name);
+  set_flops(state, flops);
+}
+BENCHMARK(BM_Int8GemmDecoderChain)
+    ->ArgNames({"M", "kernel"})
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      edgemt::kernels::int8::GemmVariant kernels[8];
+      const size_t count = edgemt::kernels::int8::available_gemm_kernels(kernels, 8);
+      for (int64_t m : {1, 4}) {
+        for (size_t i = 0; i < count; ++i) b->Args({m, static_cast<int64_t>(i)});
+      }
+    });
+
 // Marian's int8 arithmetic (full codes; shifted: sum_shift 127, the alphas
 // files): the exact sums of the kernel the runtime uses (lanes 0) against
 // intgemm's saturating sums without VNNI (lanes 16: AVX2's; kernels/
