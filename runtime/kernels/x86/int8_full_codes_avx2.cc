@@ -34,6 +34,7 @@
 #include <type_traits>
 
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/stream_prefetch.h"
 #include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/int8_epilogue_avx2.h"
 #include "kernels/x86/int8_tiles_avx2.h"
@@ -78,6 +79,7 @@ struct SplitChunk {
   size_t wide_count;
   int32_t narrow_code_sums[MR];  // Σ xq over each row's narrow groups (pairs too)
   ChunkWork work;
+  bool fetch_next_tile;  // the stripe's first rows: prefetch_next_tile_group
 };
 
 // Prepares `groups` groups of rows[r] (codes from a chunk's start), 8
@@ -226,6 +228,8 @@ inline void prepare_nonzero(const int8_t* const (&rows)[MR], size_t groups,
 //   - kNonzero: the listed groups' codes as they are against w (3
 //     instructions per 32 multiply-adds), pairs of them summed in 16 bits
 //     as above: the exact sums.
+// The stripe's first rows prefetch the next tile's line of each group they
+// read (stream_prefetch.h): the lists visit a tile's lines out of order.
 template <CodeStep kSign, int MR, int NB>
 __attribute__((noinline)) void accumulate_chunk(
     const SplitChunk<kSign == CodeStep::kSignXorSub, MR>& c, const int8_t* chunk_weights,
@@ -246,7 +250,10 @@ __attribute__((noinline)) void accumulate_chunk(
   auto broadcast = [](const int8_t* codes, size_t g) {
     return _mm256_set1_epi32(static_cast<int>(load_group(codes + g * kGroupDepth)));
   };
+  // Written out at each use: a lambda holding only the prefetch, GCC 12
+  // took for one without effects and dropped its calls (objdump).
   auto add_wide = [&](size_t g) {
+    if (c.fetch_next_tile) prefetch_next_tile_group<NB>(chunk_weights + g * kGroupBytes, block_stride);
     __m256i sign[MR], unsigned_x[MR];
     for (int r = 0; r < MR; ++r) {
       unsigned_x[r] = broadcast(reinterpret_cast<const int8_t*>(c.magnitudes[r]), g);
@@ -272,6 +279,10 @@ __attribute__((noinline)) void accumulate_chunk(
   auto add_listed = [&](auto flipped) {
     for (size_t i = 0; i < c.pair_count; ++i) {
       const size_t g = c.pair_groups[i], partner = c.pair_partners[i];
+      if (c.fetch_next_tile) {
+        prefetch_next_tile_group<NB>(chunk_weights + g * kGroupBytes, block_stride);
+        prefetch_next_tile_group<NB>(chunk_weights + partner * kGroupBytes, block_stride);
+      }
       __m256i first[MR], second[MR];
       for (int r = 0; r < MR; ++r) {
         first[r] = broadcast(c.rows[r], g);
@@ -291,6 +302,7 @@ __attribute__((noinline)) void accumulate_chunk(
     }
     for (size_t i = 0; i < c.narrow_count; ++i) {
       const size_t g = c.narrow_groups[i];
+      if (c.fetch_next_tile) prefetch_next_tile_group<NB>(chunk_weights + g * kGroupBytes, block_stride);
       __m256i codes[MR];
       for (int r = 0; r < MR; ++r) codes[r] = broadcast(c.rows[r], g);
       for (int nb = 0; nb < NB; ++nb) {
@@ -395,6 +407,7 @@ struct StripeRows {
 
   void start(const GemmArgs& a, size_t rows_from) {
     m0 = rows_from;
+    chunk.fetch_next_tile = m0 == 0;
     nonnegative = rows_at_least<MR>(a, m0, 0);
     relu_offset = !nonnegative && rows_at_least<MR>(a, m0, -kReluOffset);
   }

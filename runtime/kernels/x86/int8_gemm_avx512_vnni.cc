@@ -16,6 +16,7 @@
 // (BM_Int8GemmFullCodes, medians: M 320 K 256 N 1024 302 -> 345 GFLOP/s,
 // M 20 K 256 N 768 317 -> 351).
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/stream_prefetch.h"
 #include "kernels/x86/int8_parts_avx512.h"
 
 namespace edgemt::kernels::int8 {
@@ -60,6 +61,8 @@ void tile(const GemmArgs& a, size_t m0, size_t b0) {
     }
     const int8_t* chunk = block + g0 * kGroupBytes;
     for (size_t g = 0; g < groups; ++g) {
+      // The first rows over these weights prefetch the next tile's.
+      if (m0 == 0) prefetch_next_tile_group<NB>(chunk + g * kGroupBytes, block_stride);
       __m512i wv[NB];
       #pragma GCC unroll 4
       for (int nb = 0; nb < NB; ++nb) {

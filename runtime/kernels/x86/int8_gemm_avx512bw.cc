@@ -42,6 +42,7 @@
 // warnings on it (code_floor_avx2.h would include it bare).
 #include "kernels/x86/int8_parts_avx512.h"
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/stream_prefetch.h"
 #include "kernels/x86/code_floor_avx2.h"
 #include "kernels/x86/nonzero_list.h"
 
@@ -225,6 +226,8 @@ void tile_of(const GemmArgs& a, size_t m0, size_t b0) {
     const int8_t* chunk = block + g0 * kGroupBytes;
     auto add = [&](auto is_signed, auto with_pair_sums, const int8_t* const(&operands)[MR],
                    size_t g) {
+      // The first rows over these weights prefetch the next tile's.
+      if (m0 == 0) prefetch_next_tile_group<NB>(chunk + g * kGroupBytes, block_stride);
       add_group<MR, NB, decltype(is_signed)::value, decltype(with_pair_sums)::value>(
           chunk + g * kGroupBytes, block_stride, operands, rows, g, sum, pair_sums);
     };

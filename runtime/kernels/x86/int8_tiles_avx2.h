@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "kernels/int8_gemm_variants.h"
+#include "kernels/stream_prefetch.h"
 
 namespace edgemt::kernels::int8 {
 
@@ -133,6 +134,8 @@ static __attribute__((noinline)) void accumulate_offset(const GemmArgs& a, size_
     }
     const int8_t* chunk = block + g0 * kGroupBytes;
     for (size_t g = 0; g < groups; ++g) {
+      // The first rows over these weights prefetch the next tile's.
+      if (m0 == 0) prefetch_next_tile_group<NB>(chunk + g * kGroupBytes, block_stride);
       __m256i unsigned_x[MR];
       for (int r = 0; r < MR; ++r) {
         unsigned_x[r] = _mm256_set1_epi32(static_cast<int>(load_group(
