@@ -31,7 +31,7 @@ inline void prefetch_stream_ahead(const float* line) {
 // would evict the tile's own. BM_Int8GemmDecoderChain (OPUS-MT-base's
 // decoder step, 22 MB of weights), Zen 4, GFLOP/s, 1 row / 4 rows: AVX2
 // 44 -> 77 / 87 -> 170, AVX-512 VNNI 82 -> 100 / 180 -> 327, avx512bw
-// 47 -> 74 / 108 -> 157. Cache-hot products of one row lose up to 15%
+// 47 -> 74 / 108 -> 157. Cache-hot products of one row lose 10-20%
 // (BM_Int8GemmNormalizedCodes M 1: the prefetches' load slots), which a
 // decoder, whose weights are many times L2, does not see.
 // `group`: group g's 64 bytes in the tile's first block; an integer
