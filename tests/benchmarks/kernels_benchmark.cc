@@ -412,6 +412,19 @@ void gemm_shapes(benchmark::internal::Benchmark* b, bool with_kernel_arg) {
   }
 }
 
+// Random n × k int8 weights (codes from rng, in [-127, 127]) with random
+// scales and biases, packed into `storage` (64-byte aligned in it).
+bool pack_random_weights(size_t n, size_t k, std::mt19937& rng, std::vector<uint8_t>* storage,
+                         edgemt::kernels::int8::PackedWeights* packed) {
+  namespace q8 = edgemt::kernels::int8;
+  std::vector<int8_t> w(n * k);
+  for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+  const std::vector<float> scale = random_vector(n, 5), bias = random_vector(n, 6);
+  storage->resize(q8::packed_bytes(n, k) + 64);
+  void* aligned = storage->data() + (64 - reinterpret_cast<uintptr_t>(storage->data()) % 64) % 64;
+  return q8::pack_weights(w.data(), scale.data(), bias.data(), n, k, aligned, packed);
+}
+
 // Times quantization and `kernel` (with `variant`'s quantizer) on random
 // M x K rows and a random N x K pack; with `nonzero` below 100, only that
 // percent of the input is nonzero and none negative (a ReLU's output).
@@ -425,13 +438,9 @@ void time_int8_gemm(benchmark::State& state, const edgemt::kernels::int8::GemmVa
   const size_t n = static_cast<size_t>(state.range(2));
   state.SetLabel(variant.name);
   std::mt19937 rng(4);
-  std::vector<int8_t> w(n * k);
-  for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
-  const std::vector<float> scale = random_vector(n, 5), b = random_vector(n, 6);
-  std::vector<uint8_t> storage(q8::packed_bytes(n, k) + 64);
-  void* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+  std::vector<uint8_t> storage;
   q8::PackedWeights packed;
-  if (!q8::pack_weights(w.data(), scale.data(), b.data(), n, k, aligned, &packed)) {
+  if (!pack_random_weights(n, k, rng, &storage, &packed)) {
     state.SkipWithError("pack failed");
     return;
   }
@@ -538,12 +547,7 @@ void BM_Int8GemmDecoderChain(benchmark::State& state) {
     Product& p = chain[i];
     p.k = layer[i % layer.size()].k;
     p.n = layer[i % layer.size()].n;
-    std::vector<int8_t> w(p.n * p.k);
-    for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
-    const std::vector<float> scale = random_vector(p.n, 5), bias = random_vector(p.n, 6);
-    p.storage.resize(q8::packed_bytes(p.n, p.k) + 64);
-    void* aligned = p.storage.data() + (64 - reinterpret_cast<uintptr_t>(p.storage.data()) % 64) % 64;
-    if (!q8::pack_weights(w.data(), scale.data(), bias.data(), p.n, p.k, aligned, &p.packed)) {
+    if (!pack_random_weights(p.n, p.k, rng, &p.storage, &p.packed)) {
       state.SkipWithError("pack failed");
       return;
     }

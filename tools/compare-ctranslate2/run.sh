@@ -3,8 +3,7 @@
 # creates the venv $VENV (default /work/venvs/ct2, on top of the system's
 # Python with --system-site-packages, for Debian's torch, numpy and
 # sentencepiece) when it is missing or lacks its packages, installs the
-# pinned packages into it,
-# then passes every argument on to compare.py.
+# pinned packages into it, then passes every argument on to compare.py.
 #
 # usage: tools/compare-ctranslate2/run.sh [compare.py options]   (see --help)
 set -euo pipefail
